@@ -1,0 +1,21 @@
+# Two entry points: `make demo` (the main job on the bundled data) and `make test`.
+# Both create a virtual environment in .venv on first use and install the package into it.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test install
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(BIN)/.installed
+
+demo: $(BIN)/.installed
+	$(BIN)/hja-bayes demo
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest

@@ -1,0 +1,45 @@
+"""hja_bayes: rank LLMs from pairwise comparisons by a panel of judges, with honest uncertainty.
+
+Importing the package turns on JAX's 64-bit floats (``jax_enable_x64``): the constraints,
+likelihoods and Fisher information here are checked to 1e-8, beyond float32.
+"""
+
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
+from .data import ComparisonSummary, Comparisons  # noqa: E402
+from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
+from .errors import (  # noqa: E402
+    ConvergenceWarning,
+    DataError,
+    DataWarning,
+    DisconnectedGraphError,
+    HJAError,
+    IdentifiabilityError,
+)
+from .simulate import SimulationTruth, simulate  # noqa: E402
+from . import datasets  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BTLFit",
+    "ComparisonSummary",
+    "Comparisons",
+    "ConvergenceWarning",
+    "DataError",
+    "DataWarning",
+    "Decomposition",
+    "DisconnectedGraphError",
+    "HJAError",
+    "IdentifiabilityError",
+    "SimulationTruth",
+    "canonicalize",
+    "compose",
+    "datasets",
+    "fit_per_judge_btl",
+    "fit_pooled_btl",
+    "simulate",
+]

@@ -1,0 +1,185 @@
+"""The canonical HJA coordinates of a judge-by-item score matrix.
+
+``S = gamma mu^T + U V^T`` with the identifiability constraints of the HJA paper
+(centring, ``sum(gamma) = K``, ``mu^T V = 0``, ``V^T V / N = I``, ``U^T U / K = D``
+diagonal and decreasing, first non-zero entry of every V column positive).  The rank-r
+model is exactly the set of row-centred K x N matrices of rank <= r + 1, so the map
+below is a canonical coordinate system on that set: it is exact (and idempotent) on
+such matrices and, on others, keeps the best rank-r residual.
+
+Everything here is a pure JAX function: it runs under ``jit``, ``vmap`` and ``grad``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .errors import DataWarning, IdentifiabilityError
+
+__all__ = [
+    "Decomposition",
+    "canonicalize",
+    "compose",
+    "check_rank",
+    "constraint_violations",
+    "max_rank",
+]
+
+
+class Decomposition(NamedTuple):
+    """Canonical HJA coordinates: ``S = gamma mu^T + U V^T``.
+
+    Attributes
+    ----------
+    gamma : (K,) judge sensitivities, summing to K.
+    mu : (N,) consensus scores, centred.
+    U : (K, r) judge loadings of the disagreement, centred columns.
+    V : (N, r) item loadings, ``V^T V / N = I``, orthogonal to 1 and mu.
+    D : (r,) decreasing, ``U^T U / K = diag(D)``.
+    """
+
+    gamma: jax.Array
+    mu: jax.Array
+    U: jax.Array
+    V: jax.Array
+    D: jax.Array
+
+
+def max_rank(n_judges: int, n_items: int) -> int:
+    """Largest identifiable disagreement rank: ``min(K, N - 1) - 1``."""
+    return min(n_judges, n_items - 1) - 1
+
+
+def check_rank(rank: int, n_judges: int, n_items: int) -> int:
+    """Validate a disagreement rank and return it as an int.
+
+    Raises
+    ------
+    IdentifiabilityError
+        If ``rank < 0`` or ``rank + 1 > min(K, N - 1)``; the message states the maximum.
+    """
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+        raise IdentifiabilityError(f"rank must be an integer, got {rank!r}")
+    top = max_rank(n_judges, n_items)
+    if rank < 0 or rank > top:
+        raise IdentifiabilityError(
+            f"rank {rank} is not identifiable with K={n_judges} judges and N={n_items} items: "
+            f"rank + 1 must not exceed min(K, N - 1), so the maximum rank is {top}"
+        )
+    return int(rank)
+
+
+def compose(gamma, mu, U, V) -> jax.Array:
+    """Score matrix ``S = gamma mu^T + U V^T`` (K x N)."""
+    return jnp.outer(gamma, mu) + U @ V.T
+
+
+def _first_nonzero_sign(V: jax.Array) -> jax.Array:
+    scale = jnp.max(jnp.abs(V), axis=0, keepdims=True)
+    first = jnp.argmax(jnp.abs(V) > 1e-8 * (scale + 1e-300), axis=0)
+    s = jnp.sign(V[first, jnp.arange(V.shape[1])])
+    return jnp.where(s == 0, 1.0, s)
+
+
+def _canonicalize(S: jax.Array, rank: int) -> Decomposition:
+    K, N = S.shape
+    S = S - S.mean(axis=1, keepdims=True)
+    mu = S.mean(axis=0)
+    gamma = S @ mu / (mu @ mu)
+    residual = S - jnp.outer(gamma, mu)
+    if rank == 0:
+        return Decomposition(gamma, mu, jnp.zeros((K, 0), S.dtype), jnp.zeros((N, 0), S.dtype),
+                             jnp.zeros((0,), S.dtype))
+    P, sigma, Qt = jnp.linalg.svd(residual, full_matrices=False)
+    P, sigma, Q = P[:, :rank], sigma[:rank], Qt[:rank].T
+    sign = _first_nonzero_sign(Q)
+    V = jnp.sqrt(N) * Q * sign
+    U = P * sign * sigma / jnp.sqrt(N)
+    return Decomposition(gamma, mu, U, V, sigma**2 / (N * K))
+
+
+def canonicalize(S, rank: int) -> Decomposition:
+    """Map a K x N score matrix to its canonical rank-``rank`` HJA coordinates.
+
+    Steps: centre rows; ``mu`` = column mean; ``gamma = S mu / |mu|^2``; thin SVD of the
+    residual ``S - gamma mu^T`` truncated to ``rank``; ``V = sqrt(N) Q``,
+    ``U = P Sigma / sqrt(N)``, ``D = Sigma^2 / (N K)``; signs fixed so that every column of
+    V has its first non-zero entry positive.
+
+    Parameters
+    ----------
+    S : array (K, N)
+        Judge-by-item scores (rows need not be centred).
+    rank : int
+        Disagreement rank r (0 gives ``S = gamma mu^T``).
+
+    Returns
+    -------
+    Decomposition
+
+    Raises
+    ------
+    IdentifiabilityError
+        When called on concrete values with ``|mu|`` numerically zero (no consensus), or an
+        unidentifiable rank.  Tied singular values (U, V columns not identified; S still
+        is) give a :class:`~hja_bayes.errors.DataWarning`.  Under ``jit`` no check is made.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.outer([1.0, 2.0, 0.5], [1.0, 0.0, -1.0])
+    >>> d = canonicalize(S, 0)
+    >>> [round(float(g), 6) for g in d.gamma]
+    [0.857143, 1.714286, 0.428571]
+    """
+    if jnp.ndim(S) != 2:
+        raise IdentifiabilityError(f"S must be a K x N matrix, got shape {jnp.shape(S)}")
+    rank = check_rank(rank, *jnp.shape(S))
+    if not isinstance(S, jax.core.Tracer):
+        S_np = np.asarray(S, dtype=float)
+        if not np.all(np.isfinite(S_np)):
+            raise IdentifiabilityError("the score matrix has non-finite entries")
+        S_c = S_np - S_np.mean(axis=1, keepdims=True)
+        mu = S_c.mean(axis=0)
+        if np.linalg.norm(mu) <= 1e-10 * max(1.0, np.linalg.norm(S_c)):
+            raise IdentifiabilityError(
+                "no consensus: the mean score row is (numerically) zero, so gamma and mu are "
+                "not identified"
+            )
+        if rank > 0:
+            resid = S_c - np.outer(S_c @ mu / (mu @ mu), mu)
+            sv = np.linalg.svd(resid, compute_uv=False)[: rank + 1]
+            top = sv[0] if sv.size else 0.0
+            gaps = np.abs(np.diff(sv[:rank]))
+            if top > 1e-12 and np.any(gaps <= 1e-8 * top):
+                warnings.warn(
+                    "tied singular values in the residual: the columns of U and V are not "
+                    "identified (S is)", DataWarning, stacklevel=2,
+                )
+        S = jnp.asarray(S_np)
+    return _canonicalize(S, rank)
+
+
+def constraint_violations(d: Decomposition) -> dict[str, float]:
+    """Largest absolute violation of each identifiability constraint (for checks and tests)."""
+    gamma, mu, U, V, D = (np.asarray(x, dtype=float) for x in d)
+    K, N, r = len(gamma), len(mu), V.shape[1]
+    out = {
+        "sum_mu": abs(mu.sum()),
+        "sum_gamma_minus_K": abs(gamma.sum() - K),
+        "V_centred": float(np.abs(V.sum(axis=0)).max(initial=0.0)),
+        "U_centred": float(np.abs(U.sum(axis=0)).max(initial=0.0)),
+        "mu_orth_V": float(np.abs(mu @ V).max(initial=0.0)),
+        "V_orthonormal": float(np.abs(V.T @ V / N - np.eye(r)).max(initial=0.0)),
+        "U_diagonal": float(np.abs(U.T @ U / K - np.diag(D)).max(initial=0.0)),
+        "D_decreasing": float(np.maximum(np.diff(D), 0.0).max(initial=0.0)),
+    }
+    if r:
+        first = np.argmax(np.abs(V) > 1e-8 * np.abs(V).max(axis=0), axis=0)
+        out["V_sign"] = float(np.maximum(-V[first, np.arange(r)], 0.0).max())
+    return out

@@ -1,0 +1,16 @@
+import os
+from pathlib import Path
+
+import pytest
+
+import hja_bayes  # noqa: F401  (enables float64 in JAX before any test builds arrays)
+
+SHARED_DATA = Path(os.environ.get("HJA_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def shared_data_or_skip(*parts: str) -> Path:
+    """Path of an unbundled data file; the test skips (saying why) when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"unbundled data set not present (no license to ship it): {path}")
+    return path

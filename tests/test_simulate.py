@@ -1,0 +1,38 @@
+import numpy as np
+import pytest
+
+from hja_bayes import IdentifiabilityError, simulate
+from hja_bayes.decomposition import constraint_violations, Decomposition
+
+
+def test_truth_is_canonical_and_heterogeneity_respected():
+    data, t = simulate(n_judges=5, n_items=9, rank=2, comparisons_per_judge=50, heterogeneity=0.7, seed=3)
+    viol = constraint_violations(Decomposition(t.gamma, t.mu, t.U, t.V, t.D))
+    assert max(viol.values()) < 1e-10
+    consensus = np.outer(t.gamma, t.mu)
+    ratio = np.linalg.norm(t.S - consensus) / np.linalg.norm(consensus)
+    assert ratio == pytest.approx(0.7, rel=1e-10)
+    assert np.all(t.gamma > 0)
+    assert data.comparisons_per_judge().tolist() == [50.0] * 5
+
+
+def test_same_seed_same_panel_and_win_rates_match_model():
+    a, t = simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=200_000, seed=11, position_bias=0.4)
+    b, _ = simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=200_000, seed=11, position_bias=0.4)
+    np.testing.assert_array_equal(a.wins, b.wins)
+    p = 1 / (1 + np.exp(-(t.beta[a.judge] + t.S[a.judge, a.first] - t.S[a.judge, a.second])))
+    ybar = a.wins / a.n
+    z = (ybar - p) / np.sqrt(p * (1 - p) / a.n)
+    assert np.max(np.abs(z)) < 4.5  # 24 cells, normal approximation
+
+
+def test_ties_and_order():
+    data, _ = simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=20_000, seed=2, tie_prob=0.2)
+    frac = data.ties.sum() / data.n.sum()
+    assert abs(frac - 0.2) < 4 * np.sqrt(0.2 * 0.8 / data.n.sum())
+    assert not data.one_orientation_only
+
+
+def test_unidentifiable_rank_rejected():
+    with pytest.raises(IdentifiabilityError, match="maximum rank is 2"):
+        simulate(n_judges=3, n_items=8, rank=3)
