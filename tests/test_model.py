@@ -1,0 +1,30 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from hja_bayes import simulate
+from hja_bayes.model import cells_of, fisher_blocks, negative_log_likelihood
+
+
+def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
+    data, truth = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=300, seed=5,
+                           position_bias=0.3, tie_prob=0.1)
+    cells = cells_of(data)
+    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
+    eta = truth.beta[data.judge] + truth.S[data.judge, data.first] - truth.S[data.judge, data.second]
+    p = 1 / (1 + np.exp(-eta))
+    direct = -np.sum(data.wins * np.log(p) + (data.n - data.wins) * np.log(1 - p))
+    assert np.isclose(float(negative_log_likelihood(S, beta, cells)), direct, rtol=1e-12)
+
+    # the expected information equals the Hessian of the NLL (logistic link: canonical)
+    def f(flat):
+        return negative_log_likelihood(flat[:15].reshape(3, 5), flat[15:], cells)
+
+    H = jax.hessian(f)(jnp.concatenate([S.ravel(), beta]))
+    SS, Sb, bb = fisher_blocks(S, beta, cells)
+    for k in range(3):
+        blk = slice(5 * k, 5 * k + 5)
+        np.testing.assert_allclose(H[blk, blk], SS[k], atol=1e-9)
+        np.testing.assert_allclose(H[blk, 15 + k], Sb[k], atol=1e-9)
+        np.testing.assert_allclose(H[15 + k, 15 + k], bb[k], atol=1e-9)
+    np.testing.assert_allclose(H[0:5, 5:10], 0.0, atol=1e-12)
