@@ -1,0 +1,193 @@
+import json
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+import hja_bayes as hb
+from hja_bayes import ConvergenceWarning, DataWarning, IdentifiabilityError
+from hja_bayes.decomposition import constraint_violations
+from hja_bayes.fit import _reanchor, _unpack, fit_btl_svd, fit_hja, split_comparisons
+from hja_bayes.model import cells_of, negative_log_likelihood
+
+from .conftest import SHARED_DATA, shared_data_or_skip
+
+
+def decomposition(fit):
+    return hb.Decomposition(fit.gamma, fit.mu, fit.U, fit.V, fit.D)
+
+
+@pytest.fixture(scope="module")
+def panel():
+    return hb.simulate(n_judges=4, n_items=7, rank=1, comparisons_per_judge=1500, seed=0,
+                       position_bias=0.3)
+
+
+def direct_low_rank_nll(data, r, position_bias):
+    """Independent optimiser: S = A B^T row-centred (+ beta), scipy L-BFGS from several starts."""
+    K, N = data.n_judges, data.n_items
+    cells = cells_of(data)
+    C = jnp.eye(N) - 1.0 / N
+
+    def nll(x):
+        A = x[: K * (r + 1)].reshape(K, r + 1)
+        B = x[K * (r + 1): (K + N) * (r + 1)].reshape(N, r + 1)
+        beta = x[(K + N) * (r + 1):] if position_bias else jnp.zeros(K)
+        return negative_log_likelihood(A @ B.T @ C, beta, cells)
+
+    vg = jax.jit(jax.value_and_grad(nll))
+    size = (K + N) * (r + 1) + (K if position_bias else 0)
+    best = np.inf
+    for seed in range(3):
+        x0 = np.random.default_rng(seed).normal(scale=0.3, size=size)
+        res = minimize(lambda x: tuple(np.asarray(v, dtype=float) for v in vg(x)), x0, jac=True,
+                       method="L-BFGS-B", options=dict(maxiter=20000, ftol=1e-15, gtol=1e-9))
+        best = min(best, res.fun)
+    return best
+
+
+@pytest.mark.parametrize("r,position_bias", [(0, False), (1, False), (1, True), (2, True)])
+def test_optimum_matches_direct_low_rank_optimiser_and_constraints_hold(panel, r, position_bias):
+    data, _ = panel
+    fit = fit_hja(data, rank=r, position_bias=position_bias, ridge=0.0)
+    assert fit.converged
+    assert max(constraint_violations(decomposition(fit)).values()) < 1e-8
+    direct = direct_low_rank_nll(data, r, position_bias)
+    assert (fit.nll - direct) / direct < 1e-6  # not worse than the direct optimiser
+    assert abs(fit.nll - direct) / direct < 1e-6
+
+
+def test_recovers_truth_with_many_comparisons():
+    data, truth = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=100_000, seed=3,
+                              position_bias=0.4)
+    fit = fit_hja(data, rank=1, position_bias=True)
+    # errors of order 1/sqrt(n) ~ 0.01 per score
+    np.testing.assert_allclose(fit.S, truth.S, atol=0.08)
+    np.testing.assert_allclose(fit.beta, truth.beta, atol=0.05)
+    np.testing.assert_allclose(fit.gamma, truth.gamma, atol=0.08)
+
+
+def test_reanchor_is_lossless():
+    rng = np.random.default_rng(1)
+    K, N, r = 5, 8, 2
+    gamma = rng.normal(1, 0.3, K)
+    gamma *= K / gamma.sum()
+    mu = rng.normal(size=N)
+    mu -= mu.mean()
+    U = rng.normal(size=(K, r))
+    U -= U.mean(axis=0)
+    V = rng.normal(size=(N, r))
+    V -= V.mean(axis=0)  # centred but neither orthogonal to mu nor anchored
+    B = jnp.column_stack([gamma, U, rng.normal(size=K)])
+    T = jnp.column_stack([mu, V])
+    B2, T2, *_ = _reanchor(B, T, r)
+    S1, b1 = _unpack(B, T, r)
+    S2, b2 = _unpack(B2, T2, r)
+    np.testing.assert_allclose(S2, S1, atol=1e-12)
+    np.testing.assert_array_equal(b2, b1)
+    d = hb.Decomposition(B2[:, 0], T2[:, 0], B2[:, 1:r + 1], T2[:, 1:], jnp.sum(B2[:, 1:r + 1] ** 2, 0) / K)
+    assert max(constraint_violations(d).values()) < 1e-10
+
+
+def test_bic_picks_true_rank_and_reports_table(panel):
+    data, _ = hb.simulate(n_judges=5, n_items=8, rank=1, comparisons_per_judge=2500, seed=2)
+    fit = fit_hja(data, rank="bic", max_rank=2)
+    assert fit.rank == 1
+    assert list(fit.rank_table["rank"]) == [0, 1, 2]
+    # BIC column follows its definition from the NLL column
+    t = fit.rank_table
+    expected = 2 * t.nll + t["rank"] * (5 + 8 - t["rank"] - 3) * np.log(data.n_comparisons)
+    np.testing.assert_allclose(t.bic, expected)
+
+
+def test_cv_split_partitions_comparisons_and_selects_rank():
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=3000, seed=4, tie_prob=0.1)
+    folds = split_comparisons(data, 4, seed=0)
+    np.testing.assert_allclose(sum(f.n for f in folds), data.n)
+    np.testing.assert_allclose(sum(f.wins for f in folds), data.wins)
+    fit = fit_hja(data, rank="cv", max_rank=2, cv_folds=4)
+    assert fit.rank == 1 and np.all(np.isfinite(fit.rank_table.cv_nll))
+
+
+def test_ja_ranking_reference_on_mtbench():
+    path = shared_data_or_skip("ja_ranking", "mtbench.csv")
+    ref = json.loads((SHARED_DATA / "reference" / "ja_reference_mtbench.json").read_text())
+    data = hb.Comparisons.from_frame(hb.datasets.load_ja_ranking("mtbench", SHARED_DATA))
+    assert path.exists() and data.n_comparisons == ref["T"]
+    fit = fit_hja(data, rank=0)
+    g = np.array([ref["judges"][j]["gamma"] for j in data.judges])
+    s = np.array([ref["models"][m]["s"] for m in data.items])
+    g_ref, s_ref = g * len(g) / g.sum(), s * g.sum() / len(g)  # to sum(gamma) = K
+    np.testing.assert_allclose(fit.mu, s_ref, rtol=1e-3)
+    # their Adam stopped at tol 1e-5: absolute gaps up to ~4e-4 in gamma are theirs
+    np.testing.assert_allclose(fit.gamma, g_ref, rtol=1e-3, atol=5e-4)
+    # ... and our optimum is at least as good as theirs
+    ref_nll = float(negative_log_likelihood(jnp.outer(g_ref, s_ref), jnp.zeros(len(g)), cells_of(data)))
+    assert fit.nll <= ref_nll + 1e-9
+
+
+def test_btl_svd_baseline_is_truncated_per_judge_fit(panel):
+    data, _ = panel
+    fit = fit_btl_svd(data, rank=1)
+    S0 = hb.fit_per_judge_btl(data)
+    # rank-2 truncation of the centred per-judge fit keeps its consensus row
+    np.testing.assert_allclose(fit.mu, S0.mean(axis=0), atol=1e-10)
+    assert np.linalg.matrix_rank(fit.S, tol=1e-8) == 2
+
+
+def test_predict_proba_and_summary(panel):
+    data, _ = panel
+    fit = fit_hja(data, rank=1, position_bias=True)
+    k, i, j = "judge1", "item2", "item5"
+    expected = 1 / (1 + np.exp(-(fit.beta[1] + fit.S[1, 2] - fit.S[1, 5])))
+    assert fit.predict_proba(k, i, j) == pytest.approx(expected)
+    assert "rank 1" in fit.summary()
+
+
+def test_bad_rank_and_folded_position_bias(panel):
+    data, _ = panel
+    with pytest.raises(IdentifiabilityError, match="maximum rank is 3"):
+        fit_hja(data, rank=4)
+    with pytest.raises(IdentifiabilityError, match="presentation order"):
+        fit_hja(data.fold_order(), rank=0, position_bias=True)
+    with pytest.raises(IdentifiabilityError, match="'bic' or 'cv'"):
+        fit_hja(data, rank="aic")
+
+
+def test_no_convergence_warns(panel):
+    data, _ = panel
+    with pytest.warns(ConvergenceWarning, match="after 1 iterations"):
+        fit = fit_hja(data, rank=2, max_iter=1)
+    assert not fit.converged and fit.n_iter == 1
+
+
+def test_separated_judge_is_finite_with_warning():
+    import pandas as pd
+    rows = []
+    order = ["a", "b", "c", "d"]
+    for x in range(4):
+        for y in range(x + 1, 4):
+            rows += [dict(judge="strict", model_a=order[x], model_b=order[y], winner="model_a")] * 3
+            rows += [dict(judge="noisy", model_a=order[x], model_b=order[y], winner=w)
+                     for w in ["model_a", "model_a", "model_b"]]
+    data = hb.Comparisons.from_frame(pd.DataFrame(rows))
+    with pytest.warns(DataWarning, match="strict"):
+        fit = fit_hja(data, rank=0, ridge=1e-3)
+    assert fit.converged
+    assert np.all(np.isfinite(fit.S)) and fit.gamma[data.judges.index("strict")] > fit.gamma[data.judges.index("noisy")]
+
+
+def test_no_consensus_is_an_error():
+    import pandas as pd
+    rows = []
+    for judge, w in (("j1", "model_a"), ("j2", "model_b")):
+        rows += [dict(judge=judge, model_a="a", model_b="b", winner=w)] * 20
+        rows += [dict(judge=judge, model_a="a", model_b="b", winner="model_b" if w == "model_a" else "model_a")] * 5
+    data = hb.Comparisons.from_frame(pd.DataFrame(rows + [dict(judge="j1", model_a="b", model_b="c", winner="tie")]
+                                                  + [dict(judge="j2", model_a="b", model_b="c", winner="tie")]))
+    with pytest.raises(IdentifiabilityError, match="consensus"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit_hja(data, rank=0)
