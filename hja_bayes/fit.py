@@ -46,6 +46,8 @@ __all__ = ["HJAFit", "fit_hja", "fit_btl_svd", "rank_criteria", "split_compariso
 DEFAULT_RIDGE = 1e-6
 MU_FLOOR = 1e-8
 SIGMA_FLOOR = 1e-10
+TAU_SHRINK = 0.5
+TAU_MIN = 0.03
 
 
 # --------------------------------------------------------------------------- core math
@@ -59,7 +61,7 @@ def _objective(B, T, cells, r, ridge):
     return negative_log_likelihood(S, beta, cells) + 0.5 * ridge * (jnp.sum(S**2) + beta @ beta)
 
 
-def _damped_newton(fun, direction, x0, max_steps=50, rel_tol=1e-13):
+def _damped_newton(fun, direction, x0, max_steps=1, rel_tol=1e-13):
     """Minimise a convex ``fun`` from ``x0``; ``direction(x) -> (d, decrement)``."""
 
     def cond(state):
@@ -190,6 +192,7 @@ def _solve(B, T, cells, r, *, position_bias, tau, ridge, tol, max_iter, reanchor
                 )
             continue
         B, T = B_new, T_new
+        tau = max(tau * TAU_SHRINK, TAU_MIN)
         if progress is not None:
             progress(it, f_new)
         if abs(f - f_new) <= tol * max(1.0, abs(f_new)):
