@@ -159,7 +159,9 @@ def write_markdown(path: Path, report: dict) -> None:
         "",
         f"{cfg['n_battles']:,} simulated battles among {cfg['n_models']} models, "
         f"{cfg['tie_prob']:.0%} ties (seed {cfg['seed']}); median of {cfg['repeats']} runs after "
-        f"one warm-up, one process, {report['machine']['cpu_count']} CPUs.",
+        f"one warm-up, one process, {report['machine']['cpu_count']} CPUs "
+        f"(load average {report['machine']['load_average_1_5_15'][0]} at the end: on a shared "
+        "machine the times vary between invocations; every run is kept in the JSON).",
         f"Command: `{report['command']}`",
         "",
         "| seconds (median) | hja_bayes | arena-rank | evalica | ours / arena-rank | ours / evalica |",
@@ -216,14 +218,15 @@ def main(argv=None) -> dict:
 
     s_ours, s_arena, s_evalica = (centred(s, cells.items) for s in (o_scores, a_scores, e_scores))
     report = {
-        "command": "python benchmarks/bench_pooled_btl.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(["python benchmarks/bench_pooled_btl.py",
+                             *(argv if argv is not None else sys.argv[1:])]),
         "config": {"n_battles": len(rows), "n_models": cells.n_items, "tie_prob": args.tie_prob,
                    "n_ties": int(cells.ties.sum()), "seed": args.seed, "repeats": args.repeats},
         "versions": {"python": platform.python_version(),
                      **{p: version(p) for p in ("numpy", "scipy", "pandas", "jax",
                                                 "arena-rank", "evalica")}},
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                    "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]},
         "seconds": {
             "hja_bayes": {"end_to_end": o_e2e, "fit": o_fit,
                           "runs": {"end_to_end": o_e2e_runs, "fit": o_fit_runs}},

@@ -1,9 +1,8 @@
 """Pooled Bradley–Terry against arena-rank (a benchmark extra: skipped when absent)."""
 
+import importlib.util
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -54,15 +53,16 @@ def test_agrees_with_arena_rank_on_ties():
     np.testing.assert_allclose(fit.scores, theirs - theirs.mean(), rtol=0, atol=1e-4)
 
 
-def test_benchmark_runs_with_tiny_arguments(tmp_path):
+def test_benchmark_runs_with_tiny_arguments(tmp_path, capsys):
     pytest.importorskip("arena_rank")
     pytest.importorskip("evalica")
-    subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "bench_pooled_btl.py"), "--n-battles", "1500",
-         "--n-models", "6", "--repeats", "1", "--out", str(tmp_path)],
-        check=True, capture_output=True, cwd=ROOT,
-    )
-    report = json.loads((tmp_path / "pooled_btl.json").read_text(encoding="utf-8"))
+    # in this process, so that JAX and the peers are imported once for the whole suite
+    spec = importlib.util.spec_from_file_location("bench_pooled_btl", ROOT / "benchmarks" / "bench_pooled_btl.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = bench.main(["--n-battles", "1500", "--n-models", "6", "--repeats", "1", "--out", str(tmp_path)])
+    assert "ours/arena" in capsys.readouterr().out
+    assert report == json.loads((tmp_path / "pooled_btl.json").read_text(encoding="utf-8"))
     assert report["config"]["n_battles"] == 1500
     assert set(report["ratios"]) == {"arena_rank", "evalica"}
     assert max(report["agreement"].values()) < 1e-4
