@@ -11,6 +11,12 @@ _jax.config.update("jax_enable_x64", True)
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .data import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
+from .diagnostics import (  # noqa: E402
+    Biclustering,
+    JudgeLeverage,
+    bicluster_residual,
+    judge_leverage,
+)
 from .errors import (  # noqa: E402
     ConvergenceWarning,
     DataError,
@@ -19,6 +25,13 @@ from .errors import (  # noqa: E402
     HJAError,
     IdentifiabilityError,
 )
+from .inference import (  # noqa: E402
+    Interval,
+    WaldInference,
+    free_parameters,
+    tangent_basis,
+    wald_inference,
+)
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
 
@@ -26,6 +39,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BTLFit",
+    "Biclustering",
     "ComparisonSummary",
     "Comparisons",
     "ConvergenceWarning",
@@ -35,11 +49,19 @@ __all__ = [
     "DisconnectedGraphError",
     "HJAError",
     "IdentifiabilityError",
+    "Interval",
+    "JudgeLeverage",
     "SimulationTruth",
+    "WaldInference",
+    "bicluster_residual",
     "canonicalize",
     "compose",
     "datasets",
     "fit_per_judge_btl",
     "fit_pooled_btl",
+    "free_parameters",
+    "judge_leverage",
     "simulate",
+    "tangent_basis",
+    "wald_inference",
 ]
