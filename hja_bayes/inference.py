@@ -200,15 +200,19 @@ def chart_information(
 
 
 def _flat_jacobian(q: Callable, S: jax.Array, beta: jax.Array):
-    """Value of ``q`` (flattened) and its Jacobian with respect to (vec S, beta)."""
+    """Value of ``q`` and its Jacobian (outputs flattened) with respect to (vec S, beta).
+
+    One ``jax.jacfwd`` or ``jax.jacrev`` over all outputs at once, whichever is cheaper.
+    """
 
     def flat(S_, beta_):
-        return jnp.ravel(jnp.asarray(q(S_, beta_), dtype=S_.dtype))
+        value = jnp.asarray(q(S_, beta_), dtype=S_.dtype)
+        return jnp.ravel(value), value
 
-    value = flat(S, beta)
-    jac_fn = jax.jacfwd if value.size > S.size + beta.size else jax.jacrev
-    dS, dbeta = jac_fn(flat, argnums=(0, 1))(S, beta)
-    G = jnp.concatenate([dS.reshape(value.size, -1), dbeta.reshape(value.size, -1)], axis=1)
+    size = jax.eval_shape(flat, S, beta)[0].size
+    jac_fn = jax.jacfwd if size > S.size + beta.size else jax.jacrev
+    (dS, dbeta), value = jac_fn(flat, argnums=(0, 1), has_aux=True)(S, beta)
+    G = jnp.concatenate([dS.reshape(size, -1), dbeta.reshape(size, -1)], axis=1)
     return np.asarray(value), np.asarray(G)
 
 
@@ -292,8 +296,7 @@ class WaldInference:
         S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
         value, G = _flat_jacobian(q, S, beta)
         GB = G @ self.basis
-        shape = np.shape(q(S, beta))
-        return value.reshape(shape), GB @ self.covariance @ GB.T
+        return value, GB @ self.covariance @ GB.T
 
     def se(self, q: Callable) -> np.ndarray:
         """Wald standard error of every output of ``q(S, beta)`` (delta method)."""
