@@ -33,7 +33,7 @@ from scipy.stats import norm
 
 from .data import Comparisons
 from .decomposition import canonicalize, check_rank
-from .errors import IdentifiabilityError
+from .errors import DataError, IdentifiabilityError
 from .model import cells_of, fisher_blocks
 
 __all__ = [
@@ -187,7 +187,7 @@ def chart_information(
     """
     S = jnp.asarray(S)
     K, N = S.shape
-    SS, Sb, bb = (np.asarray(x) for x in fisher_blocks(S, jnp.asarray(beta), cells))
+    SS, Sb, bb = (np.asarray(x) for x in _fisher_blocks(S, jnp.asarray(beta), cells))
     basis = np.asarray(basis)
     Bk = basis.reshape(K, N, -1)
     FB = np.matmul(SS, Bk)  # judge by judge: F is block diagonal in S
@@ -223,6 +223,7 @@ def _core_quantities(S: jax.Array, beta: jax.Array) -> jax.Array:
 
 
 _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
+_fisher_blocks = jax.jit(fisher_blocks)
 
 
 def _z(level: float) -> float:
@@ -231,9 +232,10 @@ def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2))
 
 
-def _interval(estimate, cov, level) -> Interval:
+def _interval(estimate, variance, level) -> Interval:
+    """Wald interval from estimates and their variances (same number of entries)."""
     estimate = np.asarray(estimate, dtype=float)
-    se = np.sqrt(np.clip(np.diagonal(np.atleast_2d(cov)), 0.0, None)).reshape(estimate.shape)
+    se = np.sqrt(np.clip(np.asarray(variance, dtype=float), 0.0, None)).reshape(estimate.shape)
     z = _z(level)
     return Interval(estimate, se, estimate - z * se, estimate + z * se)
 
@@ -324,7 +326,7 @@ class WaldInference:
         ``inference.contrast(lambda S, b: canonicalize(S, 1).D[0])``.
         """
         estimate, cov = self.covariance_of(q)
-        return _interval(estimate, cov, level)
+        return _interval(estimate, np.diagonal(cov), level)
 
     # ------------------------------------------------------ standard quantities
     @cached_property
@@ -346,13 +348,13 @@ class WaldInference:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
         value, cov = self._core_covariance
         N = len(self.items)
-        return _interval(value[:N], cov[:N, :N], level)
+        return _interval(value[:N], np.diagonal(cov)[:N], level)
 
     def gamma(self, level: float = 0.95) -> Interval:
         """Judge sensitivities gamma_k (``sum(gamma) = K``)."""
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N:N + K], cov[N:N + K, N:N + K], level)
+        return _interval(value[N:N + K], np.diagonal(cov)[N:N + K], level)
 
     def position_biases(self, level: float = 0.95) -> Interval:
         """Per-judge position biases beta_k (only when they were estimated)."""
@@ -360,7 +362,7 @@ class WaldInference:
             raise IdentifiabilityError("position bias was not estimated in this fit")
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N + K:], cov[N + K:, N + K:], level)
+        return _interval(value[N + K:], np.diagonal(cov)[N + K:], level)
 
     def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
         """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
@@ -378,10 +380,28 @@ class WaldInference:
         C = cov[:N, :N]
         est = value[a] - value[b]
         var = C[a, a] + C[b, b] - 2 * C[a, b]
-        return list(zip(a.tolist(), b.tolist())), _interval(est, np.diag(var), level)
+        return list(zip(a.tolist(), b.tolist())), _interval(est, var, level)
 
     def score_difference(self, judge, first, second, level: float = 0.95) -> Interval:
-        """Judge-specific contrast ``S[k, i] - S[k, j]`` (names or indices, broadcast)."""
+        """Judge-specific contrast ``S[k, i] - S[k, j]``.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge and the two items, by name or index; arrays are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape.
+
+        Raises
+        ------
+        DataError
+            For an unknown name or an index out of range.
+        """
         k, i, j = np.broadcast_arrays(
             self._judge_index(judge), self._item_index(first), self._item_index(second)
         )
@@ -393,6 +413,19 @@ class WaldInference:
         ``p = expit(beta_k + S[k, i] - S[k, j])``.  The interval is computed on the logit
         scale and mapped through the logistic function (so it stays inside (0, 1)); ``se``
         is the delta-method standard error on the probability scale.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge, the item shown first and the item shown second, by name or index; arrays
+            are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape, on the probability scale.
         """
         k, i, j = np.broadcast_arrays(
             self._judge_index(judge), self._item_index(first), self._item_index(second)
@@ -416,8 +449,6 @@ class WaldInference:
             "mu_diff"), ``label`` (item, judge, or "a - b"), ``estimate``, ``se``,
             ``lower``, ``upper``.
         """
-        value, cov = self._core_covariance
-        N, K = len(self.items), len(self.judges)
         frames = []
 
         def add(quantity, labels, iv):
@@ -426,14 +457,12 @@ class WaldInference:
                 "se": iv.se, "lower": iv.lower, "upper": iv.upper,
             }))
 
-        add("mu", self.items, _interval(value[:N], cov[:N, :N], level))
-        add("gamma", self.judges, _interval(value[N:N + K], cov[N:N + K, N:N + K], level))
+        add("mu", self.items, self.mu(level))
+        add("gamma", self.judges, self.gamma(level))
         if self.position_bias:
-            add("beta", self.judges, _interval(value[N + K:], cov[N + K:, N + K:], level))
-        a, b = np.triu_indices(N, k=1)
-        C = cov[:N, :N]
-        add("mu_diff", [f"{self.items[x]} - {self.items[y]}" for x, y in zip(a, b)],
-            _interval(value[a] - value[b], np.diag(C[a, a] + C[b, b] - 2 * C[a, b]), level))
+            add("beta", self.judges, self.position_biases(level))
+        pairs, differences = self.mu_differences(level)
+        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
         return pd.concat(frames, ignore_index=True)
 
 
@@ -444,12 +473,12 @@ def _indices(x, names: Sequence[str], what: str) -> np.ndarray:
     for v in arr.ravel():
         if isinstance(v, str):
             if v not in names:
-                raise IdentifiabilityError(f"unknown {what} {v!r}")
+                raise DataError(f"unknown {what} {v!r}; the {what}s are {list(names)}")
             flat.append(names.index(v))
         else:
             idx = int(v)
             if not 0 <= idx < len(names):
-                raise IdentifiabilityError(f"{what} index {idx} out of range 0..{len(names) - 1}")
+                raise DataError(f"{what} index {idx} out of range 0..{len(names) - 1}")
             flat.append(idx)
     return np.asarray(flat, dtype=np.int64).reshape(arr.shape)
 
@@ -524,7 +553,7 @@ def wald_inference(
         )
     basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
     info = chart_information(S, beta, cells_of(data), basis_S, position_bias)
-    eig = np.linalg.eigvalsh(info)
+    eig, vectors = np.linalg.eigh(info)
     condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
     if not condition <= max_condition:
         raise IdentifiabilityError(
@@ -533,8 +562,7 @@ def wald_inference(
             "model is not identified by these comparisons (e.g. a judge whose own comparisons "
             "do not link all items at a high rank, or position bias confounded with the scores)"
         )
-    covariance = np.linalg.inv(info)
-    covariance = (covariance + covariance.T) / 2
+    covariance = (vectors / eig) @ vectors.T  # symmetric by construction
     d = basis_S.shape[1]
     if position_bias:
         basis = np.zeros((K * N + K, d + K))

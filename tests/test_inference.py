@@ -16,6 +16,7 @@ from scipy.stats import norm
 
 from hja_bayes import (
     Comparisons,
+    DataError,
     DisconnectedGraphError,
     IdentifiabilityError,
     canonicalize,
@@ -385,7 +386,7 @@ def test_bad_arguments_are_clear_errors():
     with pytest.raises(IdentifiabilityError, match="not a point of the rank-0 model"):
         wald_inference(data, truth.S, None, 0)
     inf = wald_inference(data, truth.S, None, 1)
-    with pytest.raises(IdentifiabilityError, match="unknown item"):
+    with pytest.raises(DataError, match="unknown item"):
         inf.score_difference(0, "item0", "nope")
     with pytest.raises(ValueError, match="level"):
         inf.intervals(level=1.5)
