@@ -522,8 +522,16 @@ def wald_inference(
     DisconnectedGraphError
         When the pooled comparison graph is disconnected.
     IdentifiabilityError
-        When ``S`` is not a rank-(r+1) point, or the information in the chart is singular or
-        ill-conditioned (the message gives its condition number).
+        When ``S`` is not a rank-(r+1) point, position bias is asked for on folded data, or
+        the information in the chart is singular or ill-conditioned (the message gives its
+        condition number).
+
+    Notes
+    -----
+    When every pair of items was shown in one orientation only
+    (``data.one_orientation_only``), position bias is identified, if at all, only through the
+    low-rank structure of S; expect wide beta intervals, or a singular information at high
+    rank.
 
     Examples
     --------
@@ -547,6 +555,11 @@ def wald_inference(
     beta = np.zeros(K) if beta is None else np.asarray(beta, dtype=float)
     if beta.shape != (K,):
         raise IdentifiabilityError(f"beta must have shape ({K},), got {beta.shape}")
+    if position_bias and not data.order_known:
+        raise IdentifiabilityError(
+            "position bias needs the presentation order, and these data were folded "
+            "(fold_order): fit and infer with position_bias=False"
+        )
     if not position_bias and np.any(beta != 0):
         raise IdentifiabilityError(
             "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"

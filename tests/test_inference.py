@@ -352,6 +352,8 @@ def test_position_bias_rows_appear_with_judge_names():
     assert by_name == by_index
     with pytest.raises(IdentifiabilityError, match="non-zero but position_bias=False"):
         wald_inference(data, truth.S, truth.beta, 1)
+    with pytest.raises(IdentifiabilityError, match="folded"):
+        wald_inference(data.fold_order(), truth.S, truth.beta, 1, position_bias=True)
 
 
 def test_disconnected_graph_is_a_clear_error():
