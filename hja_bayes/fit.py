@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable, Literal
 
 import jax
@@ -275,6 +275,36 @@ class HJAFit:
         """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
         K, N, r = len(self.judges), len(self.items), self.rank
         return (r + 1) * (K + N - r - 2) + (K if self.position_bias else 0)
+
+    @cached_property
+    def wald(self):
+        """Wald inference at this fit (:class:`~hja_bayes.inference.WaldInference`, computed once).
+
+        Raises a clear error when the Fisher information is singular or the comparison graph
+        is disconnected.
+        """
+        from .inference import wald_inference
+
+        return wald_inference(self.data, self.S, self.beta, self.rank,
+                              position_bias=self.position_bias)
+
+    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+        """Wald intervals for mu, gamma, beta (with position bias) and every mu_i - mu_j.
+
+        Columns: quantity, label, estimate, se, lower, upper.
+        """
+        return self.wald.intervals(level)
+
+    def contrast(self, q: Callable, level: float = 0.95):
+        """Wald interval of any differentiable ``q(S, beta)`` (delta method); see
+        :meth:`~hja_bayes.inference.WaldInference.contrast`."""
+        return self.wald.contrast(q, level)
+
+    def leverage(self):
+        """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""
+        from .diagnostics import judge_leverage
+
+        return judge_leverage(self.gamma, self.mu, self.U, self.V)
 
     def summary(self) -> str:
         """A short text summary of the fit."""
