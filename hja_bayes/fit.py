@@ -48,6 +48,9 @@ MU_FLOOR = 1e-8
 SIGMA_FLOOR = 1e-10
 TAU_SHRINK = 0.5
 TAU_MIN = 0.03
+# per-judge BTL start: a judge whose verdicts are (nearly) separated gets huge unpenalised
+# scores that would dominate the starting consensus; a mild ridge keeps the start tame
+INIT_RIDGE = 0.1
 
 
 # --------------------------------------------------------------------------- core math
@@ -328,7 +331,7 @@ class HJAFit:
 def _initial_blocks(data, r, position_bias, S0=None):
     K = data.n_judges
     if S0 is None:
-        S0 = fit_per_judge_btl(data)
+        S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     d = canonicalize(S0, r)
     if position_bias:
         first = np.bincount(data.judge, data.first_wins + 0.5 * data.ties, K)
@@ -462,7 +465,7 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     top = _max_rank(data.n_judges, data.n_items)
     ranks = list(range(0, min(top, 4) + 1)) if ranks is None else [check_rank(r, data.n_judges, data.n_items) for r in ranks]
     cells = cells_of(data, pad=True)
-    S0 = fit_per_judge_btl(data)
+    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
     rows = []
     for r in ranks:
