@@ -21,6 +21,7 @@ from .errors import (  # noqa: E402
 )
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
+from . import confidence  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -38,6 +39,7 @@ __all__ = [
     "SimulationTruth",
     "canonicalize",
     "compose",
+    "confidence",
     "datasets",
     "fit_per_judge_btl",
     "fit_pooled_btl",
