@@ -18,6 +18,15 @@ from .data import (
     load_trust_or_escalate_confidence,
     simulate_confidence_data,
 )
+from .ranker import (
+    ConfidenceRanker,
+    PACBayesBound,
+    kl_bernoulli,
+    kl_inverse_upper,
+    mlp_confidence,
+    optimal_margin,
+    pac_bayes_kl_bound,
+)
 from .metrics import SelectiveCurve, auroc, ranking_loss, selective_accuracy, selective_curve
 from .selective import (
     Cascade,
@@ -32,7 +41,9 @@ __all__ = [
     "Cascade",
     "CascadeResult",
     "ConfidenceData",
+    "ConfidenceRanker",
     "LogisticConfidence",
+    "PACBayesBound",
     "PRD_JUDGES",
     "SelectiveCurve",
     "SyntheticConfidence",
@@ -42,6 +53,11 @@ __all__ = [
     "binomial_upper_bound",
     "calibrate_cascade",
     "fixed_sequence_threshold",
+    "kl_bernoulli",
+    "kl_inverse_upper",
+    "mlp_confidence",
+    "optimal_margin",
+    "pac_bayes_kl_bound",
     "from_probability_table",
     "load_prd_vicuna80_confidence",
     "load_trust_or_escalate_confidence",
