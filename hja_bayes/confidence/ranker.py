@@ -11,8 +11,8 @@ Three variants (SPEC section 7):
   ``Q = N(theta, diag sigma^2)`` over the weights and biases against the prior
   ``P = N(0, sigma_0^2 I)``, trained by SVI in NumPyro on
   ``m * E_Q[surrogate] + KL(Q || P)`` (the PAC-Bayes trade-off, with ``m`` the effective
-  sample size below); it predicts with the posterior mean and reports the posterior spread
-  and a PAC-Bayes bound.
+  sample size below); it predicts with the posterior mean of the confidence and reports the
+  posterior spread and a PAC-Bayes bound.
 * **margin-adaptive MLP** (``posterior=False``): deterministic weights minimising
   ``surrogate_gamma(theta) + beta * sqrt(sum_l |W_l|_F^2) / gamma`` (plus weight decay),
   alternating Adam epochs on ``theta`` (``gamma`` fixed) with the exact minimisation over
@@ -156,10 +156,15 @@ def _layer_shapes(n_features: int, hidden: tuple[int, ...]) -> list[tuple[int, i
 
 
 def _he_init(key, shapes) -> dict:
+    """He-normal hidden layers; the output layer starts at zero, so every confidence starts
+    at 1/2.  (A random output layer often starts the sigmoid saturated and the ranking
+    inverted, and the margin loss then only pushes every confidence further into the flat
+    tail: training collapses to a constant.)"""
     params = {}
     keys = jax.random.split(key, len(shapes))
     for layer, ((fan_in, fan_out), k) in enumerate(zip(shapes, keys)):
-        params[f"W{layer}"] = jax.random.normal(k, (fan_in, fan_out)) * jnp.sqrt(2.0 / fan_in)
+        scale = jnp.sqrt(2.0 / fan_in) if layer < len(shapes) - 1 else 0.0
+        params[f"W{layer}"] = jax.random.normal(k, (fan_in, fan_out)) * scale
         params[f"b{layer}"] = jnp.zeros(fan_out)
     return params
 
@@ -236,11 +241,8 @@ def _posterior_model(x_hi, x_lo, gamma, data_weight, *, shapes, prior_scale, tem
 
 
 def _he_flat(key, shapes) -> jax.Array:
-    parts = []
-    for fan_in, fan_out in shapes:
-        key, sub = jax.random.split(key)
-        parts += [jax.random.normal(sub, (fan_in * fan_out,)) * jnp.sqrt(2.0 / fan_in), jnp.zeros(fan_out)]
-    return jnp.concatenate(parts)
+    params = _he_init(key, shapes)
+    return jnp.concatenate([params[f"{kind}{layer}"].ravel() for layer in range(len(shapes)) for kind in "Wb"])
 
 
 def _posterior_guide(x_hi, x_lo, gamma, data_weight, *, shapes, init_scale):
@@ -472,7 +474,7 @@ class ConfidenceRanker:
     Attributes
     ----------
     params_ : dict
-        Weights used for prediction (posterior means with ``posterior=True``).
+        Fitted weights (the posterior means with ``posterior=True``).
     posterior_scale_ : dict or None
         Posterior standard deviations.
     margin_ : float
@@ -618,19 +620,34 @@ class ConfidenceRanker:
             raise DataError(f"expected {self.n_features_in_} features, got {x.shape[1]}")
         return x
 
-    def predict(self, features) -> np.ndarray:
-        """Confidence in ``[0, 1]`` (the posterior-mean network when ``posterior=True``).
+    def predict(self, features, *, n_draws: int = 200, use: str = "predictive") -> np.ndarray:
+        """Confidence in ``[0, 1]``.
+
+        For a posterior ranker this is the posterior mean of the confidence,
+        ``E_Q[C_theta(s)]``, averaged over ``n_draws`` weight draws (seeded by the ranker's
+        ``seed``, so repeated calls agree).  It is the score the SVI objective trains (the
+        Gibbs ranker's average); the network at the mean weights (``use="weights"``) can be a
+        different function, and with few examples it sometimes ranks the opposite way.
 
         Parameters
         ----------
         features : array_like, shape (n, d)
+        n_draws : int
+            Posterior draws for the predictive mean.
+        use : {"predictive", "weights"}
+            Posterior mean of the confidence (default) or the network at the posterior-mean
+            weights.  Deterministic rankers ignore it.
 
         Returns
         -------
         ndarray, shape (n,)
         """
         x = self._checked(features)
-        return np.asarray(_predict_jit(self.params_, jnp.asarray(x)))
+        if self.posterior_scale_ is None or use == "weights":
+            return np.asarray(_predict_jit(self.params_, jnp.asarray(x)))
+        if use != "predictive":
+            raise HJAError(f"use must be 'predictive' or 'weights', got {use!r}")
+        return np.asarray(self._draw_confidences(x, n_draws, self.seed + 7919)).mean(axis=0)
 
     def _draw_confidences(self, x: np.ndarray, n_draws: int, seed: int) -> jax.Array:
         if self.posterior_scale_ is None:
