@@ -136,3 +136,13 @@ def test_ranker_bad_input():
         r.fit(x * 2, a)
     with pytest.raises(HJAError):
         ConfidenceRanker(margin="big").fit(x, a)
+
+
+def test_predictive_mean_is_blockwise_consistent(posterior_fit):
+    x, _ = _easy(2100, 6)  # more rows than one prediction block
+    whole = posterior_fit.predict(x)
+    parts = np.concatenate([posterior_fit.predict(x[:700]), posterior_fit.predict(x[700:])])
+    assert np.allclose(whole, parts, rtol=0, atol=1e-12)
+    # the posterior mean of C is the average of the draws that predict_draws reports
+    draws = posterior_fit.predict_draws(x[:100], n_draws=200, seed=posterior_fit.seed + 7919)
+    assert np.allclose(posterior_fit.predict(x[:100]), draws.mean(axis=0), atol=1e-12)

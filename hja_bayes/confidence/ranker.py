@@ -647,7 +647,15 @@ class ConfidenceRanker:
             return np.asarray(_predict_jit(self.params_, jnp.asarray(x)))
         if use != "predictive":
             raise HJAError(f"use must be 'predictive' or 'weights', got {use!r}")
-        return np.asarray(self._draw_confidences(x, n_draws, self.seed + 7919)).mean(axis=0)
+        # blocks of rows keep memory at n_draws x block x width (the same draws for every block)
+        block = _PAD * 8
+        out = np.empty(x.shape[0])
+        for start in range(0, x.shape[0], block):
+            rows = x[start : start + block]
+            padded = np.vstack([rows, np.zeros((block - len(rows), x.shape[1]))]) if x.shape[0] > block else rows
+            conf = np.asarray(self._draw_confidences(padded, n_draws, self.seed + 7919)).mean(axis=0)
+            out[start : start + len(rows)] = conf[: len(rows)]
+        return out
 
     def _draw_confidences(self, x: np.ndarray, n_draws: int, seed: int) -> jax.Array:
         if self.posterior_scale_ is None:
