@@ -146,6 +146,12 @@ def part_c(args):
     return out
 
 
+def _goal(v: dict) -> str:
+    if v["success_true"] < 0.9:
+        return "MISSED"
+    return "met, vacuously (no threshold in >= 90% of splits)" if v["no_threshold"] >= 0.9 else "met"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
@@ -184,7 +190,7 @@ def main(argv=None):
         ]
         lines += [
             f"| {k} | {v['success_test']:.3f} | {v['success_true']:.3f} | {v['mean_coverage']:.3f} | "
-            f"{v['no_threshold']:.3f} | {'met' if v['success_true'] >= 0.9 else 'MISSED'} |"
+            f"{v['no_threshold']:.3f} | {_goal(v)} |"
             for k, v in b.items()
         ]
         lines.append("")

@@ -139,9 +139,9 @@ def test_ranker_bad_input():
 
 
 def test_predictive_mean_is_blockwise_consistent(posterior_fit):
-    x, _ = _easy(2100, 6)  # more rows than one prediction block
-    whole = posterior_fit.predict(x)
-    parts = np.concatenate([posterior_fit.predict(x[:700]), posterior_fit.predict(x[700:])])
+    x, _ = _easy(2100, 6)  # with 1,000 draws a block holds 512 rows
+    whole = posterior_fit.predict(x, n_draws=1000)
+    parts = np.concatenate([posterior_fit.predict(x[:700], n_draws=1000), posterior_fit.predict(x[700:], n_draws=1000)])
     assert np.allclose(whole, parts, rtol=0, atol=1e-12)
     # the posterior mean of C is the average of the draws that predict_draws reports
     draws = posterior_fit.predict_draws(x[:100], n_draws=200, seed=posterior_fit.seed + 7919)

@@ -647,24 +647,27 @@ class ConfidenceRanker:
             return np.asarray(_predict_jit(self.params_, jnp.asarray(x)))
         if use != "predictive":
             raise HJAError(f"use must be 'predictive' or 'weights', got {use!r}")
-        # blocks of rows keep memory at n_draws x block x width (the same draws for every block)
-        block = _PAD * 8
-        out = np.empty(x.shape[0])
-        for start in range(0, x.shape[0], block):
-            rows = x[start : start + block]
-            padded = np.vstack([rows, np.zeros((block - len(rows), x.shape[1]))]) if x.shape[0] > block else rows
-            conf = np.asarray(self._draw_confidences(padded, n_draws, self.seed + 7919)).mean(axis=0)
-            out[start : start + len(rows)] = conf[: len(rows)]
-        return out
+        return self._draws_blocked(x, n_draws, self.seed + 7919).mean(axis=0)
 
-    def _draw_confidences(self, x: np.ndarray, n_draws: int, seed: int) -> jax.Array:
+    def _draws_blocked(self, x: np.ndarray, n_draws: int, seed: int) -> np.ndarray:
+        """Confidences under ``n_draws`` posterior draws, shape (n_draws, n), computed in blocks
+        of rows so memory stays near n_draws x block x width (every block sees the same draws)."""
         if self.posterior_scale_ is None:
             raise HJAError("this ranker has no weight posterior (posterior=False)")
         if int(n_draws) < 1:
             raise HJAError("n_draws must be positive")
-        return _draw_confidences_jit(
-            self.params_, self.posterior_scale_, jax.random.PRNGKey(seed), jnp.asarray(x), int(n_draws)
-        )
+        width = max(self.hidden + (1,))
+        block = max(_PAD, (2**25 // (int(n_draws) * width)) // _PAD * _PAD)
+        key = jax.random.PRNGKey(seed)
+        if x.shape[0] <= block:
+            return np.asarray(_draw_confidences_jit(self.params_, self.posterior_scale_, key, jnp.asarray(x), int(n_draws)))
+        out = np.empty((int(n_draws), x.shape[0]))
+        for start in range(0, x.shape[0], block):
+            rows = x[start : start + block]
+            padded = np.vstack([rows, np.zeros((block - len(rows), x.shape[1]))])
+            conf = _draw_confidences_jit(self.params_, self.posterior_scale_, key, jnp.asarray(padded), int(n_draws))
+            out[:, start : start + len(rows)] = np.asarray(conf)[:, : len(rows)]
+        return out
 
     def predict_draws(self, features, n_draws: int = 200, *, seed: int = 0) -> np.ndarray:
         """Confidences under weights drawn from the posterior.
@@ -681,7 +684,7 @@ class ConfidenceRanker:
         -------
         ndarray, shape (n_draws, n)
         """
-        return np.asarray(self._draw_confidences(self._checked(features), n_draws, seed))
+        return self._draws_blocked(self._checked(features), n_draws, seed)
 
     def predict_spread(self, features, n_draws: int = 200, *, seed: int = 0) -> np.ndarray:
         """Posterior standard deviation of the confidence of each example.
@@ -785,9 +788,8 @@ class ConfidenceRanker:
         m = int(min(len(pos), len(neg)))
         if m < 1:
             raise DataError("need both agreeing and disagreeing examples")
-        conf = self._draw_confidences(x, n_draws, seed)
-        conf = np.asarray(conf)
-        wrong = conf[:, pos[:m]] <= conf[:, neg[:m]]
+        conf = self._draws_blocked(np.concatenate([x[pos[:m]], x[neg[:m]]]), n_draws, seed)
+        wrong = conf[:, :m] <= conf[:, m:]
         gibbs = float(wrong.mean())
         gibbs_upper = kl_inverse_upper(gibbs, math.log(1.0 / delta_mc) / n_draws)
         kl = self.kl_divergence()
