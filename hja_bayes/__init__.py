@@ -35,6 +35,7 @@ from .inference import (  # noqa: E402
 )
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
+from . import confidence  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "bicluster_residual",
     "canonicalize",
     "compose",
+    "confidence",
     "datasets",
     "fit_btl_svd",
     "fit_hja",
