@@ -22,6 +22,7 @@ from .errors import (  # noqa: E402
 )
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
+from .bayes import HJAPriors, sample_hja  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,7 @@ __all__ = [
     "DisconnectedGraphError",
     "HJAError",
     "HJAFit",
+    "HJAPriors",
     "IdentifiabilityError",
     "SimulationTruth",
     "canonicalize",
@@ -46,5 +48,6 @@ __all__ = [
     "fit_per_judge_btl",
     "fit_pooled_btl",
     "rank_criteria",
+    "sample_hja",
     "simulate",
 ]
