@@ -35,7 +35,7 @@ from .inference import (  # noqa: E402
 )
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
-from .bayes import HJAPriors, sample_hja  # noqa: E402
+from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -59,6 +59,7 @@ __all__ = [
     "WaldInference",
     "bicluster_residual",
     "canonicalize",
+    "compare_intervals",
     "compose",
     "datasets",
     "fit_btl_svd",

@@ -27,14 +27,14 @@ import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro.distributions as dist
 from numpyro.infer import MCMC, NUTS
+from scipy.special import expit, gammaln
 
 from ..data import Comparisons
 from ..decomposition import Decomposition, _canonicalize, check_rank
 from ..errors import ConvergenceWarning, IdentifiabilityError
 from ..fit import HJAFit, _validate, fit_hja
-from ..model import Cells, cell_logits, cells_of
+from ..model import Cells
 from .model import HJAPriors, chart_at, hja_model, unconstrain
 
 __all__ = ["sample_hja", "IDENTIFIED", "RHAT_LIMIT"]
@@ -45,7 +45,6 @@ IDENTIFIED = ("gamma", "mu", "U", "V", "D", "S", "beta")
 RHAT_LIMIT = 1.01
 _PAD = 64
 _SAMPLERS: dict = {}
-_timing: dict = {}
 
 _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_energy",
                  "adapt_state.step_size")
@@ -71,34 +70,30 @@ def _sampler(key, build) -> MCMC:
     return mcmc
 
 
-def _cell_log_likelihood(S, beta, cells: Cells):
-    """Binomial log-pmf per cell (gamma-function extension for half wins) for one draw."""
-    eta = cell_logits(S, beta, cells)
-    n, w = cells.n, cells.wins
-    log_choose = (jax.scipy.special.gammaln(n + 1) - jax.scipy.special.gammaln(w + 1)
-                  - jax.scipy.special.gammaln(n - w + 1))
-    return log_choose + w * eta - n * jax.nn.softplus(eta)
+@partial(jax.jit, static_argnums=1)
+def _canonical_draws(S_raw: jax.Array, rank: int) -> Decomposition:
+    """Canonical decomposition of every draw of S, shape (chain, draw, K, N)."""
+    flat = S_raw.reshape((-1,) + S_raw.shape[2:])
+    d = jax.vmap(lambda s: _canonicalize(s, rank))(flat)
+    return Decomposition(*(x.reshape(S_raw.shape[:2] + x.shape[1:]) for x in d))
 
 
-@partial(jax.jit, static_argnums=3)
-def _postprocess(key, S_raw, beta, rank: int, cells: Cells):
-    """Canonical draws, per-cell log-likelihood and replicated wins for (chain, draw) arrays.
+def _log_likelihood_and_replicates(S, beta, data: Comparisons, seed: int):
+    """Per-cell binomial log-pmf of the observed wins and replicated wins, per draw.
 
-    Replicated wins are drawn from the same Binomial distribution as the model's ``wins``
-    site (one key per draw).
+    ``S`` (chain, draw, K, N) and ``beta`` (chain, draw, K).  The log-pmf uses the
+    gamma-function extension of the binomial coefficient, so tied (half) wins are
+    evaluated as in the model.  Replicated wins are drawn from the model's likelihood,
+    ``Binomial(n_c, expit(eta_c))``, with a NumPy generator seeded by ``seed``.
     """
-    shape = S_raw.shape[:2]
-    S_flat = S_raw.reshape((-1,) + S_raw.shape[2:])
-    beta_flat = beta.reshape((-1,) + beta.shape[2:])
-    d = jax.vmap(lambda s: _canonicalize(s, rank))(S_flat)
-    S = jnp.einsum("dk,dn->dkn", d.gamma, d.mu) + jnp.einsum("dka,dna->dkn", d.U, d.V)
-    loglik = jax.vmap(_cell_log_likelihood, (0, 0, None))(S, beta_flat, cells)
-    count = jnp.rint(cells.n).astype(jnp.int64)
-    keys = jax.random.split(key, S.shape[0])
-    replicated = jax.vmap(lambda k, s, b: dist.Binomial(
-        count, logits=cell_logits(s, b, cells), validate_args=False).sample(k))(keys, S, beta_flat)
-    unflat = lambda x: x.reshape(shape + x.shape[1:])  # noqa: E731
-    return Decomposition(*map(unflat, d)), unflat(S), unflat(loglik), unflat(replicated)
+    k, i, j = data.judge, data.first, data.second
+    eta = beta[..., k] + S[..., k, i] - S[..., k, j]
+    n, w = data.n, data.wins
+    log_choose = gammaln(n + 1) - gammaln(w + 1) - gammaln(n - w + 1)
+    loglik = log_choose + w * eta - n * np.logaddexp(0.0, eta)
+    rng = np.random.default_rng([seed, 0x5eed])
+    replicated = rng.binomial(np.rint(n).astype(np.int64), expit(eta))
+    return loglik, replicated
 
 
 def _resolve_init(data, rank, init, position_bias):
@@ -216,11 +211,14 @@ def sample_hja(
         init_params["beta_raw"] = raw0.beta
     init_params = {k: jnp.broadcast_to(v, (num_chains,) + v.shape) if num_chains > 1 else v
                    for k, v in init_params.items()}
-    cells, obs = _padded_cells(data)
-    model_cells = cells._replace(wins=jnp.zeros_like(cells.wins))  # wins enter only as obs
+    # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
+    # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
+    # work); log-likelihoods and replicated data below stay per original cell.
+    model_cells, obs = _padded_cells(data if pb or not data.order_known else data.fold_order())
+    model_cells = model_cells._replace(wins=jnp.zeros_like(model_cells.wins))  # wins: obs
 
     jit_args = bool(reuse_compiled) and chain_method != "parallel"
-    key = (K, N, r, pb, tuple(priors), cells.n.shape[0], num_warmup, num_samples, num_chains,
+    key = (K, N, r, pb, tuple(priors), model_cells.n.shape[0], num_warmup, num_samples, num_chains,
            chain_method, float(target_accept_prob), bool(progress_bar))
 
     model = partial(hja_model, rank=r, position_bias=pb, priors=priors)
@@ -234,20 +232,19 @@ def sample_hja(
 
     mcmc = _sampler(key, build) if jit_args else build()
     rng = jax.random.PRNGKey(seed)
-    rng_mcmc, rng_ppc = jax.random.split(rng)
     start = time.perf_counter()
-    mcmc.run(rng_mcmc, model_cells, chart, jnp.asarray(obs), init_params=init_params,
+    mcmc.run(rng, model_cells, chart, jnp.asarray(obs), init_params=init_params,
              extra_fields=_EXTRA_FIELDS)
     samples = mcmc.get_samples(group_by_chain=True)
     jax.block_until_ready(samples)
     elapsed = time.perf_counter() - start
-    _timing["run"] = elapsed
     extra = mcmc.get_extra_fields(group_by_chain=True)
 
+    beta = np.asarray(samples["beta"])
+    d = Decomposition(*(np.asarray(x) for x in _canonical_draws(samples["S"], r)))
+    S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
+    loglik, predictive = _log_likelihood_and_replicates(S, beta, data, seed)
     real = data.n_cells
-    d, S, loglik, predictive = _postprocess(rng_ppc, samples["S"], samples["beta"], r, cells)
-    loglik, predictive = loglik[..., :real], predictive[..., :real]
-    beta = samples["beta"]
 
     posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
     dims = {"gamma": ["judge"], "mu": ["item"], "U": ["judge", "component"],
@@ -285,7 +282,6 @@ def sample_hja(
         dims=dims,
         posterior_attrs=attrs,
     )
-    _timing["post"] = time.perf_counter() - start - elapsed
     _warn_on_diagnostics(idata)
     return idata
 
