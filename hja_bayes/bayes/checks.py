@@ -403,6 +403,7 @@ def rank_comparison(idatas: Mapping[int, az.InferenceData]) -> pd.DataFrame:
         r, loo = next(iter(loos.items()))
         table = pd.DataFrame({"elpd_loo": [loo.elpd_loo], "p_loo": [loo.p_loo],
                               "se": [loo.se]}, index=[r])
+    table = table.drop(columns="rank", errors="ignore")  # az.compare's order: see loo_rank
     table.index = [int(r) for r in table.index]
     table.index.name = "rank"
     table["bic"] = [float(idatas[r].posterior.attrs["map_bic"]) for r in table.index]

@@ -285,7 +285,7 @@ def hja_model(
     ----------
     cells : Cells
         Cell indices and counts (``cells.wins`` is not used: pass it as ``obs``).  Cells
-        with ``n = 0`` contribute nothing (used to pad data to a fixed size).
+        with ``n = 0`` contribute nothing.
     chart : Chart
         Bases of the map (:func:`chart_at` or :func:`default_chart`).
     obs : array (n_cells,) or None

@@ -12,8 +12,9 @@ script, before any JAX computation, e.g.::
     import hja_bayes
     idata = hja_bayes.sample_hja(data, rank=1)
 
-Sequential chains are compiled once per data size and reused: data sets with the same
-number of judges, items and (padded) cells do not recompile.
+The data are compiled into the sampler (XLA folds the cell indices and counts into the
+program, several times faster per step than passing them as arguments), so each call
+compiles once: about 10 s on a small CPU, more on a loaded one.
 """
 
 from __future__ import annotations
@@ -43,31 +44,16 @@ __all__ = ["sample_hja", "IDENTIFIED", "RHAT_LIMIT"]
 IDENTIFIED = ("gamma", "mu", "U", "V", "D", "S", "beta")
 #: R-hat above this produces a ConvergenceWarning naming the quantities.
 RHAT_LIMIT = 1.01
-_PAD = 64
-_SAMPLERS: dict = {}
 
 _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_energy",
                  "adapt_state.step_size")
 
 
-def _padded_cells(data: Comparisons) -> tuple[Cells, np.ndarray]:
-    """Cells padded with empty (n = 0) cells to a multiple of 64, and observed wins."""
-    size = -(-data.n_cells // _PAD) * _PAD
-    extra = size - data.n_cells
-    pad = lambda a, v=0: np.concatenate([np.asarray(a), np.full(extra, v, np.asarray(a).dtype)])  # noqa: E731
-    cells = Cells(jnp.asarray(pad(data.judge)), jnp.asarray(pad(data.first)),
-                  jnp.asarray(pad(data.second, 1)), jnp.asarray(pad(data.n, 0.0)),
-                  jnp.asarray(pad(data.wins, 0.0)))
-    return cells, pad(data.wins, 0.0)
-
-
-def _sampler(key, build) -> MCMC:
-    mcmc = _SAMPLERS.get(key)
-    if mcmc is None:
-        if len(_SAMPLERS) > 16:
-            _SAMPLERS.clear()
-        mcmc = _SAMPLERS[key] = build()
-    return mcmc
+def _model_cells(data: Comparisons) -> tuple[Cells, np.ndarray]:
+    """Cells for the sampler (``wins`` zeroed: they enter as ``obs``) and the observed wins."""
+    cells = Cells(*(jnp.asarray(a) for a in (data.judge, data.first, data.second, data.n)),
+                  jnp.zeros(data.n_cells))
+    return cells, np.asarray(data.wins)
 
 
 @partial(jax.jit, static_argnums=1)
@@ -134,7 +120,6 @@ def sample_hja(
     target_accept_prob: float = 0.8,
     chain_method: Literal["parallel", "sequential", "vectorized"] | None = None,
     progress_bar: bool = True,
-    reuse_compiled: bool = False,
 ) -> az.InferenceData:
     """Sample the posterior of the Bayesian HJA model with NUTS, starting at the MAP.
 
@@ -162,14 +147,6 @@ def sample_hja(
         Default: "parallel" when JAX has a device per chain (see the module docstring on
         ``numpyro.set_host_device_count``), else "sequential".
     progress_bar : bool
-    reuse_compiled : bool
-        False (default) compiles the sampler with the data built in, which lets XLA fold the
-        cell indices and counts into the program (several times faster per step); it
-        recompiles for each new data set.  True passes the data as arguments instead, so
-        data sets of the same size (judges, items, cells rounded up to a multiple of 64)
-        reuse one compiled sampler: the better choice for simulation studies with many small
-        replicates.  Ignored for parallel chains (NumPyro recompiles those anyway).
-
     Returns
     -------
     arviz.InferenceData
@@ -183,8 +160,8 @@ def sample_hja(
         ``ties``); ``sample_stats``: ``diverging``, ``acceptance_rate``, ``n_steps``,
         ``tree_depth``, ``energy``, ``lp``, ``step_size``.  ``posterior.attrs`` records the
         rank, position bias, the MAP negative log-likelihood and BIC, the seed, the chain
-        method and ``sampling_time`` (seconds, warm-up included, compilation excluded when
-        cached).
+        method and ``sampling_time`` (seconds of the NUTS run: compilation, warm-up and
+        draws).
 
     Raises
     ------
@@ -209,37 +186,25 @@ def sample_hja(
         init_params.update(l_free=raw0.l_free, w=raw0.w)
     if pb:
         init_params["beta_raw"] = raw0.beta
-    init_params = {k: jnp.broadcast_to(v, (num_chains,) + v.shape) if num_chains > 1 else v
-                   for k, v in init_params.items()}
     # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
     # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
     # work); log-likelihoods and replicated data below stay per original cell.
-    model_cells, obs = _padded_cells(data if pb or not data.order_known else data.fold_order())
-    model_cells = model_cells._replace(wins=jnp.zeros_like(model_cells.wins))  # wins: obs
-
-    jit_args = bool(reuse_compiled) and chain_method != "parallel"
-    key = (K, N, r, pb, tuple(priors), model_cells.n.shape[0], num_warmup, num_samples, num_chains,
-           chain_method, float(target_accept_prob), bool(progress_bar))
+    model_cells, obs = _model_cells(data if pb else data.fold_order())
 
     model = partial(hja_model, rank=r, position_bias=pb, priors=priors)
-
-    def build():
-        kernel = NUTS(model, dense_mass=True, target_accept_prob=target_accept_prob)
-        mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples,
-                    num_chains=num_chains, chain_method=chain_method,
-                    progress_bar=progress_bar, jit_model_args=jit_args)
-        return mcmc
-
-    mcmc = _sampler(key, build) if jit_args else build()
-    rng = jax.random.PRNGKey(seed)
+    kernel = NUTS(model, dense_mass=True, target_accept_prob=target_accept_prob)
+    mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
+                chain_method=chain_method, progress_bar=progress_bar)
+    if num_chains > 1:
+        init_params = {k: jnp.broadcast_to(v, (num_chains,) + v.shape)
+                       for k, v in init_params.items()}
     start = time.perf_counter()
-    mcmc.run(rng, model_cells, chart, jnp.asarray(obs), init_params=init_params,
-             extra_fields=_EXTRA_FIELDS)
+    mcmc.run(jax.random.PRNGKey(seed), model_cells, chart, jnp.asarray(obs),
+             init_params=init_params, extra_fields=_EXTRA_FIELDS)
     samples = mcmc.get_samples(group_by_chain=True)
+    extra = mcmc.get_extra_fields(group_by_chain=True)
     jax.block_until_ready(samples)
     elapsed = time.perf_counter() - start
-    extra = mcmc.get_extra_fields(group_by_chain=True)
-
     beta = np.asarray(samples["beta"])
     d = Decomposition(*(np.asarray(x) for x in _canonical_draws(samples["S"], r)))
     S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
