@@ -48,6 +48,8 @@ def parse_args(argv=None):
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--first-seed", type=int, default=1000)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "bayes_coverage"))
+    p.add_argument("--resume", action="store_true",
+                   help="keep the replicates already in OUT.json (same setting) and run the rest")
     return p.parse_args(argv)
 
 
@@ -73,9 +75,15 @@ def truth_values(table, truth, judges, items):
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    rows = []
-    t_start = time.perf_counter()
+    rows, done, t_before = [], set(), 0.0
+    if args.resume and Path(args.out).with_suffix(".json").exists():
+        previous = json.loads(Path(args.out).with_suffix(".json").read_text())
+        rows, t_before = previous["rows"], previous["seconds"]
+        done = {r["replicate"] for r in rows}
+    t_start = time.perf_counter() - t_before
     for rep in range(args.replicates):
+        if rep in done:
+            continue
         seed = args.first_seed + rep
         data, truth = simulate(args.judges, args.items, args.rank, args.comparisons, seed=seed)
         t0 = time.perf_counter()

@@ -55,7 +55,7 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.linalg import solve_triangular
 
-from ..decomposition import Decomposition, check_rank
+from ..decomposition import Decomposition
 from ..model import Cells, cell_logits
 
 __all__ = [
