@@ -36,6 +36,7 @@ from .inference import (  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
 from . import confidence  # noqa: E402
+from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ __all__ = [
     "DisconnectedGraphError",
     "HJAError",
     "HJAFit",
+    "HJAPriors",
     "IdentifiabilityError",
     "Interval",
     "JudgeLeverage",
@@ -58,6 +60,7 @@ __all__ = [
     "WaldInference",
     "bicluster_residual",
     "canonicalize",
+    "compare_intervals",
     "compose",
     "confidence",
     "datasets",
@@ -68,6 +71,7 @@ __all__ = [
     "free_parameters",
     "judge_leverage",
     "rank_criteria",
+    "sample_hja",
     "simulate",
     "tangent_basis",
     "wald_inference",

@@ -1,0 +1,157 @@
+"""sample_hja: NUTS from the MAP to an InferenceData of canonical draws."""
+
+import re
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy import stats
+
+from hja_bayes import (
+    Comparisons,
+    ConvergenceWarning,
+    fit_hja,
+    sample_hja,
+    simulate,
+)
+from hja_bayes.bayes.sample import _warn_on_diagnostics
+
+from .bayes_support import panel as shared_panel
+from .bayes_support import quiet_sample
+
+
+@pytest.fixture(scope="module")
+def panel():
+    return shared_panel()
+
+
+def test_inference_data_has_its_groups(panel):
+    data, _, fit, idata = panel
+    for group in ("posterior", "log_likelihood", "posterior_predictive", "observed_data",
+                  "sample_stats", "constant_data"):
+        assert hasattr(idata, group), group
+    post = idata.posterior
+    assert set(post.data_vars) == {"gamma", "mu", "U", "V", "D", "S", "beta"}
+    assert post["S"].shape == (2, 300, 3, 5) and post["V"].shape == (2, 300, 5, 1)
+    assert list(post["judge"].values) == list(data.judges)
+    assert idata.log_likelihood["wins"].shape == (2, 300, data.n_cells)
+    assert idata.posterior_predictive["wins"].shape == (2, 300, data.n_cells)
+    np.testing.assert_array_equal(idata.observed_data["wins"], data.wins)
+    assert post.attrs["rank"] == 1 and post.attrs["position_bias"] == 1
+    assert post.attrs["map_bic"] == pytest.approx(fit.bic)
+    assert {"diverging", "energy", "lp", "acceptance_rate", "tree_depth"} <= set(idata.sample_stats.data_vars)
+
+
+def test_every_draw_satisfies_every_constraint(panel):
+    _, _, _, idata = panel
+    post = idata.posterior
+    gamma, mu, U, V, D, S = (np.asarray(post[v]) for v in ("gamma", "mu", "U", "V", "D", "S"))
+    K, N = S.shape[-2:]
+    assert np.abs(mu.sum(-1)).max() < 1e-12
+    assert np.abs(gamma.sum(-1) - K).max() < 1e-12
+    assert np.abs(U.sum(-2)).max() < 1e-12 and np.abs(V.sum(-2)).max() < 1e-12
+    assert np.abs(np.einsum("cdn,cdna->cda", mu, V)).max() < 1e-11
+    assert np.abs(np.einsum("cdna,cdnb->cdab", V, V) / N - np.eye(1)).max() < 1e-12
+    assert np.abs(np.einsum("cdka,cdkb->cdab", U, U) / K - D[..., None]).max() < 1e-12
+    assert np.all(V[..., 0, :] > 0)  # sign rule: first entry of every V column positive
+    np.testing.assert_allclose(S, np.einsum("cdk,cdn->cdkn", gamma, mu)
+                               + np.einsum("cdka,cdna->cdkn", U, V), atol=1e-12)
+    assert np.abs(S.sum(-1)).max() < 1e-11
+
+
+def test_posterior_means_agree_with_the_map(panel):
+    """|posterior mean - MAP| <= 4 MCSE + 0.15 posterior sd for mu, gamma, beta and D.
+
+    Allowance: with 1500 comparisons per judge the posterior is close to normal, so mean
+    and mode differ by O(sd / sqrt(n_eff)) from skewness; the prior pulls by at most
+    sd^2 |theta| / s^2 <= 0.01 sd here (sd <= 0.15, |theta| <= 3, s >= 1).  0.15 sd covers
+    both with room; 4 MCSE covers the Monte Carlo error of the mean.
+    """
+    _, _, fit, idata = panel
+    post = idata.posterior
+    mcse = az.mcse(post)
+    for name, map_value in (("mu", fit.mu), ("gamma", fit.gamma), ("beta", fit.beta), ("D", fit.D)):
+        draws = np.asarray(post[name])
+        mean = draws.mean(axis=(0, 1))
+        sd = draws.std(axis=(0, 1))
+        tol = 4 * np.asarray(mcse[name]) + 0.15 * sd
+        assert np.all(np.abs(mean - map_value) <= tol), (name, mean - map_value, tol)
+
+
+def test_log_likelihood_is_the_binomial_log_pmf(panel):
+    data, _, _, idata = panel
+    S = np.asarray(idata.posterior["S"][1, 7])
+    beta = np.asarray(idata.posterior["beta"][1, 7])
+    eta = beta[data.judge] + S[data.judge, data.first] - S[data.judge, data.second]
+    expected = stats.binom.logpmf(data.wins, data.n, 1 / (1 + np.exp(-eta)))  # no ties here
+    np.testing.assert_allclose(idata.log_likelihood["wins"][1, 7], expected, rtol=1e-10)
+
+
+def test_diagnostics_are_clean_on_well_conditioned_data(panel):
+    _, _, _, idata = panel
+    assert int(idata.sample_stats["diverging"].sum()) == 0
+    assert float(az.rhat(idata.posterior).to_array().max()) < 1.05
+
+
+def test_same_seed_gives_identical_draws(panel):
+    data, _, fit, idata = panel
+    again = quiet_sample(data, 1, init=fit, seed=1)
+    np.testing.assert_array_equal(again.posterior["S"], idata.posterior["S"])
+    np.testing.assert_array_equal(again.posterior_predictive["wins"],
+                                  idata.posterior_predictive["wins"])
+    # and the draws are not all alike: the two chains (different keys) differ
+    assert not np.array_equal(idata.posterior["S"][0], idata.posterior["S"][1])
+
+
+def _message(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("case", ["disconnected", "rank", "folded_bias"])
+def test_rejects_what_fit_hja_rejects_with_the_same_message(case):
+    if case == "disconnected":
+        df = {"judge": ["j"] * 4, "model_a": ["a", "b", "c", "d"],
+              "model_b": ["b", "a", "d", "c"], "winner": ["model_a"] * 4}
+        import pandas as pd
+        data, rank, kw = Comparisons.from_frame(pd.DataFrame(df)), 0, {}
+    elif case == "rank":
+        data, rank, kw = simulate(3, 5, 1, 100, seed=0)[0], 3, {}
+    else:
+        data, rank, kw = simulate(3, 5, 1, 100, seed=0)[0].fold_order(), 1, {"position_bias": True}
+    kind, message = _message(lambda: fit_hja(data, rank, **kw))
+    with pytest.raises(kind, match=re.escape(message)):
+        sample_hja(data, rank, **kw, num_warmup=5, num_samples=5, progress_bar=False)
+
+
+def test_rejects_an_init_that_does_not_match():
+    data, _ = simulate(3, 5, 1, 300, seed=0)
+    fit = fit_hja(data, 0)
+    with pytest.raises(ValueError, match="rank-0 fit"):
+        sample_hja(data, 1, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
+
+
+def _fake_idata(shift: float, diverging: bool):
+    rng = np.random.default_rng(0)
+    mu = rng.normal(size=(2, 200, 3))
+    mu[1, :, 2] += shift
+    stats_ = {"diverging": np.zeros((2, 200), bool)}
+    stats_["diverging"][0, 5] = diverging
+    return az.from_dict(posterior={"mu": mu}, sample_stats=stats_,
+                        coords={"item": ["a", "b", "c"]}, dims={"mu": ["item"]})
+
+
+def test_r_hat_above_the_limit_warns_and_names_the_quantity():
+    with pytest.warns(ConvergenceWarning, match=r"R-hat above 1.01 .*mu\[c\]") as record:
+        _warn_on_diagnostics(_fake_idata(shift=1.0, diverging=False))
+    assert "mu[a]" not in str(record[0].message)
+
+
+def test_divergences_warn():
+    with pytest.warns(ConvergenceWarning, match="1 divergent transition"):
+        _warn_on_diagnostics(_fake_idata(shift=0.0, diverging=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_on_diagnostics(_fake_idata(shift=0.0, diverging=False))
