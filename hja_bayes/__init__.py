@@ -12,6 +12,12 @@ from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .data import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
 from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
+from .diagnostics import (  # noqa: E402
+    Biclustering,
+    JudgeLeverage,
+    bicluster_residual,
+    judge_leverage,
+)
 from .errors import (  # noqa: E402
     ConvergenceWarning,
     DataError,
@@ -20,6 +26,13 @@ from .errors import (  # noqa: E402
     HJAError,
     IdentifiabilityError,
 )
+from .inference import (  # noqa: E402
+    Interval,
+    WaldInference,
+    free_parameters,
+    tangent_basis,
+    wald_inference,
+)
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from . import datasets  # noqa: E402
 
@@ -27,6 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BTLFit",
+    "Biclustering",
     "ComparisonSummary",
     "Comparisons",
     "ConvergenceWarning",
@@ -37,7 +51,11 @@ __all__ = [
     "HJAError",
     "HJAFit",
     "IdentifiabilityError",
+    "Interval",
+    "JudgeLeverage",
     "SimulationTruth",
+    "WaldInference",
+    "bicluster_residual",
     "canonicalize",
     "compose",
     "datasets",
@@ -46,5 +64,9 @@ __all__ = [
     "fit_per_judge_btl",
     "fit_pooled_btl",
     "rank_criteria",
+    "free_parameters",
+    "judge_leverage",
     "simulate",
+    "tangent_basis",
+    "wald_inference",
 ]
