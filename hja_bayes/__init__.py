@@ -33,7 +33,18 @@ from .inference import (  # noqa: E402
     tangent_basis,
     wald_inference,
 )
+from .io import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
+from .reporting import (  # noqa: E402
+    forest_plot,
+    judge_map,
+    judge_table,
+    leaderboard,
+    pairwise_table,
+    report,
+    residual_heatmap,
+    win_probability_heatmap,
+)
 from . import datasets  # noqa: E402
 
 __version__ = "0.1.0"
@@ -63,10 +74,21 @@ __all__ = [
     "fit_hja",
     "fit_per_judge_btl",
     "fit_pooled_btl",
-    "rank_criteria",
+    "forest_plot",
     "free_parameters",
     "judge_leverage",
+    "judge_map",
+    "judge_table",
+    "leaderboard",
+    "load_fit",
+    "load_posterior",
+    "pairwise_table",
+    "rank_criteria",
+    "report",
+    "residual_heatmap",
+    "save_fit",
     "simulate",
     "tangent_basis",
     "wald_inference",
+    "win_probability_heatmap",
 ]

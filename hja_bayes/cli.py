@@ -1,48 +1,289 @@
-"""Command line: ``hja-bayes demo`` (and, as they land, fit / report / confidence)."""
+"""Command line ``hja-bayes``: fit a panel, write its report, or run the demo.
+
+::
+
+    hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--out DIR] ...
+    hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
+    hja-bayes demo [--out DIR]
+
+``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,
+with ``--counts``, one row per aggregated cell), or ``bundled:prd_vicuna80``.  Progress
+goes to stderr; bad input ends with a one-line error and exit code 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+import warnings
+from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["build_parser", "main"]
 
-__all__ = ["main"]
+BUNDLED = {"bundled:prd_vicuna80"}
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from .btl import fit_pooled_btl
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line and exit code 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse hook
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class _Progress:
+    """Stage messages with elapsed time on stderr."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _rank_arg(text: str):
+    if text in ("bic", "cv"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rank must be 'bic', 'cv' or an integer, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"rank must be >= 0, got {value}")
+    return value
+
+
+def _level_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"level must lie strictly between 0 and 1, got {value}")
+    return value
+
+
+def _read_data(args: argparse.Namespace):
     from .data import Comparisons
-    from .datasets import PRD_CITATION, load_prd_vicuna80
+    from .datasets import load_prd_vicuna80
+    from .errors import DataError
 
-    prd = load_prd_vicuna80()
-    data = Comparisons.from_frame(prd.judgments)
-    print("PRD Vicuna80 —", PRD_CITATION)
+    source = args.data
+    if source in BUNDLED:
+        return Comparisons.from_frame(load_prd_vicuna80().judgments), "PRD Vicuna80 (bundled)"
+    path = Path(source)
+    if not path.exists():
+        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)})")
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ""
+    if kind in (".jsonl", ".json", ".ndjson"):
+        frame = pd.read_json(path, lines=True, dtype=False)
+    elif kind in (".csv", ".txt", ".tsv"):
+        frame = pd.read_csv(path, dtype=str, sep="\t" if kind == ".tsv" else ",")
+    else:
+        raise DataError(f"{source}: unknown file type {kind or '(none)'!r}; use .csv, .tsv or .jsonl")
+    judge = None if args.judge_col == "-" else args.judge_col
+    if args.counts:
+        for column in (args.n_col, args.wins_col) + ((args.ties_col,) if args.ties_col else ()):
+            if column in frame.columns:
+                frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
+                                       model_b=args.model_b_col, n=args.n_col,
+                                       wins=args.wins_col, ties=args.ties_col or None)
+    else:
+        data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
+                                      model_b=args.model_b_col, winner=args.winner_col)
+    return data, path.name
+
+
+def _print_table(df: pd.DataFrame) -> None:
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160,
+                           "display.max_columns", 30):
+        print(df.to_string(index=False))
+
+
+def _fit(data, args, progress):
+    from .fit import fit_hja
+
+    what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
+    progress(f"fitting the HJA model ({what}, position bias "
+             f"{'on' if args.position_bias else 'off'})")
+    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed)
+    progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
+             f"{'converged' if fit.converged else 'NOT converged'}")
+    return fit
+
+
+def _show(fit, level, scale, progress):
+    from .reporting import judge_table, leaderboard, wald
+
+    progress("Wald intervals")
+    inference = wald(fit)
+    board = leaderboard(fit, level, scale, inference=inference)
+    print(f"\nLeaderboard ({level:.0%} Wald intervals, {scale} scale):")
+    _print_table(board)
+    print("\nJudges:")
+    _print_table(judge_table(fit, level, inference=inference))
+    return inference
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    progress = _Progress(args.quiet)
+    progress(f"reading {args.data}")
+    data, name = _read_data(args)
     print(data.summary())
-    print()
-    fit = fit_pooled_btl(data)
-    print(f"Pooled Bradley–Terry leaderboard (logit scale, {args.level:.0%} Wald intervals):")
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
-        print(fit.table(level=args.level).to_string(index=False))
+    fit = _fit(data, args, progress)
+    inference = _show(fit, args.level, args.scale, progress)
+    out = Path(args.out)
+    fit.save(out)
+    progress(f"saved the fit to {out}/ (fit.json, arrays.npz)")
+    if args.report:
+        from .reporting import report
+
+        progress("writing the report")
+        files = report(fit, out / "report", args.level, args.scale, inference=inference,
+                       title=f"HJA leaderboard: {name}")
+        progress(f"report written: {files.html}")
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .io import load_fit
+    from .reporting import report
+
+    progress = _Progress(args.quiet)
+    fit_dir = Path(args.fit_dir)
+    progress(f"loading the fit from {fit_dir}")
+    fit = load_fit(fit_dir)
+    out = Path(args.out) if args.out else fit_dir / "report"
+    progress("computing intervals and drawing figures")
+    files = report(fit, out, args.level, args.scale, title=args.title)
+    progress("done")
+    print(files.html)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .datasets import PRD_CITATION
+    from .reporting import report
+
+    progress = _Progress(args.quiet)
+    args.data = "bundled:prd_vicuna80"
+    progress("reading the bundled PRD Vicuna80 judgments")
+    data, _ = _read_data(args)
+    print("PRD Vicuna80 —", PRD_CITATION)
+    print(data.summary())
+    fit = _fit(data, args, progress)
+    print()
+    print(fit.summary())
+    inference = _show(fit, args.level, args.scale, progress)
+    progress("writing the report (tables, figures, HTML)")
+    files = report(fit, args.out, args.level, args.scale, inference=inference,
+                   title="HJA leaderboard: PRD Vicuna80 (five LLM judges)")
+    progress("done")
+    print(f"\nReport: {files.html}")
+    return 0
+
+
+def _add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:
+    p.add_argument("--level", type=_level_arg, default=0.95,
+                   help="level of every interval (default 0.95)")
+    if scale:
+        p.add_argument("--scale", choices=("logit", "elo"), default="logit",
+                       help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) -> None:
+    p.add_argument("--rank", type=_rank_arg, default=rank_default,
+                   help=f"disagreement rank r: an integer, or 'bic' / 'cv' to choose it "
+                        f"(default {rank_default})")
+    p.add_argument("--position-bias", dest="position_bias", action="store_true",
+                   default=bias_default, help="estimate a per-judge first-position bias")
+    if bias_default:
+        p.add_argument("--no-position-bias", dest="position_bias", action="store_false",
+                       help="leave the position bias out")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the cross-validation folds (default 0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hja-bayes", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="leaderboard of the bundled PRD Vicuna80 data")
-    demo.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    demo.set_defaults(run=_demo)
+    """The ``hja-bayes`` argument parser (subcommands fit, report, demo)."""
+    parser = _Parser(prog="hja-bayes", description=__doc__.split("\n\n")[0],
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    fit = sub.add_parser("fit", help="fit the HJA model to comparison data and save it")
+    fit.add_argument("data", help="CSV / JSONL file (one row per judgment), or "
+                                  "bundled:prd_vicuna80")
+    fit.add_argument("--judge-col", default="judge",
+                     help="column naming the judge ('-': one judge) (default judge)")
+    fit.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
+    fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
+    fit.add_argument("--winner-col", default="winner",
+                     help="verdict: model_a, model_b, tie, or the winner's name (default winner)")
+    fit.add_argument("--counts", action="store_true",
+                     help="rows are aggregated cells with counts (see --n-col, --wins-col)")
+    fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
+    fit.add_argument("--wins-col", default="wins",
+                     help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
+    fit.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
+    _add_model(fit, rank_default="bic", bias_default=False)
+    fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")
+    fit.add_argument("--report", action="store_true", help="also write the report to OUT/report")
+    _add_common(fit)
+    fit.set_defaults(run=_cmd_fit)
+
+    rep = sub.add_parser("report", help="write the HTML/Markdown/CSV/JSON report of a saved fit")
+    rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
+    rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
+    rep.add_argument("--title", default=None, help="report title")
+    _add_common(rep)
+    rep.set_defaults(run=_cmd_report)
+
+    demo = sub.add_parser("demo", help="the full report on the bundled PRD Vicuna80 data")
+    demo.add_argument("--out", default="report", help="report folder (default report)")
+    _add_model(demo, rank_default="bic", bias_default=True)
+    _add_common(demo)
+    demo.set_defaults(run=_cmd_demo)
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"hja-bayes: warning: {text}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``hja-bayes`` console script; returns the exit code."""
+    """Entry point of the ``hja-bayes`` console script; returns the exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 on bad input (one line on stderr, no traceback).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except (ValueError, OSError) as exc:  # HJAError is a ValueError
-        print(f"hja-bayes: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return args.run(args)
+        except (ValueError, OSError, KeyError) as exc:  # HJAError is a ValueError
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"hja-bayes: error: {text}", file=sys.stderr)
+            return 2

@@ -273,6 +273,21 @@ class HJAFit:
         K, N, r = len(self.judges), len(self.items), self.rank
         return (r + 1) * (K + N - r - 2) + (K if self.position_bias else 0)
 
+    def save(self, path, idata=None):
+        """Write the fit (and optionally its posterior) to the folder ``path``.
+
+        See :func:`hja_bayes.io.save_fit` for the format (JSON + .npz, no pickle); read it
+        back with :func:`hja_bayes.load_fit`.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        from .io import save_fit
+
+        return save_fit(self, path, idata=idata)
+
     def summary(self) -> str:
         """A short text summary of the fit."""
         lines = [
