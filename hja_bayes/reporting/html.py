@@ -420,8 +420,10 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     for name in ("judge_map", "residual", "win_probability"):
         if name in figure_files:
             lines += [f"![{_md_escape(_FIGURE_CAPTIONS[name])}]({figure_files[name]})", ""]
-    lines += ["## Data and fit", "", "```", rep.data_summary.replace("```", "'''"), "",
-              rep.fit_summary.replace("```", "'''"), "```", ""]
+    lines += ["## Data and fit", ""]
+    summary = rep.data_summary + "\n" + rep.fit_summary
+    lines += [f"- {_md_escape(line.strip())}" for line in summary.splitlines() if line.strip()]
+    lines += [""]
     if rep.rank_table is not None:
         lines += ["### Rank selection", "", _md_table(rep.rank_table, rep.scale), ""]
     lines += ["## Reading the tables", ""]
