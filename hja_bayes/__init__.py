@@ -11,13 +11,13 @@ _jax.config.update("jax_enable_x64", True)
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .data import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
-from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .diagnostics import (  # noqa: E402
     Biclustering,
     JudgeLeverage,
     bicluster_residual,
     judge_leverage,
 )
+from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .errors import (  # noqa: E402
     ConvergenceWarning,
     DataError,

@@ -14,6 +14,7 @@ Everything takes plain arrays (e.g. the fields of
 
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -22,6 +23,9 @@ from scipy.cluster.vq import ClusterError, kmeans2
 from .errors import HJAError
 
 __all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage"]
+
+# scipy >= 1.15 names the generator argument ``rng`` (``seed`` before, and on its way out)
+_KMEANS_RNG = "rng" if "rng" in inspect.signature(kmeans2).parameters else "seed"
 
 #: Default threshold on the relative leverage rho for the high-leverage flag.
 RHO_THRESHOLD = 0.25
@@ -142,11 +146,11 @@ def _kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_ini
     for _ in range(n_init):
         try:
             centroids, labels = kmeans2(points, n_clusters, minit="++", missing="raise",
-                                        seed=rng)
+                                        **{_KMEANS_RNG: rng})
         except ClusterError:  # an empty cluster: try another start
             continue
         cost = float(np.sum((points - centroids[labels]) ** 2))
-        if cost < best_cost - 1e-12 * max(1.0, best_cost if np.isfinite(best_cost) else 1.0):
+        if cost < best_cost:  # ties keep the earlier start: deterministic for a seed
             best, best_cost = labels, cost
     if best is None:
         raise HJAError(

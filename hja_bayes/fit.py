@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable, Literal
 
 import jax
@@ -46,6 +46,8 @@ __all__ = ["HJAFit", "fit_hja", "fit_btl_svd", "rank_criteria", "split_compariso
 DEFAULT_RIDGE = 1e-6
 MU_FLOOR = 1e-8
 SIGMA_FLOOR = 1e-10
+TAU_SHRINK = 0.5
+TAU_MIN = 0.03
 
 
 # --------------------------------------------------------------------------- core math
@@ -59,7 +61,7 @@ def _objective(B, T, cells, r, ridge):
     return negative_log_likelihood(S, beta, cells) + 0.5 * ridge * (jnp.sum(S**2) + beta @ beta)
 
 
-def _damped_newton(fun, direction, x0, max_steps=50, rel_tol=1e-13):
+def _damped_newton(fun, direction, x0, max_steps=1, rel_tol=1e-13):
     """Minimise a convex ``fun`` from ``x0``; ``direction(x) -> (d, decrement)``."""
 
     def cond(state):
@@ -190,6 +192,7 @@ def _solve(B, T, cells, r, *, position_bias, tau, ridge, tol, max_iter, reanchor
                 )
             continue
         B, T = B_new, T_new
+        tau = max(tau * TAU_SHRINK, TAU_MIN)
         if progress is not None:
             progress(it, f_new)
         if abs(f - f_new) <= tol * max(1.0, abs(f_new)):
@@ -272,6 +275,36 @@ class HJAFit:
         """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
         K, N, r = len(self.judges), len(self.items), self.rank
         return (r + 1) * (K + N - r - 2) + (K if self.position_bias else 0)
+
+    @cached_property
+    def wald(self):
+        """Wald inference at this fit (:class:`~hja_bayes.inference.WaldInference`, computed once).
+
+        Raises a clear error when the Fisher information is singular or the comparison graph
+        is disconnected.
+        """
+        from .inference import wald_inference
+
+        return wald_inference(self.data, self.S, self.beta, self.rank,
+                              position_bias=self.position_bias)
+
+    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+        """Wald intervals for mu, gamma, beta (with position bias) and every mu_i - mu_j.
+
+        Columns: quantity, label, estimate, se, lower, upper.
+        """
+        return self.wald.intervals(level)
+
+    def contrast(self, q: Callable, level: float = 0.95):
+        """Wald interval of any differentiable ``q(S, beta)`` (delta method); see
+        :meth:`~hja_bayes.inference.WaldInference.contrast`."""
+        return self.wald.contrast(q, level)
+
+    def leverage(self):
+        """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""
+        from .diagnostics import judge_leverage
+
+        return judge_leverage(self.gamma, self.mu, self.U, self.V)
 
     def save(self, path, idata=None):
         """Write the fit (and optionally its posterior) to the folder ``path``.

@@ -33,7 +33,7 @@ from scipy.stats import norm
 
 from .data import Comparisons
 from .decomposition import canonicalize, check_rank
-from .errors import IdentifiabilityError
+from .errors import DataError, IdentifiabilityError
 from .model import cells_of, fisher_blocks
 
 __all__ = [
@@ -187,7 +187,7 @@ def chart_information(
     """
     S = jnp.asarray(S)
     K, N = S.shape
-    SS, Sb, bb = (np.asarray(x) for x in fisher_blocks(S, jnp.asarray(beta), cells))
+    SS, Sb, bb = (np.asarray(x) for x in _fisher_blocks(S, jnp.asarray(beta), cells))
     basis = np.asarray(basis)
     Bk = basis.reshape(K, N, -1)
     FB = np.matmul(SS, Bk)  # judge by judge: F is block diagonal in S
@@ -200,15 +200,19 @@ def chart_information(
 
 
 def _flat_jacobian(q: Callable, S: jax.Array, beta: jax.Array):
-    """Value of ``q`` (flattened) and its Jacobian with respect to (vec S, beta)."""
+    """Value of ``q`` and its Jacobian (outputs flattened) with respect to (vec S, beta).
+
+    One ``jax.jacfwd`` or ``jax.jacrev`` over all outputs at once, whichever is cheaper.
+    """
 
     def flat(S_, beta_):
-        return jnp.ravel(jnp.asarray(q(S_, beta_), dtype=S_.dtype))
+        value = jnp.asarray(q(S_, beta_), dtype=S_.dtype)
+        return jnp.ravel(value), value
 
-    value = flat(S, beta)
-    jac_fn = jax.jacfwd if value.size > S.size + beta.size else jax.jacrev
-    dS, dbeta = jac_fn(flat, argnums=(0, 1))(S, beta)
-    G = jnp.concatenate([dS.reshape(value.size, -1), dbeta.reshape(value.size, -1)], axis=1)
+    size = jax.eval_shape(flat, S, beta)[0].size
+    jac_fn = jax.jacfwd if size > S.size + beta.size else jax.jacrev
+    (dS, dbeta), value = jac_fn(flat, argnums=(0, 1), has_aux=True)(S, beta)
+    G = jnp.concatenate([dS.reshape(size, -1), dbeta.reshape(size, -1)], axis=1)
     return np.asarray(value), np.asarray(G)
 
 
@@ -219,6 +223,7 @@ def _core_quantities(S: jax.Array, beta: jax.Array) -> jax.Array:
 
 
 _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
+_fisher_blocks = jax.jit(fisher_blocks)
 
 
 def _z(level: float) -> float:
@@ -227,9 +232,10 @@ def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2))
 
 
-def _interval(estimate, cov, level) -> Interval:
+def _interval(estimate, variance, level) -> Interval:
+    """Wald interval from estimates and their variances (same number of entries)."""
     estimate = np.asarray(estimate, dtype=float)
-    se = np.sqrt(np.clip(np.diagonal(np.atleast_2d(cov)), 0.0, None)).reshape(estimate.shape)
+    se = np.sqrt(np.clip(np.asarray(variance, dtype=float), 0.0, None)).reshape(estimate.shape)
     z = _z(level)
     return Interval(estimate, se, estimate - z * se, estimate + z * se)
 
@@ -292,8 +298,7 @@ class WaldInference:
         S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
         value, G = _flat_jacobian(q, S, beta)
         GB = G @ self.basis
-        shape = np.shape(q(S, beta))
-        return value.reshape(shape), GB @ self.covariance @ GB.T
+        return value, GB @ self.covariance @ GB.T
 
     def se(self, q: Callable) -> np.ndarray:
         """Wald standard error of every output of ``q(S, beta)`` (delta method)."""
@@ -321,7 +326,7 @@ class WaldInference:
         ``inference.contrast(lambda S, b: canonicalize(S, 1).D[0])``.
         """
         estimate, cov = self.covariance_of(q)
-        return _interval(estimate, cov, level)
+        return _interval(estimate, np.diagonal(cov), level)
 
     # ------------------------------------------------------ standard quantities
     @cached_property
@@ -343,13 +348,13 @@ class WaldInference:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
         value, cov = self._core_covariance
         N = len(self.items)
-        return _interval(value[:N], cov[:N, :N], level)
+        return _interval(value[:N], np.diagonal(cov)[:N], level)
 
     def gamma(self, level: float = 0.95) -> Interval:
         """Judge sensitivities gamma_k (``sum(gamma) = K``)."""
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N:N + K], cov[N:N + K, N:N + K], level)
+        return _interval(value[N:N + K], np.diagonal(cov)[N:N + K], level)
 
     def position_biases(self, level: float = 0.95) -> Interval:
         """Per-judge position biases beta_k (only when they were estimated)."""
@@ -357,7 +362,7 @@ class WaldInference:
             raise IdentifiabilityError("position bias was not estimated in this fit")
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N + K:], cov[N + K:, N + K:], level)
+        return _interval(value[N + K:], np.diagonal(cov)[N + K:], level)
 
     def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
         """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
@@ -375,10 +380,28 @@ class WaldInference:
         C = cov[:N, :N]
         est = value[a] - value[b]
         var = C[a, a] + C[b, b] - 2 * C[a, b]
-        return list(zip(a.tolist(), b.tolist())), _interval(est, np.diag(var), level)
+        return list(zip(a.tolist(), b.tolist())), _interval(est, var, level)
 
     def score_difference(self, judge, first, second, level: float = 0.95) -> Interval:
-        """Judge-specific contrast ``S[k, i] - S[k, j]`` (names or indices, broadcast)."""
+        """Judge-specific contrast ``S[k, i] - S[k, j]``.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge and the two items, by name or index; arrays are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape.
+
+        Raises
+        ------
+        DataError
+            For an unknown name or an index out of range.
+        """
         k, i, j = np.broadcast_arrays(
             self._judge_index(judge), self._item_index(first), self._item_index(second)
         )
@@ -390,6 +413,19 @@ class WaldInference:
         ``p = expit(beta_k + S[k, i] - S[k, j])``.  The interval is computed on the logit
         scale and mapped through the logistic function (so it stays inside (0, 1)); ``se``
         is the delta-method standard error on the probability scale.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge, the item shown first and the item shown second, by name or index; arrays
+            are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape, on the probability scale.
         """
         k, i, j = np.broadcast_arrays(
             self._judge_index(judge), self._item_index(first), self._item_index(second)
@@ -413,8 +449,6 @@ class WaldInference:
             "mu_diff"), ``label`` (item, judge, or "a - b"), ``estimate``, ``se``,
             ``lower``, ``upper``.
         """
-        value, cov = self._core_covariance
-        N, K = len(self.items), len(self.judges)
         frames = []
 
         def add(quantity, labels, iv):
@@ -423,14 +457,12 @@ class WaldInference:
                 "se": iv.se, "lower": iv.lower, "upper": iv.upper,
             }))
 
-        add("mu", self.items, _interval(value[:N], cov[:N, :N], level))
-        add("gamma", self.judges, _interval(value[N:N + K], cov[N:N + K, N:N + K], level))
+        add("mu", self.items, self.mu(level))
+        add("gamma", self.judges, self.gamma(level))
         if self.position_bias:
-            add("beta", self.judges, _interval(value[N + K:], cov[N + K:, N + K:], level))
-        a, b = np.triu_indices(N, k=1)
-        C = cov[:N, :N]
-        add("mu_diff", [f"{self.items[x]} - {self.items[y]}" for x, y in zip(a, b)],
-            _interval(value[a] - value[b], np.diag(C[a, a] + C[b, b] - 2 * C[a, b]), level))
+            add("beta", self.judges, self.position_biases(level))
+        pairs, differences = self.mu_differences(level)
+        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
         return pd.concat(frames, ignore_index=True)
 
 
@@ -441,12 +473,12 @@ def _indices(x, names: Sequence[str], what: str) -> np.ndarray:
     for v in arr.ravel():
         if isinstance(v, str):
             if v not in names:
-                raise IdentifiabilityError(f"unknown {what} {v!r}")
+                raise DataError(f"unknown {what} {v!r}; the {what}s are {list(names)}")
             flat.append(names.index(v))
         else:
             idx = int(v)
             if not 0 <= idx < len(names):
-                raise IdentifiabilityError(f"{what} index {idx} out of range 0..{len(names) - 1}")
+                raise DataError(f"{what} index {idx} out of range 0..{len(names) - 1}")
             flat.append(idx)
     return np.asarray(flat, dtype=np.int64).reshape(arr.shape)
 
@@ -490,8 +522,16 @@ def wald_inference(
     DisconnectedGraphError
         When the pooled comparison graph is disconnected.
     IdentifiabilityError
-        When ``S`` is not a rank-(r+1) point, or the information in the chart is singular or
-        ill-conditioned (the message gives its condition number).
+        When ``S`` is not a rank-(r+1) point, position bias is asked for on folded data, or
+        the information in the chart is singular or ill-conditioned (the message gives its
+        condition number).
+
+    Notes
+    -----
+    When every pair of items was shown in one orientation only
+    (``data.one_orientation_only``), position bias is identified, if at all, only through the
+    low-rank structure of S; expect wide beta intervals, or a singular information at high
+    rank.
 
     Examples
     --------
@@ -515,13 +555,18 @@ def wald_inference(
     beta = np.zeros(K) if beta is None else np.asarray(beta, dtype=float)
     if beta.shape != (K,):
         raise IdentifiabilityError(f"beta must have shape ({K},), got {beta.shape}")
+    if position_bias and not data.order_known:
+        raise IdentifiabilityError(
+            "position bias needs the presentation order, and these data were folded "
+            "(fold_order): fit and infer with position_bias=False"
+        )
     if not position_bias and np.any(beta != 0):
         raise IdentifiabilityError(
             "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
         )
     basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
     info = chart_information(S, beta, cells_of(data), basis_S, position_bias)
-    eig = np.linalg.eigvalsh(info)
+    eig, vectors = np.linalg.eigh(info)
     condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
     if not condition <= max_condition:
         raise IdentifiabilityError(
@@ -530,8 +575,7 @@ def wald_inference(
             "model is not identified by these comparisons (e.g. a judge whose own comparisons "
             "do not link all items at a high rank, or position bias confounded with the scores)"
         )
-    covariance = np.linalg.inv(info)
-    covariance = (covariance + covariance.T) / 2
+    covariance = (vectors / eig) @ vectors.T  # symmetric by construction
     d = basis_S.shape[1]
     if position_bias:
         basis = np.zeros((K * N + K, d + K))

@@ -191,3 +191,18 @@ def test_no_consensus_is_an_error():
     with pytest.raises(IdentifiabilityError, match="consensus"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit_hja(data, rank=0)
+
+
+def test_fit_intervals_and_contrast(panel):
+    data, truth = panel
+    fit = fit_hja(data, rank=1, position_bias=True)
+    table = fit.intervals(0.9)
+    counts = table.quantity.value_counts().to_dict()
+    assert counts == {"mu": 7, "gamma": 4, "beta": 4, "mu_diff": 21}
+    assert np.all(table.lower < table.estimate) and np.all(table.estimate < table.upper)
+    row = table[(table.quantity == "gamma") & (table.label == "judge2")].iloc[0]
+    assert row.estimate == pytest.approx(fit.gamma[2])
+    # a contrast through canonicalize agrees with the table
+    iv = fit.contrast(lambda S, beta: hb.canonicalize(S, 1).gamma[2], 0.9)
+    assert float(iv.se) == pytest.approx(row.se, rel=1e-8)
+    assert fit.leverage().h.shape == (4,)

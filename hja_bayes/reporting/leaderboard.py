@@ -11,7 +11,6 @@ probability of a Wald z-statistic.
 from __future__ import annotations
 
 import math
-import weakref
 from typing import Literal
 
 import numpy as np
@@ -21,7 +20,7 @@ from scipy.stats import kendalltau, norm
 
 from ..diagnostics import judge_leverage
 from ..errors import HJAError
-from ..inference import WaldInference, wald_inference
+from ..inference import WaldInference
 
 __all__ = [
     "ELO_BASE",
@@ -40,11 +39,8 @@ ELO_BASE = 1000.0
 
 Scale = Literal["logit", "elo"]
 
-_WALD_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def wald(fit) -> WaldInference:
-    """Wald inference of a fitted model (computed once per fit object, then reused).
+    """Wald inference of a fitted model (the fit computes it once and keeps it).
 
     Parameters
     ----------
@@ -53,21 +49,10 @@ def wald(fit) -> WaldInference:
     Returns
     -------
     WaldInference
-        :func:`hja_bayes.inference.wald_inference` at the fit's scores, rank and position
-        biases, on the fit's own data.
+        ``fit.wald``: :func:`hja_bayes.inference.wald_inference` at the fit's scores, rank
+        and position biases, on the fit's own data.
     """
-    try:
-        return _WALD_CACHE[fit]
-    except (KeyError, TypeError):
-        pass
-    inference = wald_inference(
-        fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias
-    )
-    try:
-        _WALD_CACHE[fit] = inference
-    except TypeError:  # not weak-referenceable: just do not cache
-        pass
-    return inference
+    return fit.wald
 
 
 def to_scale(x, scale: Scale = "logit", *, difference: bool = False) -> np.ndarray:
