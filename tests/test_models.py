@@ -23,9 +23,11 @@ def test_saved_prd_fit_matches_a_refit():
     assert saved.rank == int(table["rank"][table["bic"].idxmin()])
     refit = hb.fit_hja(data, rank=saved.rank, position_bias=True)
     assert refit.items == saved.items and refit.judges == saved.judges
-    np.testing.assert_allclose(refit.S, saved.S, atol=1e-6)
-    np.testing.assert_allclose(refit.beta, saved.beta, atol=1e-6)
-    np.testing.assert_allclose(refit.gamma, saved.gamma, atol=1e-6)
+    # the solver stops on a relative change of the objective of 1e-10, which pins the
+    # estimates to about 1e-5 (the Wald standard errors are about 0.03)
+    np.testing.assert_allclose(refit.S, saved.S, atol=1e-4)
+    np.testing.assert_allclose(refit.beta, saved.beta, atol=1e-4)
+    np.testing.assert_allclose(refit.gamma, saved.gamma, atol=1e-4)
     assert refit.nll == pytest.approx(saved.nll, rel=1e-9)
     # the saved candidate fits agree with a fresh computation at the chosen rank
     row = table[table["rank"] == saved.rank].iloc[0]
