@@ -27,8 +27,9 @@ def fit():
 
 @pytest.fixture(scope="module")
 def evil_fit():
+    # every pair in one orientation only (folded cells read back as ordered), hostile names
     data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=400, seed=1)
-    frame = data.to_frame()
+    frame = data.fold_order().to_frame()
     frame["model_a"] = frame["model_a"].replace({data.items[0]: EVIL_MODEL})
     frame["model_b"] = frame["model_b"].replace({data.items[0]: EVIL_MODEL})
     frame["judge"] = frame["judge"].replace({data.judges[0]: EVIL_JUDGE})
@@ -158,9 +159,8 @@ def test_judge_table(fit):
         assert tau == pytest.approx(sign.mean())
 
 
-def test_judge_table_without_position_bias_has_no_beta():
-    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=2)
-    table = hb.judge_table(hb.fit_hja(data, rank=0))
+def test_judge_table_without_position_bias_has_no_beta(evil_fit):
+    table = hb.judge_table(evil_fit)
     assert "beta" not in table.columns and not table["high_leverage"].any()
 
 
@@ -183,9 +183,8 @@ def test_figures_are_figures(fit):
         assert isinstance(fig, Figure) and fig.axes
 
 
-def test_rank_zero_figures_do_not_fail():
-    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=2)
-    fit = hb.fit_hja(data, rank=0)
+def test_rank_zero_figures_do_not_fail(evil_fit):
+    fit = evil_fit
     assert "rank 0" in hb.residual_heatmap(fit).axes[0].get_title()
     assert isinstance(hb.judge_map(fit), Figure)
 
@@ -247,11 +246,7 @@ def test_render_without_writing(fit):
     assert "| Model |" in render_markdown(rep)
 
 
-def test_one_orientation_note():
-    frame = pd.DataFrame({"judge": ["j"] * 6, "model_a": ["a", "b", "a", "a", "b", "a"],
-                          "model_b": ["b", "c", "c", "b", "c", "c"], "n": [30] * 6,
-                          "wins": [20, 18, 12, 19, 17, 14]})
-    data = hb.Comparisons.from_counts(frame)
-    rep = build_report(hb.fit_hja(data, rank=0))
-    assert data.one_orientation_only
+def test_one_orientation_note(evil_fit):
+    assert evil_fit.data.one_orientation_only
+    rep = build_report(evil_fit)
     assert any("one orientation" in n for n in rep.notes)
