@@ -55,7 +55,7 @@ def forest_plot(
     """
     board = leaderboard(fit, level, scale, inference=inference) if table is None else table
     n = len(board)
-    fig = Figure(figsize=(6.4, 0.9 + 0.42 * n), layout="constrained")
+    fig = Figure(figsize=(5.2, 1.0 + 0.45 * n), layout="constrained")
     ax = fig.add_subplot()
     y = np.arange(n)[::-1]
     ax.errorbar(
