@@ -46,6 +46,7 @@ from .reporting import (  # noqa: E402
     win_probability_heatmap,
 )
 from . import datasets  # noqa: E402
+from . import confidence  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -69,6 +70,7 @@ __all__ = [
     "bicluster_residual",
     "canonicalize",
     "compose",
+    "confidence",
     "datasets",
     "fit_btl_svd",
     "fit_hja",
