@@ -4,6 +4,7 @@
 
     hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--out DIR] ...
     hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
+    hja-bayes confidence DATA [--judge J] [--alpha 0.15] [--delta 0.1] [--out DIR]
     hja-bayes demo [--out DIR]
 
 ``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,
@@ -192,6 +193,115 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_confidence(args: argparse.Namespace):
+    from .confidence import (
+        from_probability_table,
+        load_prd_vicuna80_confidence,
+        load_trust_or_escalate_confidence,
+    )
+    from .errors import DataError
+
+    if args.data == "bundled:prd_vicuna80":
+        return load_prd_vicuna80_confidence(args.judge or "gpt4")
+    if args.data == "trust_or_escalate":
+        return load_trust_or_escalate_confidence(args.judge or "gpt-4-turbo",
+                                                 data_dir=args.data_dir)
+    path = Path(args.data)
+    if not path.exists():
+        raise DataError(f"no such file: {args.data} (or use bundled:prd_vicuna80 or "
+                        "trust_or_escalate)")
+    frame = pd.read_csv(path)
+    if args.human_col not in frame.columns:
+        raise DataError(f"column {args.human_col!r} not found; the columns there are "
+                        f"{list(frame.columns)}")
+    columns = [c for c in frame.columns if c != args.human_col]
+    try:
+        probs = frame[columns].to_numpy(dtype=float)
+    except ValueError as exc:
+        raise DataError(f"every column but {args.human_col!r} must hold probabilities: {exc}") from None
+    return from_probability_table(probs, frame[args.human_col].to_numpy(),
+                                  judge=args.judge or path.stem, feature_names=columns)
+
+
+def _group_split(groups, fractions, seed):
+    """Indices of train / calibration / test examples, whole groups kept together."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    unique = rng.permutation(np.unique(groups))
+    cuts = np.round(np.cumsum(fractions)[:-1] * len(unique)).astype(int)
+    parts = np.split(unique, cuts)
+    return [np.flatnonzero(np.isin(groups, part)) for part in parts]
+
+
+def _cmd_confidence(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+
+    from .confidence import (
+        ConfidenceRanker,
+        auroc,
+        fixed_sequence_threshold,
+        ranking_loss,
+        selective_accuracy,
+    )
+    from .errors import DataError
+
+    progress = _Progress(args.quiet)
+    for name in ("alpha", "delta"):
+        if not 0.0 < getattr(args, name) < 1.0:
+            raise DataError(f"{name} must lie strictly between 0 and 1")
+    fractions = (args.train_fraction, args.calibration_fraction,
+                 1.0 - args.train_fraction - args.calibration_fraction)
+    if min(fractions) <= 0:
+        raise DataError("train and calibration fractions must be positive and sum below 1")
+    progress(f"reading {args.data}")
+    data = _read_confidence(args)
+    print(data)
+    groups = np.arange(data.n) if data.groups is None else np.asarray(data.groups)
+    train, cal, test = (data.subset(i) for i in _group_split(groups, fractions, args.seed))
+    print(f"split by group: {train.n} train, {cal.n} calibration, {test.n} test examples")
+    progress(f"training the confidence ranker ({args.epochs} epochs, {args.pairs} pairs, "
+             f"{'Gaussian weight posterior' if args.posterior else 'deterministic weights'})")
+    ranker = ConfidenceRanker(posterior=args.posterior, n_pairs=args.pairs,
+                              n_epochs=args.epochs, seed=args.seed)
+    ranker.fit(train.features, train.agree)
+    progress("calibrating the threshold by fixed-sequence testing")
+    c_cal, c_test = ranker.predict(cal.features), ranker.predict(test.features)
+    threshold = fixed_sequence_threshold(c_cal, cal.agree, args.alpha, args.delta)
+    coverage, agreement = selective_accuracy(c_test, test.agree, threshold)
+    summary = {
+        "judge": data.judge, "alpha": args.alpha, "delta": args.delta, "seed": args.seed,
+        "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
+        "threshold": threshold, "margin": float(ranker.margin_),
+        "test_coverage": coverage,
+        "test_agreement_selected": None if np.isnan(agreement) else agreement,
+        "test_agreement_all": float(np.mean(test.agree)),
+        "test_auroc": auroc(c_test, test.agree),
+        "test_ranking_loss": ranking_loss(c_test, test.agree),
+    }
+    for name, scores in test.baselines.items():
+        summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "confidence.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    pd.DataFrame({"confidence": c_test, "agree": test.agree,
+                  "selected": (c_test >= threshold) if threshold is not None else False}
+                 ).to_csv(out / "test_predictions.csv", index=False)
+    target = 1 - args.alpha
+    if threshold is None:
+        print(f"No threshold certifies agreement >= {target:.0%} with probability "
+              f"{1 - args.delta:.0%} on these calibration examples: abstain on everything.")
+    else:
+        print(f"Threshold {threshold:.4f}: trust verdicts with confidence >= it "
+              f"(certified agreement >= {target:.0%} with probability >= {1 - args.delta:.0%}).")
+        print(f"Test: coverage {coverage:.1%}, agreement among kept {agreement:.1%} "
+              f"(all: {summary['test_agreement_all']:.1%}); AUROC {summary['test_auroc']:.3f}")
+    progress(f"wrote {out / 'confidence.json'} and {out / 'test_predictions.csv'}")
+    return 0
+
+
 def _add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:
     p.add_argument("--level", type=_level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
@@ -247,6 +357,35 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--title", default=None, help="report title")
     _add_common(rep)
     rep.set_defaults(run=_cmd_report)
+
+    conf = sub.add_parser(
+        "confidence", help="train the confidence ranker, certify a threshold, apply it")
+    conf.add_argument("data", help="bundled:prd_vicuna80, trust_or_escalate, or a CSV of "
+                                   "per-prompt probabilities of preferring response 1 plus a "
+                                   "human column (1/2)")
+    conf.add_argument("--judge", default=None,
+                      help="judge to assess (default gpt4 / gpt-4-turbo / the file name)")
+    conf.add_argument("--human-col", default="human", help="CSV: human label column (default human)")
+    conf.add_argument("--data-dir", default=None, help="folder of the unbundled data sets")
+    conf.add_argument("--alpha", type=float, default=0.15,
+                      help="target disagreement rate among trusted verdicts (default 0.15)")
+    conf.add_argument("--delta", type=float, default=0.1,
+                      help="allowed failure probability of the guarantee (default 0.1)")
+    conf.add_argument("--train-fraction", type=float, default=0.5,
+                      help="share of groups used to train the ranker (default 0.5)")
+    conf.add_argument("--calibration-fraction", type=float, default=0.25,
+                      help="share of groups used to pick the threshold (default 0.25); the "
+                           "rest is the test split")
+    conf.add_argument("--epochs", type=int, default=30, help="training epochs (default 30)")
+    conf.add_argument("--pairs", type=int, default=5000,
+                      help="(agree, disagree) training pairs (default 5000)")
+    conf.add_argument("--no-posterior", dest="posterior", action="store_false",
+                      help="deterministic weights instead of the Gaussian weight posterior")
+    conf.add_argument("--seed", type=int, default=0, help="seed of the split and the training")
+    conf.add_argument("--out", default="hja_confidence",
+                      help="folder for confidence.json and test_predictions.csv")
+    conf.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    conf.set_defaults(run=_cmd_confidence)
 
     demo = sub.add_parser("demo", help="the full report on the bundled PRD Vicuna80 data")
     demo.add_argument("--out", default="report", help="report folder (default report)")

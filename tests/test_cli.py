@@ -70,6 +70,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--rank", "many"), "rank"),
     (("fit", "{csv}", "--counts"), "not found"),
     (("report", "{tmp}"), "no saved fit"),
+    (("confidence", "{tmp}/none.csv"), "no such file"),
     (("frobnicate",), "invalid choice"),
 ])
 def test_bad_input_one_line_error_exit_2(args, message, csv_file, tmp_path, capsys):
@@ -82,3 +83,16 @@ def test_bad_input_one_line_error_exit_2(args, message, csv_file, tmp_path, caps
     err = capsys.readouterr().err
     lines = [x for x in err.splitlines() if x.strip() and not x.startswith("[")]
     assert len(lines) == 1 and message in lines[0], err
+
+
+def test_confidence_trains_certifies_and_applies(tmp_path, capsys):
+    import json
+
+    assert main(["confidence", "bundled:prd_vicuna80", "--epochs", "2", "--pairs", "256",
+                 "--alpha", "0.3", "--out", str(tmp_path), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "confidence.json").read_text())
+    assert summary["judge"] == "gpt4" and summary["n_test"] > 0
+    assert summary["n_train"] + summary["n_calibration"] + summary["n_test"] == 744
+    assert 0.0 <= summary["test_coverage"] <= 1.0 and 0.0 <= summary["test_auroc"] <= 1.0
+    assert "split by group" in capsys.readouterr().out
+    assert main(["confidence", "bundled:prd_vicuna80", "--alpha", "1.5"]) == 2
