@@ -11,6 +11,7 @@ _jax.config.update("jax_enable_x64", True)
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .data import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
+from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .diagnostics import (  # noqa: E402
     Biclustering,
     JudgeLeverage,
@@ -46,6 +47,7 @@ from .reporting import (  # noqa: E402
     win_probability_heatmap,
 )
 from . import datasets  # noqa: E402
+from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
 from . import confidence  # noqa: E402
 
 __version__ = "0.1.0"
@@ -62,6 +64,7 @@ __all__ = [
     "DisconnectedGraphError",
     "HJAError",
     "HJAFit",
+    "HJAPriors",
     "IdentifiabilityError",
     "Interval",
     "JudgeLeverage",
@@ -69,6 +72,7 @@ __all__ = [
     "WaldInference",
     "bicluster_residual",
     "canonicalize",
+    "compare_intervals",
     "compose",
     "confidence",
     "datasets",
@@ -88,6 +92,7 @@ __all__ = [
     "rank_criteria",
     "report",
     "residual_heatmap",
+    "sample_hja",
     "save_fit",
     "simulate",
     "tangent_basis",
