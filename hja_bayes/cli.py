@@ -2,10 +2,10 @@
 
 ::
 
-    hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--out DIR] ...
+    hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--bayes --samples N] [--out DIR]
     hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
     hja-bayes confidence DATA [--judge J] [--alpha 0.15] [--delta 0.1] [--out DIR]
-    hja-bayes demo [--out DIR]
+    hja-bayes demo [--out DIR] [--bayes]
 
 ``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,
 with ``--counts``, one row per aggregated cell), or ``bundled:prd_vicuna80``.  Progress
@@ -122,16 +122,33 @@ def _fit(data, args, progress):
     return fit
 
 
-def _show(fit, level, scale, progress):
+def _sample(data, fit, args, progress):
+    if not args.bayes:
+        return None
+    from .bayes import sample_hja
+
+    if args.samples < 1 or args.chains < 1:
+        raise ValueError("--samples and --chains must be at least 1")
+    warmup = args.samples if args.warmup is None else args.warmup
+    progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
+             f"{warmup} warm-up + {args.samples} draws)")
+    idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
+                       num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet)
+    progress("posterior sampled")
+    return idata
+
+
+def _show(fit, level, scale, progress, idata=None):
     from .reporting import judge_table, leaderboard, wald
 
     progress("Wald intervals")
     inference = wald(fit)
-    board = leaderboard(fit, level, scale, inference=inference)
-    print(f"\nLeaderboard ({level:.0%} Wald intervals, {scale} scale):")
+    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    kind = "Wald and credible" if idata is not None else "Wald"
+    print(f"\nLeaderboard ({level:.0%} {kind} intervals, {scale} scale):")
     _print_table(board)
     print("\nJudges:")
-    _print_table(judge_table(fit, level, inference=inference))
+    _print_table(judge_table(fit, idata, level=level, inference=inference))
     return inference
 
 
@@ -141,31 +158,36 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     data, name = _read_data(args)
     print(data.summary())
     fit = _fit(data, args, progress)
-    inference = _show(fit, args.level, args.scale, progress)
+    idata = _sample(data, fit, args, progress)
+    inference = _show(fit, args.level, args.scale, progress, idata)
     out = Path(args.out)
-    fit.save(out)
-    progress(f"saved the fit to {out}/ (fit.json, arrays.npz)")
+    fit.save(out, idata=idata)
+    progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
+             + (", posterior.nc)" if idata is not None else ")"))
     if args.report:
         from .reporting import report
 
         progress("writing the report")
-        files = report(fit, out / "report", args.level, args.scale, inference=inference,
-                       title=f"HJA leaderboard: {name}")
+        files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
+                       inference=inference, title=f"HJA leaderboard: {name}")
         progress(f"report written: {files.html}")
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .io import load_fit
+    from .io import load_fit, load_posterior
     from .reporting import report
 
     progress = _Progress(args.quiet)
     fit_dir = Path(args.fit_dir)
     progress(f"loading the fit from {fit_dir}")
     fit = load_fit(fit_dir)
+    idata = load_posterior(fit_dir)
+    if idata is not None:
+        progress("found posterior draws (posterior.nc): adding the Bayesian columns")
     out = Path(args.out) if args.out else fit_dir / "report"
     progress("computing intervals and drawing figures")
-    files = report(fit, out, args.level, args.scale, title=args.title)
+    files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title)
     progress("done")
     print(files.html)
     return 0
@@ -184,10 +206,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     fit = _fit(data, args, progress)
     print()
     print(fit.summary())
-    inference = _show(fit, args.level, args.scale, progress)
+    idata = _sample(data, fit, args, progress)
+    inference = _show(fit, args.level, args.scale, progress, idata)
     progress("writing the report (tables, figures, HTML)")
-    files = report(fit, args.out, args.level, args.scale, inference=inference,
-                   title="HJA leaderboard: PRD Vicuna80 (five LLM judges)")
+    files = report(fit, args.out, idata, level=args.level, scale=args.scale,
+                   inference=inference, title="HJA leaderboard: PRD Vicuna80 (five LLM judges)")
     progress("done")
     print(f"\nReport: {files.html}")
     return 0
@@ -321,7 +344,18 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) 
         p.add_argument("--no-position-bias", dest="position_bias", action="store_false",
                        help="leave the position bias out")
     p.add_argument("--seed", type=int, default=0,
-                   help="seed of the cross-validation folds (default 0)")
+                   help="seed of the cross-validation folds and of the sampler (default 0)")
+
+
+def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
+    p.add_argument("--bayes", action="store_true",
+                   help="also sample the posterior (NUTS from the MAP): credible columns, "
+                        "posterior rank and predictive checks")
+    p.add_argument("--samples", type=int, default=samples,
+                   help=f"with --bayes: draws per chain (default {samples})")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="with --bayes: warm-up steps per chain (default: --samples)")
+    p.add_argument("--chains", type=int, default=2, help="with --bayes: chains (default 2)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -346,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
     fit.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
     _add_model(fit, rank_default="bic", bias_default=False)
+    _add_bayes(fit, samples=1000)
     fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")
     fit.add_argument("--report", action="store_true", help="also write the report to OUT/report")
     _add_common(fit)
@@ -390,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the full report on the bundled PRD Vicuna80 data")
     demo.add_argument("--out", default="report", help="report folder (default report)")
     _add_model(demo, rank_default="bic", bias_default=True)
+    _add_bayes(demo, samples=500)
     _add_common(demo)
     demo.set_defaults(run=_cmd_demo)
     return parser

@@ -82,7 +82,7 @@ def _parse(text):
 # ------------------------------------------------------------------------- leaderboard
 def test_leaderboard_arranges_the_wald_intervals(fit):
     inference = hb.wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=True)
-    board = hb.leaderboard(fit, 0.9)
+    board = hb.leaderboard(fit, level=0.9)
     mu = inference.mu(0.9)
     idx = [fit.items.index(m) for m in board["model"]]
     np.testing.assert_allclose(board["score"], mu.estimate[idx])
@@ -120,8 +120,8 @@ def test_p_better_next_is_the_normal_probability_of_the_wald_z(fit):
 
 
 def test_tiers_group_models_that_cannot_be_told_apart(fit):
-    board = hb.leaderboard(fit, 0.999999)  # very wide intervals: few tiers
-    narrow = hb.leaderboard(fit, 0.5)
+    board = hb.leaderboard(fit, level=0.999999)  # very wide intervals: few tiers
+    narrow = hb.leaderboard(fit, level=0.5)
     assert board["tier"].max() <= narrow["tier"].max()
     pairs = hb.pairwise_table(fit, 0.5).set_index(["model_a", "model_b"])
     for tier, group in narrow.groupby("tier"):
@@ -194,7 +194,7 @@ def test_report_files_and_html_tables(fit, tmp_path):
     files = hb.report(fit, tmp_path, level=0.9, title="Test & report")
     text = files.html.read_text(encoding="utf-8")
     parsed = _parse(text)
-    board = hb.leaderboard(fit, 0.9)
+    board = hb.leaderboard(fit, level=0.9)
     rows = parsed.tables["leaderboard"]
     header, body = rows[0], rows[1:]
     assert header[:2] == ["Model", "Score"] and "Rank (UB)" in header

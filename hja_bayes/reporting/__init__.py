@@ -6,7 +6,14 @@ it computes no statistics of its own.
 
 from .html import Report, ReportFiles, build_report, render_html, render_markdown, report
 from .leaderboard import judge_table, leaderboard, pairwise_table, to_scale, wald
-from .plots import forest_plot, judge_map, residual_heatmap, win_probability_heatmap
+from .plots import (
+    forest_plot,
+    judge_map,
+    posterior_predictive_plot,
+    rank_posterior_plot,
+    residual_heatmap,
+    win_probability_heatmap,
+)
 
 __all__ = [
     "Report",
@@ -17,6 +24,8 @@ __all__ = [
     "judge_table",
     "leaderboard",
     "pairwise_table",
+    "posterior_predictive_plot",
+    "rank_posterior_plot",
     "render_html",
     "render_markdown",
     "report",

@@ -20,7 +20,14 @@ import pandas as pd
 
 from ..inference import WaldInference
 from .leaderboard import Scale, judge_table, leaderboard, pairwise_table, wald
-from .plots import forest_plot, judge_map, residual_heatmap, win_probability_heatmap
+from .plots import (
+    forest_plot,
+    judge_map,
+    posterior_predictive_plot,
+    rank_posterior_plot,
+    residual_heatmap,
+    win_probability_heatmap,
+)
 
 __all__ = ["Report", "ReportFiles", "build_report", "report"]
 
@@ -35,6 +42,11 @@ COLUMN_LABELS = {
     "model_a": "Model", "model_b": "Opponent", "difference": "Difference", "lower": "Lower",
     "upper": "Upper", "p_win": "P(win)", "p_win_lower": "P lower", "p_win_upper": "P upper",
     "significant": "Significant",
+    "post_mean": "Posterior mean", "cred_lower": "Cred. lower", "cred_upper": "Cred. upper",
+    "post_rank_lower": "Post. rank from", "post_rank_upper": "Post. rank to",
+    "p_best": "P(best)", "post_p_better_next": "Post. P(better than next)",
+    "gamma_cred_lower": "γ cred. lower", "gamma_cred_upper": "γ cred. upper",
+    "beta_cred_lower": "β cred. lower", "beta_cred_upper": "β cred. upper",
     "nll": "NLL", "n_params": "Parameters", "bic": "BIC", "cv_nll": "CV NLL",
     "n_iter": "Iterations", "converged": "Converged",
 }
@@ -58,6 +70,15 @@ GLOSSARY = (
     ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
                       "consensus and pulls away from it."),
     ("Kendall τ", "agreement of the judge's own ranking with the consensus ranking."),
+)
+
+BAYES_GLOSSARY = (
+    ("Posterior mean / Cred. lower / upper", "posterior mean and equal-tailed credible "
+     "interval of the score, from the NUTS draws (same level as the Wald interval)."),
+    ("Post. rank from / to, P(best)", "equal-tailed posterior interval of the model's rank and "
+     "the posterior probability that it ranks first."),
+    ("Post. P(better than next)", "share of posterior draws in which the model's score beats "
+     "the next model's."),
 )
 
 _CSS = """
@@ -96,6 +117,9 @@ class Report(NamedTuple):
         Rank-selection criteria, when the rank was selected.
     figures : dict
         Name -> matplotlib Figure.
+    intervals : DataFrame or None
+        Wald against credible intervals (:func:`hja_bayes.compare_intervals`), with a
+        posterior.
     notes : tuple of str
         Warnings for the reader (e.g. one orientation only, no convergence).
     data_summary, fit_summary : str
@@ -110,6 +134,7 @@ class Report(NamedTuple):
     pairwise: pd.DataFrame
     rank_table: pd.DataFrame | None
     figures: dict
+    intervals: pd.DataFrame | None
     notes: tuple[str, ...]
     data_summary: str
     fit_summary: str
@@ -140,6 +165,7 @@ class ReportFiles(NamedTuple):
 
 def build_report(
     fit,
+    idata=None,
     level: float = 0.95,
     scale: Scale = "logit",
     *,
@@ -151,6 +177,9 @@ def build_report(
     Parameters
     ----------
     fit : HJAFit
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model (:func:`hja_bayes.sample_hja`): adds credible
+        columns, the posterior rank and posterior predictive figures.
     level : float
         Level of every interval.
     scale : {"logit", "elo"}
@@ -165,16 +194,23 @@ def build_report(
     Report
     """
     inference = wald(fit) if inference is None else inference
-    board = leaderboard(fit, level, scale, inference=inference)
-    judges = judge_table(fit, level, inference=inference)
+    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    judges = judge_table(fit, idata, level=level, inference=inference)
     pairs = pairwise_table(fit, level, scale, inference=inference)
     figures = {
-        "forest": forest_plot(fit, level, scale, table=board),
+        "forest": forest_plot(fit, level=level, scale=scale, table=board),
         "judge_map": judge_map(fit, level, table=judges),
         "residual": residual_heatmap(fit),
         "win_probability": win_probability_heatmap(fit, level, table=pairwise_table(
             fit, level, inference=inference)),
     }
+    intervals = None
+    if idata is not None:
+        from ..bayes import compare_intervals
+
+        figures["rank_posterior"] = rank_posterior_plot(idata, level)
+        figures["ppc"] = posterior_predictive_plot(idata, level)
+        intervals = compare_intervals(fit, idata, level)
     notes = []
     if fit.data.one_orientation_only:
         notes.append("Every pair of models is shown in one orientation only, so position bias "
@@ -191,7 +227,7 @@ def build_report(
     return Report(
         title=title or "HJA leaderboard",
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=fit.rank_table,
-        figures=figures, notes=tuple(notes), data_summary=str(fit.data.summary()),
+        figures=figures, intervals=intervals, notes=tuple(notes), data_summary=str(fit.data.summary()),
         fit_summary=fit.summary(), level=float(level), scale=scale,
     )
 
@@ -296,6 +332,10 @@ _FIGURE_CAPTIONS = {
                 "the judge rates the model above its consensus part; blue, below.",
     "win_probability": "Probability that the row model beats the column model for a judge of "
                        "average sensitivity without position bias.",
+    "rank_posterior": "Posterior probability of every rank for every model.",
+    "ppc": "Posterior predictive checks: each judge's win rate of each model (and of the "
+           "first-shown answer) against its predictive interval, red when outside; "
+           "calibration of predicted against observed win rates.",
 }
 
 
@@ -343,7 +383,21 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
                         + _html_table(rep.rank_table, "rank-table", rep.scale))
-    glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in GLOSSARY)
+    entries = GLOSSARY + (BAYES_GLOSSARY if "rank_posterior" in rep.figures else ())
+    glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
+    posterior_section = ""
+    if "rank_posterior" in rep.figures:
+        ratio = ""
+        if rep.intervals is not None:
+            med = rep.intervals.groupby("quantity")["width_ratio"].median()
+            ratio = ("<p>Median width of the credible interval relative to the Wald interval: "
+                     + e(", ".join(f"{q} {v:.2f}" for q, v in med.items()))
+                     + " (all rows in intervals.csv).</p>")
+        posterior_section = (
+            "<h2>Posterior</h2>" + ratio
+            + f'<div class="row"><div>{figure("rank_posterior")}</div></div>'
+            + f"{figure('ppc')}"
+        )
     from .. import __version__
 
     return f"""<!DOCTYPE html>
@@ -361,7 +415,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <h2>Leaderboard</h2>
 {_html_table(board, "leaderboard", rep.scale, board_class)}
 <p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; intervals at {e(level)}
-(Wald). Rows are shaded by tier.</p>
+(Wald{e(", and credible from the posterior" if "rank_posterior" in rep.figures else "")}).
+Rows are shaded by tier.</p>
 <div class="row">
 <div>{figure("forest")}</div>
 <div>{figure("win_probability")}</div>
@@ -373,6 +428,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <div>{figure("judge_map")}</div>
 <div>{figure("residual")}</div>
 </div>
+{posterior_section}
 <h2>Data and fit</h2>
 <pre>{e(rep.data_summary)}</pre>
 <pre>{e(rep.fit_summary)}</pre>
@@ -426,8 +482,14 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += [""]
     if rep.rank_table is not None:
         lines += ["### Rank selection", "", _md_table(rep.rank_table, rep.scale), ""]
+    if "rank_posterior" in rep.figures:
+        lines += ["## Posterior", ""]
+        for name in ("rank_posterior", "ppc"):
+            if name in figure_files:
+                lines += [f"![{_md_escape(_FIGURE_CAPTIONS[name])}]({figure_files[name]})", ""]
+    entries = GLOSSARY + (BAYES_GLOSSARY if "rank_posterior" in rep.figures else ())
     lines += ["## Reading the tables", ""]
-    lines += [f"- **{_md_escape(k)}**: {_md_escape(v)}" for k, v in GLOSSARY]
+    lines += [f"- **{_md_escape(k)}**: {_md_escape(v)}" for k, v in entries]
     return "\n".join(lines) + "\n"
 
 
@@ -445,6 +507,7 @@ def _write_tables(tables: Iterable[tuple[str, pd.DataFrame]], folder: Path) -> l
 def report(
     fit,
     out_dir: str | Path,
+    idata=None,
     level: float = 0.95,
     scale: Scale = "logit",
     *,
@@ -463,6 +526,10 @@ def report(
     fit : HJAFit
     out_dir : str or Path
         Created if needed; existing report files are overwritten.
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model: adds credible columns, the posterior rank and
+        posterior predictive figures, and ``intervals.csv``/``.json`` (Wald against
+        credible, :func:`hja_bayes.compare_intervals`).
     level : float
         Level of every interval.
     scale : {"logit", "elo"}
@@ -476,7 +543,7 @@ def report(
     -------
     ReportFiles
     """
-    rep = build_report(fit, level, scale, title=title, inference=inference)
+    rep = build_report(fit, idata, level, scale, title=title, inference=inference)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
@@ -496,5 +563,7 @@ def report(
               ("pairwise", rep.pairwise)]
     if rep.rank_table is not None:
         tables.append(("rank_table", rep.rank_table))
+    if rep.intervals is not None:
+        tables.append(("intervals", rep.intervals))
     written = _write_tables(tables, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))

@@ -91,6 +91,26 @@ def _check_level(level: float) -> float:
     return level
 
 
+def _posterior_draws(idata, name: str, labels, dim: str) -> np.ndarray:
+    """Draws of ``name`` as (draws, m), checked against the fit's names."""
+    posterior = getattr(idata, "posterior", None)
+    if posterior is None or name not in posterior:
+        raise HJAError(f"idata has no posterior draws of {name!r}")
+    names = [str(v) for v in posterior[dim].values]
+    if names != [str(x) for x in labels]:
+        raise HJAError(f"the posterior's {dim}s {names} are not the fit's {list(labels)}: "
+                       "pass the posterior of this fit")
+    x = np.asarray(posterior[name])
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def _credible(draws: np.ndarray, level: float):
+    """Posterior mean and equal-tailed interval of every column of (draws, m)."""
+    tail = (1.0 - level) / 2.0
+    return (draws.mean(axis=0), np.quantile(draws, tail, axis=0),
+            np.quantile(draws, 1.0 - tail, axis=0))
+
+
 def _difference_matrices(inference: WaldInference, level: float):
     """N x N matrices of mu_a - mu_b: estimate, se, lower, upper (antisymmetric layout)."""
     N = len(inference.items)
@@ -104,6 +124,7 @@ def _difference_matrices(inference: WaldInference, level: float):
 
 def leaderboard(
     fit,
+    idata=None,
     level: float = 0.95,
     scale: Scale = "logit",
     *,
@@ -115,6 +136,9 @@ def leaderboard(
     ----------
     fit : HJAFit
         A fitted HJA model.
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model (:func:`hja_bayes.sample_hja`): adds the
+        Bayesian columns.
     level : float
         Level of every interval (default 0.95).
     scale : {"logit", "elo"}
@@ -144,6 +168,12 @@ def leaderboard(
           a model opens a new tier when the difference between the current tier's first
           model and it is significant (its interval excludes 0);
         - ``comparisons``: comparisons the model took part in.
+
+        With ``idata``, also: ``post_mean``, ``cred_lower``, ``cred_upper`` (posterior mean
+        and equal-tailed credible interval of mu_i, on ``scale``); ``post_rank_lower``,
+        ``post_rank_upper`` and ``p_best`` (the posterior rank interval and the probability
+        of ranking first, :func:`hja_bayes.bayes.rank_posterior`); ``post_p_better_next``
+        (the share of draws in which the model beats the next one down).
 
         ``attrs`` records ``level``, ``scale``, ``rank`` and ``position_bias``.
 
@@ -195,14 +225,32 @@ def leaderboard(
         "tier": tier,
         "comparisons": fit.data.comparisons_per_item(),
     })
+    if idata is not None:
+        from ..bayes import rank_posterior
+
+        draws = _posterior_draws(idata, "mu", fit.items, "item")
+        mean, lower, upper = _credible(draws, level)
+        table["post_mean"] = to_scale(mean, scale)
+        table["cred_lower"] = to_scale(lower, scale)
+        table["cred_upper"] = to_scale(upper, scale)
+        ranks = rank_posterior(idata, level).table.set_index("item")
+        table["post_rank_lower"] = [int(ranks.loc[m, "lower"]) for m in fit.items]
+        table["post_rank_upper"] = [int(ranks.loc[m, "upper"]) for m in fit.items]
+        table["p_best"] = [float(ranks.loc[m, "p_best"]) for m in fit.items]
+        beats = np.full(N, np.nan)
+        for pos in range(N - 1):
+            a, b = order[pos], order[pos + 1]
+            beats[a] = float(np.mean(draws[:, a] > draws[:, b]))
+        table["post_p_better_next"] = beats
     table = table.iloc[order].reset_index(drop=True)
     table.attrs.update(level=level, scale=scale, rank=int(fit.rank),
-                       position_bias=bool(fit.position_bias), interval="wald")
+                       position_bias=bool(fit.position_bias), bayes=idata is not None)
     return table
 
 
 def judge_table(
     fit,
+    idata=None,
     level: float = 0.95,
     *,
     inference: WaldInference | None = None,
@@ -212,6 +260,9 @@ def judge_table(
     Parameters
     ----------
     fit : HJAFit
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model: adds ``gamma_cred_lower``, ``gamma_cred_upper``
+        (and ``beta_cred_lower``, ``beta_cred_upper``), equal-tailed credible intervals.
     level : float
         Level of the intervals.
     inference : WaldInference, optional
@@ -250,8 +301,15 @@ def judge_table(
         leverage=lev.h, rho=lev.rho, high_leverage=lev.high,
         comparisons=fit.data.comparisons_per_judge(), rank_corr=np.asarray(corr),
     )
+    if idata is not None:
+        _, lo, hi = _credible(_posterior_draws(idata, "gamma", fit.judges, "judge"), level)
+        columns.update(gamma_cred_lower=lo, gamma_cred_upper=hi)
+        if fit.position_bias:
+            _, lo, hi = _credible(_posterior_draws(idata, "beta", fit.judges, "judge"), level)
+            columns.update(beta_cred_lower=lo, beta_cred_upper=hi)
     table = pd.DataFrame(columns)
-    table.attrs.update(level=level, rank=int(fit.rank), position_bias=bool(fit.position_bias))
+    table.attrs.update(level=level, rank=int(fit.rank), position_bias=bool(fit.position_bias),
+                       bayes=idata is not None)
     return table
 
 

@@ -16,10 +16,18 @@ from ..errors import HJAError
 from ..inference import WaldInference
 from .leaderboard import Scale, judge_table, leaderboard, pairwise_table
 
-__all__ = ["forest_plot", "judge_map", "residual_heatmap", "win_probability_heatmap"]
+__all__ = [
+    "forest_plot",
+    "judge_map",
+    "posterior_predictive_plot",
+    "rank_posterior_plot",
+    "residual_heatmap",
+    "win_probability_heatmap",
+]
 
 WALD_COLOR = "#1f5fa8"
 FLAG_COLOR = "#c0392b"
+CREDIBLE_COLOR = "#e67e22"
 MUTED_COLOR = "#555555"
 
 
@@ -29,6 +37,7 @@ def _scale_label(scale: str) -> str:
 
 def forest_plot(
     fit,
+    idata=None,
     level: float = 0.95,
     scale: Scale = "logit",
     *,
@@ -40,6 +49,8 @@ def forest_plot(
     Parameters
     ----------
     fit : HJAFit
+    idata : arviz.InferenceData, optional
+        Posterior draws: their credible intervals are drawn beside the Wald intervals.
     level : float
         Interval level.
     scale : {"logit", "elo"}
@@ -51,9 +62,12 @@ def forest_plot(
     Returns
     -------
     matplotlib.figure.Figure
-        Point estimate and Wald interval per model; tier boundaries as dotted lines.
+        Point estimate and Wald interval per model (with ``idata``, the posterior mean and
+        credible interval just below it); tier boundaries as dotted lines.
     """
-    board = leaderboard(fit, level, scale, inference=inference) if table is None else table
+    if table is None:
+        table = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    board = table
     n = len(board)
     fig = Figure(figsize=(5.2, 1.0 + 0.45 * n), layout="constrained")
     ax = fig.add_subplot()
@@ -61,8 +75,15 @@ def forest_plot(
     ax.errorbar(
         board["score"], y,
         xerr=[board["score"] - board["score_lower"], board["score_upper"] - board["score"]],
-        fmt="o", color=WALD_COLOR, capsize=3, label=f"Wald {level:.0%}",
+        fmt="o", color=WALD_COLOR, capsize=3, label=f"Wald {level:.0%} (MAP)",
     )
+    if "cred_lower" in board.columns:
+        ax.errorbar(
+            board["post_mean"], y - 0.22,
+            xerr=[board["post_mean"] - board["cred_lower"], board["cred_upper"] - board["post_mean"]],
+            fmt="s", markersize=4, color=CREDIBLE_COLOR, capsize=3,
+            label=f"credible {level:.0%} (posterior mean)",
+        )
     tiers = board["tier"].to_numpy()
     for pos in range(1, n):
         if tiers[pos] != tiers[pos - 1]:
@@ -97,7 +118,7 @@ def judge_map(
     -------
     matplotlib.figure.Figure
     """
-    judges = judge_table(fit, level, inference=inference) if table is None else table
+    judges = judge_table(fit, level=level, inference=inference) if table is None else table
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
     flag = judges["high_leverage"].to_numpy(dtype=bool)
@@ -246,3 +267,63 @@ def _hatch(a: int, b: int):
 
     return Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#888888",
                      linewidth=0)
+
+
+def posterior_predictive_plot(idata, level: float = 0.95) -> Figure:
+    """Posterior predictive checks: judges' win rates and calibration, side by side.
+
+    Left: every judge's observed win rate of every model (and of the first-shown answer)
+    against its posterior predictive interval (:func:`hja_bayes.bayes.ppc_judge_win_rates`);
+    right: observed against predicted win rates by bins of the prediction
+    (:func:`hja_bayes.bayes.ppc_calibration`).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`hja_bayes.sample_hja` (posterior predictive and constant data groups).
+    level : float
+        Level of the predictive intervals.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..bayes import plot_calibration, plot_ppc_win_rates, ppc_calibration, ppc_judge_win_rates
+
+    fig = Figure(figsize=(10, 4.6), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    plot_ppc_win_rates(ppc_judge_win_rates(idata, level), ax=left, alpha=1 - level)
+    left.set_title("Judges' win rates: observed vs posterior predictive", fontsize=10)
+    plot_calibration(ppc_calibration(idata, level=level), ax=right)
+    right.set_title("Calibration of predicted win rates", fontsize=10)
+    return fig
+
+
+def rank_posterior_plot(idata, level: float = 0.95) -> Figure:
+    """Posterior probability of every rank for every model (rows by mean rank).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+    level : float
+        Level of the rank intervals (not drawn; kept for a uniform signature).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..bayes import plot_rank_posterior, rank_posterior
+
+    result = rank_posterior(idata, level)
+    n = len(result.table)
+    fig = Figure(figsize=(1.8 + 0.55 * n, 1.2 + 0.4 * n), layout="constrained")
+    ax = fig.add_subplot()
+    plot_rank_posterior(result, ax=ax)
+    probs = result.probabilities.to_numpy()
+    for a in range(probs.shape[0]):
+        for b in range(probs.shape[1]):
+            if probs[a, b] >= 0.005:
+                ax.text(b, a, f"{probs[a, b]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if probs[a, b] > 0.6 else "black")
+    ax.set_title("Posterior rank probabilities", fontsize=10)
+    return fig
