@@ -42,12 +42,12 @@ def csv_file(tmp_path_factory):
     return path
 
 
-def test_fit_then_report(csv_file, tmp_path):
-    out = run("fit", csv_file, "--judge-col", "grader", "--model-a-col", "first",
-              "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
-              "--position-bias", "--out", tmp_path / "fit", "--quiet")
-    assert out.returncode == 0, out.stderr
-    assert out.stderr == ""
+def test_fit_then_report(csv_file, tmp_path, capsys):
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--position-bias", "--out", str(tmp_path / "fit"), "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and "Leaderboard" in out.out
     fit = hb.load_fit(tmp_path / "fit")
     assert fit.rank == 0 and fit.position_bias and len(fit.judges) == 3
     assert main(["report", str(tmp_path / "fit"), "--scale", "elo", "--title", "votes",

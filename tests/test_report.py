@@ -250,3 +250,68 @@ def test_one_orientation_note(evil_fit):
     assert evil_fit.data.one_orientation_only
     rep = build_report(evil_fit)
     assert any("one orientation" in n for n in rep.notes)
+
+
+# ---------------------------------------------------------------------------- posterior
+@pytest.fixture(scope="module")
+def posterior():
+    """A small fit and a short NUTS run from its MAP (few draws: R-hat warnings are expected)."""
+    import warnings
+
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300,
+                          position_bias=0.3, seed=7)
+    fit = hb.fit_hja(data, rank=0, position_bias=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.ConvergenceWarning)
+        idata = hb.sample_hja(data, 0, init=fit, num_warmup=60, num_samples=60, num_chains=2,
+                              seed=0, progress_bar=False)
+    return fit, idata
+
+
+def test_bayesian_columns_arrange_the_posterior(posterior):
+    fit, idata = posterior
+    board = hb.leaderboard(fit, idata, level=0.9, scale="elo")
+    draws = np.asarray(idata.posterior["mu"]).reshape(-1, len(fit.items))
+    idx = [fit.items.index(m) for m in board["model"]]
+    np.testing.assert_allclose(board["post_mean"], ELO_FACTOR * draws.mean(0)[idx] + 1000)
+    np.testing.assert_allclose(board["cred_lower"],
+                               ELO_FACTOR * np.quantile(draws, 0.05, axis=0)[idx] + 1000)
+    ranks = hb.bayes.rank_posterior(idata, 0.9).table.set_index("item")
+    assert list(board["post_rank_lower"]) == [ranks.loc[m, "lower"] for m in board["model"]]
+    assert list(board["p_best"]) == [ranks.loc[m, "p_best"] for m in board["model"]]
+    a, b = idx[0], idx[1]
+    assert board["post_p_better_next"][0] == pytest.approx(np.mean(draws[:, a] > draws[:, b]))
+    # the frequentist columns do not change
+    plain = hb.leaderboard(fit, level=0.9, scale="elo")
+    pd.testing.assert_frame_equal(board[plain.columns], plain, check_like=False)
+    judges = hb.judge_table(fit, idata)
+    gamma = np.asarray(idata.posterior["gamma"]).reshape(-1, len(fit.judges))
+    np.testing.assert_allclose(judges["gamma_cred_upper"], np.quantile(gamma, 0.975, axis=0))
+    assert {"beta_cred_lower", "beta_cred_upper"} <= set(judges.columns)
+
+
+def test_posterior_of_another_model_is_refused(posterior, fit):
+    _, idata = posterior
+    with pytest.raises(hb.HJAError, match="posterior"):
+        hb.leaderboard(fit, idata)
+
+
+def test_report_with_posterior(posterior, tmp_path):
+    fit, idata = posterior
+    assert len(hb.forest_plot(fit, idata).axes[0].containers) == 2  # Wald and credible
+    assert isinstance(hb.posterior_predictive_plot(idata), Figure)
+    files = hb.report(fit, tmp_path, idata)
+    parsed = _parse(files.html.read_text(encoding="utf-8"))
+    header = parsed.tables["leaderboard"][0]
+    assert "Cred. lower" in header and "P(best)" in header
+    assert "γ cred. lower" in parsed.tables["judges"][0]
+    assert parsed.tags.count("img") == 6
+    intervals = pd.read_csv(tmp_path / "intervals.csv")
+    assert {"mu_diff", "gamma", "beta"} <= set(intervals["quantity"])
+    # saved with the fit, the posterior comes back into the report from the command line
+    from hja_bayes.cli import main
+
+    fit.save(tmp_path / "fit", idata=idata)
+    assert main(["report", str(tmp_path / "fit"), "--quiet"]) == 0
+    text = (tmp_path / "fit" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Posterior rank probabilities" in text or "Posterior</h2>" in text
