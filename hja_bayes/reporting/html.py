@@ -246,7 +246,8 @@ def _format_value(value, column: str, scale: str) -> str:
             return f"{x:,.0f}" if x == round(x) else f"{x:,.1f}"
         if column.startswith("p_"):
             return ">0.999" if x >= 0.9995 else "<0.001" if x < 0.0005 else f"{x:.3f}"
-        if scale == "elo" and (column.startswith("score") or column in ("difference", "lower", "upper")):
+        if scale == "elo" and (column.startswith(("score", "cred_")) or column in (
+                "post_mean", "difference", "lower", "upper")):
             return f"{x:.0f}"
         if column in ("nll", "bic", "cv_nll"):
             return f"{x:.2f}"
