@@ -48,6 +48,9 @@ MU_FLOOR = 1e-8
 SIGMA_FLOOR = 1e-10
 TAU_SHRINK = 0.5
 TAU_MIN = 0.03
+# per-judge BTL start: a judge whose verdicts are (nearly) separated gets huge unpenalised
+# scores that would dominate the starting consensus; a mild ridge keeps the start tame
+INIT_RIDGE = 0.1
 
 
 # --------------------------------------------------------------------------- core math
@@ -343,7 +346,7 @@ class HJAFit:
 def _initial_blocks(data, r, position_bias, S0=None):
     K = data.n_judges
     if S0 is None:
-        S0 = fit_per_judge_btl(data)
+        S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     d = canonicalize(S0, r)
     if position_bias:
         first = np.bincount(data.judge, data.first_wins + 0.5 * data.ties, K)
@@ -431,7 +434,8 @@ def _make_fit(data, B, T, r, position_bias, n_iter, converged, tau, ridge, rank_
     )
 
 
-def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0):
+def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0,
+                      pad: bool = False):
     """Randomly assign every single comparison to one of ``n_folds`` folds.
 
     Works on the aggregated cells: each cell's first-wins, second-wins and ties are split by
@@ -441,17 +445,18 @@ def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Gen
     Returns
     -------
     list of Cells
-        ``n_folds`` cell sets with the shape of ``data``'s cells (a cell may hold 0 there).
+        ``n_folds`` cell sets laid out like ``cells_of(data, pad)`` (a cell may hold 0).
     """
     rng = np.random.default_rng(seed)
     probs = np.full(n_folds, 1.0 / n_folds)
     parts = [rng.multinomial(np.rint(x).astype(np.int64), probs)
              for x in (data.first_wins, data.second_wins, data.ties)]
+    layout = cells_of(data, pad=pad)
+    extra = len(layout.n) - data.n_cells
     folds = []
     for f in range(n_folds):
-        fw, sw, t = (p[:, f].astype(float) for p in parts)
-        folds.append(Cells(jnp.asarray(data.judge), jnp.asarray(data.first), jnp.asarray(data.second),
-                           jnp.asarray(fw + sw + t), jnp.asarray(fw + t / 2)))
+        fw, sw, t = (np.concatenate([p[:, f], np.zeros(extra, np.int64)]).astype(float) for p in parts)
+        folds.append(layout._replace(n=jnp.asarray(fw + sw + t), wins=jnp.asarray(fw + t / 2)))
     return folds
 
 
@@ -474,9 +479,9 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     _validate(data, position_bias)
     top = _max_rank(data.n_judges, data.n_items)
     ranks = list(range(0, min(top, 4) + 1)) if ranks is None else [check_rank(r, data.n_judges, data.n_items) for r in ranks]
-    cells = cells_of(data)
-    S0 = fit_per_judge_btl(data)
-    folds = split_comparisons(data, cv_folds, seed) if cv else []
+    cells = cells_of(data, pad=True)
+    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
+    folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
     rows = []
     for r in ranks:
         B, T, n_iter, ok, _ = _fit_rank(data, cells, r, position_bias=position_bias, tau=tau,
@@ -572,7 +577,7 @@ def fit_hja(
         r = int(table["rank"][table[column].idxmin()])
     else:
         r = check_rank(rank, K, N)
-    cells = cells_of(data)
+    cells = cells_of(data, pad=True)
     B, T, n_iter, converged, tau_final = _fit_rank(
         data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge, tol=tol,
         max_iter=max_iter, reanchor=reanchor, progress=printer,

@@ -565,7 +565,7 @@ def wald_inference(
             "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
         )
     basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
-    info = chart_information(S, beta, cells_of(data), basis_S, position_bias)
+    info = chart_information(S, beta, cells_of(data, pad=True), basis_S, position_bias)
     eig, vectors = np.linalg.eigh(info)
     condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
     if not condition <= max_condition:

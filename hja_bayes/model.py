@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .data import Comparisons
 
@@ -34,9 +35,25 @@ class Cells(NamedTuple):
     wins: jax.Array
 
 
-def cells_of(data: Comparisons) -> Cells:
-    """The cells of ``data`` as JAX arrays."""
-    return Cells(*(jnp.asarray(a) for a in (data.judge, data.first, data.second, data.n, data.wins)))
+def padded_size(m: int) -> int:
+    """Bucketed cell count: the next power of two (at least 64), then multiples of 65,536."""
+    if m <= 65_536:
+        return max(64, 1 << (m - 1).bit_length())
+    return -(-m // 65_536) * 65_536
+
+
+def cells_of(data: Comparisons, pad: bool = False) -> Cells:
+    """The cells of ``data`` as JAX arrays.
+
+    With ``pad=True`` the arrays are extended to :func:`padded_size` with empty cells
+    (n = 0, which add nothing to the likelihood, its gradient or the information), so that
+    jitted solvers compile once for data sets of similar size instead of once per size.
+    """
+    arrays = [data.judge, data.first, data.second, data.n, data.wins]
+    if pad:
+        extra = padded_size(data.n_cells) - data.n_cells
+        arrays = [np.concatenate([a, np.zeros(extra, dtype=a.dtype)]) for a in arrays]
+    return Cells(*(jnp.asarray(a) for a in arrays))
 
 
 def cell_logits(S: jax.Array, beta: jax.Array, cells: Cells) -> jax.Array:

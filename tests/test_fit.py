@@ -206,3 +206,16 @@ def test_fit_intervals_and_contrast(panel):
     iv = fit.contrast(lambda S, beta: hb.canonicalize(S, 1).gamma[2], 0.9)
     assert float(iv.se) == pytest.approx(row.se, rel=1e-8)
     assert fit.leverage().h.shape == (4,)
+
+
+def test_nearly_separated_judge_does_not_trap_the_start():
+    """Chatbot Arena, 80% of the rows (seed 0): a judge with nearly separated verdicts once
+    pulled the start into a worse local optimum of the rank-0 model."""
+    shared_data_or_skip("ja_ranking", "chatbot_arena.csv")
+    df = hb.datasets.load_ja_ranking("chatbot_arena", SHARED_DATA)
+    df = df[df.winner != "invalid"].reset_index(drop=True)
+    perm = np.random.default_rng(0).permutation(len(df))
+    data = hb.Comparisons.from_frame(df.iloc[perm[: int(0.8 * len(df))]])
+    fit = fit_hja(data, rank=0)
+    direct = direct_low_rank_nll(data, 0, False)
+    assert abs(fit.nll - direct) / direct < 1e-6

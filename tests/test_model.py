@@ -28,3 +28,15 @@ def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
         np.testing.assert_allclose(H[blk, 15 + k], Sb[k], atol=1e-9)
         np.testing.assert_allclose(H[15 + k, 15 + k], bb[k], atol=1e-9)
     np.testing.assert_allclose(H[0:5, 5:10], 0.0, atol=1e-12)
+
+
+def test_padding_adds_nothing():
+    from hja_bayes.model import padded_size
+    data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=50, seed=1, position_bias=0.2)
+    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
+    plain, padded = cells_of(data), cells_of(data, pad=True)
+    assert len(padded.n) == padded_size(data.n_cells) >= data.n_cells
+    assert float(negative_log_likelihood(S, beta, plain)) == float(negative_log_likelihood(S, beta, padded))
+    for a, b in zip(fisher_blocks(S, beta, plain), fisher_blocks(S, beta, padded)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    assert [padded_size(m) for m in (1, 64, 65, 70_000)] == [64, 64, 128, 131_072]
