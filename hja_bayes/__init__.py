@@ -11,6 +11,7 @@ _jax.config.update("jax_enable_x64", True)
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .data import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
+from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .diagnostics import (  # noqa: E402
     Biclustering,
     JudgeLeverage,
@@ -33,10 +34,23 @@ from .inference import (  # noqa: E402
     tangent_basis,
     wald_inference,
 )
+from .io import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
+from .reporting import (  # noqa: E402
+    forest_plot,
+    judge_map,
+    judge_table,
+    leaderboard,
+    pairwise_table,
+    posterior_predictive_plot,
+    rank_posterior_plot,
+    report,
+    residual_heatmap,
+    win_probability_heatmap,
+)
 from . import datasets  # noqa: E402
-from . import confidence  # noqa: E402
 from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
+from . import confidence  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -68,11 +82,24 @@ __all__ = [
     "fit_hja",
     "fit_per_judge_btl",
     "fit_pooled_btl",
+    "forest_plot",
     "free_parameters",
     "judge_leverage",
+    "judge_map",
+    "judge_table",
+    "leaderboard",
+    "load_fit",
+    "load_posterior",
+    "pairwise_table",
+    "posterior_predictive_plot",
+    "rank_posterior_plot",
     "rank_criteria",
+    "report",
+    "residual_heatmap",
     "sample_hja",
+    "save_fit",
     "simulate",
     "tangent_basis",
     "wald_inference",
+    "win_probability_heatmap",
 ]

@@ -1,48 +1,464 @@
-"""Command line: ``hja-bayes demo`` (and, as they land, fit / report / confidence)."""
+"""Command line ``hja-bayes``: fit a panel, write its report, or run the demo.
+
+::
+
+    hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--bayes --samples N] [--out DIR]
+    hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
+    hja-bayes confidence DATA [--judge J] [--alpha 0.15] [--delta 0.1] [--out DIR]
+    hja-bayes demo [--out DIR] [--bayes]
+
+``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,
+with ``--counts``, one row per aggregated cell), or ``bundled:prd_vicuna80``.  Progress
+goes to stderr; bad input ends with a one-line error and exit code 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+import warnings
+from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["build_parser", "main"]
 
-__all__ = ["main"]
+BUNDLED = {"bundled:prd_vicuna80"}
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from .btl import fit_pooled_btl
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose usage errors are one line and exit code 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse hook
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class _Progress:
+    """Stage messages with elapsed time on stderr."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _rank_arg(text: str):
+    if text in ("bic", "cv"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rank must be 'bic', 'cv' or an integer, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"rank must be >= 0, got {value}")
+    return value
+
+
+def _level_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"level must lie strictly between 0 and 1, got {value}")
+    return value
+
+
+def _read_data(args: argparse.Namespace):
     from .data import Comparisons
-    from .datasets import PRD_CITATION, load_prd_vicuna80
+    from .datasets import load_prd_vicuna80
+    from .errors import DataError
 
-    prd = load_prd_vicuna80()
-    data = Comparisons.from_frame(prd.judgments)
-    print("PRD Vicuna80 —", PRD_CITATION)
+    source = args.data
+    if source in BUNDLED:
+        return Comparisons.from_frame(load_prd_vicuna80().judgments), "PRD Vicuna80 (bundled)"
+    path = Path(source)
+    if not path.exists():
+        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)})")
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ""
+    if kind in (".jsonl", ".json", ".ndjson"):
+        frame = pd.read_json(path, lines=True, dtype=False)
+    elif kind in (".csv", ".txt", ".tsv"):
+        frame = pd.read_csv(path, dtype=str, sep="\t" if kind == ".tsv" else ",")
+    else:
+        raise DataError(f"{source}: unknown file type {kind or '(none)'!r}; use .csv, .tsv or .jsonl")
+    judge = None if args.judge_col == "-" else args.judge_col
+    if args.counts:
+        for column in (args.n_col, args.wins_col) + ((args.ties_col,) if args.ties_col else ()):
+            if column in frame.columns:
+                frame[column] = pd.to_numeric(frame[column], errors="coerce")
+        data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
+                                       model_b=args.model_b_col, n=args.n_col,
+                                       wins=args.wins_col, ties=args.ties_col or None)
+    else:
+        data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
+                                      model_b=args.model_b_col, winner=args.winner_col)
+    return data, path.name
+
+
+def _print_table(df: pd.DataFrame) -> None:
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160,
+                           "display.max_columns", 30):
+        print(df.to_string(index=False))
+
+
+def _fit(data, args, progress):
+    from .fit import fit_hja
+
+    what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
+    progress(f"fitting the HJA model ({what}, position bias "
+             f"{'on' if args.position_bias else 'off'})")
+    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed)
+    progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
+             f"{'converged' if fit.converged else 'NOT converged'}")
+    return fit
+
+
+def _sample(data, fit, args, progress):
+    if not args.bayes:
+        return None
+    from .bayes import sample_hja
+
+    if args.samples < 1 or args.chains < 1:
+        raise ValueError("--samples and --chains must be at least 1")
+    warmup = args.samples if args.warmup is None else args.warmup
+    progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
+             f"{warmup} warm-up + {args.samples} draws)")
+    idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
+                       num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet)
+    progress("posterior sampled")
+    return idata
+
+
+def _show(fit, level, scale, progress, idata=None):
+    from .reporting import judge_table, leaderboard, wald
+
+    progress("Wald intervals")
+    inference = wald(fit)
+    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    kind = "Wald and credible" if idata is not None else "Wald"
+    print(f"\nLeaderboard ({level:.0%} {kind} intervals, {scale} scale):")
+    _print_table(board)
+    print("\nJudges:")
+    _print_table(judge_table(fit, idata, level=level, inference=inference))
+    return inference
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    progress = _Progress(args.quiet)
+    progress(f"reading {args.data}")
+    data, name = _read_data(args)
     print(data.summary())
-    print()
-    fit = fit_pooled_btl(data)
-    print(f"Pooled Bradley–Terry leaderboard (logit scale, {args.level:.0%} Wald intervals):")
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
-        print(fit.table(level=args.level).to_string(index=False))
+    fit = _fit(data, args, progress)
+    idata = _sample(data, fit, args, progress)
+    inference = _show(fit, args.level, args.scale, progress, idata)
+    out = Path(args.out)
+    fit.save(out, idata=idata)
+    progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
+             + (", posterior.nc)" if idata is not None else ")"))
+    if args.report:
+        from .reporting import report
+
+        progress("writing the report")
+        files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
+                       inference=inference, title=f"HJA leaderboard: {name}")
+        progress(f"report written: {files.html}")
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .io import load_fit, load_posterior
+    from .reporting import report
+
+    progress = _Progress(args.quiet)
+    fit_dir = Path(args.fit_dir)
+    progress(f"loading the fit from {fit_dir}")
+    fit = load_fit(fit_dir)
+    idata = load_posterior(fit_dir)
+    if idata is not None:
+        progress("found posterior draws (posterior.nc): adding the Bayesian columns")
+    out = Path(args.out) if args.out else fit_dir / "report"
+    progress("computing intervals and drawing figures")
+    files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title)
+    progress("done")
+    print(files.html)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .datasets import PRD_CITATION
+    from .reporting import report
+
+    progress = _Progress(args.quiet)
+    args.data = "bundled:prd_vicuna80"
+    progress("reading the bundled PRD Vicuna80 judgments")
+    data, _ = _read_data(args)
+    print("PRD Vicuna80 —", PRD_CITATION)
+    print(data.summary())
+    fit = _fit(data, args, progress)
+    print()
+    print(fit.summary())
+    idata = _sample(data, fit, args, progress)
+    inference = _show(fit, args.level, args.scale, progress, idata)
+    progress("writing the report (tables, figures, HTML)")
+    files = report(fit, args.out, idata, level=args.level, scale=args.scale,
+                   inference=inference, title="HJA leaderboard: PRD Vicuna80 (five LLM judges)")
+    progress("done")
+    print(f"\nReport: {files.html}")
+    return 0
+
+
+def _read_confidence(args: argparse.Namespace):
+    from .confidence import (
+        from_probability_table,
+        load_prd_vicuna80_confidence,
+        load_trust_or_escalate_confidence,
+    )
+    from .errors import DataError
+
+    if args.data == "bundled:prd_vicuna80":
+        return load_prd_vicuna80_confidence(args.judge or "gpt4")
+    if args.data == "trust_or_escalate":
+        return load_trust_or_escalate_confidence(args.judge or "gpt-4-turbo",
+                                                 data_dir=args.data_dir)
+    path = Path(args.data)
+    if not path.exists():
+        raise DataError(f"no such file: {args.data} (or use bundled:prd_vicuna80 or "
+                        "trust_or_escalate)")
+    frame = pd.read_csv(path)
+    if args.human_col not in frame.columns:
+        raise DataError(f"column {args.human_col!r} not found; the columns there are "
+                        f"{list(frame.columns)}")
+    columns = [c for c in frame.columns if c != args.human_col]
+    try:
+        probs = frame[columns].to_numpy(dtype=float)
+    except ValueError as exc:
+        raise DataError(f"every column but {args.human_col!r} must hold probabilities: {exc}") from None
+    return from_probability_table(probs, frame[args.human_col].to_numpy(),
+                                  judge=args.judge or path.stem, feature_names=columns)
+
+
+def _group_split(groups, fractions, seed):
+    """Indices of train / calibration / test examples, whole groups kept together."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    unique = rng.permutation(np.unique(groups))
+    cuts = np.round(np.cumsum(fractions)[:-1] * len(unique)).astype(int)
+    parts = np.split(unique, cuts)
+    return [np.flatnonzero(np.isin(groups, part)) for part in parts]
+
+
+def _cmd_confidence(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+
+    from .confidence import (
+        ConfidenceRanker,
+        auroc,
+        fixed_sequence_threshold,
+        ranking_loss,
+        selective_accuracy,
+    )
+    from .errors import DataError
+
+    progress = _Progress(args.quiet)
+    for name in ("alpha", "delta"):
+        if not 0.0 < getattr(args, name) < 1.0:
+            raise DataError(f"{name} must lie strictly between 0 and 1")
+    fractions = (args.train_fraction, args.calibration_fraction,
+                 1.0 - args.train_fraction - args.calibration_fraction)
+    if min(fractions) <= 0:
+        raise DataError("train and calibration fractions must be positive and sum below 1")
+    progress(f"reading {args.data}")
+    data = _read_confidence(args)
+    print(data)
+    groups = np.arange(data.n) if data.groups is None else np.asarray(data.groups)
+    train, cal, test = (data.subset(i) for i in _group_split(groups, fractions, args.seed))
+    print(f"split by group: {train.n} train, {cal.n} calibration, {test.n} test examples")
+    progress(f"training the confidence ranker ({args.epochs} epochs, {args.pairs} pairs, "
+             f"{'Gaussian weight posterior' if args.posterior else 'deterministic weights'})")
+    ranker = ConfidenceRanker(posterior=args.posterior, n_pairs=args.pairs,
+                              n_epochs=args.epochs, seed=args.seed)
+    ranker.fit(train.features, train.agree)
+    progress("calibrating the threshold by fixed-sequence testing")
+    c_cal, c_test = ranker.predict(cal.features), ranker.predict(test.features)
+    threshold = fixed_sequence_threshold(c_cal, cal.agree, args.alpha, args.delta)
+    coverage, agreement = selective_accuracy(c_test, test.agree, threshold)
+    summary = {
+        "judge": data.judge, "alpha": args.alpha, "delta": args.delta, "seed": args.seed,
+        "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
+        "threshold": threshold, "margin": float(ranker.margin_),
+        "test_coverage": coverage,
+        "test_agreement_selected": None if np.isnan(agreement) else agreement,
+        "test_agreement_all": float(np.mean(test.agree)),
+        "test_auroc": auroc(c_test, test.agree),
+        "test_ranking_loss": ranking_loss(c_test, test.agree),
+    }
+    for name, scores in test.baselines.items():
+        summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "confidence.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    pd.DataFrame({"confidence": c_test, "agree": test.agree,
+                  "selected": (c_test >= threshold) if threshold is not None else False}
+                 ).to_csv(out / "test_predictions.csv", index=False)
+    target = 1 - args.alpha
+    if threshold is None:
+        print(f"No threshold certifies agreement >= {target:.0%} with probability "
+              f"{1 - args.delta:.0%} on these calibration examples: abstain on everything.")
+    else:
+        print(f"Threshold {threshold:.4f}: trust verdicts with confidence >= it "
+              f"(certified agreement >= {target:.0%} with probability >= {1 - args.delta:.0%}).")
+        print(f"Test: coverage {coverage:.1%}, agreement among kept {agreement:.1%} "
+              f"(all: {summary['test_agreement_all']:.1%}); AUROC {summary['test_auroc']:.3f}")
+    progress(f"wrote {out / 'confidence.json'} and {out / 'test_predictions.csv'}")
+    return 0
+
+
+def _add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:
+    p.add_argument("--level", type=_level_arg, default=0.95,
+                   help="level of every interval (default 0.95)")
+    if scale:
+        p.add_argument("--scale", choices=("logit", "elo"), default="logit",
+                       help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) -> None:
+    p.add_argument("--rank", type=_rank_arg, default=rank_default,
+                   help=f"disagreement rank r: an integer, or 'bic' / 'cv' to choose it "
+                        f"(default {rank_default})")
+    p.add_argument("--position-bias", dest="position_bias", action="store_true",
+                   default=bias_default, help="estimate a per-judge first-position bias")
+    if bias_default:
+        p.add_argument("--no-position-bias", dest="position_bias", action="store_false",
+                       help="leave the position bias out")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the cross-validation folds and of the sampler (default 0)")
+
+
+def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
+    p.add_argument("--bayes", action="store_true",
+                   help="also sample the posterior (NUTS from the MAP): credible columns, "
+                        "posterior rank and predictive checks")
+    p.add_argument("--samples", type=int, default=samples,
+                   help=f"with --bayes: draws per chain (default {samples})")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="with --bayes: warm-up steps per chain (default: --samples)")
+    p.add_argument("--chains", type=int, default=2, help="with --bayes: chains (default 2)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hja-bayes", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="leaderboard of the bundled PRD Vicuna80 data")
-    demo.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    demo.set_defaults(run=_demo)
+    """The ``hja-bayes`` argument parser (subcommands fit, report, demo)."""
+    parser = _Parser(prog="hja-bayes", description=__doc__.split("\n\n")[0],
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    fit = sub.add_parser("fit", help="fit the HJA model to comparison data and save it")
+    fit.add_argument("data", help="CSV / JSONL file (one row per judgment), or "
+                                  "bundled:prd_vicuna80")
+    fit.add_argument("--judge-col", default="judge",
+                     help="column naming the judge ('-': one judge) (default judge)")
+    fit.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
+    fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
+    fit.add_argument("--winner-col", default="winner",
+                     help="verdict: model_a, model_b, tie, or the winner's name (default winner)")
+    fit.add_argument("--counts", action="store_true",
+                     help="rows are aggregated cells with counts (see --n-col, --wins-col)")
+    fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
+    fit.add_argument("--wins-col", default="wins",
+                     help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
+    fit.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
+    _add_model(fit, rank_default="bic", bias_default=False)
+    _add_bayes(fit, samples=1000)
+    fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")
+    fit.add_argument("--report", action="store_true", help="also write the report to OUT/report")
+    _add_common(fit)
+    fit.set_defaults(run=_cmd_fit)
+
+    rep = sub.add_parser("report", help="write the HTML/Markdown/CSV/JSON report of a saved fit")
+    rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
+    rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
+    rep.add_argument("--title", default=None, help="report title")
+    _add_common(rep)
+    rep.set_defaults(run=_cmd_report)
+
+    conf = sub.add_parser(
+        "confidence", help="train the confidence ranker, certify a threshold, apply it")
+    conf.add_argument("data", help="bundled:prd_vicuna80, trust_or_escalate, or a CSV of "
+                                   "per-prompt probabilities of preferring response 1 plus a "
+                                   "human column (1/2)")
+    conf.add_argument("--judge", default=None,
+                      help="judge to assess (default gpt4 / gpt-4-turbo / the file name)")
+    conf.add_argument("--human-col", default="human", help="CSV: human label column (default human)")
+    conf.add_argument("--data-dir", default=None, help="folder of the unbundled data sets")
+    conf.add_argument("--alpha", type=float, default=0.15,
+                      help="target disagreement rate among trusted verdicts (default 0.15)")
+    conf.add_argument("--delta", type=float, default=0.1,
+                      help="allowed failure probability of the guarantee (default 0.1)")
+    conf.add_argument("--train-fraction", type=float, default=0.5,
+                      help="share of groups used to train the ranker (default 0.5)")
+    conf.add_argument("--calibration-fraction", type=float, default=0.25,
+                      help="share of groups used to pick the threshold (default 0.25); the "
+                           "rest is the test split")
+    conf.add_argument("--epochs", type=int, default=30, help="training epochs (default 30)")
+    conf.add_argument("--pairs", type=int, default=5000,
+                      help="(agree, disagree) training pairs (default 5000)")
+    conf.add_argument("--no-posterior", dest="posterior", action="store_false",
+                      help="deterministic weights instead of the Gaussian weight posterior")
+    conf.add_argument("--seed", type=int, default=0, help="seed of the split and the training")
+    conf.add_argument("--out", default="hja_confidence",
+                      help="folder for confidence.json and test_predictions.csv")
+    conf.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    conf.set_defaults(run=_cmd_confidence)
+
+    demo = sub.add_parser("demo", help="the full report on the bundled PRD Vicuna80 data")
+    demo.add_argument("--out", default="report", help="report folder (default report)")
+    _add_model(demo, rank_default="bic", bias_default=True)
+    _add_bayes(demo, samples=500)
+    _add_common(demo)
+    demo.set_defaults(run=_cmd_demo)
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    text = " ".join(str(message).split())
+    print(f"hja-bayes: warning: {text}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``hja-bayes`` console script; returns the exit code."""
+    """Entry point of the ``hja-bayes`` console script; returns the exit code.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 on bad input (one line on stderr, no traceback).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except (ValueError, OSError) as exc:  # HJAError is a ValueError
-        print(f"hja-bayes: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return args.run(args)
+        except (ValueError, OSError, KeyError) as exc:  # HJAError is a ValueError
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            print(f"hja-bayes: error: {text}", file=sys.stderr)
+            return 2

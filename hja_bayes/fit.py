@@ -309,6 +309,21 @@ class HJAFit:
 
         return judge_leverage(self.gamma, self.mu, self.U, self.V)
 
+    def save(self, path, idata=None):
+        """Write the fit (and optionally its posterior) to the folder ``path``.
+
+        See :func:`hja_bayes.io.save_fit` for the format (JSON + .npz, no pickle); read it
+        back with :func:`hja_bayes.load_fit`.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        from .io import save_fit
+
+        return save_fit(self, path, idata=idata)
+
     def summary(self) -> str:
         """A short text summary of the fit."""
         lines = [

@@ -1,12 +1,98 @@
+"""The hja-bayes command line: demo, fit, report, and one-line errors with exit code 2."""
+
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_demo_prints_leaderboard():
-    out = subprocess.run([sys.executable, "-m", "hja_bayes", "demo"], capture_output=True, text=True, check=True)
-    assert "gpt4" in out.stdout and "Pooled Bradley" in out.stdout
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hja_bayes", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or ROOT)
 
 
-def test_bad_input_one_line_error_exit_2():
-    out = subprocess.run([sys.executable, "-m", "hja_bayes", "demo", "--level", "2"], capture_output=True, text=True)
+def test_demo_writes_the_report(tmp_path):
+    # the README's demo picks the rank by BIC (it picks 0); a fixed rank keeps the test quick
+    out = run("demo", "--rank", "0", "--out", tmp_path / "rep")
+    assert out.returncode == 0, out.stderr
+    assert "gpt4" in out.stdout and "Leaderboard" in out.stdout and "Judges" in out.stdout
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert 'id="leaderboard"' in html and 'id="judges"' in html
+    assert "data:image/png;base64," in html
+    assert "[" in out.stderr and "done" in out.stderr  # progress on stderr
+
+
+@pytest.fixture(scope="module")
+def csv_file(tmp_path_factory):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=5)
+    rows = data.to_frame()
+    lines = ["grader,first,second,verdict"]
+    for _, r in rows.iterrows():
+        first_wins = int(round(r["wins"]))
+        lines += [f"{r['judge']},{r['model_a']},{r['model_b']},model_a"] * first_wins
+        lines += [f"{r['judge']},{r['model_a']},{r['model_b']},model_b"] * (int(r["n"]) - first_wins)
+    path = tmp_path_factory.mktemp("data") / "votes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_fit_then_report(csv_file, tmp_path, capsys):
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--position-bias", "--out", str(tmp_path / "fit"), "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and "Leaderboard" in out.out
+    fit = hb.load_fit(tmp_path / "fit")
+    assert fit.rank == 0 and fit.position_bias and len(fit.judges) == 3
+    assert main(["report", str(tmp_path / "fit"), "--scale", "elo", "--title", "votes",
+                 "--quiet"]) == 0
+    assert (tmp_path / "fit" / "report" / "report.html").exists()
+    assert "Elo" in (tmp_path / "fit" / "report" / "report.md").read_text(encoding="utf-8")
+
+
+def test_bad_input_in_a_process_is_one_line_and_exit_2():
+    out = run("fit", "no/such/file.csv")
     assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = [x for x in out.stderr.splitlines() if not x.startswith("[")]  # progress lines
+    assert lines == ["hja-bayes: error: no such file: no/such/file.csv "
+                                               "(or use one of ['bundled:prd_vicuna80'])"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("demo", "--level", "2"), "level"),
+    (("fit", "{csv}", "--judge-col", "nope"), "not found"),
+    (("fit", "{csv}", "--rank", "many"), "rank"),
+    (("fit", "{csv}", "--counts"), "not found"),
+    (("report", "{tmp}"), "no saved fit"),
+    (("confidence", "{tmp}/none.csv"), "no such file"),
+    (("frobnicate",), "invalid choice"),
+])
+def test_bad_input_one_line_error_exit_2(args, message, csv_file, tmp_path, capsys):
+    args = [a.format(csv=csv_file, tmp=tmp_path) for a in args]
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.strip() and not x.startswith("[")]
+    assert len(lines) == 1 and message in lines[0], err
+
+
+def test_confidence_trains_certifies_and_applies(tmp_path, capsys):
+    import json
+
+    assert main(["confidence", "bundled:prd_vicuna80", "--epochs", "2", "--pairs", "256",
+                 "--alpha", "0.3", "--out", str(tmp_path), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "confidence.json").read_text())
+    assert summary["judge"] == "gpt4" and summary["n_test"] > 0
+    assert summary["n_train"] + summary["n_calibration"] + summary["n_test"] == 744
+    assert 0.0 <= summary["test_coverage"] <= 1.0 and 0.0 <= summary["test_auroc"] <= 1.0
+    assert "split by group" in capsys.readouterr().out
+    assert main(["confidence", "bundled:prd_vicuna80", "--alpha", "1.5"]) == 2
