@@ -223,7 +223,7 @@ def leaderboard(
         "rank_upper": rank_upper,
         "p_better_next": p_next,
         "tier": tier,
-        "comparisons": fit.data.comparisons_per_item(),
+        "comparisons": _counts(fit.data.comparisons_per_item()),
     })
     if idata is not None:
         from ..bayes import rank_posterior
@@ -299,7 +299,7 @@ def judge_table(
             corr.append(float(kendalltau(row, fit.mu).statistic))
     columns.update(
         leverage=lev.h, rho=lev.rho, high_leverage=lev.high,
-        comparisons=fit.data.comparisons_per_judge(), rank_corr=np.asarray(corr),
+        comparisons=_counts(fit.data.comparisons_per_judge()), rank_corr=np.asarray(corr),
     )
     if idata is not None:
         _, lo, hi = _credible(_posterior_draws(idata, "gamma", fit.judges, "judge"), level)
@@ -360,3 +360,9 @@ def pairwise_table(
         table[column] = to_scale(table[column], scale, difference=True)
     table.attrs.update(level=level, scale=scale)
     return table
+
+
+def _counts(x: np.ndarray) -> np.ndarray:
+    """Comparison counts as integers when they are whole numbers (they may be fractional
+    only when built from fractional upstream counts)."""
+    return x.astype(np.int64) if np.all(x == np.round(x)) else x
