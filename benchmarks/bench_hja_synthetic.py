@@ -20,7 +20,7 @@ Metrics (definitions, since the paper's table does not spell them out):
 - BIC: share of replicates whose BIC over r in {0, 1, 2} picks the true r = 1.
 
 Usage: ``python benchmarks/bench_hja_synthetic.py [--replicates 50] [--T 800 2500]``.
-Writes ``benchmarks/results/hja_synthetic.json`` and ``.md``.
+Writes ``benchmarks/results/<name>.json`` and ``.md`` (``--name``, default hja_synthetic).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def to_markdown(results, args):
         "# HJA synthetic ablation (K=4, N=8, r=1)",
         "",
         f"{args.replicates} replicates per T, heterogeneity h={args.h}, seeds {args.seed}..{args.seed + args.replicates - 1}.",
-        f"Command: `python benchmarks/bench_hja_synthetic.py --replicates {args.replicates} --T {' '.join(map(str, args.T))}`",
+        f"Command: `python benchmarks/bench_hja_synthetic.py --replicates {args.replicates} --T {' '.join(map(str, args.T))} --seed {args.seed}`",
         "",
         "Coverage = share of nominal 95% Wald intervals containing the truth (± Monte Carlo s.e. across replicates).",
         "Score MSE = mean over the K·N entries of (Ŝ − S)²; the paper's exact MSE definition is not given, so compare orderings, not levels.",
@@ -186,13 +186,14 @@ def main(argv=None):
     parser.add_argument("--h", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--name", default="hja_synthetic", help="stem of the result files")
     args = parser.parse_args(argv)
     results = run(args.replicates, args.T, args.h, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "hja_synthetic.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
+    (args.out / f"{args.name}.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
                                                              "paper": PAPER, "results": results}, indent=1))
     md = to_markdown(results, args)
-    (args.out / "hja_synthetic.md").write_text(md)
+    (args.out / f"{args.name}.md").write_text(md)
     print(md)
 
 
