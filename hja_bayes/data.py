@@ -449,12 +449,17 @@ class Comparisons:
                 f"row {row!r} compares {a[same][0]!r} with itself ({int(same.sum())} such rows)"
             )
 
-        wl = np.char.lower(np.char.strip(w.astype(str)))
+        label_index, labels = pd.factorize(w)  # classify each distinct label once
+        normal = [x.strip().lower() for x in labels]
         invalid_set = {s.lower() for s in invalid_labels}
-        is_first = np.isin(wl, list(FIRST_LABELS)) | (w == a)
-        is_second = np.isin(wl, list(SECOND_LABELS)) | (w == b)
-        is_tie = np.isin(wl, list(TIE_LABELS))
-        is_invalid = np.isin(wl, list(invalid_set))
+
+        def label_is(names):
+            return np.array([x in names for x in normal], dtype=bool)[label_index]
+
+        is_first = label_is(FIRST_LABELS) | (w == a)
+        is_second = label_is(SECOND_LABELS) | (w == b)
+        is_tie = label_is(TIE_LABELS)
+        is_invalid = label_is(invalid_set)
         known = is_first | is_second | is_tie | is_invalid
         if not known.all():
             pos = int(np.argmin(known))
@@ -484,12 +489,13 @@ class Comparisons:
         if not valid.any():
             raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
 
-        items = list(dict.fromkeys(np.concatenate([a[valid], b[valid]])))
-        item_index = {name: i for i, name in enumerate(items)}
-        judge_index = {name: k for k, name in enumerate(used_judges)}
-        k = np.array([judge_index[x] for x in jud[valid]], dtype=np.int64)
-        i = np.array([item_index[x] for x in a[valid]], dtype=np.int64)
-        j = np.array([item_index[x] for x in b[valid]], dtype=np.int64)
+        # factorize keeps the order of first appearance
+        item_codes, items = pd.factorize(np.concatenate([a[valid], b[valid]]))
+        m_valid = int(valid.sum())
+        i, j = item_codes[:m_valid].astype(np.int64), item_codes[m_valid:].astype(np.int64)
+        k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
+        k = k.astype(np.int64)
+        items = list(items)
         tie = is_tie[valid].astype(float)
         win = is_first[valid].astype(float) + tie / 2
 
