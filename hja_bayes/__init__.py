@@ -18,7 +18,6 @@ from .diagnostics import (  # noqa: E402
     bicluster_residual,
     judge_leverage,
 )
-from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .errors import (  # noqa: E402
     ConvergenceWarning,
     DataError,

@@ -39,7 +39,8 @@ from .data import Comparisons
 from .decomposition import _canonicalize, canonicalize, check_rank
 from .decomposition import max_rank as _max_rank
 from .errors import ConvergenceWarning, DataWarning, IdentifiabilityError
-from .model import Cells, cell_logits, cells_of, fisher_blocks, negative_log_likelihood
+from .inference import free_parameters
+from .model import Cells, cells_of, fisher_blocks, negative_log_likelihood
 
 __all__ = ["HJAFit", "fit_hja", "fit_btl_svd", "rank_criteria", "split_comparisons"]
 
@@ -276,8 +277,7 @@ class HJAFit:
     @property
     def n_params(self) -> int:
         """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
-        K, N, r = len(self.judges), len(self.items), self.rank
-        return (r + 1) * (K + N - r - 2) + (K if self.position_bias else 0)
+        return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias)
 
     @cached_property
     def wald(self):
@@ -464,6 +464,37 @@ def _minus(cells: Cells, other: Cells) -> Cells:
     return cells._replace(n=cells.n - other.n, wins=cells.wins - other.wins)
 
 
+def _rank_search(data, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol, max_iter, cv):
+    """Criteria table and the full-data solution ``(B, T, n_iter, converged, tau)`` per rank."""
+    top = _max_rank(data.n_judges, data.n_items)
+    ranks = list(range(0, min(top, 4) + 1)) if ranks is None else [check_rank(r, data.n_judges, data.n_items) for r in ranks]
+    cells = cells_of(data, pad=True)
+    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
+    folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
+    rows, solutions = [], {}
+    for r in ranks:
+        B, T, n_iter, ok, tau_r = _fit_rank(data, cells, r, position_bias=position_bias, tau=tau,
+                                        ridge=ridge, tol=tol, max_iter=max_iter, reanchor=True,
+                                        S0=S0, warn=False)
+        solutions[r] = (B, T, n_iter, ok, tau_r)
+        S, beta = _unpack(B, T, r)
+        nll = float(negative_log_likelihood(S, beta, cells))
+        cv_nll = np.nan
+        if cv:
+            cv_nll = 0.0
+            for test in folds:
+                train = _minus(cells, test)
+                Bf, Tf, *_ = _solve(B, T, train, r, position_bias=position_bias, tau=tau,
+                                    ridge=ridge, tol=tol, max_iter=max_iter, reanchor=True)
+                Sf, bf = _unpack(Bf, Tf, r)
+                cv_nll += float(negative_log_likelihood(Sf, bf, test))
+        K, N = data.n_judges, data.n_items
+        rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),
+                         bic=_bic(nll, r, K, N, data.n_comparisons), cv_nll=cv_nll,
+                         n_iter=n_iter, converged=ok))
+    return pd.DataFrame(rows), solutions
+
+
 def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_folds=5, seed=0,
                   tau=30.0, ridge=DEFAULT_RIDGE, tol=1e-10, max_iter=2000, cv=True) -> pd.DataFrame:
     """BIC and K-fold cross-validated held-out NLL for every candidate rank.
@@ -477,32 +508,9 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     n_iter, converged.
     """
     _validate(data, position_bias)
-    top = _max_rank(data.n_judges, data.n_items)
-    ranks = list(range(0, min(top, 4) + 1)) if ranks is None else [check_rank(r, data.n_judges, data.n_items) for r in ranks]
-    cells = cells_of(data, pad=True)
-    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
-    folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
-    rows = []
-    for r in ranks:
-        B, T, n_iter, ok, _ = _fit_rank(data, cells, r, position_bias=position_bias, tau=tau,
-                                        ridge=ridge, tol=tol, max_iter=max_iter, reanchor=True,
-                                        S0=S0, warn=False)
-        S, beta = _unpack(B, T, r)
-        nll = float(negative_log_likelihood(S, beta, cells))
-        cv_nll = np.nan
-        if cv:
-            cv_nll = 0.0
-            for test in folds:
-                train = _minus(cells, test)
-                Bf, Tf, *_ = _solve(B, T, train, r, position_bias=position_bias, tau=tau,
-                                    ridge=ridge, tol=tol, max_iter=max_iter, reanchor=True)
-                Sf, bf = _unpack(Bf, Tf, r)
-                cv_nll += float(negative_log_likelihood(Sf, bf, test))
-        K, N = data.n_judges, data.n_items
-        rows.append(dict(rank=r, nll=nll, n_params=(r + 1) * (K + N - r - 2) + (K if position_bias else 0),
-                         bic=_bic(nll, r, K, N, data.n_comparisons), cv_nll=cv_nll,
-                         n_iter=n_iter, converged=ok))
-    return pd.DataFrame(rows)
+    table, _ = _rank_search(data, ranks, position_bias=position_bias, cv_folds=cv_folds,
+                            seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=cv)
+    return table
 
 
 def fit_hja(
@@ -570,18 +578,23 @@ def fit_hja(
         if rank not in ("bic", "cv"):
             raise IdentifiabilityError(f"rank must be an integer, 'bic' or 'cv', got {rank!r}")
         top = min(_max_rank(K, N), 4) if max_rank is None else check_rank(max_rank, K, N)
-        table = rank_criteria(data, range(top + 1), position_bias=position_bias,
-                              cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol,
-                              max_iter=max_iter, cv=rank == "cv")
+        table, solutions = _rank_search(
+            data, range(top + 1), position_bias=position_bias, cv_folds=cv_folds, seed=seed,
+            tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=rank == "cv")
         column = "bic" if rank == "bic" else "cv_nll"
         r = int(table["rank"][table[column].idxmin()])
     else:
         r = check_rank(rank, K, N)
-    cells = cells_of(data, pad=True)
-    B, T, n_iter, converged, tau_final = _fit_rank(
-        data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge, tol=tol,
-        max_iter=max_iter, reanchor=reanchor, progress=printer,
-    )
+    if table is not None and reanchor:  # the search already fitted the chosen rank
+        B, T, n_iter, converged, tau_final = solutions[r]
+        if not converged:
+            warnings.warn(f"HJA rank {r}: no convergence after {n_iter} iterations",
+                          ConvergenceWarning, stacklevel=2)
+    else:
+        B, T, n_iter, converged, tau_final = _fit_rank(
+            data, cells_of(data, pad=True), r, position_bias=position_bias, tau=tau,
+            ridge=ridge, tol=tol, max_iter=max_iter, reanchor=reanchor, progress=printer,
+        )
     return _make_fit(data, B, T, r, position_bias, n_iter, converged, tau_final, ridge, table)
 
 
