@@ -36,7 +36,7 @@ import numpy as np
 from scipy.stats import norm
 
 import hja_bayes as hb
-from hja_bayes.fit import fit_btl_svd, fit_hja, rank_criteria
+from hja_bayes.hja import fit_btl_svd, fit_hja, rank_criteria
 
 PAPER = {  # HJA paper, synthetic table: score MSE (T=800, T=2500), coverage (T=2500)
     "HJA": {"mse_800": 0.35, "mse_2500": 0.12, "coverage_2500": 0.948, "signacc": 0.842},

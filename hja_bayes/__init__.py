@@ -9,9 +9,9 @@ import jax as _jax
 _jax.config.update("jax_enable_x64", True)
 
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
-from .data import ComparisonSummary, Comparisons  # noqa: E402
-from .decomposition import Decomposition, canonicalize, compose  # noqa: E402
-from .fit import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
+from .comparisons import ComparisonSummary, Comparisons  # noqa: E402
+from .decomposition import Decomposition, canonicalize, compose, free_parameters  # noqa: E402
+from .hja import HJAFit, fit_btl_svd, fit_hja, rank_criteria  # noqa: E402
 from .diagnostics import (  # noqa: E402
     Biclustering,
     JudgeLeverage,
@@ -24,16 +24,17 @@ from .errors import (  # noqa: E402
     DataWarning,
     DisconnectedGraphError,
     HJAError,
+    HJAWarning,
     IdentifiabilityError,
+    ParameterError,
 )
 from .inference import (  # noqa: E402
     Interval,
     WaldInference,
-    free_parameters,
     tangent_basis,
     wald_inference,
 )
-from .io import load_fit, load_posterior, save_fit  # noqa: E402
+from .persistence import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from .reporting import (  # noqa: E402
     forest_plot,
@@ -51,7 +52,7 @@ from . import datasets  # noqa: E402
 from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
 from . import confidence  # noqa: E402
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 __all__ = [
     "BTLFit",
@@ -65,9 +66,11 @@ __all__ = [
     "DisconnectedGraphError",
     "HJAError",
     "HJAFit",
+    "HJAWarning",
     "HJAPriors",
     "IdentifiabilityError",
     "Interval",
+    "ParameterError",
     "JudgeLeverage",
     "SimulationTruth",
     "WaldInference",

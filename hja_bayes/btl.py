@@ -17,8 +17,11 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from .data import Comparisons
-from .errors import ConvergenceWarning, DataWarning
+from .comparisons import Comparisons
+from .checks import check_level, check_positive, index_of
+from .errors import ConvergenceWarning, DataWarning, ParameterError
+from .likelihood import Cells
+from .likelihood.half import HALF
 
 __all__ = ["BTLFit", "fit_pooled_btl", "fit_per_judge_btl", "btl_newton"]
 
@@ -60,14 +63,12 @@ class BTLFit:
 
     def predict_proba(self, first: str | int, second: str | int) -> float:
         """Probability that ``first`` beats ``second``."""
-        i, j = (self.items.index(x) if isinstance(x, str) else int(x) for x in (first, second))
+        i, j = (index_of(x, self.items, "item") for x in (first, second))
         return float(expit(self.scores[i] - self.scores[j]))
 
     def table(self, level: float = 0.95) -> pd.DataFrame:
         """Scores with Wald intervals, sorted best first."""
-        if not 0 < level < 1:
-            raise ValueError(f"level must lie in (0, 1), got {level}")
-        z = norm.ppf(0.5 + level / 2)
+        z = norm.ppf(0.5 + check_level(level) / 2)
         df = pd.DataFrame(
             {
                 "model": self.items,
@@ -104,20 +105,20 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     first = np.asarray(first)
     second = np.asarray(second)
     n = np.asarray(n, dtype=float)
-    ybar = np.asarray(wins, dtype=float) / n
+    wins = np.asarray(wins, dtype=float)
+    # one judge's cells, ties folded into the wins (the "half" outcome model reads n and wins)
+    cells = Cells(np.zeros_like(first), first, second, wins, np.zeros_like(n), n - wins)
     s = np.zeros(n_items)
     one = np.full((n_items, n_items), 1.0 / n_items)
 
     def objective(s):
-        eta = s[first] - s[second]
-        return float(np.sum(n * (np.logaddexp(0.0, eta) - ybar * eta)))
+        return -float(np.sum(HALF.log_likelihood(s[first] - s[second], None, cells)))
 
     def grad_hess(s):
         eta = s[first] - s[second]
-        p = expit(eta)
-        r = n * (p - ybar)
+        r = -HALF.score(eta, None, cells)
         g = np.bincount(first, r, n_items) - np.bincount(second, r, n_items)
-        w = n * p * (1 - p)
+        w = HALF.information_weight(eta, None, cells)
         H = np.zeros((n_items, n_items))
         np.add.at(H, (first, second), -w)
         H = H + H.T
@@ -205,8 +206,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     >>> round(fit.predict_proba("a", "b"), 6)
     0.5
     """
-    if ridge < 0:
-        raise ValueError(f"ridge must be >= 0, got {ridge}")
+    check_positive(ridge, "ridge", allow_zero=True)
     data.check_connected()
     i, j, n, wins = _pooled_pairs(data)
     _warn_separated(i, j, n, wins, data.n_items, data.items)
@@ -232,8 +232,8 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
         Row-centred scores; an item a judge never saw gets the ridge's value, 0 before
         centring.
     """
-    if ridge <= 0:
-        raise ValueError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
+    if not ridge > 0:
+        raise ParameterError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
     folded = data.fold_order()
     S = np.zeros((data.n_judges, data.n_items))
     for k in range(data.n_judges):

@@ -70,7 +70,7 @@ def _level_arg(text: str) -> float:
 
 
 def _read_data(args: argparse.Namespace):
-    from .data import Comparisons
+    from .comparisons import Comparisons
     from .datasets import load_prd_vicuna80
     from .errors import DataError
 
@@ -111,7 +111,7 @@ def _print_table(df: pd.DataFrame) -> None:
 
 
 def _fit(data, args, progress):
-    from .fit import fit_hja
+    from .hja import fit_hja
 
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     progress(f"fitting the HJA model ({what}, position bias "
@@ -175,7 +175,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .io import load_fit, load_posterior
+    from .persistence import load_fit, load_posterior
     from .reporting import report
 
     progress = _Progress(args.quiet)
@@ -216,111 +216,38 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_confidence(args: argparse.Namespace):
-    from .confidence import (
-        from_probability_table,
-        load_prd_vicuna80_confidence,
-        load_trust_or_escalate_confidence,
-    )
-    from .errors import DataError
-
-    if args.data == "bundled:prd_vicuna80":
-        return load_prd_vicuna80_confidence(args.judge or "gpt4")
-    if args.data == "trust_or_escalate":
-        return load_trust_or_escalate_confidence(args.judge or "gpt-4-turbo",
-                                                 data_dir=args.data_dir)
-    path = Path(args.data)
-    if not path.exists():
-        raise DataError(f"no such file: {args.data} (or use bundled:prd_vicuna80 or "
-                        "trust_or_escalate)")
-    frame = pd.read_csv(path)
-    if args.human_col not in frame.columns:
-        raise DataError(f"column {args.human_col!r} not found; the columns there are "
-                        f"{list(frame.columns)}")
-    columns = [c for c in frame.columns if c != args.human_col]
-    try:
-        probs = frame[columns].to_numpy(dtype=float)
-    except ValueError as exc:
-        raise DataError(f"every column but {args.human_col!r} must hold probabilities: {exc}") from None
-    return from_probability_table(probs, frame[args.human_col].to_numpy(),
-                                  judge=args.judge or path.stem, feature_names=columns)
-
-
-def _group_split(groups, fractions, seed):
-    """Indices of train / calibration / test examples, whole groups kept together."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    unique = rng.permutation(np.unique(groups))
-    cuts = np.round(np.cumsum(fractions)[:-1] * len(unique)).astype(int)
-    parts = np.split(unique, cuts)
-    return [np.flatnonzero(np.isin(groups, part)) for part in parts]
-
-
 def _cmd_confidence(args: argparse.Namespace) -> int:
     import json
 
-    import numpy as np
-
-    from .confidence import (
-        ConfidenceRanker,
-        auroc,
-        fixed_sequence_threshold,
-        ranking_loss,
-        selective_accuracy,
-    )
-    from .errors import DataError
+    from .confidence.pipeline import read_confidence_source, run_pipeline
 
     progress = _Progress(args.quiet)
-    for name in ("alpha", "delta"):
-        if not 0.0 < getattr(args, name) < 1.0:
-            raise DataError(f"{name} must lie strictly between 0 and 1")
-    fractions = (args.train_fraction, args.calibration_fraction,
-                 1.0 - args.train_fraction - args.calibration_fraction)
-    if min(fractions) <= 0:
-        raise DataError("train and calibration fractions must be positive and sum below 1")
     progress(f"reading {args.data}")
-    data = _read_confidence(args)
+    data = read_confidence_source(args.data, judge=args.judge, human_col=args.human_col,
+                                  data_dir=args.data_dir)
     print(data)
-    groups = np.arange(data.n) if data.groups is None else np.asarray(data.groups)
-    train, cal, test = (data.subset(i) for i in _group_split(groups, fractions, args.seed))
-    print(f"split by group: {train.n} train, {cal.n} calibration, {test.n} test examples")
-    progress(f"training the confidence ranker ({args.epochs} epochs, {args.pairs} pairs, "
-             f"{'Gaussian weight posterior' if args.posterior else 'deterministic weights'})")
-    ranker = ConfidenceRanker(posterior=args.posterior, n_pairs=args.pairs,
-                              n_epochs=args.epochs, seed=args.seed)
-    ranker.fit(train.features, train.agree)
-    progress("calibrating the threshold by fixed-sequence testing")
-    c_cal, c_test = ranker.predict(cal.features), ranker.predict(test.features)
-    threshold = fixed_sequence_threshold(c_cal, cal.agree, args.alpha, args.delta)
-    coverage, agreement = selective_accuracy(c_test, test.agree, threshold)
-    summary = {
-        "judge": data.judge, "alpha": args.alpha, "delta": args.delta, "seed": args.seed,
-        "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
-        "threshold": threshold, "margin": float(ranker.margin_),
-        "test_coverage": coverage,
-        "test_agreement_selected": None if np.isnan(agreement) else agreement,
-        "test_agreement_all": float(np.mean(test.agree)),
-        "test_auroc": auroc(c_test, test.agree),
-        "test_ranking_loss": ranking_loss(c_test, test.agree),
-    }
-    for name, scores in test.baselines.items():
-        summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
+    result = run_pipeline(data, alpha=args.alpha, delta=args.delta,
+                          train_fraction=args.train_fraction,
+                          calibration_fraction=args.calibration_fraction, epochs=args.epochs,
+                          pairs=args.pairs, posterior=args.posterior, seed=args.seed,
+                          progress=progress)
+    summary = result.summary
+    print(f"split by group: {summary['n_train']} train, {summary['n_calibration']} calibration, "
+          f"{summary['n_test']} test examples")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "confidence.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    pd.DataFrame({"confidence": c_test, "agree": test.agree,
-                  "selected": (c_test >= threshold) if threshold is not None else False}
-                 ).to_csv(out / "test_predictions.csv", index=False)
-    target = 1 - args.alpha
+    result.predictions.to_csv(out / "test_predictions.csv", index=False)
+    target, threshold = 1 - args.alpha, summary["threshold"]
     if threshold is None:
         print(f"No threshold certifies agreement >= {target:.0%} with probability "
               f"{1 - args.delta:.0%} on these calibration examples: abstain on everything.")
     else:
         print(f"Threshold {threshold:.4f}: trust verdicts with confidence >= it "
               f"(certified agreement >= {target:.0%} with probability >= {1 - args.delta:.0%}).")
-        print(f"Test: coverage {coverage:.1%}, agreement among kept {agreement:.1%} "
-              f"(all: {summary['test_agreement_all']:.1%}); AUROC {summary['test_auroc']:.3f}")
+        print(f"Test: coverage {summary['test_coverage']:.1%}, agreement among kept "
+              f"{summary['test_agreement_selected']:.1%} (all: {summary['test_agreement_all']:.1%}); "
+              f"AUROC {summary['test_auroc']:.3f}")
     progress(f"wrote {out / 'confidence.json'} and {out / 'test_predictions.csv'}")
     return 0
 

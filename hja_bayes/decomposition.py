@@ -19,14 +19,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .errors import DataWarning, IdentifiabilityError
+from .errors import DataWarning, IdentifiabilityError, ParameterError
 
 __all__ = [
     "Decomposition",
     "canonicalize",
     "compose",
+    "canonical_decomposition",
     "check_rank",
     "constraint_violations",
+    "free_parameters",
+    "bic",
     "max_rank",
 ]
 
@@ -64,7 +67,7 @@ def check_rank(rank: int, n_judges: int, n_items: int) -> int:
         If ``rank < 0`` or ``rank + 1 > min(K, N - 1)``; the message states the maximum.
     """
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-        raise IdentifiabilityError(f"rank must be an integer, got {rank!r}")
+        raise ParameterError(f"rank must be an integer, got {rank!r}")
     top = max_rank(n_judges, n_items)
     if rank < 0 or rank > top:
         raise IdentifiabilityError(
@@ -72,6 +75,30 @@ def check_rank(rank: int, n_judges: int, n_items: int) -> int:
             f"rank + 1 must not exceed min(K, N - 1), so the maximum rank is {top}"
         )
     return int(rank)
+
+
+def free_parameters(n_judges: int, n_items: int, rank: int, position_bias: bool = False) -> int:
+    """Number of free parameters of the rank-``rank`` HJA model.
+
+    ``(r + 1)(K + N - r - 2)``, plus K when the per-judge position biases are estimated.
+
+    Examples
+    --------
+    >>> free_parameters(20, 100, 3), free_parameters(20, 100, 3, position_bias=True)
+    (460, 480)
+    """
+    rank = check_rank(rank, n_judges, n_items)
+    return (rank + 1) * (n_judges + n_items - rank - 2) + (n_judges if position_bias else 0)
+
+
+def bic(nll: float, rank: int, n_judges: int, n_items: int, n_comparisons: float) -> float:
+    """``BIC(r) = 2 NLL + r (K + N - r - 3) log n`` (SPEC §3).
+
+    The penalty counts the parameters the rank-r model adds to the rank-0 one,
+    ``free_parameters(K, N, r) - free_parameters(K, N, 0)``; the rest is common to every rank.
+    """
+    extra = free_parameters(n_judges, n_items, rank) - free_parameters(n_judges, n_items, 0)
+    return 2.0 * nll + extra * float(np.log(n_comparisons))
 
 
 def compose(gamma, mu, U, V) -> jax.Array:
@@ -86,7 +113,8 @@ def _first_nonzero_sign(V: jax.Array) -> jax.Array:
     return jnp.where(s == 0, 1.0, s)
 
 
-def _canonicalize(S: jax.Array, rank: int) -> Decomposition:
+def canonical_decomposition(S: jax.Array, rank: int) -> Decomposition:
+    """:func:`canonicalize` without input checks: pure JAX, for ``jit``, ``vmap`` and ``grad``."""
     K, N = S.shape
     S = S - S.mean(axis=1, keepdims=True)
     mu = S.mean(axis=0)
@@ -138,7 +166,7 @@ def canonicalize(S, rank: int) -> Decomposition:
     [0.857143, 1.714286, 0.428571]
     """
     if jnp.ndim(S) != 2:
-        raise IdentifiabilityError(f"S must be a K x N matrix, got shape {jnp.shape(S)}")
+        raise ParameterError(f"S must be a K x N matrix, got shape {jnp.shape(S)}")
     rank = check_rank(rank, *jnp.shape(S))
     if not isinstance(S, jax.core.Tracer):
         S_np = np.asarray(S, dtype=float)
@@ -162,7 +190,7 @@ def canonicalize(S, rank: int) -> Decomposition:
                     "identified (S is)", DataWarning, stacklevel=2,
                 )
         S = jnp.asarray(S_np)
-    return _canonicalize(S, rank)
+    return canonical_decomposition(S, rank)
 
 
 def constraint_violations(d: Decomposition) -> dict[str, float]:

@@ -1,7 +1,16 @@
 """Exceptions and warnings raised by hja_bayes.
 
-Every error the library raises on purpose derives from :class:`HJAError`, itself a
-``ValueError``, so callers can catch the library's complaints without catching bugs.
+One tree per family, so callers catch the library's complaints without catching bugs::
+
+    HJAError (ValueError)
+    ├── DataError               the comparisons cannot be read or aggregated as given
+    │   └── DisconnectedGraphError   the comparison graph falls apart
+    ├── IdentifiabilityError    the model asked for is not identified by the data
+    └── ParameterError          an argument is out of its range or of the wrong kind
+
+    HJAWarning (UserWarning)
+    ├── DataWarning             something in the data deserves attention
+    └── ConvergenceWarning      an iterative solver stopped early
 """
 
 __all__ = [
@@ -9,6 +18,8 @@ __all__ = [
     "DataError",
     "DisconnectedGraphError",
     "IdentifiabilityError",
+    "ParameterError",
+    "HJAWarning",
     "DataWarning",
     "ConvergenceWarning",
 ]
@@ -22,7 +33,7 @@ class DataError(HJAError):
     """The comparison data cannot be read or aggregated as given."""
 
 
-class DisconnectedGraphError(HJAError):
+class DisconnectedGraphError(DataError):
     """The comparison graph is disconnected, so relative scores are not identified."""
 
 
@@ -30,9 +41,17 @@ class IdentifiabilityError(HJAError):
     """The requested model is not identified by the data or the constraints."""
 
 
-class DataWarning(UserWarning):
+class ParameterError(HJAError):
+    """An argument is out of range, of the wrong type, or names something unknown."""
+
+
+class HJAWarning(UserWarning):
+    """Base class of the warnings hja_bayes issues."""
+
+
+class DataWarning(HJAWarning):
     """Something in the data deserves attention but does not stop the analysis."""
 
 
-class ConvergenceWarning(UserWarning):
+class ConvergenceWarning(HJAWarning):
     """An iterative solver stopped before meeting its convergence criterion."""

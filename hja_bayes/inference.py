@@ -10,7 +10,7 @@ of dimension ``m (K + N - m - 1) = (r + 1)(K + N - r - 2)``.  An orthonormal bas
 the flattened, row-major coordinates of S, extended by the K position biases when they are
 estimated) is a local chart of the model.  In that chart the expected information is
 ``I = B^T F B`` with F the information of (S, beta) over cells
-(:func:`hja_bayes.model.fisher_blocks`), and the asymptotic covariance of the chart
+(:func:`hja_bayes.likelihood.fisher_blocks`), and the asymptotic covariance of the chart
 coordinates is ``I^{-1}``.  Any smooth quantity ``q(S, beta)`` then gets the delta-method
 covariance ``G B I^{-1} B^T G^T`` with ``G = dq / d(S, beta)``.
 
@@ -31,16 +31,16 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from .data import Comparisons
-from .decomposition import canonicalize, check_rank
-from .errors import DataError, IdentifiabilityError
-from .model import cells_of, fisher_blocks
+from .checks import check_level, indices_of
+from .comparisons import Comparisons
+from .decomposition import canonicalize, check_rank, free_parameters
+from .errors import IdentifiabilityError, ParameterError
+from .likelihood import cells_of, fisher_blocks
 
 __all__ = [
     "Interval",
     "WaldInference",
     "chart_information",
-    "free_parameters",
     "tangent_basis",
     "wald_inference",
 ]
@@ -66,20 +66,6 @@ class Interval(NamedTuple):
     upper: np.ndarray
 
 
-def free_parameters(n_judges: int, n_items: int, rank: int, position_bias: bool = False) -> int:
-    """Number of free parameters of the rank-``rank`` HJA model.
-
-    ``(r + 1)(K + N - r - 2)``, plus K when the per-judge position biases are estimated.
-
-    Examples
-    --------
-    >>> free_parameters(20, 100, 3), free_parameters(20, 100, 3, position_bias=True)
-    (460, 480)
-    """
-    rank = check_rank(rank, n_judges, n_items)
-    return (rank + 1) * (n_judges + n_items - rank - 2) + (n_judges if position_bias else 0)
-
-
 def _orthonormal_complement(A: np.ndarray) -> np.ndarray:
     """Orthonormal basis of the orthogonal complement of the columns of ``A`` (full rank)."""
     n, k = A.shape
@@ -90,7 +76,7 @@ def _orthonormal_complement(A: np.ndarray) -> np.ndarray:
 def _centre_rows(S) -> np.ndarray:
     S = np.asarray(S, dtype=float)
     if S.ndim != 2:
-        raise IdentifiabilityError(f"S must be a K x N matrix, got shape {S.shape}")
+        raise ParameterError(f"S must be a K x N matrix, got shape {S.shape}")
     if not np.all(np.isfinite(S)):
         raise IdentifiabilityError("the score matrix has non-finite entries")
     return S - S.mean(axis=1, keepdims=True)
@@ -166,7 +152,7 @@ def chart_information(
     """Expected Fisher information in the chart spanned by ``basis`` (plus beta).
 
     ``I = B^T F B`` where F is the information of (vec S, beta) over the cells (a judge-block
-    matrix, see :func:`hja_bayes.model.fisher_blocks`) and B is ``basis`` (K N x d), extended
+    matrix, see :func:`hja_bayes.likelihood.fisher_blocks`) and B is ``basis`` (K N x d), extended
     by the K beta coordinates when ``position_bias`` is true.  The block structure is used:
     nothing of size (K N)^2 is formed.
 
@@ -174,7 +160,7 @@ def chart_information(
     ----------
     S : array (K, N)
     beta : array (K,)
-    cells : hja_bayes.model.Cells
+    cells : hja_bayes.likelihood.Cells
     basis : ndarray (K * N, d)
         From :func:`tangent_basis`.
     position_bias : bool
@@ -227,9 +213,7 @@ _fisher_blocks = jax.jit(fisher_blocks)
 
 
 def _z(level: float) -> float:
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    return float(norm.ppf(0.5 + level / 2))
+    return float(norm.ppf(0.5 + check_level(level) / 2))
 
 
 def _interval(estimate, variance, level) -> Interval:
@@ -339,10 +323,10 @@ class WaldInference:
         return value, GB @ self.covariance @ GB.T
 
     def _item_index(self, item) -> np.ndarray:
-        return _indices(item, self.items, "item")
+        return indices_of(item, self.items, "item")
 
     def _judge_index(self, judge) -> np.ndarray:
-        return _indices(judge, self.judges, "judge")
+        return indices_of(judge, self.judges, "judge")
 
     def mu(self, level: float = 0.95) -> Interval:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
@@ -399,7 +383,7 @@ class WaldInference:
 
         Raises
         ------
-        DataError
+        ParameterError
             For an unknown name or an index out of range.
         """
         k, i, j = np.broadcast_arrays(
@@ -466,23 +450,6 @@ class WaldInference:
         return pd.concat(frames, ignore_index=True)
 
 
-def _indices(x, names: Sequence[str], what: str) -> np.ndarray:
-    """Indices of names or integers (scalar or array-like)."""
-    arr = np.asarray(x, dtype=object)
-    flat = []
-    for v in arr.ravel():
-        if isinstance(v, str):
-            if v not in names:
-                raise DataError(f"unknown {what} {v!r}; the {what}s are {list(names)}")
-            flat.append(names.index(v))
-        else:
-            idx = int(v)
-            if not 0 <= idx < len(names):
-                raise DataError(f"{what} index {idx} out of range 0..{len(names) - 1}")
-            flat.append(idx)
-    return np.asarray(flat, dtype=np.int64).reshape(arr.shape)
-
-
 def wald_inference(
     data: Comparisons,
     S,
@@ -547,14 +514,14 @@ def wald_inference(
     S = _centre_rows(S)
     K, N = S.shape
     if (K, N) != (data.n_judges, data.n_items):
-        raise IdentifiabilityError(
+        raise ParameterError(
             f"S has shape {S.shape} but the data have {data.n_judges} judges and "
             f"{data.n_items} items"
         )
     rank = check_rank(rank, K, N)
     beta = np.zeros(K) if beta is None else np.asarray(beta, dtype=float)
     if beta.shape != (K,):
-        raise IdentifiabilityError(f"beta must have shape ({K},), got {beta.shape}")
+        raise ParameterError(f"beta must have shape ({K},), got {beta.shape}")
     if position_bias and not data.order_known:
         raise IdentifiabilityError(
             "position bias needs the presentation order, and these data were folded "

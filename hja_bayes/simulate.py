@@ -6,8 +6,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .data import Comparisons
+from .comparisons import Comparisons
+from .checks import check_positive, check_probability
 from .decomposition import canonicalize, check_rank
+from .errors import ParameterError
+from .likelihood import sample_outcomes
+from .likelihood.half import HALF
 
 __all__ = ["SimulationTruth", "simulate"]
 
@@ -80,12 +84,11 @@ def simulate(
     (300.0, (3, 5))
     """
     check_rank(rank, n_judges, n_items)
-    if comparisons_per_judge < 1:
-        raise ValueError("comparisons_per_judge must be >= 1")
-    if heterogeneity < 0:
-        raise ValueError("heterogeneity must be >= 0")
-    if not 0 <= tie_prob < 1:
-        raise ValueError("tie_prob must lie in [0, 1)")
+    if isinstance(comparisons_per_judge, bool) or not isinstance(comparisons_per_judge, (int, np.integer)) \
+            or comparisons_per_judge < 1:
+        raise ParameterError(f"comparisons_per_judge must be an integer >= 1, got {comparisons_per_judge!r}")
+    check_positive(heterogeneity, "heterogeneity", allow_zero=True)
+    check_probability(tie_prob, "tie_prob", open_high=True)
     rng = np.random.default_rng(seed)
     K, N = n_judges, n_items
 
@@ -118,8 +121,8 @@ def simulate(
         m = n > 0
         i, j, n = ii[m], jj[m], n[m]
         ties = rng.binomial(n, tie_prob) if tie_prob else np.zeros_like(n)
-        p = 1.0 / (1.0 + np.exp(-(beta[k] + truth_S[k, i] - truth_S[k, j])))
-        wins = rng.binomial(n - ties, p)
+        eta = beta[k] + truth_S[k, i] - truth_S[k, j]
+        wins, _, _ = sample_outcomes(rng, eta, n - ties, outcome=HALF)
         cells_k.append(np.full(len(i), k)), cells_i.append(i), cells_j.append(j)
         cells_n.append(n), cells_w.append(wins + ties / 2), cells_t.append(ties)
     data = Comparisons(

@@ -19,8 +19,8 @@ from hja_bayes.bayes.model import (
     raw_sizes,
     unconstrain,
 )
-from hja_bayes.inference import free_parameters
-from hja_bayes.model import cells_of
+from hja_bayes.decomposition import free_parameters
+from hja_bayes.likelihood import cells_of
 
 
 constrain_jit = jax.jit(constrain, static_argnums=2)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..data import Comparisons
+from ..comparisons import Comparisons
 from ..errors import IdentifiabilityError
 
 __all__ = [
@@ -433,7 +433,7 @@ def compare_ranks(data: Comparisons, ranks: Sequence[int] = (0, 1, 2), *,
     RankComparison
         ``table`` from :func:`rank_comparison`; ``idatas`` maps rank -> InferenceData.
     """
-    from ..fit import fit_hja
+    from ..hja import fit_hja
     from .sample import sample_hja
 
     idatas = {}

@@ -56,7 +56,7 @@ import numpyro.distributions as dist
 from jax.scipy.linalg import solve_triangular
 
 from ..decomposition import Decomposition
-from ..model import Cells, cell_logits
+from ..likelihood import Cells, cell_logits
 
 __all__ = [
     "HJAPriors",
@@ -306,7 +306,7 @@ def hja_model(
     >>> import jax
     >>> from numpyro.infer import Predictive
     >>> from hja_bayes import simulate
-    >>> from hja_bayes.model import cells_of
+    >>> from hja_bayes.likelihood import cells_of
     >>> data, _ = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=50)
     >>> prior = Predictive(hja_model, num_samples=4)(
     ...     jax.random.PRNGKey(0), cells_of(data), default_chart(3, 5), rank=1)

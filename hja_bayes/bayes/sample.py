@@ -31,11 +31,11 @@ import numpy as np
 from numpyro.infer import MCMC, NUTS
 from scipy.special import expit, gammaln
 
-from ..data import Comparisons
-from ..decomposition import Decomposition, _canonicalize, check_rank
+from ..comparisons import Comparisons
+from ..decomposition import Decomposition, canonical_decomposition, check_rank
 from ..errors import ConvergenceWarning, IdentifiabilityError
-from ..fit import HJAFit, _validate, fit_hja
-from ..model import Cells
+from ..hja import HJAFit, check_fit_inputs, fit_hja
+from ..likelihood import Cells
 from .model import HJAPriors, chart_at, hja_model, unconstrain
 
 __all__ = ["sample_hja", "IDENTIFIED", "RHAT_LIMIT"]
@@ -51,8 +51,9 @@ _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_e
 
 def _model_cells(data: Comparisons) -> tuple[Cells, np.ndarray]:
     """Cells for the sampler (``wins`` zeroed: they enter as ``obs``) and the observed wins."""
-    cells = Cells(*(jnp.asarray(a) for a in (data.judge, data.first, data.second, data.n)),
-                  jnp.zeros(data.n_cells))
+    zeros = jnp.zeros(data.n_cells)
+    cells = Cells(*(jnp.asarray(a) for a in (data.judge, data.first, data.second)), zeros, zeros,
+                  jnp.asarray(data.n))
     return cells, np.asarray(data.wins)
 
 
@@ -60,7 +61,7 @@ def _model_cells(data: Comparisons) -> tuple[Cells, np.ndarray]:
 def _canonical_draws(S_raw: jax.Array, rank: int) -> Decomposition:
     """Canonical decomposition of every draw of S, shape (chain, draw, K, N)."""
     flat = S_raw.reshape((-1,) + S_raw.shape[2:])
-    d = jax.vmap(lambda s: _canonicalize(s, rank))(flat)
+    d = jax.vmap(lambda s: canonical_decomposition(s, rank))(flat)
     return Decomposition(*(x.reshape(S_raw.shape[:2] + x.shape[1:]) for x in d))
 
 
@@ -91,7 +92,7 @@ def _resolve_init(data, rank, init, position_bias):
     if not isinstance(init, HJAFit):
         raise TypeError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
     pb = init.position_bias if position_bias is None else bool(position_bias)
-    _validate(data, pb)
+    check_fit_inputs(data, pb)
     if isinstance(rank, str):
         raise IdentifiabilityError(
             f"rank {rank!r} selects a rank by fitting; with an explicit init pass its rank "

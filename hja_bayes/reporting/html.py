@@ -399,7 +399,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
             + f'<div class="row"><div>{figure("rank_posterior")}</div></div>'
             + f"{figure('ppc')}"
         )
-    from .. import __version__
+    from ..version import __version__
 
     return f"""<!DOCTYPE html>
 <html lang="en">

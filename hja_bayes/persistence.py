@@ -10,10 +10,10 @@ A saved fit is a folder::
 ``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 1``.  Its keys:
 
 * ``rank``, ``position_bias``, ``nll``, ``bic``, ``n_iter``, ``converged``, ``tau``,
-  ``ridge`` -- the scalar fields of :class:`~hja_bayes.fit.HJAFit`;
+  ``ridge`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit`;
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
-  ``dropped_judges`` of the fitted :class:`~hja_bayes.data.Comparisons`;
+  ``dropped_judges`` of the fitted :class:`~hja_bayes.comparisons.Comparisons`;
 * ``rank_table_columns`` -- column order of the rank-selection table (or null);
 * ``package_version`` -- the hja_bayes version that wrote the file (information only).
 
@@ -36,8 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import Comparisons
+from .comparisons import Comparisons
 from .errors import DataError
+from .hja.result import HJAFit
+from .version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_fit", "load_posterior", "save_fit"]
 
@@ -102,7 +104,6 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
     if not overwrite and (folder / _FIT_JSON).exists():
         raise FileExistsError(f"{folder} already holds a saved fit")
     folder.mkdir(parents=True, exist_ok=True)
-    from . import __version__
 
     data: Comparisons = fit.data
     table = fit.rank_table
@@ -188,7 +189,6 @@ def load_fit(path: str | os.PathLike):
     DataError
         When the folder holds no fit, another format, or an unknown format version.
     """
-    from .fit import HJAFit
 
     folder = Path(path)
     meta = _read_meta(folder)

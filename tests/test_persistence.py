@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.io import FORMAT_VERSION, _import_arviz
+from hja_bayes.persistence import FORMAT_VERSION, _import_arviz
 
 FIELDS = ("gamma", "mu", "U", "V", "D", "S", "beta")
 SCALARS = ("rank", "position_bias", "nll", "bic", "n_iter", "converged", "judges", "items",

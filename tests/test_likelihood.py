@@ -3,7 +3,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from hja_bayes import simulate
-from hja_bayes.model import cells_of, fisher_blocks, negative_log_likelihood
+from hja_bayes.likelihood import cells_of, fisher_blocks, negative_log_likelihood
 
 
 def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
@@ -31,7 +31,7 @@ def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
 
 
 def test_padding_adds_nothing():
-    from hja_bayes.model import padded_size
+    from hja_bayes.likelihood import padded_size
     data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=50, seed=1, position_bias=0.2)
     S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
     plain, padded = cells_of(data), cells_of(data, pad=True)

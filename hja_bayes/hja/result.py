@@ -1,0 +1,146 @@
+"""The fitted HJA model as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from ..checks import index_of
+from ..comparisons import Comparisons
+from ..decomposition import free_parameters
+
+__all__ = ["HJAFit", "DEFAULT_RIDGE"]
+
+#: Default ridge of the MAP fit: negligible unless a judge is perfectly separated.
+DEFAULT_RIDGE = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class HJAFit:
+    """A fitted HJA model ``S = gamma mu^T + U V^T`` (plus position bias ``beta``).
+
+    Attributes
+    ----------
+    gamma (K,), mu (N,), U (K, r), V (N, r), D (r,), S (K, N), beta (K,)
+        Canonical estimates (``beta`` is zeros without position bias).
+    rank : int
+    position_bias : bool
+    nll : float
+        Negative log-likelihood at the estimate (ties 1/2; without the ridge).
+    bic : float
+        ``2 nll + r (K + N - r - 3) log n`` (SPEC §3; constant terms dropped).
+    n_iter : int
+    converged : bool
+    judges, items : tuple of str
+    data : Comparisons
+        The data the model was fitted to (used for intervals).
+    tau, ridge : float
+        Final proximal weight and ridge.
+    rank_table : DataFrame or None
+        Criteria for every candidate rank when the rank was selected.
+    """
+
+    gamma: np.ndarray
+    mu: np.ndarray
+    U: np.ndarray
+    V: np.ndarray
+    D: np.ndarray
+    S: np.ndarray
+    beta: np.ndarray
+    rank: int
+    position_bias: bool
+    nll: float
+    bic: float
+    n_iter: int
+    converged: bool
+    judges: tuple[str, ...]
+    items: tuple[str, ...]
+    data: Comparisons = field(repr=False)
+    tau: float = 30.0
+    ridge: float = DEFAULT_RIDGE
+    rank_table: pd.DataFrame | None = field(default=None, repr=False)
+
+    def predict_proba(self, judge, first, second) -> float:
+        """Probability that ``judge`` prefers ``first`` (shown first) over ``second``."""
+        k = index_of(judge, self.judges, "judge")
+        i = index_of(first, self.items, "item")
+        j = index_of(second, self.items, "item")
+        return float(expit(self.beta[k] + self.S[k, i] - self.S[k, j]))
+
+    def cell_probabilities(self, data: Comparisons | None = None) -> np.ndarray:
+        """Fitted probability that the first-shown item wins, for every cell of ``data``."""
+        data = self.data if data is None else data
+        return expit(self.beta[data.judge] + self.S[data.judge, data.first]
+                     - self.S[data.judge, data.second])
+
+    @property
+    def n_params(self) -> int:
+        """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
+        return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias)
+
+    @cached_property
+    def wald(self):
+        """Wald inference at this fit (:class:`~hja_bayes.inference.WaldInference`, computed once).
+
+        Raises a clear error when the Fisher information is singular or the comparison graph
+        is disconnected.
+        """
+        from ..inference import wald_inference
+
+        return wald_inference(self.data, self.S, self.beta, self.rank,
+                              position_bias=self.position_bias)
+
+    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+        """Wald intervals for mu, gamma, beta (with position bias) and every mu_i - mu_j.
+
+        Columns: quantity, label, estimate, se, lower, upper.
+        """
+        return self.wald.intervals(level)
+
+    def contrast(self, q: Callable, level: float = 0.95):
+        """Wald interval of any differentiable ``q(S, beta)`` (delta method); see
+        :meth:`~hja_bayes.inference.WaldInference.contrast`."""
+        return self.wald.contrast(q, level)
+
+    def leverage(self):
+        """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""
+        from ..diagnostics import judge_leverage
+
+        return judge_leverage(self.gamma, self.mu, self.U, self.V)
+
+    def save(self, path, idata=None):
+        """Write the fit (and optionally its posterior) to the folder ``path``.
+
+        See :func:`hja_bayes.persistence.save_fit` for the format (JSON + .npz, no pickle);
+        read it back with :func:`hja_bayes.load_fit`.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        from ..persistence import save_fit
+
+        return save_fit(self, path, idata=idata)
+
+    def summary(self) -> str:
+        """A short text summary of the fit."""
+        lines = [
+            f"HJA fit: rank {self.rank}, {len(self.judges)} judges, {len(self.items)} items, "
+            f"position bias {'on' if self.position_bias else 'off'}",
+            f"NLL {self.nll:.3f}, BIC {self.bic:.3f}, {self.n_iter} iterations, "
+            f"{'converged' if self.converged else 'NOT converged'}",
+        ]
+        if self.data.one_orientation_only:
+            lines.append(
+                "note: every pair is shown in one orientation only, so position bias and "
+                "structured disagreement cannot be told apart"
+            )
+        order = np.argsort(-self.mu)
+        lines.append("consensus: " + " > ".join(self.items[i] for i in order))
+        return "\n".join(lines)

@@ -1,0 +1,127 @@
+"""The driver: iterate the kernels to convergence with the fail-safe, and build the result."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..btl import fit_per_judge_btl
+from ..comparisons import Comparisons
+from ..decomposition import bic, canonicalize
+from ..errors import ConvergenceWarning, IdentifiabilityError
+from ..likelihood import cells_of, negative_log_likelihood
+from . import kernels
+from .result import HJAFit
+from .state import SolverState, scores
+
+__all__ = ["SolveResult", "solve", "fit_rank", "initial_state", "make_fit", "INIT_RIDGE"]
+
+MU_FLOOR = 1e-8
+SIGMA_FLOOR = 1e-10
+TAU_SHRINK = 0.5
+TAU_MIN = 0.03
+TAU_FAIL = 1e12
+#: Ridge of the per-judge BTL start: a judge whose verdicts are (nearly) separated gets huge
+#: unpenalised scores that would dominate the starting consensus; a mild ridge keeps it tame.
+INIT_RIDGE = 0.1
+
+
+class SolveResult(NamedTuple):
+    """Final state of a run of the driver."""
+
+    state: SolverState
+    n_iter: int
+    converged: bool
+
+
+def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: float, tol: float,
+          max_iter: int, reanchored: bool = True,
+          progress: Callable[[int, float], None] | None = None) -> SolveResult:
+    """Run outer steps from ``state`` until the relative change of the objective is below ``tol``.
+
+    After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
+    whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
+    not finite) and multiplies tau by 10.
+    """
+    f = float(kernels.objective_jit(state.B, state.T, cells, rank, ridge))
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        new, info = kernels.step(state, cells, rank=rank, ridge=ridge,
+                                 position_bias=position_bias, reanchored=reanchored)
+        f_new = float(info.objective)
+        if (float(info.mu_norm) < MU_FLOOR or float(info.sigma_r) < SIGMA_FLOOR
+                or not math.isfinite(f_new)):
+            state = state._replace(tau=state.tau * 10.0)  # fail-safe: undo, move more cautiously
+            if state.tau > TAU_FAIL:
+                raise IdentifiabilityError(
+                    "the consensus or the disagreement rank collapsed during fitting "
+                    "(|mu| or the r-th singular value went to zero); try a smaller rank"
+                )
+            continue
+        state = new._replace(tau=max(new.tau * TAU_SHRINK, TAU_MIN))
+        if progress is not None:
+            progress(it, f_new)
+        done = abs(f - f_new) <= tol * max(1.0, abs(f_new))
+        f = f_new
+        if done:
+            converged = True
+            break
+    return SolveResult(state, it, converged)
+
+
+def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
+                  S0=None) -> SolverState:
+    """Start: the canonical truncation of a mildly ridged per-judge BTL; beta from the
+    judge's first-slot win rate."""
+    if S0 is None:
+        S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
+    if position_bias:
+        first = np.bincount(data.judge, data.first_wins + 0.5 * data.ties, data.n_judges)
+        beta = np.log((first + 0.5) / (data.comparisons_per_judge() - first + 0.5))
+    else:
+        beta = np.zeros(data.n_judges)
+    return kernels.init(S0, rank, beta, tau)
+
+
+def fit_rank(data: Comparisons, cells, rank: int, *, position_bias: bool, tau: float, ridge: float,
+             tol: float, max_iter: int, reanchored: bool = True, S0=None, warn: bool = True,
+             progress=None) -> SolveResult:
+    """Solve one rank from the standard start; warn when it does not converge."""
+    state = initial_state(data, rank, position_bias, tau, S0)
+    result = solve(state, cells, rank, position_bias=position_bias, ridge=ridge, tol=tol,
+                   max_iter=max_iter, reanchored=reanchored, progress=progress)
+    if warn and not result.converged:
+        warn_not_converged(rank, result.n_iter, tol)
+    return result
+
+
+def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
+    """The ConvergenceWarning of a rank that hit ``max_iter``."""
+    warnings.warn(
+        f"HJA rank {rank}: no convergence after {n_iter} iterations (relative change of the "
+        f"objective still above tol={tol:g}); estimates may be inaccurate",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
+def make_fit(data: Comparisons, result: SolveResult, rank: int, position_bias: bool, ridge: float,
+             rank_table=None) -> HJAFit:
+    """The :class:`HJAFit` of a solver result, in canonical coordinates."""
+    S, beta = scores(result.state.B, result.state.T, rank)
+    d = canonicalize(S, rank)
+    S = np.asarray(jnp.outer(d.gamma, d.mu) + d.U @ d.V.T)
+    beta = np.asarray(beta)
+    nll = float(negative_log_likelihood(jnp.asarray(S), jnp.asarray(beta), cells_of(data)))
+    return HJAFit(
+        gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
+        D=np.asarray(d.D), S=S, beta=beta, rank=rank, position_bias=position_bias, nll=nll,
+        bic=bic(nll, rank, data.n_judges, data.n_items, data.n_comparisons),
+        n_iter=result.n_iter, converged=result.converged, judges=data.judges,
+        items=data.items, data=data, tau=result.state.tau, ridge=ridge, rank_table=rank_table,
+    )
