@@ -1,0 +1,61 @@
+"""Pieces every ``hja-bayes`` subcommand shares: progress messages, argument types, tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import pandas as pd
+
+__all__ = ["Progress", "add_common", "level_arg", "print_table", "rank_arg"]
+
+
+class Progress:
+    """Stage messages with elapsed time on stderr."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def rank_arg(text: str):
+    if text in ("bic", "cv"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rank must be 'bic', 'cv' or an integer, got {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"rank must be >= 0, got {value}")
+    return value
+
+
+def level_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"level must lie strictly between 0 and 1, got {value}")
+    return value
+
+
+def print_table(df: pd.DataFrame) -> None:
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160,
+                           "display.max_columns", 30):
+        print(df.to_string(index=False))
+
+
+def add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:
+    p.add_argument("--level", type=level_arg, default=0.95,
+                   help="level of every interval (default 0.95)")
+    if scale:
+        p.add_argument("--scale", choices=("logit", "elo"), default="logit",
+                       help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
