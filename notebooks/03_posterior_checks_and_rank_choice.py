@@ -17,7 +17,7 @@
 # Does the fitted model reproduce what the judges did? We replicate the data from the
 # posterior and compare every judge's win rate of every model (and of the first-shown
 # answer: the position-bias statistic) with its predictive interval; then we compare the
-# disagreement ranks r = 0 and r = 1 by PSIS-LOO over cells, next to BIC.
+# disagreement ranks r = 0 and r = 1 by PSIS-LOO over single comparisons, next to BIC.
 #
 # Set `HJA_NOTEBOOK_FAST=1` for small settings (the test suite does).
 
@@ -52,7 +52,7 @@ choice.table[["elpd_loo", "p_loo", "elpd_diff", "se", "bic", "loo_rank", "bic_ra
 # %%
 idata = choice.idatas[0]
 checks = bayes.ppc_judge_win_rates(idata)
-checks[checks.item == bayes.checks.FIRST_SHOWN]
+checks[checks.item == bayes.FIRST_SHOWN]
 
 # %%
 hb.posterior_predictive_plot(idata)

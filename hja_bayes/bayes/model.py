@@ -55,8 +55,10 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.linalg import solve_triangular
 
-from ..decomposition import Decomposition
-from ..likelihood import Cells, cell_logits
+from ..decomposition import Decomposition, compose
+from ..errors import ParameterError
+from ..likelihood import Cells, OutcomeModel, cell_logits, outcome_model
+from .outcomes import CellOutcomes
 
 __all__ = [
     "HJAPriors",
@@ -272,34 +274,41 @@ def hja_model(
     rank: int,
     position_bias: bool = False,
     priors: HJAPriors = HJAPriors(),
+    outcome: str | OutcomeModel = "half",
 ) -> None:
     """NumPyro model of the rank-``rank`` HJA panel (with optional position bias).
 
-    ``wins_c ~ Binomial(n_c, expit(beta_k + S[k, i] - S[k, j]))`` for every cell
-    ``c = (k, i, j)``, ``S = gamma mu^T + U V^T`` built by :func:`constrain` from the raw
-    sites ``z_mu``, ``z_gamma``, ``l_free``, ``w`` and ``beta``; priors as in the module
-    docstring.  Ties count 1/2 in ``obs`` (the binomial density is evaluated by its
-    gamma-function extension there); replicated data carry no ties.
+    Every cell ``c = (k, i, j)`` has the linear predictor
+    ``eta_c = beta_k + S[k, i] - S[k, j]`` (:func:`~hja_bayes.likelihood.cell_logits`) and
+    its counts (first_wins, ties, second_wins) follow the outcome model ``outcome`` (the
+    likelihood seam; default "ties count 1/2"), see
+    :class:`~hja_bayes.bayes.outcomes.CellOutcomes`.  ``S = gamma mu^T + U V^T`` is built
+    by :func:`constrain` from the raw sites ``z_mu``, ``z_gamma``, ``l_free``, ``w`` and
+    ``beta_raw``; priors as in the module docstring.
 
     Parameters
     ----------
     cells : Cells
-        Cell indices and counts (``cells.wins`` is not used: pass it as ``obs``).  Cells
-        with ``n = 0`` contribute nothing.
+        Cell indices and counts (the counts give each cell's number of comparisons; the
+        observed outcomes are passed as ``obs``).  Cells with ``n = 0`` contribute nothing.
     chart : Chart
         Bases of the map (:func:`chart_at` or :func:`default_chart`).
-    obs : array (n_cells,) or None
-        Observed wins of the first-shown item; None samples them (prior or posterior
-        predictive).
+    obs : array (n_cells, 3) or None
+        Observed (first_wins, ties, second_wins) per cell
+        (:func:`~hja_bayes.bayes.outcomes.stack_counts`); None samples them (prior or
+        posterior predictive).
     rank : int
         Disagreement rank r.
     position_bias : bool
         Whether each judge has a position bias beta_k.
     priors : HJAPriors
         Prior scales.
+    outcome : str or OutcomeModel
+        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`);
+        one without extra per-judge parameters.
 
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
-    ``beta`` are recorded; the observed site is ``wins``, in the plate ``cell``.
+    ``beta`` are recorded; the observed site is ``outcomes``, in the plate ``cell``.
 
     Examples
     --------
@@ -310,9 +319,14 @@ def hja_model(
     >>> data, _ = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=50)
     >>> prior = Predictive(hja_model, num_samples=4)(
     ...     jax.random.PRNGKey(0), cells_of(data), default_chart(3, 5), rank=1)
-    >>> prior["wins"].shape == (4, data.n_cells)
+    >>> prior["outcomes"].shape == (4, data.n_cells, 3)
     True
     """
+    outcome = outcome_model(outcome)
+    if outcome.n_aux:
+        raise ParameterError(
+            f"the Bayesian model supports outcome models without extra parameters; "
+            f"{outcome.name!r} has {outcome.n_aux}")
     item_basis, judge_basis = chart
     N, K = item_basis.shape[0], judge_basis.shape[0]
     r = rank
@@ -341,13 +355,10 @@ def hja_model(
     else:
         beta = jnp.zeros(0)
     gamma, mu, U, V, beta = constrain(RawCoordinates(z_mu, z_gamma, l_free, w, beta), chart, r)
-    S = jnp.outer(gamma, mu) + U @ V.T
+    S = compose(gamma, mu, U, V)
     for name, value in (("gamma", gamma), ("mu", mu), ("U", U), ("V", V), ("S", S),
                         ("beta", beta)):
         numpyro.deterministic(name, value)
     eta = cell_logits(S, beta, cells)
-    with numpyro.plate("cell", cells.n.shape[0]):
-        # integer counts: the binomial sampler needs them; the density converts back
-        count = jnp.rint(cells.n).astype(jnp.int64)
-        numpyro.sample("wins", dist.Binomial(total_count=count, logits=eta,
-                                             validate_args=False), obs=obs)
+    with numpyro.plate("cell", eta.shape[0]):
+        numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome), obs=obs)

@@ -6,14 +6,8 @@ it computes no statistics of its own.
 
 from .html import Report, ReportFiles, build_report, render_html, render_markdown, report
 from .leaderboard import judge_table, leaderboard, pairwise_table, to_scale, wald
-from .plots import (
-    forest_plot,
-    judge_map,
-    posterior_predictive_plot,
-    rank_posterior_plot,
-    residual_heatmap,
-    win_probability_heatmap,
-)
+from .plots import forest_plot, judge_map, residual_heatmap, win_probability_heatmap
+from .posterior_plots import posterior_predictive_plot, prior_predictive_plot, rank_posterior_plot
 
 __all__ = [
     "Report",
@@ -25,6 +19,7 @@ __all__ = [
     "leaderboard",
     "pairwise_table",
     "posterior_predictive_plot",
+    "prior_predictive_plot",
     "rank_posterior_plot",
     "render_html",
     "render_markdown",

@@ -20,14 +20,8 @@ import pandas as pd
 
 from ..inference import WaldInference
 from .leaderboard import Scale, judge_table, leaderboard, pairwise_table, wald
-from .plots import (
-    forest_plot,
-    judge_map,
-    posterior_predictive_plot,
-    rank_posterior_plot,
-    residual_heatmap,
-    win_probability_heatmap,
-)
+from .plots import forest_plot, judge_map, residual_heatmap, win_probability_heatmap
+from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
 
 __all__ = ["Report", "ReportFiles", "build_report", "report"]
 
