@@ -129,9 +129,9 @@ def test_prior_predictive_runs_and_follows_the_prior():
     assert np.all(counts >= 0) and np.all(counts == np.round(counts))
     np.testing.assert_array_equal(counts.sum(-1), np.broadcast_to(data.n, (draws, data.n_cells)))
     assert not counts[..., 1].any()  # "ties count 1/2" predicts no ties
-    # mu ~ N(0, 3^2 (I - 11^T/N)): per-item sd 3 sqrt(1 - 1/N); sample-sd error ~ 1/sqrt(2 draws)
+    # mu ~ N(0, s^2 (I - 11^T/N)): per-item sd s sqrt(1 - 1/N); sample-sd error ~ 1/sqrt(2 draws)
     sd = np.asarray(prior["mu"]).std(axis=0)
-    target = 3.0 * np.sqrt(1 - 1 / N)
+    target = HJAPriors().mu_scale * np.sqrt(1 - 1 / N)
     assert np.all(np.abs(sd / target - 1) < 4 / np.sqrt(2 * draws))
     # gamma - 1 ~ N(0, I - 11^T/K), summing to K
     gamma = np.asarray(prior["gamma"])

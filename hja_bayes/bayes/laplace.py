@@ -105,5 +105,5 @@ def dispersed_starts(laplace: Laplace, params: dict, n_chains: int, seed,
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((n_chains, laplace.mean.shape[0]))
     points = laplace.mean + inflation * z @ laplace.scale.T
-    starts = [unravel(jnp.asarray(p)) for p in points]
-    return {k: jnp.stack([s[k] for s in starts]) for k in laplace.sites}
+    starts = jax.vmap(unravel)(jnp.asarray(points))
+    return {k: starts[k] for k in laplace.sites}
