@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from .checks import check_level, check_positive, index_of
 from .comparisons import Comparisons
@@ -68,7 +67,7 @@ class BTLFit:
 
     def table(self, level: float = 0.95) -> pd.DataFrame:
         """Scores with Wald intervals, sorted best first."""
-        z = norm.ppf(0.5 + check_level(level) / 2)
+        z = ndtri(0.5 + check_level(level) / 2)
         df = pd.DataFrame(
             {
                 "model": self.items,

@@ -21,8 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from ..checks import check_choice, check_level, check_positive, indices_of
 from ..comparisons import Comparisons
@@ -85,7 +84,7 @@ _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
 
 
 def _z(level: float) -> float:
-    return float(norm.ppf(0.5 + check_level(level) / 2))
+    return float(ndtri(0.5 + check_level(level) / 2))
 
 
 def _interval(estimate, variance, level) -> Interval:
