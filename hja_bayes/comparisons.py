@@ -12,8 +12,6 @@ from typing import Iterable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .errors import DataError, DisconnectedGraphError
 
@@ -284,6 +282,9 @@ class Comparisons:
         """
         mask = slice(None) if judge is None else self.judge == self._judge_index(judge)
         a, b = self.first[mask], self.second[mask]
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
         graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(self.n_items, self.n_items))
         return connected_components(graph, directed=False)[1]
 
