@@ -8,62 +8,15 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
+from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
-
-
-class ClusterCounts(NamedTuple):
-    """Which comparisons of each cell share a cluster (a prompt, question or conversation).
-
-    A sparse cluster x cell incidence: entry e says that ``n[e]`` comparisons of cell
-    ``cell[e]`` belong to cluster ``cluster[e]``, with ``wins[e]`` wins of the first-shown item
-    (ties 1/2) and ``ties[e]`` ties.  Its size is at most the number of rows read.
-
-    Attributes
-    ----------
-    names : tuple of str
-        Cluster labels in index order.
-    cluster, cell : ndarray of int
-    n, wins, ties : ndarray of float
-    """
-
-    names: tuple[str, ...]
-    cluster: np.ndarray
-    cell: np.ndarray
-    n: np.ndarray
-    wins: np.ndarray
-    ties: np.ndarray
-
-    @property
-    def n_clusters(self) -> int:
-        """Number of clusters G."""
-        return len(self.names)
-
-    @property
-    def first_wins(self) -> np.ndarray:
-        """Decisive wins of the first-shown item per entry."""
-        return self.wins - self.ties / 2
-
-    @property
-    def second_wins(self) -> np.ndarray:
-        """Decisive wins of the second-shown item per entry."""
-        return self.n - self.wins - self.ties / 2
-
-    def comparisons_per_cluster(self) -> np.ndarray:
-        """Comparisons in each cluster, shape (G,)."""
-        return np.bincount(self.cluster, weights=self.n, minlength=self.n_clusters)
-
 
 @dataclass(frozen=True)
 class ComparisonSummary:
@@ -208,9 +161,9 @@ class Comparisons:
         ):
             raise DataError("ties must satisfy ties/2 <= wins <= n - ties/2 in every cell")
         for name in ("judge", "first", "second"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.int64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.int64)))
         for name in ("n", "wins", "ties"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.float64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.float64)))
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
@@ -223,7 +176,7 @@ class Comparisons:
         if np.bincount(self.judge, minlength=len(self.judges)).min() == 0:
             raise DataError("every judge must have at least one comparison")
         if self.clusters is not None:
-            object.__setattr__(self, "clusters", _checked_clusters(self.clusters, self))
+            object.__setattr__(self, "clusters", checked_clusters(self.clusters, self))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -489,20 +442,3 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         order_known=order_known, rows_read=rows_read, rows_used=rows_used,
         rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
     )
-
-
-def _checked_clusters(c: ClusterCounts, data: Comparisons) -> ClusterCounts:
-    """Validate a cluster incidence against the cells it refines; arrays made read-only."""
-    c = ClusterCounts(tuple(str(x) for x in c.names),
-                      *(_readonly(np.asarray(a, dtype=np.int64)) for a in (c.cluster, c.cell)),
-                      *(_readonly(np.asarray(a, dtype=np.float64)) for a in (c.n, c.wins, c.ties)))
-    if not len(c.cluster) == len(c.cell) == len(c.n) == len(c.wins) == len(c.ties):
-        raise DataError("cluster arrays must have one length")
-    if len(c.cell) and (c.cell.min() < 0 or c.cell.max() >= data.n_cells
-                        or c.cluster.min() < 0 or c.cluster.max() >= len(c.names)):
-        raise DataError("cluster or cell index out of range in the cluster counts")
-    for name in ("n", "wins", "ties"):
-        total = np.bincount(c.cell, weights=getattr(c, name), minlength=data.n_cells)
-        if not np.allclose(total, getattr(data, name), rtol=1e-12, atol=1e-9):
-            raise DataError(f"the cluster counts' {name!r} do not add up to the cells'")
-    return c
