@@ -37,7 +37,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 import hja_bayes as hb
-from hja_bayes.comparisons import INVALID_LABELS
+from hja_bayes.readers import INVALID_LABELS
 
 OUT = Path(__file__).parent / "results"
 PAPER = {"mtbench": {"BTL": 0.70, "JA (r=0)": 0.70, "HJA (r=1)": 0.76},

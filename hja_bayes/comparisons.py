@@ -7,36 +7,16 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 
 from __future__ import annotations
 
-import json
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
-from .errors import DataError, DataWarning, DisconnectedGraphError
+from .clusters import ClusterCounts, checked_clusters, readonly
+from .errors import DataError, DisconnectedGraphError
 
-__all__ = ["Comparisons", "ComparisonSummary"]
-
-#: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
-FIRST_LABELS = frozenset({"model_a", "a"})
-SECOND_LABELS = frozenset({"model_b", "b"})
-TIE_LABELS = frozenset({"tie", "tie (bothbad)", "draw"})
-#: Verdict labels that mean "no usable verdict": counted and reported, never fitted.
-INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null"})
-
-SINGLE_JUDGE = "judge"
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
-
+__all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
 @dataclass(frozen=True)
 class ComparisonSummary:
@@ -64,7 +44,11 @@ class ComparisonSummary:
     connected : bool
         Whether the pooled comparison graph over items is connected.
     disconnected_judges : tuple
-        Judges whose own comparison graph does not connect all items they saw... or all items.
+        Judges whose own comparison graph does not connect all items.
+    n_clusters : int
+        Clusters (prompts, questions) the comparisons come from; 0 when none were given.
+    comparisons_per_cluster : tuple of float
+        Median and largest number of comparisons in one cluster (empty without clusters).
     """
 
     n_judges: int
@@ -80,6 +64,8 @@ class ComparisonSummary:
     one_orientation_only: bool
     connected: bool
     disconnected_judges: tuple[str, ...]
+    n_clusters: int = 0
+    comparisons_per_cluster: tuple[float, ...] = ()
 
     def __str__(self) -> str:
         lines = [
@@ -98,6 +84,10 @@ class ComparisonSummary:
                 "presentation order: every pair is shown in one orientation only, so position "
                 "bias and structured disagreement cannot be told apart"
             )
+        if self.n_clusters:
+            median, largest = self.comparisons_per_cluster
+            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
+                         f"{median:g}, largest {largest:g}); intervals are cluster-robust")
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.disconnected_judges:
             lines.append(
@@ -133,6 +123,9 @@ class Comparisons:
         Reason -> count of rows not used.
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
+    clusters : ClusterCounts or None
+        Which comparisons share a prompt / question / conversation (from the readers'
+        ``cluster=`` column); None when unknown.
     """
 
     judges: tuple[str, ...]
@@ -148,6 +141,7 @@ class Comparisons:
     rows_used: int = 0
     rejected: Mapping[str, int] = field(default_factory=dict)
     dropped_judges: tuple[str, ...] = ()
+    clusters: ClusterCounts | None = None
 
     def __post_init__(self) -> None:
         m = len(self.n)
@@ -167,9 +161,9 @@ class Comparisons:
         ):
             raise DataError("ties must satisfy ties/2 <= wins <= n - ties/2 in every cell")
         for name in ("judge", "first", "second"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.int64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.int64)))
         for name in ("n", "wins", "ties"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.float64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.float64)))
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
@@ -181,6 +175,8 @@ class Comparisons:
             raise DataError("item index out of range")
         if np.bincount(self.judge, minlength=len(self.judges)).min() == 0:
             raise DataError("every judge must have at least one comparison")
+        if self.clusters is not None:
+            object.__setattr__(self, "clusters", checked_clusters(self.clusters, self))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -239,6 +235,9 @@ class Comparisons:
         """
         mask = slice(None) if judge is None else self.judge == self._judge_index(judge)
         a, b = self.first[mask], self.second[mask]
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
         graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(self.n_items, self.n_items))
         return connected_components(graph, directed=False)[1]
 
@@ -299,6 +298,10 @@ class Comparisons:
             one_orientation_only=self.one_orientation_only,
             connected=self.is_connected(),
             disconnected_judges=disconnected,
+            n_clusters=0 if self.clusters is None else self.clusters.n_clusters,
+            comparisons_per_cluster=() if self.clusters is None else (
+                float(np.median(self.clusters.comparisons_per_cluster())),
+                float(self.clusters.comparisons_per_cluster().max())),
         )
 
     # ----------------------------------------------------------- transforms
@@ -307,12 +310,20 @@ class Comparisons:
 
         The folded cells have ``first < second``; ``wins`` counts wins of ``first``.
         """
-        swap = self.first > self.second
-        first = np.where(swap, self.second, self.first)
-        second = np.where(swap, self.first, self.second)
-        wins = np.where(swap, self.n - self.wins, self.wins)
-        return self._aggregate(
-            self.judge, first, second, self.n, wins, self.ties, order_known=False
+        c = self.clusters
+        if c is None:  # the cells themselves are the rows
+            cell, n, wins, ties, cluster, names = slice(None), self.n, self.wins, self.ties, None, None
+        else:  # the (cluster, cell) entries are, so that the clusters fold along
+            cell, n, wins, ties, cluster, names = c.cell, c.n, c.wins, c.ties, c.cluster, c.names
+        swap = self.first[cell] > self.second[cell]
+        first = np.where(swap, self.second[cell], self.first[cell])
+        second = np.where(swap, self.first[cell], self.second[cell])
+        wins = np.where(swap, n - wins, wins)
+        return aggregate_cells(
+            self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
+            order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
+            rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
+            cluster_names=names,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -325,28 +336,22 @@ class Comparisons:
                                    judges=tuple(self.judges[k] for k in keep))
 
     def _replace_cells(self, mask: np.ndarray, **overrides) -> "Comparisons":
+        clusters = self.clusters
+        if clusters is not None:
+            new_cell = np.cumsum(mask) - 1
+            keep = mask[clusters.cell]
+            clusters = ClusterCounts(clusters.names, clusters.cluster[keep],
+                                     new_cell[clusters.cell[keep]], clusters.n[keep],
+                                     clusters.wins[keep], clusters.ties[keep])
         fields = dict(
             judges=self.judges, items=self.items, judge=self.judge[mask],
             first=self.first[mask], second=self.second[mask], n=self.n[mask],
             wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
             rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
-            dropped_judges=self.dropped_judges,
+            dropped_judges=self.dropped_judges, clusters=clusters,
         )
         fields.update(overrides)
         return Comparisons(**fields)
-
-    def _aggregate(self, judge, first, second, n, wins, ties, order_known) -> "Comparisons":
-        keys, inverse = _cell_keys(judge, first, second, self.n_items)
-        m = len(keys)
-        k, i, j = _unkey(keys, self.n_items)
-        return Comparisons(
-            judges=self.judges, items=self.items, judge=k, first=i, second=j,
-            n=np.bincount(inverse, weights=n, minlength=m),
-            wins=np.bincount(inverse, weights=wins, minlength=m),
-            ties=np.bincount(inverse, weights=ties, minlength=m),
-            order_known=order_known, rows_read=self.rows_read, rows_used=self.rows_used,
-            rejected=self.rejected, dropped_judges=self.dropped_judges,
-        )
 
     def to_frame(self) -> pd.DataFrame:
         """The cells as a DataFrame (judge, model_a, model_b, n, wins, ties)."""
@@ -369,278 +374,71 @@ class Comparisons:
 
     # --------------------------------------------------------- constructors
     @classmethod
-    def from_frame(
-        cls,
-        df: pd.DataFrame,
-        judge: str | None = "judge",
-        model_a: str = "model_a",
-        model_b: str = "model_b",
-        winner: str = "winner",
-        *,
-        invalid_labels: Iterable[str] = INVALID_LABELS,
-    ) -> "Comparisons":
-        """Aggregate one row per judgment into cells.
+    def from_frame(cls, df, judge: str | None = "judge", model_a: str = "model_a",
+                   model_b: str = "model_b", winner: str = "winner", **options) -> "Comparisons":
+        """One row per judgment; see :func:`hja_bayes.readers.read_frame`."""
+        from .readers import read_frame
 
-        Parameters
-        ----------
-        df : DataFrame
-            One row per judgment.
-        judge : str or None
-            Column naming the judge.  If None, or if the column is absent and was left at its
-            default, all rows come from one judge named ``"judge"``.
-        model_a, model_b : str
-            Columns naming the item shown first and second.
-        winner : str
-            Column holding the verdict: ``"model_a"``, ``"model_b"``, ``"tie"``,
-            ``"tie (bothbad)"`` (Chatbot Arena's labels), or the winning item's own name.
-            Labels in ``invalid_labels`` (e.g. ``"invalid"``) mean the judge gave no usable
-            verdict: such rows are counted in :meth:`summary` and not fitted.
-        invalid_labels : iterable of str
-            Verdicts treated as "no usable verdict" (compared case-insensitively).
-
-        Returns
-        -------
-        Comparisons
-
-        Raises
-        ------
-        DataError
-            Empty frame; unknown column names (the message lists the columns there are);
-            missing values in a required column; a row comparing an item with itself; a
-            verdict that is neither a known label, an invalid marker, nor one of the row's
-            two items (the message names the row and the value).
-
-        Examples
-        --------
-        >>> import pandas as pd
-        >>> df = pd.DataFrame({"judge": ["j1", "j1", "j2"], "model_a": ["x", "y", "x"],
-        ...                    "model_b": ["y", "x", "y"], "winner": ["model_a", "tie", "y"]})
-        >>> Comparisons.from_frame(df)
-        Comparisons(2 judges, 2 items, 3 cells, 3 comparisons)
-        """
-        if not isinstance(df, pd.DataFrame):
-            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
-        if len(df) == 0:
-            raise DataError("the frame is empty: no comparisons to read")
-        if judge is not None and judge not in df.columns and judge == "judge":
-            judge = None  # a frame without a judge column is one judge
-        required = [c for c in (judge, model_a, model_b, winner) if c is not None]
-        missing = [c for c in required if c not in df.columns]
-        if missing:
-            raise DataError(
-                f"column(s) {missing} not found; the columns there are {list(df.columns)}"
-            )
-        for col in required:
-            bad = df[col].isna().to_numpy()
-            if bad.any():
-                rows = list(df.index[bad][:5])
-                raise DataError(
-                    f"column {col!r} has {int(bad.sum())} missing value(s), first at row(s) {rows}"
-                )
-        a = df[model_a].astype(str).to_numpy()
-        b = df[model_b].astype(str).to_numpy()
-        w = df[winner].astype(str).to_numpy()
-        jud = np.full(len(df), SINGLE_JUDGE, dtype=object) if judge is None else df[judge].astype(str).to_numpy()
-
-        same = a == b
-        if same.any():
-            row = df.index[np.argmax(same)]
-            raise DataError(
-                f"row {row!r} compares {a[same][0]!r} with itself ({int(same.sum())} such rows)"
-            )
-
-        label_index, labels = pd.factorize(w)  # classify each distinct label once
-        normal = [x.strip().lower() for x in labels]
-        invalid_set = {s.lower() for s in invalid_labels}
-
-        def label_is(names):
-            return np.array([x in names for x in normal], dtype=bool)[label_index]
-
-        is_first = label_is(FIRST_LABELS) | (w == a)
-        is_second = label_is(SECOND_LABELS) | (w == b)
-        is_tie = label_is(TIE_LABELS)
-        is_invalid = label_is(invalid_set)
-        known = is_first | is_second | is_tie | is_invalid
-        if not known.all():
-            pos = int(np.argmin(known))
-            raise DataError(
-                f"row {df.index[pos]!r}: winner {w[pos]!r} is neither 'model_a', 'model_b', "
-                f"'tie', 'tie (bothbad)', an invalid marker {sorted(invalid_set)}, nor one of "
-                f"the row's items ({a[pos]!r}, {b[pos]!r})"
-            )
-
-        _warn_near_duplicates(np.concatenate([a, b]), "item")
-        _warn_near_duplicates(jud, "judge")
-
-        valid = ~is_invalid
-        rejected = {}
-        if is_invalid.any():
-            labels, counts = np.unique(w[is_invalid], return_counts=True)
-            for lab, c in zip(labels, counts):
-                rejected[f"no usable verdict ({lab!r})"] = int(c)
-
-        all_judges = list(dict.fromkeys(jud))
-        used_judges = list(dict.fromkeys(jud[valid]))
-        dropped = tuple(j for j in all_judges if j not in set(used_judges))
-        if dropped:
-            warnings.warn(
-                f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning, stacklevel=2
-            )
-        if not valid.any():
-            raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
-
-        # factorize keeps the order of first appearance
-        item_codes, items = pd.factorize(np.concatenate([a[valid], b[valid]]))
-        m_valid = int(valid.sum())
-        i, j = item_codes[:m_valid].astype(np.int64), item_codes[m_valid:].astype(np.int64)
-        k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
-        k = k.astype(np.int64)
-        items = list(items)
-        tie = is_tie[valid].astype(float)
-        win = is_first[valid].astype(float) + tie / 2
-
-        keys, inverse = _cell_keys(k, i, j, len(items))
-        m = len(keys)
-        kk, ii, jj = _unkey(keys, len(items))
-        return cls(
-            judges=tuple(used_judges),
-            items=tuple(items),
-            judge=kk,
-            first=ii,
-            second=jj,
-            n=np.bincount(inverse, minlength=m).astype(float),
-            wins=np.bincount(inverse, weights=win, minlength=m),
-            ties=np.bincount(inverse, weights=tie, minlength=m),
-            order_known=True,
-            rows_read=len(df),
-            rows_used=int(valid.sum()),
-            rejected=rejected,
-            dropped_judges=dropped,
-        )
+        return read_frame(df, judge, model_a, model_b, winner, **options)
 
     @classmethod
-    def from_csv(cls, path: str | Path, **columns) -> "Comparisons":
-        """Read a CSV with one row per judgment; see :meth:`from_frame` for ``columns``."""
-        return cls.from_frame(pd.read_csv(path, dtype=str, keep_default_na=True), **columns)
+    def from_csv(cls, path, **columns) -> "Comparisons":
+        """A CSV with one row per judgment; see :func:`hja_bayes.readers.read_csv`."""
+        from .readers import read_csv
+
+        return read_csv(path, **columns)
 
     @classmethod
-    def from_jsonl(cls, path: str | Path, **columns) -> "Comparisons":
-        """Read JSON Lines with one object per judgment; see :meth:`from_frame`."""
-        with open(path, encoding="utf-8") as fh:
-            records = [json.loads(line) for line in fh if line.strip()]
-        return cls.from_frame(pd.DataFrame.from_records(records), **columns)
+    def from_jsonl(cls, path, **columns) -> "Comparisons":
+        """JSON Lines with one object per judgment; see :func:`hja_bayes.readers.read_jsonl`."""
+        from .readers import read_jsonl
+
+        return read_jsonl(path, **columns)
 
     @classmethod
-    def from_counts(
-        cls,
-        df: pd.DataFrame,
-        judge: str | None = "judge",
-        model_a: str = "model_a",
-        model_b: str = "model_b",
-        n: str = "n",
-        wins: str = "wins",
-        ties: str | None = "ties",
-    ) -> "Comparisons":
-        """Build from counts aggregated upstream (e.g. on Spark, Dask or Polars).
+    def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
+                    model_b: str = "model_b", n: str = "n", wins: str = "wins",
+                    ties: str | None = "ties", **options) -> "Comparisons":
+        """Counts aggregated upstream; see :func:`hja_bayes.readers.read_counts`."""
+        from .readers import read_counts
 
-        Parameters
-        ----------
-        df : DataFrame
-            One row per (judge, first item, second item) with counts; repeated cells are summed.
-        judge, model_a, model_b : str
-            Key columns (``judge`` may be None or absent for one judge).
-        n : str
-            Column with the number of comparisons.
-        wins : str
-            Column with the wins of ``model_a``, ties counted 1/2.
-        ties : str or None
-            Column with the number of ties (optional; 0 when absent).
-
-        Rows with ``n == 0`` are skipped (and counted in ``summary().rejected``).
-        """
-        if not isinstance(df, pd.DataFrame):
-            raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
-        if len(df) == 0:
-            raise DataError("the frame is empty: no counts to read")
-        if judge is not None and judge not in df.columns and judge == "judge":
-            judge = None
-        if ties is not None and ties not in df.columns and ties == "ties":
-            ties = None
-        required = [c for c in (judge, model_a, model_b, n, wins, ties) if c is not None]
-        missing = [c for c in required if c not in df.columns]
-        if missing:
-            raise DataError(f"column(s) {missing} not found; the columns there are {list(df.columns)}")
-        for col in required:
-            if df[col].isna().any():
-                raise DataError(f"column {col!r} has missing values")
-        a = df[model_a].astype(str).to_numpy()
-        b = df[model_b].astype(str).to_numpy()
-        if np.any(a == b):
-            raise DataError(f"row {df.index[np.argmax(a == b)]!r} compares an item with itself")
-        try:
-            nn = df[n].to_numpy(dtype=float)
-            ww = df[wins].to_numpy(dtype=float)
-            tt = np.zeros(len(df)) if ties is None else df[ties].to_numpy(dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"count columns must be numeric: {exc}") from None
-        if np.any(nn < 0) or not np.all(np.isfinite(nn + ww + tt)):
-            raise DataError("counts must be finite and n >= 0")
-        bad = (ww < tt / 2 - 1e-9) | (ww > nn - tt / 2 + 1e-9) | (tt > nn)
-        if bad.any():
-            raise DataError(
-                f"row {df.index[np.argmax(bad)]!r}: need ties <= n and ties/2 <= wins <= n - ties/2"
-            )
-        jud = np.full(len(df), SINGLE_JUDGE, dtype=object) if judge is None else df[judge].astype(str).to_numpy()
-        _warn_near_duplicates(np.concatenate([a, b]), "item")
-        _warn_near_duplicates(jud, "judge")
-        keep = nn > 0
-        rejected = {"n == 0": int((~keep).sum())} if (~keep).any() else {}
-        all_judges = list(dict.fromkeys(jud))
-        judges = list(dict.fromkeys(jud[keep]))
-        dropped = tuple(x for x in all_judges if x not in set(judges))
-        if dropped:
-            warnings.warn(f"judge(s) with no comparisons, left out: {list(dropped)}", DataWarning, stacklevel=2)
-        items = list(dict.fromkeys(np.concatenate([a[keep], b[keep]])))
-        item_index = {name: i for i, name in enumerate(items)}
-        judge_index = {name: k for k, name in enumerate(judges)}
-        k = np.array([judge_index[x] for x in jud[keep]], dtype=np.int64)
-        i = np.array([item_index[x] for x in a[keep]], dtype=np.int64)
-        j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
-        keys, inverse = _cell_keys(k, i, j, len(items))
-        m = len(keys)
-        kk, ii, jj = _unkey(keys, len(items))
-        return cls(
-            judges=tuple(judges), items=tuple(items), judge=kk, first=ii, second=jj,
-            n=np.bincount(inverse, weights=nn[keep], minlength=m),
-            wins=np.bincount(inverse, weights=ww[keep], minlength=m),
-            ties=np.bincount(inverse, weights=tt[keep], minlength=m),
-            order_known=True, rows_read=len(df), rows_used=0, rejected=rejected,
-            dropped_judges=dropped,
-        )
+        return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
 
 
-def _cell_keys(k, i, j, n_items):
-    keys = (np.asarray(k, dtype=np.int64) * n_items + np.asarray(i, dtype=np.int64)) * n_items + np.asarray(j, dtype=np.int64)
-    return np.unique(keys, return_inverse=True)
+def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
+                    order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
+                    rejected: Mapping[str, int] | None = None,
+                    dropped_judges: tuple[str, ...] = (), cluster=None,
+                    cluster_names=None) -> Comparisons:
+    """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
-
-def _unkey(keys, n_items):
-    return keys // (n_items * n_items), (keys // n_items) % n_items, keys % n_items
-
-
-def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
-    """Warn when distinct names differ only in case or surrounding spaces (never merge)."""
-    unique = pd.unique(pd.Series(names, dtype=object))
-    normal = pd.Series([str(u).strip().casefold() for u in unique])
-    dup = normal.duplicated(keep=False)
-    if dup.any():
-        groups = {}
-        for name, key in zip(unique[dup.to_numpy()], normal[dup]):
-            groups.setdefault(key, []).append(name)
-        shown = "; ".join(" / ".join(repr(x) for x in g) for g in groups.values())
-        warnings.warn(
-            f"{what} names that differ only in case or spaces are kept apart: {shown}. "
-            "Normalise them first if they are the same.",
-            DataWarning,
-            stacklevel=3,
-        )
+    The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
+    call it.  ``n``, ``wins`` (ties counted 1/2) and ``ties`` are per row; ``cluster`` (per
+    row, indices into ``cluster_names``) keeps which cluster each row came from, summed per
+    (cluster, cell).
+    """
+    n_items = len(items)
+    keys = (np.asarray(judge, dtype=np.int64) * n_items + np.asarray(first, dtype=np.int64)) \
+        * n_items + np.asarray(second, dtype=np.int64)
+    keys, inverse = np.unique(keys, return_inverse=True)
+    m = len(keys)
+    clusters = None
+    if cluster is not None:
+        pair, entry = np.unique(np.asarray(cluster, dtype=np.int64) * m + inverse,
+                                return_inverse=True)
+        g = len(pair)
+        clusters = ClusterCounts(
+            tuple(cluster_names), pair // m, pair % m,
+            np.bincount(entry, weights=np.asarray(n, dtype=float), minlength=g),
+            np.bincount(entry, weights=np.asarray(wins, dtype=float), minlength=g),
+            np.bincount(entry, weights=np.asarray(ties, dtype=float), minlength=g))
+    return Comparisons(
+        judges=tuple(judges), items=tuple(items),
+        judge=keys // (n_items * n_items), first=(keys // n_items) % n_items,
+        second=keys % n_items,
+        n=np.bincount(inverse, weights=np.asarray(n, dtype=float), minlength=m),
+        wins=np.bincount(inverse, weights=np.asarray(wins, dtype=float), minlength=m),
+        ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
+        order_known=order_known, rows_read=rows_read, rows_used=rows_used,
+        rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
+    )

@@ -18,7 +18,9 @@ A saved fit is a folder::
 * ``package_version`` -- the hja_bayes version that wrote the file (information only).
 
 ``arrays.npz`` (read with ``allow_pickle=False``) holds ``gamma, mu, U, V, D, S, beta``,
-the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties`` and
+the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties``, the
+cluster incidence ``clusters.cluster, clusters.cell, clusters.n, clusters.wins, clusters.ties``
+(when the data carry clusters; their names are in ``data.clusters``) and
 one array ``rank_table.<column>`` per column of the rank table.  Floats in JSON are written
 with Python's shortest round-trip representation and arrays keep their dtype, so loading
 gives back exactly the saved values.
@@ -36,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .comparisons import Comparisons
+from .comparisons import ClusterCounts, Comparisons
 from .errors import DataError
 from .hja.result import HJAFit
 from .version import __version__
@@ -53,6 +55,7 @@ _ARRAYS = "arrays.npz"
 _POSTERIOR = "posterior.nc"
 _ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
 _CELLS = ("judge", "first", "second", "n", "wins", "ties")
+_CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
 
 
 def _import_arviz():
@@ -129,11 +132,15 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             "rows_used": int(data.rows_used),
             "rejected": {str(k): int(v) for k, v in data.rejected.items()},
             "dropped_judges": list(data.dropped_judges),
+            "clusters": None if data.clusters is None else list(data.clusters.names),
         },
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
     arrays = {name: np.asarray(getattr(fit, name)) for name in _ESTIMATES}
     arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in _CELLS})
+    if data.clusters is not None:
+        arrays.update({f"clusters.{name}": np.asarray(getattr(data.clusters, name))
+                       for name in _CLUSTER_ARRAYS})
     if table is not None:
         for column in table.columns:
             arrays[f"rank_table.{column}"] = table[column].to_numpy()
@@ -201,12 +208,19 @@ def load_fit(path: str | os.PathLike):
     if missing:
         raise DataError(f"{folder / _ARRAYS} lacks the arrays {missing}")
     d = meta["data"]
+    clusters = None
+    if d.get("clusters") is not None:
+        try:
+            clusters = ClusterCounts(tuple(d["clusters"]),
+                                     *(arrays[f"clusters.{name}"] for name in _CLUSTER_ARRAYS))
+        except KeyError as exc:
+            raise DataError(f"{folder / _ARRAYS} lacks the cluster array {exc}") from None
     data = Comparisons(
         judges=tuple(d["judges"]), items=tuple(d["items"]),
         **{name: arrays[f"cells.{name}"] for name in _CELLS},
         order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
         rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
-        dropped_judges=tuple(d["dropped_judges"]),
+        dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
     )
     columns = meta.get("rank_table_columns")
     table = None

@@ -102,3 +102,16 @@ def test_posterior_round_trip(fit, tmp_path):
     assert list(back.posterior["item"].values) == list(fit.items)
     fit.save(tmp_path)  # saving without a posterior removes the stale one
     assert hb.load_posterior(tmp_path) is None
+
+
+def test_clusters_survive_a_round_trip(tmp_path):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          questions=8)
+    fit = hb.fit_hja(data, rank=0)
+    loaded = hb.load_fit(fit.save(tmp_path / "fit"))
+    c, d = fit.data.clusters, loaded.data.clusters
+    assert d.names == c.names
+    for name in ("cluster", "cell", "n", "wins", "ties"):
+        assert np.array_equal(getattr(d, name), getattr(c, name))
+    assert loaded.cov_type == "cluster"
+    np.testing.assert_array_equal(loaded.intervals()["se"], fit.intervals()["se"])
