@@ -13,9 +13,10 @@ before sampling, and it gives two things:
   correlated warm-up draws.
 
 The Hessian is assembled column by column from Hessian-vector products (forward over
-reverse differentiation), so its memory is that of a few gradients.  Directions the
-potential does not curve (none at the MAP of an identified model, but rounding can make an
-eigenvalue tiny or negative) are floored at a small multiple of the largest curvature.
+reverse differentiation), so its memory is that of a few gradients.  Its eigenvalues are
+taken in absolute value (at a point that is not exactly a mode a direction can curve
+down; its |curvature| still gives the right scale, as in the SoftAbs metric) and floored at
+1e-6 of the largest, so that no direction gets an absurd scale.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-__all__ = ["Laplace", "laplace_at", "dispersed_starts", "INFLATION"]
+__all__ = ["Laplace", "covariance_from_hessian", "dispersed_starts", "laplace_at",
+           "posterior_mode", "INFLATION"]
 
 #: Standard-deviation inflation of the dispersed starting points.
 INFLATION = 1.5
-#: Eigenvalues of H below this fraction of the largest are floored to it.
-EIGEN_FLOOR = 1e-10
+#: |Eigenvalues| of H below this fraction of the largest are floored to it.
+EIGEN_FLOOR = 1e-6
 
 
 class Laplace(NamedTuple):
@@ -45,7 +47,7 @@ class Laplace(NamedTuple):
     mean : ndarray (d,)
         The point (flattened raw coordinates).
     covariance : ndarray (d, d)
-        ``H^-1`` (after flooring tiny eigenvalues).
+        ``|H|^-1`` (eigenvalues in absolute value, floored).
     scale : ndarray (d, d)
         A square root of the covariance (``scale @ scale.T``).
     hessian_eigenvalues : ndarray (d,)
@@ -84,12 +86,19 @@ def laplace_at(potential, params: dict, batch_size: int = 32) -> Laplace:
 
     eye = jnp.eye(flat.shape[0], dtype=flat.dtype)
     H = np.asarray(jax.jit(lambda e: jax.lax.map(column, e, batch_size=batch_size))(eye))
-    H = (H + H.T) / 2
-    lam, Q = np.linalg.eigh(H)
-    floor = EIGEN_FLOOR * max(float(lam.max()), 1.0)
-    scale = Q / np.sqrt(np.maximum(lam, floor))
+    cov, scale, lam = covariance_from_hessian(H)
+    return Laplace(sites, np.asarray(flat), cov, scale, lam)
+
+
+def covariance_from_hessian(H) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``|H|^-1``, a square root of it, and H's eigenvalues (module docstring: absolute
+    eigenvalues, floored at 1e-6 of the largest)."""
+    H = np.asarray(H, dtype=float)
+    lam, Q = np.linalg.eigh((H + H.T) / 2)
+    floor = EIGEN_FLOOR * max(float(np.abs(lam).max()), 1.0)
+    scale = Q / np.sqrt(np.maximum(np.abs(lam), floor))
     cov = scale @ scale.T
-    return Laplace(sites, np.asarray(flat), (cov + cov.T) / 2, scale, lam)
+    return (cov + cov.T) / 2, scale, lam
 
 
 def dispersed_starts(laplace: Laplace, params: dict, n_chains: int, seed,
@@ -107,3 +116,25 @@ def dispersed_starts(laplace: Laplace, params: dict, n_chains: int, seed,
     points = laplace.mean + inflation * z @ laplace.scale.T
     starts = jax.vmap(unravel)(jnp.asarray(points))
     return {k: starts[k] for k in laplace.sites}
+
+
+def posterior_mode(potential, params: dict, max_iter: int = 500) -> dict:
+    """Minimise the potential from ``params`` (L-BFGS over the flattened raw sites).
+
+    Used where the MAP of :func:`~hja_bayes.fit_hja` leaves parameters out (the answer
+    effects and tau of prompt effects): the Laplace approximation is then taken at the
+    mode of the whole posterior.
+    """
+    from scipy.optimize import minimize
+
+    sites = tuple(sorted(params))
+    flat, unravel = ravel_pytree({k: jnp.asarray(params[k]) for k in sites})
+    value_and_grad = jax.jit(jax.value_and_grad(lambda x: potential(unravel(x))))
+
+    def fun(x):
+        v, g = value_and_grad(jnp.asarray(x))
+        return float(v), np.asarray(g, dtype=float)
+
+    res = minimize(fun, np.asarray(flat), jac=True, method="L-BFGS-B",
+                   options={"maxiter": max_iter})
+    return dict(unravel(jnp.asarray(res.x)))

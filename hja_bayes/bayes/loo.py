@@ -5,7 +5,8 @@ reliably: a cell with dozens of comparisons moves the posterior too much when le
 (Pareto k up to 1.45 on MT-Bench).  A verdict's log-likelihood depends only on its cell and
 its outcome, so all verdicts of one cell with one outcome have the same draws of the
 log-likelihood and the same PSIS result.  :func:`psis_loo` therefore runs PSIS once per
-(cell, outcome) present in the data and weights by the number of verdicts: the result is
+(cell, outcome) present in the data (with prompt effects, per (question, cell, outcome):
+verdicts on one question share its answer effects) and weights by the number of verdicts: the result is
 exactly ``az.loo`` over the per-comparison ``log_likelihood`` group, with memory bounded by
 ``draws x (a chunk of cells)`` however many comparisons there are.
 """
@@ -21,9 +22,9 @@ from scipy.special import logsumexp
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
-from ..likelihood import Cells, outcome_model
-from .convert import posterior_cells, posterior_draws
-from .predictive import draw_logits, outcome_log_likelihood
+from ..likelihood import outcome_model
+from .convert import posterior_units
+from .predictive import outcome_log_likelihood, posterior_logits
 
 __all__ = ["LooResult", "RankComparison", "compare_ranks", "psis_loo", "rank_comparison",
            "PARETO_K_LIMIT"]
@@ -54,7 +55,8 @@ class LooResult(NamedTuple):
         Share of comparisons with Pareto k above :data:`PARETO_K_LIMIT`.
     max_pareto_k : float
     cell : ndarray (points,)
-        Cell of each distinct point; ``outcome`` (0 first wins, 1 tie, 2 second wins).
+        Unit of each distinct point (its cell, or its (question, cell) entry with prompt
+        effects); ``outcome`` (0 first wins, 1 tie, 2 second wins).
     outcome : ndarray (points,)
     """
 
@@ -101,13 +103,12 @@ def psis_loo(idata, *, reff: float | None = None) -> LooResult:
     """
     import arviz as az
 
-    cells = posterior_cells(idata)
+    units = posterior_units(idata)
+    cells = units.cells
     counts = np.stack([cells.first_wins, cells.ties, cells.second_wins], axis=-1)
-    S = posterior_draws(idata, "S")
-    beta = (posterior_draws(idata, "beta") if "beta" in idata.posterior
-            else np.zeros(S.shape[:2]))
     outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
-    draws = S.shape[0]
+    post = idata.posterior
+    draws = post.sizes["chain"] * post.sizes["draw"]
     reff = _relative_efficiency(idata) if reff is None else float(reff)
     chunk = max(1, _BLOCK // max(draws, 1))
     n_cells = counts.shape[0]
@@ -116,8 +117,8 @@ def psis_loo(idata, *, reff: float | None = None) -> LooResult:
         stop = min(start + chunk, n_cells)
         take = np.arange(start, start + chunk) if n_cells > chunk else np.arange(n_cells)
         take = np.minimum(take, n_cells - 1)  # pad the last chunk: one shape, one compilation
-        sub = Cells(*(np.asarray(a)[take] for a in cells))
-        ll = outcome_log_likelihood(draw_logits(S, beta, sub), outcome)[:, : stop - start]
+        ll = outcome_log_likelihood(posterior_logits(idata, units, take), outcome)
+        ll = ll[:, : stop - start]
         present = counts[start:stop] > 0
         c_idx, o_idx = np.nonzero(present)
         points = ll[:, c_idx, o_idx].T  # (points, draws)

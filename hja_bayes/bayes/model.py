@@ -37,7 +37,10 @@ Priors (weakly informative; every scale is an argument, see :class:`HJAPriors`):
   accounts for the rotation that was removed, so ``U V^T`` has exactly the prior it would
   have with a full Gaussian U;
 * ``V`` uniform on ``{V : V^T 1 = 0, V^T mu = 0, V^T V = N I}`` given mu;
-* ``beta_k ~ N(0, s_beta^2)`` independently (only with position bias).
+* ``beta_k ~ N(0, s_beta^2)`` independently (only with position bias);
+* with prompt effects (:mod:`hja_bayes.bayes.prompts`), ``tau_i ~ HalfNormal(s_tau)`` per
+  model and one answer effect ``alpha_qi = tau_i z_qi``, ``z_qi ~ N(0, 1)`` per (question,
+  model).
 
 Implied prior of win probabilities (the calibration target of the default scales): a pair's
 win probability should be free to be lopsided without the prior preferring it.  Uniform
@@ -71,6 +74,7 @@ from ..decomposition import Decomposition, compose
 from ..errors import ParameterError
 from ..likelihood import Cells, OutcomeModel, cell_logits, outcome_model
 from .outcomes import CellOutcomes
+from .prompts import prompt_offsets
 
 __all__ = [
     "HJAPriors",
@@ -98,6 +102,10 @@ class HJAPriors(NamedTuple):
         Entry scale of the centred Gaussian judge loadings U (default 1).
     beta_scale : float
         Standard deviation of each position bias beta_k (default 1).
+    tau_scale : float
+        Scale of the half-normal prior of each model's tau_i, the sd of its answer-quality
+        effects with prompt effects (default 1: tau_i above 2 logits has prior probability
+        4.6%).
     gram_pin : float
         Relative spread of the Gram matrix ``W^T W / (N - 2)`` of the raw V coordinates
         around the identity (default 0.1).  These r(r+1)/2 coordinates do not enter the
@@ -114,6 +122,7 @@ class HJAPriors(NamedTuple):
     U_scale: float = 1.0
     beta_scale: float = 1.0
     gram_pin: float = 0.1
+    tau_scale: float = 1.0
 
 
 class Chart(NamedTuple):
@@ -291,6 +300,7 @@ def hja_model(
     position_bias: bool = False,
     priors: HJAPriors = HJAPriors(),
     outcome: str | OutcomeModel = "half",
+    answers=None,
 ) -> None:
     """NumPyro model of the rank-``rank`` HJA panel (with optional position bias).
 
@@ -322,6 +332,11 @@ def hja_model(
     outcome : str or OutcomeModel
         The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`);
         one without extra per-judge parameters.
+    answers : (first, second, item), optional
+        Prompt effects: ``cells`` are then (question, cell) entries, ``first[e]`` and
+        ``second[e]`` index the answers shown in entry e and ``item[a]`` is the model of
+        answer a (:func:`~hja_bayes.bayes.prompts.entry_units`); adds the sites ``tau``
+        (one per model), ``z_alpha`` and the deterministic ``alpha``.
 
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
     ``beta`` are recorded; the observed site is ``outcomes``, in the plate ``cell``.
@@ -376,5 +391,12 @@ def hja_model(
                         ("beta", beta)):
         numpyro.deterministic(name, value)
     eta = cell_logits(S, beta, cells)
+    if answers is not None:
+        first, second, item = answers
+        tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
+        z_alpha = numpyro.sample("z_alpha",
+                                 dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))
+        alpha = numpyro.deterministic("alpha", tau[item] * z_alpha)
+        eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
     with numpyro.plate("cell", eta.shape[0]):
         numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome), obs=obs)

@@ -15,13 +15,13 @@ from scipy import sparse
 
 from ..checks import check_level, check_positive
 from ..likelihood import outcome_model
-from .convert import coordinate_names, posterior_cells, posterior_draws
-from .predictive import draw_logits
+from .convert import coordinate_names, posterior_cells, posterior_units
+from .predictive import posterior_logits
 
 __all__ = [
     "FIRST_SHOWN",
     "bayesian_p_value",
-    "cell_probabilities",
+    "expected_wins",
     "ppc_calibration",
     "ppc_judge_win_rates",
     "ppc_pair_win_rates",
@@ -152,22 +152,27 @@ def ppc_pair_win_rates(idata, level: float = 0.95) -> pd.DataFrame:
     return out
 
 
-def cell_probabilities(idata) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Posterior draws of each cell's outcome probabilities, from the likelihood seam.
+def expected_wins(idata) -> np.ndarray:
+    """Posterior draws of each cell's expected wins of the first-shown item (ties 1/2).
+
+    ``sum_u n_u (p_first + p_tie / 2)`` over the cell's likelihood units (the cell itself,
+    or its (question, cell) entries with prompt effects), the probabilities from the
+    outcome model (``OutcomeModel.probabilities``) at every draw's logits.
 
     Returns
     -------
-    p_first, p_tie, p_second : ndarray (draws, cells)
-        ``OutcomeModel.probabilities`` of the posterior's outcome model at
-        ``cell_logits(S, beta)`` for every draw.
+    ndarray (draws, cells)
     """
-    cells = posterior_cells(idata)
-    S = posterior_draws(idata, "S")
-    beta = (posterior_draws(idata, "beta") if "beta" in idata.posterior
-            else np.zeros(S.shape[:2]))
+    units = posterior_units(idata)
     outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
-    eta = draw_logits(S, beta, cells)
-    return tuple(np.asarray(p, dtype=float) for p in outcome.probabilities(eta, None))
+    p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in
+                         outcome.probabilities(posterior_logits(idata, units), None))
+    per_unit = np.asarray(units.cells.n) * (p_first + 0.5 * p_tie)
+    n_cells = len(posterior_cells(idata).judge)
+    to_cells = sparse.csr_matrix((np.ones(len(units.cell)), (np.arange(len(units.cell)),
+                                                              units.cell)),
+                                 shape=(len(units.cell), n_cells))
+    return np.asarray((to_cells.T @ per_unit.T).T)
 
 
 def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFrame:
@@ -188,11 +193,8 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
     """
     n_bins = int(check_positive(n_bins, "n_bins"))
     G, offsets, counts, *_ = _pair_groups(idata)
-    p_first, p_tie, _ = cell_probabilities(idata)
-    p = p_first + 0.5 * p_tie  # expected wins of the first-shown item per comparison
-    n = posterior_cells(idata).n
-    # expected wins of the lower-index item per group: G (n p) + offsets (sign handles order)
-    expected = ((G @ (n * p).T).T + offsets) / counts  # (draws, groups)
+    # expected wins of the lower-index item per group: G w + offsets (sign handles order)
+    expected = ((G @ expected_wins(idata).T).T + offsets) / counts  # (draws, groups)
     predicted = expected.mean(axis=0)
     which = np.minimum((predicted * n_bins).astype(int), n_bins - 1)
     present = np.unique(which)

@@ -18,9 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import Cells, OutcomeModel, cell_logits, sample_outcomes
+from .prompts import prompt_offsets
 
 __all__ = ["OUTCOMES", "comparison_index", "draw_logits", "outcome_log_likelihood",
-           "replicate_outcomes", "unit_cells"]
+           "posterior_logits", "replicate_outcomes", "unit_cells", "unit_logits"]
 
 #: Names of the three outcomes of one comparison, in the order of the count columns.
 OUTCOMES = ("first", "tie", "second")
@@ -58,6 +59,30 @@ def draw_logits(S, beta, cells: Cells, chunk: int = CHUNK) -> np.ndarray:
         b_chunk = np.concatenate([beta[start:stop], np.repeat(beta[stop - 1:stop], pad, 0)])
         out[start:stop] = np.asarray(_logits(s_chunk, b_chunk, cells))[: stop - start]
     return out
+
+
+def unit_logits(S, beta, units: Cells, prompt=None) -> np.ndarray:
+    """Logits of likelihood units (cells, or (question, cell) entries with prompt effects).
+
+    Parameters
+    ----------
+    S : array (draws, K, N)
+    beta : array (draws, K)
+    units : Cells
+    prompt : (gamma (draws, K), alpha (draws, answers), first, second), optional
+        Answer effects and the answers each unit shows
+        (:func:`~hja_bayes.bayes.prompts.prompt_offsets`).
+
+    Returns
+    -------
+    ndarray (draws, units)
+    """
+    eta = draw_logits(S, beta, units)
+    if prompt is not None:
+        gamma, alpha, first, second = prompt
+        eta += prompt_offsets(np.asarray(gamma), np.asarray(alpha), np.asarray(units.judge),
+                              first, second)
+    return eta
 
 
 def unit_cells(n_cells: int) -> tuple[Cells, Cells, Cells]:
@@ -113,3 +138,32 @@ def replicate_outcomes(eta, n, outcome: OutcomeModel, seed, aux=None) -> np.ndar
     rng = np.random.default_rng(seed)
     first, ties, second = sample_outcomes(rng, eta, n, outcome=outcome, aux=aux)
     return np.stack([first, ties, second], axis=-1)
+
+
+def posterior_logits(idata, units, take=None) -> np.ndarray:
+    """Logits of (a subset ``take`` of) a posterior's units for every draw.
+
+    Parameters
+    ----------
+    idata : InferenceData
+    units : Units
+        From :func:`~hja_bayes.bayes.convert.posterior_units`.
+    take : int array, optional
+        Unit indices (default: all).
+
+    Returns
+    -------
+    ndarray (draws, units)
+    """
+    from .convert import posterior_draws
+
+    S = posterior_draws(idata, "S")
+    beta = (posterior_draws(idata, "beta") if "beta" in idata.posterior
+            else np.zeros(S.shape[:2]))
+    take = np.arange(len(units.cells.judge)) if take is None else np.asarray(take)
+    sub = Cells(*(np.asarray(a)[take] for a in units.cells))
+    terms = None
+    if units.prompt is not None:
+        terms = (posterior_draws(idata, "gamma"), posterior_draws(idata, "alpha"),
+                 units.prompt[0][take], units.prompt[1][take])
+    return unit_logits(S, beta, sub, terms)

@@ -39,19 +39,22 @@ from typing import TYPE_CHECKING, Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy import sparse
 
 from ..comparisons import Comparisons
 from ..decomposition import Decomposition, align_decomposition, canonical_decomposition, check_rank
 from ..checks import check_choice, check_positive
 from ..errors import IdentifiabilityError, ParameterError
 from ..hja import HJAFit, check_fit_inputs, fit_hja
-from ..likelihood import cells_of, outcome_model
+from ..likelihood import Cells, cells_of, outcome_model
 from .convert import to_inference_data
 from .diagnose import warn_on_diagnostics
 from .laplace import dispersed_starts, laplace_at
 from .model import HJAPriors, chart_at, hja_model, unconstrain
 from .outcomes import stack_counts
-from .predictive import OUTCOMES, comparison_index, draw_logits, outcome_log_likelihood, replicate_outcomes
+from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
+                         unit_logits)
+from .prompts import entry_units, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -102,27 +105,38 @@ def _resolve_init(data, rank, init, position_bias):
     return init, r, pb
 
 
-def _predictive(S, beta, data, outcome, seed, max_pointwise):
+def _units(data, prompt: bool):
+    """Likelihood units of ``data``: its cells, or its (question, cell) entries with answers."""
+    if not prompt:
+        cells = cells_of(data)
+        return Cells(*(np.asarray(a) for a in cells)), None, np.arange(data.n_cells)
+    return entry_units(data)
+
+
+def _predictive(S, beta, gamma, alpha, data, prompt, outcome, seed, max_pointwise):
     """Replicated wins per cell and, within the size limit, the per-comparison log-likelihood."""
     chains, draws = S.shape[:2]
-    cells = cells_of(data)
-    counts = np.stack([data.first_wins, data.ties, data.second_wins], axis=-1)
+    units, answers, unit_cell = _units(data, prompt)
+    counts = np.stack([units.first_wins, units.ties, units.second_wins], axis=-1)
     integral = np.allclose(counts, np.rint(counts))
     n_comparisons = int(np.rint(counts).sum()) if integral else 0
     keep_pointwise = integral and chains * draws * n_comparisons <= max_pointwise
     index = comparison_index(counts) if keep_pointwise else None
-    flat_S = S.reshape((-1,) + S.shape[2:])
-    flat_beta = beta.reshape((-1,) + beta.shape[2:])
-    replicated = np.empty((chains * draws, data.n_cells), dtype=np.float32)
+    flat = [x.reshape((chains * draws,) + x.shape[2:]) for x in (S, beta, gamma, alpha)]
+    replicated = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
     pointwise = np.empty((chains * draws, n_comparisons)) if keep_pointwise else None
-    rng_seed = [int(seed), 0x5EED]
-    rng = np.random.default_rng(rng_seed)
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    to_cells = sparse.csr_matrix((np.ones(len(unit_cell)), (np.arange(len(unit_cell)), unit_cell)),
+                                 shape=(len(unit_cell), data.n_cells))
     step = 256
     for start in range(0, chains * draws, step):
         stop = min(start + step, chains * draws)
-        eta = draw_logits(flat_S[start:stop], flat_beta[start:stop], cells)
-        rep = replicate_outcomes(eta, data.n, outcome, rng)
-        replicated[start:stop] = rep[..., 0] + 0.5 * rep[..., 1]
+        S_, beta_, gamma_, alpha_ = (x[start:stop] for x in flat)
+        terms = (gamma_, alpha_, answers.first, answers.second) if prompt else None
+        eta = unit_logits(S_, beta_, units, terms)
+        rep = replicate_outcomes(eta, units.n, outcome, rng)
+        wins = rep[..., 0] + 0.5 * rep[..., 1]
+        replicated[start:stop] = wins if not prompt else (to_cells.T @ wins.T).T
         if keep_pointwise:
             ll = outcome_log_likelihood(eta, outcome)
             pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
@@ -131,10 +145,11 @@ def _predictive(S, beta, data, outcome, seed, max_pointwise):
         why = ("counts are not whole numbers" if not integral else
                f"{chains * draws} draws x {n_comparisons} comparisons exceed the limit of "
                f"{max_pointwise} values")
-        return replicated, None, None, None, why
+        return replicated, None, None, why
     pointwise = pointwise.reshape(chains, draws, -1)
-    outcomes = np.asarray(OUTCOMES)[index % 3]
-    return replicated, pointwise, index // 3, outcomes, "per comparison"
+    labels = {"unit": index // 3, "cell": unit_cell[index // 3],
+              "outcome": np.asarray(OUTCOMES)[index % 3]}
+    return replicated, pointwise, labels, "per comparison"
 
 
 def sample_hja(
@@ -144,6 +159,7 @@ def sample_hja(
     init: HJAFit | None = None,
     position_bias: bool | None = None,
     priors: HJAPriors = HJAPriors(),
+    prompt_effects: bool | None = None,
     num_warmup: int = 500,
     num_samples: int = 1000,
     num_chains: int = 4,
@@ -170,6 +186,11 @@ def sample_hja(
         position_bias=...)``).  Its rank and position bias must match the request.
     position_bias : bool, optional
         Per-judge position bias beta_k (default: as ``init``, else False).
+    prompt_effects : bool, optional
+        Answer-quality random effects per (question, model), their sd tau_i learned per
+        model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``
+        and ``tau``.  Default: on when the data carry clusters
+        (``Comparisons.from_frame(..., cluster="question_id")``).
     priors : HJAPriors
         Prior scales (see :mod:`hja_bayes.bayes.model`).
     num_warmup, num_samples, num_chains : int
@@ -247,6 +268,10 @@ def sample_hja(
     check_positive(num_samples, "num_samples")
     check_positive(num_chains, "num_chains")
     init, r, pb = _resolve_init(data, rank, init, position_bias)
+    prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
+    if prompt and data.clusters is None:
+        raise ParameterError("prompt_effects=True needs clusters: read the data with "
+                             "cluster=<question column>")
     outcome = outcome_model("half")
     K, N = data.n_judges, data.n_items
     if chain_method is None:
@@ -262,13 +287,27 @@ def sample_hja(
     # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
     # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
     # work); log-likelihoods and replicated data below stay per original cell.
-    model_cells = cells_of(data if pb else data.fold_order())
-    obs = stack_counts(model_cells)
-    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome)
-    args = (model_cells, chart, obs)
+    units, answers, _ = _units(data if pb else data.fold_order(), prompt)
+    model_units = Cells(*(jnp.asarray(a) for a in units))
+    obs = stack_counts(model_units)
+    terms = None
+    if prompt:
+        terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
+                 jnp.asarray(answers.item))
+        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
+                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
+    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
+                    answers=terms)
+    args = (model_units, chart, obs)
 
     start_time = time.perf_counter()
-    laplace = laplace_at(lambda p: potential_energy(model, args, {}, p), params0)
+
+    def potential(p):
+        return potential_energy(model, args, {}, p)
+
+    if prompt:  # the MAP leaves the answer effects and tau out
+        params0 = prompt_start(potential, params0, answers.item)
+    laplace = laplace_at(potential, params0)
     if start == "laplace":
         init_params = dispersed_starts(laplace, params0, num_chains, [int(seed), 0x57A27])
     else:
@@ -297,15 +336,18 @@ def sample_hja(
     elapsed = time.perf_counter() - start_time
 
     beta = np.asarray(samples["beta"])
+    alpha = np.asarray(samples["alpha"]) if prompt else np.zeros(beta.shape[:2] + (0,))
     aligned = align_decomposition(_canonical_draws(samples["S"], r), np.asarray(init.V))
     d = aligned.decomposition
     S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
-    replicated, pointwise, comparison_cells, comparison_outcomes, stored = _predictive(
-        S, beta, data, outcome, seed, max_pointwise)
+    replicated, pointwise, labels, stored = _predictive(
+        S, beta, np.asarray(d.gamma), alpha, data, prompt, outcome, seed, max_pointwise)
 
     posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
     if pb:
         posterior["beta"] = beta
+    if prompt:
+        posterior.update(alpha=alpha, tau=np.asarray(samples["tau"]))
     steps = np.asarray(extra["num_steps"])
     sample_stats = {
         "diverging": np.asarray(extra["diverging"]),
@@ -327,12 +369,12 @@ def sample_hja(
              "aligned_share": float(np.mean(aligned.flipped | aligned.permuted)),
              "weak_match_share": float(np.mean(np.any(aligned.match < WEAK_MATCH, axis=-1)))
              if r else 0.0,
-             "log_likelihood": stored}
+             "log_likelihood": stored, "prompt_effects": int(prompt)}
     if steps.ndim == 1:  # one chain: keep the (chain, draw) layout
         sample_stats = {k: v[None] for k, v in sample_stats.items()}
     idata = to_inference_data(posterior=posterior, data=data, replicated_wins=replicated,
-                              pointwise=pointwise, comparison_cells=comparison_cells,
-                              comparison_outcomes=comparison_outcomes,
-                              sample_stats=sample_stats, attrs=attrs)
+                              pointwise=pointwise, comparison_labels=labels,
+                              sample_stats=sample_stats, attrs=attrs,
+                              answers=_units(data, True)[1] if prompt else None)
     warn_on_diagnostics(idata)
     return idata
