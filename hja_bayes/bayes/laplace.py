@@ -10,7 +10,11 @@ before sampling, and it gives two things:
   point (SPEC §6);
 * **the mass matrix**: ``H^-1`` is the inverse mass matrix NUTS needs, so warm-up only has
   to tune the step size instead of estimating a dense covariance from a few hundred
-  correlated warm-up draws.
+  correlated warm-up draws.  It is applied as a change of coordinates
+  (:func:`preconditioned`): NUTS samples ``u`` with ``raw = mean + scale u`` under an
+  identity mass matrix, which is the same sampler as NUTS on ``raw`` with inverse mass
+  matrix ``scale scale^T``; mean and scale then enter the sampler as data, so a sampler
+  compiled once serves every data set of the same shape.
 
 The Hessian is assembled column by column from Hessian-vector products (forward over
 reverse differentiation), so its memory is that of a few gradients.  Its eigenvalues are
@@ -29,7 +33,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 __all__ = ["Laplace", "covariance_from_hessian", "dispersed_starts", "laplace_at",
-           "posterior_mode", "INFLATION"]
+           "posterior_mode", "preconditioned", "whitened_starts", "INFLATION"]
 
 #: Standard-deviation inflation of the dispersed starting points.
 INFLATION = 1.5
@@ -101,9 +105,18 @@ def covariance_from_hessian(H) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (cov + cov.T) / 2, scale, lam
 
 
+def whitened_starts(laplace: Laplace, n_chains: int, seed,
+                    inflation: float = INFLATION) -> np.ndarray:
+    """Starting points in the coordinates ``u`` of :func:`preconditioned`: independent
+    ``N(0, inflation^2 I)`` draws, shape (n_chains, d)."""
+    rng = np.random.default_rng(seed)
+    return inflation * rng.standard_normal((n_chains, laplace.mean.shape[0]))
+
+
 def dispersed_starts(laplace: Laplace, params: dict, n_chains: int, seed,
                      inflation: float = INFLATION) -> dict:
-    """Independent draws of ``N(mean, inflation^2 covariance)``, one per chain.
+    """Independent draws of ``N(mean, inflation^2 covariance)``, one per chain: the raw
+    coordinates of :func:`whitened_starts` (same seed, same points).
 
     Returns
     -------
@@ -111,9 +124,7 @@ def dispersed_starts(laplace: Laplace, params: dict, n_chains: int, seed,
         Starting raw coordinates in the layout of ``params``.
     """
     _, unravel = ravel_pytree({k: jnp.asarray(params[k]) for k in laplace.sites})
-    rng = np.random.default_rng(seed)
-    z = rng.standard_normal((n_chains, laplace.mean.shape[0]))
-    points = laplace.mean + inflation * z @ laplace.scale.T
+    points = laplace.mean + whitened_starts(laplace, n_chains, seed, inflation) @ laplace.scale.T
     starts = jax.vmap(unravel)(jnp.asarray(points))
     return {k: starts[k] for k in laplace.sites}
 
@@ -138,3 +149,38 @@ def posterior_mode(potential, params: dict, max_iter: int = 500) -> dict:
     res = minimize(fun, np.asarray(flat), jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter})
     return dict(unravel(jnp.asarray(res.x)))
+
+
+def preconditioned(cells, chart, obs, mean, scale, *, model, unravel, log_sites=()):
+    """``model`` in whitened coordinates: one site ``u`` with ``raw = mean + scale u``.
+
+    The raw sites are computed from u and the model is run conditioned on them, so its
+    log density (priors and likelihood) is unchanged; the linear map has a constant
+    Jacobian.  Sites in ``log_sites`` are sampled on the log scale (``raw`` holds their log,
+    as NumPyro's unconstrained coordinates of a positive variable): the model sees
+    ``exp(raw)``, the log-Jacobian is added, and the value is recorded as the deterministic
+    site ``<name>_value``.
+
+    Parameters
+    ----------
+    cells, chart, obs
+        The model's data arguments.
+    mean, scale : arrays (d,), (d, d)
+        A :class:`Laplace` approximation's mean and scale (data, not constants).
+    model : callable
+        The NumPyro model (e.g. a ``partial`` of :func:`~hja_bayes.bayes.model.hja_model`).
+    unravel : callable
+        Flat vector -> dict of raw sites (``jax.flatten_util.ravel_pytree``'s).
+    log_sites : tuple of str
+    """
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.distributions import constraints
+
+    u = numpyro.sample("u", dist.ImproperUniform(constraints.real_vector, (),
+                                                 (mean.shape[0],)))
+    values = dict(unravel(mean + scale @ u))
+    for name in log_sites:
+        numpyro.factor(f"{name}_log_jacobian", jnp.sum(values[name]))
+        values[name] = numpyro.deterministic(f"{name}_value", jnp.exp(values[name]))
+    numpyro.handlers.condition(model, data=values)(cells, chart, obs)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.flatten_util import ravel_pytree
 from scipy import sparse
 
 from ..comparisons import Comparisons
@@ -49,7 +50,7 @@ from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import Cells, cells_of, outcome_model
 from .convert import to_inference_data
 from .diagnose import warn_on_diagnostics
-from .laplace import dispersed_starts, laplace_at
+from .laplace import laplace_at, preconditioned, whitened_starts
 from .model import HJAPriors, chart_at, hja_model, unconstrain
 from .outcomes import stack_counts
 from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
@@ -309,14 +310,16 @@ def sample_hja(
         params0 = prompt_start(potential, params0, answers.item)
     laplace = laplace_at(potential, params0)
     if start == "laplace":
-        init_params = dispersed_starts(laplace, params0, num_chains, [int(seed), 0x57A27])
+        u0 = whitened_starts(laplace, num_chains, [int(seed), 0x57A27])
     else:
-        init_params = {k: jnp.broadcast_to(v, (num_chains,) + v.shape)
-                       for k, v in params0.items()}
-    if num_chains == 1:
-        init_params = {k: v[0] for k, v in init_params.items()}
-    kernel = NUTS(model, dense_mass=True, target_accept_prob=target_accept_prob,
-                  inverse_mass_matrix={laplace.sites: jnp.asarray(laplace.covariance)},
+        u0 = np.zeros((num_chains, laplace.mean.shape[0]))
+    init_params = {"u": jnp.asarray(u0[0] if num_chains == 1 else u0)}
+    _, unravel = ravel_pytree({k: jnp.asarray(params0[k]) for k in laplace.sites})
+    whitened = partial(preconditioned, model=model, unravel=unravel,
+                       log_sites=("tau",) if prompt else ())
+    args = args + (jnp.asarray(laplace.mean), jnp.asarray(laplace.scale))
+    kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
+                  target_accept_prob=target_accept_prob,
                   adapt_mass_matrix=mass_matrix == "adapt")
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=chain_method, progress_bar=progress_bar,
@@ -331,6 +334,7 @@ def sample_hja(
     else:
         mcmc.run(key, *args, init_params=init_params, extra_fields=_EXTRA_FIELDS)
     samples = mcmc.get_samples(group_by_chain=True)
+    samples.pop("u")
     extra = mcmc.get_extra_fields(group_by_chain=True)
     jax.block_until_ready(samples)
     elapsed = time.perf_counter() - start_time
@@ -347,7 +351,7 @@ def sample_hja(
     if pb:
         posterior["beta"] = beta
     if prompt:
-        posterior.update(alpha=alpha, tau=np.asarray(samples["tau"]))
+        posterior.update(alpha=alpha, tau=np.asarray(samples["tau_value"]))
     steps = np.asarray(extra["num_steps"])
     sample_stats = {
         "diverging": np.asarray(extra["diverging"]),
