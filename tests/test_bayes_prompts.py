@@ -110,3 +110,13 @@ def test_prompt_effects_need_clusters():
     with pytest.raises(ParameterError, match="clusters"):
         sample_hja(data, 1, prompt_effects=True, num_warmup=5, num_samples=5,
                    progress_bar=False)
+
+
+def test_a_posterior_with_prompt_effects_saves_and_loads(tmp_path):
+    from hja_bayes import load_posterior, save_fit
+
+    fit, idata = posterior()
+    save_fit(fit, tmp_path / "fit", idata)
+    back = load_posterior(tmp_path / "fit")
+    np.testing.assert_array_equal(back.posterior["tau"], idata.posterior["tau"])
+    assert psis_loo(back).elpd_loo == pytest.approx(psis_loo(idata).elpd_loo, rel=1e-12)
