@@ -101,12 +101,19 @@ def prior_draws(priors: HJAPriors, n: int, seed: int):
     return np.asarray(out["S"]), np.asarray(out["beta"])
 
 
-def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path) -> list[dict]:
+def records_of(arm: str, out: Path) -> list[dict]:
     path = out.parent / f"{out.name}_{arm}.jsonl"
-    done = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
+            chunk: int | None = None) -> list[dict]:
+    path = out.parent / f"{out.name}_{arm}.jsonl"
+    done = records_of(arm, out)
     S_all, beta_all = prior_draws(priors, draws, seed)
     start = time.perf_counter()
-    for m in range(len(done), draws):
+    stop = draws if chunk is None else min(draws, len(done) + chunk)
+    for m in range(len(done), stop):
         S, beta = S_all[m], beta_all[m]
         truth_d = canonicalize(S, RANK)
         truth = {k: float(v) for k, v in quantities(S, beta, np.asarray(truth_d.D)).items()}
@@ -187,16 +194,35 @@ def main(argv=None) -> dict:
     p.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "bayes_sbc"))
+    p.add_argument("--chunk", type=int, default=25,
+                   help="draws per worker process (XLA keeps every compiled program mapped, "
+                        "so one process running hundreds of samplers runs out of memory maps)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    wanted = {arm: args.draws if arm == "default" else args.draws_small_d for arm in args.arms}
+    if args.worker:  # one chunk of draws, then exit
+        for arm in args.arms:
+            if len(records_of(arm, out)) < wanted[arm]:
+                run_arm(arm, ARMS[arm], wanted[arm], args.seed + list(ARMS).index(arm), out,
+                        chunk=args.chunk)
+                return {}
+        return {}
+    import subprocess
+
+    t0 = time.perf_counter()
+    while any(len(records_of(arm, out)) < wanted[arm] for arm in args.arms):
+        before = sum(len(records_of(arm, out)) for arm in args.arms)
+        subprocess.run([sys.executable, __file__, "--worker", *(argv or sys.argv[1:])],
+                       check=False)
+        if sum(len(records_of(arm, out)) for arm in args.arms) == before:
+            raise RuntimeError("a worker made no progress; see its output above")
     result = {}
     for arm in args.arms:
-        t0 = time.perf_counter()
-        draws = args.draws if arm == "default" else args.draws_small_d
-        records = run_arm(arm, ARMS[arm], draws, args.seed + list(ARMS).index(arm), out)
+        records = records_of(arm, out)[: wanted[arm]]
         summary = summarise(records)
-        summary["seconds_this_run"] = time.perf_counter() - t0
+        summary["seconds_this_run"] = time.perf_counter() - t0  # both arms
         summary["priors"] = ARMS[arm]._asdict()
         figure(summary, arm, out.parent / f"{out.name}_{arm}.png")
         result[arm] = summary
