@@ -7,8 +7,10 @@ comparisons are dependent within prompts (:mod:`hja_bayes.inference.information`
 smooth quantity ``q(S, beta)`` then gets the delta-method covariance ``G B C B^T G^T`` with
 ``G = dq / d(S, beta)``.
 
-Only the data, the fitted ``(S, beta)``, the rank and whether position bias was estimated
-enter here, so any fitter that returns a point on the model can be plugged in.
+Only the data, the fitted ``(S, beta)``, the rank, whether position bias was estimated and
+the outcome model (with its per-judge parameters, e.g. Davidson's tie propensities nu_k, which
+get chart coordinates on the log scale) enter here, so any fitter that returns a point on the
+model can be plugged in.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from ..checks import check_choice, check_level, check_positive, indices_of
 from ..comparisons import Comparisons
 from ..decomposition import canonicalize, check_rank, free_parameters
 from ..errors import IdentifiabilityError, ParameterError
-from ..likelihood import cells_of
+from ..likelihood import cells_of, outcome_model
 from .chart import RANK_TOLERANCE, centre_rows, tangent_basis
 from .information import (
     COV_TYPES,
     chart_information,
     default_cov_type,
+    free_aux,
     score_covariance,
 )
 
@@ -104,9 +107,10 @@ class WaldInference:
 
     Attributes
     ----------
-    basis : ndarray (K N + K, dim)
-        Orthonormal chart basis in (vec S, beta) coordinates (the beta rows are zero when
-        position bias is not estimated).
+    basis : ndarray (K N + K + K n_aux, dim)
+        Orthonormal chart basis in (vec S, beta, log aux) coordinates (the beta rows are zero
+        when position bias is not estimated; ``n_aux`` is the outcome model's number of
+        per-judge parameters, 0 for ties counted 1/2).
     information : ndarray (dim, dim)
         Expected Fisher information in the chart (plus the ridge's curvature).
     covariance : ndarray (dim, dim)
@@ -126,6 +130,13 @@ class WaldInference:
         "fisher", "sandwich" or "cluster".
     n_clusters : int
         Clusters behind a cluster-robust covariance (0 otherwise).
+    ties : str
+        The outcome model ("half" or "davidson").
+    aux : ndarray (K, n_aux)
+        The outcome model's per-judge parameters on their natural scale (Davidson: nu_k);
+        0 where held at the boundary.
+    aux_names : tuple of str
+        Their names (``("nu",)``).
     """
 
     basis: np.ndarray
@@ -140,6 +151,15 @@ class WaldInference:
     condition_number: float
     cov_type: str = "fisher"
     n_clusters: int = 0
+    ties: str = "half"
+    aux: np.ndarray | None = None
+    aux_names: tuple[str, ...] = ()
+
+    @property
+    def _score_basis(self) -> np.ndarray:
+        """The rows of :attr:`basis` for (vec S, beta)."""
+        K, N = len(self.judges), len(self.items)
+        return self.basis[: K * N + K]
 
     # ----------------------------------------------------------- delta method
     def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +180,7 @@ class WaldInference:
         """
         S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
         value, G = _flat_jacobian(q, S, beta)
-        GB = G @ self.basis
+        GB = G @ self._score_basis
         return value, GB @ self.covariance @ GB.T
 
     def se(self, q: Callable) -> np.ndarray:
@@ -198,7 +218,7 @@ class WaldInference:
         value = np.asarray(_core_quantities(S, beta))
         dS, dbeta = _core_jacobian(S, beta)
         G = np.concatenate([np.asarray(dS).reshape(value.size, -1), np.asarray(dbeta)], axis=1)
-        GB = G @ self.basis
+        GB = G @ self._score_basis
         return value, GB @ self.covariance @ GB.T
 
     def _item_index(self, item) -> np.ndarray:
@@ -226,6 +246,36 @@ class WaldInference:
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
         return _interval(value[N + K:], np.diagonal(cov)[N + K:], level)
+
+    def outcome_parameters(self, name: str = "nu", level: float = 0.95) -> Interval:
+        """The outcome model's per-judge parameter ``name`` (Davidson: the tie propensity nu_k).
+
+        The interval is a Wald interval for ``log nu_k`` mapped back, ``nu_k exp(+- z se)``,
+        so it stays positive; ``se`` is the delta-method standard error on the natural
+        scale.  A judge whose parameter is held at 0 (it never tied) has estimate 0 and NaN
+        for se, lower and upper: the data give no interval there, only the boundary.
+
+        Raises
+        ------
+        IdentifiabilityError
+            When the fit's outcome model has no parameter of that name.
+        """
+        if name not in self.aux_names:
+            raise IdentifiabilityError(
+                f"the {self.ties!r} outcome model has no per-judge parameter {name!r}"
+                + (f" (it has {list(self.aux_names)})" if self.aux_names else "")
+            )
+        K, N = len(self.judges), len(self.items)
+        m = len(self.aux_names)
+        a = self.aux_names.index(name)
+        value = np.asarray(self.aux, dtype=float)[:, a]
+        rows = self.basis[K * N + K + np.arange(K) * m + a]
+        var = np.einsum("kd,de,ke->k", rows, self.covariance, rows)
+        z = _z(level)
+        se_log = np.sqrt(np.clip(var, 0.0, None))
+        held = value <= 0
+        se_log = np.where(held, np.nan, se_log)
+        return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
 
     def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
         """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
@@ -308,9 +358,9 @@ class WaldInference:
         Returns
         -------
         DataFrame
-            Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias),
-            "mu_diff"), ``label`` (item, judge, or "a - b"), ``estimate``, ``se``,
-            ``lower``, ``upper``.
+            Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), "nu"
+            (only with Davidson ties, see :meth:`outcome_parameters`), "mu_diff"),
+            ``label`` (item, judge, or "a - b"), ``estimate``, ``se``, ``lower``, ``upper``.
         """
         frames = []
 
@@ -324,6 +374,8 @@ class WaldInference:
         add("gamma", self.judges, self.gamma(level))
         if self.position_bias:
             add("beta", self.judges, self.position_biases(level))
+        for name in self.aux_names:
+            add(name, self.judges, self.outcome_parameters(name, level))
         pairs, differences = self.mu_differences(level)
         add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
         return pd.concat(frames, ignore_index=True)
@@ -340,6 +392,8 @@ def wald_inference(
     ridge: float = 0.0,
     max_condition: float = MAX_CONDITION,
     rank_tolerance: float = RANK_TOLERANCE,
+    ties: str = "half",
+    aux=None,
 ) -> WaldInference:
     """Wald inference at a fitted rank-``rank`` HJA model.
 
@@ -370,6 +424,13 @@ def wald_inference(
         Largest acceptable condition number of the chart information.
     rank_tolerance : float
         See :func:`tangent_basis`.
+    ties : {"half", "davidson"}
+        The outcome model of the fit.
+    aux : array (K,) or (K, n_aux), optional
+        The fitted per-judge parameters of the outcome model on their natural scale
+        (Davidson: nu_k >= 0); required for "davidson".  Each positive one gets a chart
+        coordinate (its logarithm, under the same ridge curvature); a zero one is held at
+        the boundary and gets none.
 
     Returns
     -------
@@ -423,8 +484,20 @@ def wald_inference(
             "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
         )
     cov_type = default_cov_type(data) if cov_type is None else check_choice(cov_type, "cov_type", COV_TYPES)
+    outcome = outcome_model(ties)
+    m = outcome.n_aux
+    log_aux = None
+    if m:
+        if aux is None:
+            raise ParameterError(f"ties={outcome.name!r} needs the fitted {list(outcome.aux_names)} (aux=)")
+        aux = np.asarray(aux, dtype=float).reshape(K, -1) if np.size(aux) == K * m else np.asarray(aux)
+        if aux.shape != (K, m) or not np.all(np.isfinite(aux)) or np.any(aux < 0):
+            raise ParameterError(f"aux must hold {K} x {m} finite non-negative values, got shape {aux.shape}")
+        with np.errstate(divide="ignore"):
+            log_aux = np.log(aux)
     basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
-    info = chart_information(S, beta, cells_of(data, pad=True), basis_S, position_bias)
+    info = chart_information(S, beta, cells_of(data, pad=True), basis_S, position_bias,
+                             outcome=outcome, log_aux=log_aux)
     info = info + check_positive(ridge, "ridge", allow_zero=True) * np.eye(len(info))
     eig, vectors = np.linalg.eigh(info)
     condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
@@ -437,19 +510,19 @@ def wald_inference(
         )
     inverse = (vectors / eig) @ vectors.T  # symmetric by construction
     d = basis_S.shape[1]
-    if position_bias:
-        basis = np.zeros((K * N + K, d + K))
-        basis[: K * N, :d] = basis_S
-        basis[K * N:, d:] = np.eye(K)
-    else:
-        basis = np.vstack([basis_S, np.zeros((K, d))])
+    free = free_aux(log_aux) if m else np.zeros(0, dtype=int)
+    n_beta = K if position_bias else 0
+    basis = np.zeros((K * N + K + K * m, d + n_beta + free.size))
+    basis[: K * N, :d] = basis_S
+    basis[K * N: K * N + n_beta, d: d + n_beta] = np.eye(n_beta)
+    basis[K * N + K + free, d + n_beta + np.arange(free.size)] = 1.0
     if cov_type == "fisher":
         covariance = inverse
     else:
-        meat = score_covariance(data, S, beta, basis, cov_type)
+        meat = score_covariance(data, S, beta, basis, cov_type, outcome, log_aux)
         covariance = inverse @ meat @ inverse
         covariance = (covariance + covariance.T) / 2
-    expected = free_parameters(K, N, rank, position_bias)
+    expected = free_parameters(K, N, rank, position_bias) + free.size
     if basis.shape[1] != expected:  # pragma: no cover - a broken invariant, not bad input
         raise AssertionError(f"chart dimension {basis.shape[1]} != free parameters {expected}")
     return WaldInference(
@@ -457,4 +530,5 @@ def wald_inference(
         position_bias=bool(position_bias), judges=data.judges, items=data.items,
         condition_number=condition, cov_type=cov_type,
         n_clusters=data.clusters.n_clusters if cov_type == "cluster" else 0,
+        ties=outcome.name, aux=aux, aux_names=tuple(outcome.aux_names),
     )
