@@ -94,9 +94,10 @@ def test_scores_and_information_match_finite_differences_and_expectations():
     H_ee = np.diagonal(np.asarray(H[0, :, 0, :]))
     H_ll = np.diagonal(np.asarray(H[1, :, 1, :]))
     H_el = np.diagonal(np.asarray(H[0, :, 1, :]))
-    np.testing.assert_allclose(DAVIDSON.information_weight(eta, aux, cells), -H_ee, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(DAVIDSON.aux_information(eta, aux, cells)[:, 0, 0], -H_ll, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(DAVIDSON.cross_information(eta, aux, cells)[:, 0], -H_el, rtol=1e-10, atol=1e-12)
+    tol = dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(DAVIDSON.information_weight(eta, aux, cells), -H_ee, **tol)
+    np.testing.assert_allclose(DAVIDSON.aux_information(eta, aux, cells)[:, 0, 0], -H_ll, **tol)
+    np.testing.assert_allclose(DAVIDSON.cross_information(eta, aux, cells)[:, 0], -H_el, **tol)
     # ... and the expected outer product of single-comparison scores, enumerated by hand
     p1, pt, p2 = davidson_probs(eta, np.exp(lam))
     dlogp_eta = [0.5 - (p1 - p2) / 2, -(p1 - p2) / 2, -0.5 - (p1 - p2) / 2]
@@ -264,7 +265,8 @@ def test_wald_covariance_matches_direct_computation(panel, fit, cov_type):
     iv = inference.outcome_parameters("nu", 0.9)
     log_se = np.sqrt(np.diagonal(expected)[-2:])
     np.testing.assert_allclose(iv.se[[0, 2]], fit.nu[[0, 2]] * log_se, rtol=1e-6)
-    np.testing.assert_allclose(iv.upper[[0, 2]], fit.nu[[0, 2]] * np.exp(1.6448536269514722 * log_se), rtol=1e-6)
+    z90 = 1.6448536269514722
+    np.testing.assert_allclose(iv.upper[[0, 2]], fit.nu[[0, 2]] * np.exp(z90 * log_se), rtol=1e-6)
 
 
 def test_nu_intervals_cover_in_simulation():
@@ -276,8 +278,8 @@ def test_nu_intervals_cover_in_simulation():
     nu = np.array([0.4, 0.8, 1.4])
     hits, z = [], []
     for rep in range(20):
-        data, truth = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=400,
-                                  seed=900 + rep, position_bias=0.3, ties="davidson", nu=nu)
+        data, _ = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=400,
+                              seed=900 + rep, position_bias=0.3, ties="davidson", nu=nu)
         f = hb.fit_hja(data, rank=1, position_bias=True, ties="davidson")
         iv = f.wald_inference("fisher").outcome_parameters("nu")
         hits.extend((iv.lower <= nu) & (nu <= iv.upper))
