@@ -10,7 +10,8 @@ A saved fit is a folder::
 ``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 1``.  Its keys:
 
 * ``rank``, ``position_bias``, ``nll``, ``bic``, ``n_iter``, ``converged``, ``tau``,
-  ``ridge`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit`;
+  ``ridge``, ``ties`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit` (``ties``, the
+  outcome model, may be absent in older files: then "half");
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
   ``dropped_judges`` of the fitted :class:`~hja_bayes.comparisons.Comparisons`;
@@ -18,6 +19,7 @@ A saved fit is a folder::
 * ``package_version`` -- the hja_bayes version that wrote the file (information only).
 
 ``arrays.npz`` (read with ``allow_pickle=False``) holds ``gamma, mu, U, V, D, S, beta``,
+``aux`` (the outcome model's per-judge parameters, e.g. Davidson's nu; only when it has any),
 the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties``, the
 cluster incidence ``clusters.cluster, clusters.cell, clusters.n, clusters.wins, clusters.ties``
 (when the data carry clusters; their names are in ``data.clusters``) and
@@ -122,6 +124,7 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "converged": bool(fit.converged),
         "tau": _float(fit.tau),
         "ridge": _float(fit.ridge),
+        "ties": str(fit.ties),
         "judges": list(fit.judges),
         "items": list(fit.items),
         "data": {
@@ -137,6 +140,8 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
     arrays = {name: np.asarray(getattr(fit, name)) for name in _ESTIMATES}
+    if fit.aux is not None:
+        arrays["aux"] = np.asarray(fit.aux)
     arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in _CELLS})
     if data.clusters is not None:
         arrays.update({f"clusters.{name}": np.asarray(getattr(data.clusters, name))
@@ -232,7 +237,8 @@ def load_fit(path: str | os.PathLike):
         nll=_unfloat(meta["nll"]), bic=_unfloat(meta["bic"]), n_iter=int(meta["n_iter"]),
         converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
         items=tuple(meta["items"]), data=data, tau=_unfloat(meta["tau"]),
-        ridge=_unfloat(meta["ridge"]), rank_table=table,
+        ridge=_unfloat(meta["ridge"]), rank_table=table, ties=str(meta.get("ties", "half")),
+        aux=arrays.get("aux"),
     )
 
 

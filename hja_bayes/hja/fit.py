@@ -11,7 +11,7 @@ from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
 from ..errors import ParameterError
-from ..likelihood import cells_of
+from ..likelihood import cells_of, outcome_model
 from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE, HJAFit
@@ -35,6 +35,7 @@ def fit_hja(
     seed: int = 0,
     reanchor: bool = True,
     progress: bool = False,
+    ties: str = "half",
 ) -> HJAFit:
     """Fit the HJA model by the anchored proximal alternating algorithm with ReAnchor.
 
@@ -65,6 +66,14 @@ def fit_hja(
         Apply ReAnchor after every iteration (turn off only for ablations).
     progress : bool
         Print the objective every 25 iterations.
+    ties : {"half", "davidson"}
+        The outcome model.  "half" (default; Chatbot Arena's convention and the papers'):
+        a tie counts 1/2 to each side of a Bernoulli likelihood.  "davidson": three
+        outcomes, ``P(first) = e^{eta/2}/Z``, ``P(tie) = nu_k/Z``, ``P(second) =
+        e^{-eta/2}/Z`` with a tie propensity ``nu_k`` per judge, estimated on the log scale
+        with the judge block (under the same ridge); a judge that never tied has nu_k held
+        at 0 (reported so by ``summary()``).  The scores keep their meaning: the odds of
+        first over second are ``e^eta`` in both.
 
     Returns
     -------
@@ -74,7 +83,7 @@ def fit_hja(
     ------
     ParameterError
         ``rank`` neither an integer nor "bic"/"cv"; a non-positive ``tau``, negative
-        ``ridge`` or ``tol``.
+        ``ridge`` or ``tol``; an unknown ``ties``.
     IdentifiabilityError
         Rank not identifiable (r + 1 > min(K, N - 1): the message states the maximum); no
         consensus (|mu| = 0); position bias requested on folded data.
@@ -85,6 +94,7 @@ def fit_hja(
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
+    outcome = outcome_model(ties)
     printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", flush=True)
                if it % 25 == 0 else None) if progress else None
     if isinstance(rank, str):
@@ -94,19 +104,19 @@ def fit_hja(
         table, solutions = rank_search(
             data, candidate_ranks(data, max_rank), position_bias=position_bias,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
-            cv=rule == "cv")
+            cv=rule == "cv", outcome=outcome)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
         if reanchor:  # the search already fitted the chosen rank
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result.n_iter, tol)
-            return make_fit(data, result, r, position_bias, ridge, table)
+            return make_fit(data, result, r, position_bias, ridge, table, outcome)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
     result = fit_rank(data, cells_of(data, pad=True), r, position_bias=position_bias, tau=tau,
                       ridge=ridge, tol=tol, max_iter=max_iter, reanchored=reanchor,
-                      progress=printer)
-    return make_fit(data, result, r, position_bias, ridge, table)
+                      progress=printer, outcome=outcome)
+    return make_fit(data, result, r, position_bias, ridge, table, outcome)
 
 
 def fit_btl_svd(data: Comparisons, rank: int = 1, *, ridge: float = 1e-3) -> HJAFit:
