@@ -88,7 +88,7 @@ def simulate(
     drawn uniformly, and the data carry them as clusters.  Verdicts on one prompt are
     coupled while every marginal probability stays exact: each prompt gives each item an
     answer quality ``b_qi ~ N(0, 1)``, and the first-shown item wins when
-    ``Phi(sqrt(rho) (b_qi - b_qj) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
+    ``Phi(sqrt(rho) (b_qj - b_qi) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
     ``e ~ N(0, 1)`` and ``rho = question_correlation`` (a Gaussian copula): all judges
     reading one prompt lean the same way.  This is the dependence that Fisher intervals
     ignore and cluster-robust ones account for.  (Under Davidson the same uniform ``Phi(.)``
@@ -219,7 +219,7 @@ def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho, outcome
     from scipy.special import ndtr  # imported on use: the package imports light
 
     eta = beta[k] + S[k, i] - S[k, j]
-    u = ndtr(latent)
+    u = ndtr(-latent)  # a better answer of the first-shown item makes it win more often
     if log_nu is not None:
         p_first, p_tie, _ = outcome.probabilities(eta, log_nu[k][:, None])
         first_wins = u < p_first

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -10,10 +12,10 @@ from ..btl import fit_per_judge_btl
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
-from ..errors import ParameterError
+from ..errors import DataError, DataWarning, ParameterError
 from ..likelihood import cells_of, outcome_model
 from . import kernels
-from .inputs import check_fit_inputs
+from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import candidate_ranks, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
@@ -36,6 +38,7 @@ def fit_hja(
     reanchor: bool = True,
     progress: bool = False,
     ties: str = "half",
+    min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
 ) -> HJAFit:
     """Fit the HJA model by the anchored proximal alternating algorithm with ReAnchor.
 
@@ -74,6 +77,12 @@ def fit_hja(
         with the judge block (under the same ridge); a judge that never tied has nu_k held
         at 0 (reported so by ``summary()``).  The scores keep their meaning: the odds of
         first over second are ``e^eta`` in both.
+    min_judge_comparisons : int
+        Judges with fewer comparisons are left out (default 10), and so are, with
+        ``position_bias``, judges whose every verdict went to one slot; each is named in a
+        DataWarning, in ``fit.excluded_judges`` and in ``fit.summary()``.  Every judge
+        weighs equally in the consensus, so a judge with a handful of verdicts would move
+        it as much as one with thousands.
 
     Returns
     -------
@@ -91,6 +100,7 @@ def fit_hja(
         The pooled comparison graph is disconnected.
     """
     check_fit_inputs(data, position_bias)
+    data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
@@ -110,13 +120,34 @@ def fit_hja(
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result.n_iter, tol)
-            return make_fit(data, result, r, position_bias, ridge, table, outcome)
+            return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+                           excluded_judges=excluded)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
     result = fit_rank(data, cells_of(data, pad=True), r, position_bias=position_bias, tau=tau,
                       ridge=ridge, tol=tol, max_iter=max_iter, reanchored=reanchor,
                       progress=printer, outcome=outcome)
-    return make_fit(data, result, r, position_bias, ridge, table, outcome)
+    return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+                   excluded_judges=excluded)
+
+
+def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):
+    """The data without the judges :func:`judges_to_leave_out` names, and those judges."""
+    if isinstance(min_comparisons, bool) or not isinstance(min_comparisons, (int, np.integer)) \
+            or min_comparisons < 0:
+        raise ParameterError(f"min_judge_comparisons must be an integer >= 0, got {min_comparisons!r}")
+    excluded = judges_to_leave_out(data, position_bias, min_comparisons)
+    if not excluded:
+        return data, {}
+    kept = [j for j in data.judges if j not in excluded]
+    if not kept:
+        raise DataError("every judge was left out: " + "; ".join(
+            f"{name}: {why}" for name, why in excluded.items()))
+    warnings.warn("left out of the fit: " + "; ".join(
+        f"judge {name!r} {why}" for name, why in excluded.items()), DataWarning, stacklevel=3)
+    data = data.select_judges(kept)
+    data.check_connected()
+    return data, excluded
 
 
 def fit_btl_svd(data: Comparisons, rank: int = 1, *, ridge: float = 1e-3) -> HJAFit:

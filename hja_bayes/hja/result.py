@@ -54,6 +54,9 @@ class HJAFit:
     aux : ndarray (K, n_aux) or None
         The outcome model's per-judge parameters on their natural scale (Davidson: nu_k in
         column 0, exactly 0 for a judge that never tied, where it is held); None for "half".
+    excluded_judges : dict
+        Judges of the input left out of the fit, with the reason (see ``fit_hja``'s
+        ``min_judge_comparisons``); ``data`` holds the judges that were fitted.
     """
 
     gamma: np.ndarray
@@ -77,6 +80,7 @@ class HJAFit:
     rank_table: pd.DataFrame | None = field(default=None, repr=False)
     ties: str = "half"
     aux: np.ndarray | None = field(default=None, repr=False)
+    excluded_judges: dict = field(default_factory=dict, repr=False)
     _wald_cache: dict = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -269,6 +273,8 @@ class HJAFit:
                 "note: every pair is shown in one orientation only, so position bias and "
                 "structured disagreement cannot be told apart"
             )
+        for name, why in self.excluded_judges.items():
+            lines.append(f"left out: judge {name!r} {why}")
         order = np.argsort(-self.mu)
         lines.append("consensus: " + " > ".join(self.items[i] for i in order))
         return "\n".join(lines)
