@@ -4,7 +4,10 @@ The report layer arranges results computed by the fit, inference and diagnostics
 it computes no statistics of its own.
 """
 
-from .html import Report, ReportFiles, build_report, render_html, render_markdown, report
+from .content import Report, build_report
+from .files import ReportFiles, report
+from .html import render_html
+from .markdown import render_markdown
 from .leaderboard import judge_table, leaderboard, pairwise_table, to_scale, wald
 from .plots import (
     forest_plot,

@@ -1,0 +1,58 @@
+"""HTML and Markdown renderings: tables match the report's tables, user strings escaped."""
+
+import html
+
+import numpy as np
+
+import hja_bayes as hb
+from hja_bayes.reporting import build_report, render_html, render_markdown
+
+from .report_support import EVIL_JUDGE, EVIL_MODEL, evil_fit, parse_html, small_fit
+
+
+def test_html_tables_match_the_tables(tmp_path):
+    fit = small_fit()
+    rep = build_report(fit, level=0.9, title="Test & report")
+    text = render_html(rep)
+    parsed = parse_html(text)
+    board = hb.leaderboard(fit, level=0.9)
+    rows = parsed.tables["leaderboard"]
+    header, body = rows[0], rows[1:]
+    assert header[:2] == ["Model", "Score"] and "Rank (UB)" in header
+    assert [r[0] for r in body] == list(board["model"])
+    col = header.index("Rank (UB)")
+    assert [int(r[col]) for r in body] == list(board["rank_ub"])
+    np.testing.assert_allclose([float(r[1]) for r in body], board["score"], atol=5e-4)
+    judges = parsed.tables["judges"]
+    assert [r[0] for r in judges[1:]] == list(fit.judges)
+    assert "γ" in judges[0] and "β" in judges[0] and "High leverage" in judges[0]
+    # self-contained: no scripts, every image inline, no external references
+    assert "script" not in parsed.tags
+    assert parsed.urls and all(u.startswith("data:image/png;base64,") for u in parsed.urls)
+    assert "Test &amp; report" in text
+    assert render_markdown(rep).startswith("# Test &amp; report")
+
+
+def test_user_strings_are_escaped():
+    rep = build_report(evil_fit(), title="<b>bold</b>")
+    text = render_html(rep)
+    for raw in (EVIL_MODEL, EVIL_JUDGE, "<b>bold</b>"):
+        assert raw not in text
+    assert html.escape(EVIL_MODEL) in text and html.escape(EVIL_JUDGE) in text
+    parsed = parse_html(text)
+    assert "script" not in parsed.tags and parsed.tags.count("img") == 4
+    assert "&lt;b&gt;bold&lt;/b&gt;" in text
+    assert all(u.startswith("data:image/png;base64,") for u in parsed.urls)
+    # the parser gives the original name back as text
+    assert EVIL_MODEL in [r[0] for r in parsed.tables["leaderboard"][1:]]
+    assert EVIL_JUDGE in [r[0] for r in parsed.tables["judges"][1:]]
+    md = render_markdown(rep)
+    assert EVIL_MODEL not in md and EVIL_JUDGE not in md and "&lt;script&gt;" in md
+
+
+def test_render_without_writing():
+    fit = small_fit()
+    rep = build_report(fit)
+    assert rep.leaderboard.equals(hb.leaderboard(fit))
+    assert render_html(rep).startswith("<!DOCTYPE html>")
+    assert "| Model |" in render_markdown(rep)
