@@ -45,6 +45,8 @@ class BTLFit:
     n_iter : int
     converged : bool
     ridge : float
+    comparisons : ndarray (N,) or None
+        Comparisons each item took part in (for leaderboards' battle counts).
     """
 
     items: tuple[str, ...]
@@ -55,6 +57,7 @@ class BTLFit:
     n_iter: int
     converged: bool
     ridge: float
+    comparisons: np.ndarray | None = None
 
     @property
     def se(self) -> np.ndarray:
@@ -215,7 +218,8 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
         warnings.warn(f"pooled BTL did not converge in {it} Newton steps", ConvergenceWarning,
                       stacklevel=2)
     cov = np.linalg.pinv(H, hermitian=True)
-    return BTLFit(data.items, s, cov, nll, data.n_comparisons, it, ok, ridge)
+    return BTLFit(data.items, s, cov, nll, data.n_comparisons, it, ok, ridge,
+                  data.comparisons_per_item())
 
 
 def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e-10,

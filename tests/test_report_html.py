@@ -30,7 +30,7 @@ def test_html_tables_match_the_tables(tmp_path):
     assert "script" not in parsed.tags
     assert parsed.urls and all(u.startswith("data:image/png;base64,") for u in parsed.urls)
     assert "Test &amp; report" in text
-    assert render_markdown(rep).startswith("# Test &amp; report")
+    assert render_markdown(rep).startswith("# Test & report")
 
 
 def test_user_strings_are_escaped():
@@ -40,14 +40,16 @@ def test_user_strings_are_escaped():
         assert raw not in text
     assert html.escape(EVIL_MODEL) in text and html.escape(EVIL_JUDGE) in text
     parsed = parse_html(text)
-    assert "script" not in parsed.tags and parsed.tags.count("img") == 4
+    assert "script" not in parsed.tags and parsed.tags.count("img") == len(rep.figures)
     assert "&lt;b&gt;bold&lt;/b&gt;" in text
     assert all(u.startswith("data:image/png;base64,") for u in parsed.urls)
     # the parser gives the original name back as text
     assert EVIL_MODEL in [r[0] for r in parsed.tables["leaderboard"][1:]]
     assert EVIL_JUDGE in [r[0] for r in parsed.tables["judges"][1:]]
     md = render_markdown(rep)
-    assert EVIL_MODEL not in md and EVIL_JUDGE not in md and "&lt;script&gt;" in md
+    assert EVIL_MODEL not in md and EVIL_JUDGE not in md
+    assert "\\<script>alert(1)\\</script>" in md  # backslash escapes: inert, readable
+    assert "\\<b>bold\\</b>" in md
 
 
 def test_render_without_writing():
@@ -56,3 +58,23 @@ def test_render_without_writing():
     assert rep.leaderboard.equals(hb.leaderboard(fit))
     assert render_html(rep).startswith("<!DOCTYPE html>")
     assert "| Model |" in render_markdown(rep)
+
+
+def test_dark_style_and_no_entities_in_markdown():
+    fit = small_fit()
+    rep = build_report(fit)
+    text = render_html(rep)
+    assert "@media (prefers-color-scheme: dark)" in text
+    md = render_markdown(rep)
+    assert "&gt;" not in md and "&lt;" not in md and "&amp;" not in md
+    assert "> 0.999" in md  # P(better than next) near 1, written as text
+    assert "nan" not in md.lower().replace("nanmax", "")
+
+
+def test_rank_zero_report_leaves_out_the_empty_disagreement():
+    rep = build_report(evil_fit())
+    text = render_html(rep)
+    header = parse_html(text).tables["judges"][0]
+    assert "Leverage h" not in header and "High leverage" not in header
+    assert "No structured disagreement was found" in text
+    assert "residual" not in rep.figures and "Structured disagreement UV" not in text

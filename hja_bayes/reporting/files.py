@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from ..inference import WaldInference
 from .content import build_report
+from .formatting import csv_safe
 from .html import png, render_html
-from .leaderboard import Scale
+from .scales import Scale
 from .markdown import render_markdown
 
 __all__ = ["ReportFiles", "report"]
@@ -37,14 +40,39 @@ class ReportFiles(NamedTuple):
     figures: tuple[Path, ...]
 
 
-def _write_tables(tables: Iterable[tuple[str, pd.DataFrame]], folder: Path) -> list[Path]:
+def table_json(df: pd.DataFrame, meta: dict) -> str:
+    """``{"meta": {...}, "rows": [...]}``: the rows as records (NaN as null) beside what they
+    are."""
+    rows = json.loads(df.to_json(orient="records", force_ascii=False, double_precision=15))
+    return json.dumps({"meta": meta, "rows": rows}, indent=2, ensure_ascii=False,
+                      default=_plain) + "\n"
+
+
+def _plain(x):
+    """numpy scalars and arrays as plain JSON values."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not JSON serializable")
+
+
+def _write_tables(tables: Iterable[tuple[str, pd.DataFrame, dict]], folder: Path) -> list[Path]:
     written = []
-    for name, df in tables:
+    for name, df, meta in tables:
         csv, js = folder / f"{name}.csv", folder / f"{name}.json"
-        df.to_csv(csv, index=False)
-        js.write_text(df.to_json(orient="records", indent=2, force_ascii=False) + "\n",
-                      encoding="utf-8")
+        csv_safe(df).to_csv(csv, index=False)
+        js.write_text(table_json(df, meta), encoding="utf-8")
         written += [csv, js]
+    return written
+
+
+def _write_matrices(matrices: dict, folder: Path) -> list[Path]:
+    written = []
+    for name, df in matrices.items():
+        path = folder / f"{name}.csv"
+        csv_safe(df).to_csv(path, index=True)
+        written.append(path)
     return written
 
 
@@ -61,9 +89,15 @@ def report(
     """Write the full report of a fitted model to the folder ``out_dir``.
 
     Files written: ``report.html`` (self-contained: figures inline, no external assets,
-    every user string escaped), ``report.md`` with ``figures/*.png``, and
+    every user string escaped), ``report.md`` with ``figures/*.png``; the tables
     ``leaderboard``, ``judges``, ``pairwise`` (and ``rank_table`` when the rank was
-    selected) as ``.csv`` and ``.json`` (records; NaN as null).
+    selected, ``intervals`` and ``convergence`` with a posterior) as ``.csv`` and as
+    ``.json`` -- ``{"meta": {...}, "rows": [...]}``, the rows as records (NaN as null) and
+    the meta saying what they are (level, scale, interval method and covariance type, tie
+    model, rank, package version; :func:`~hja_bayes.reporting.leaderboard.table_meta`);
+    and the observed data as ``observed_win_fraction.csv`` and ``battle_counts.csv``
+    (square, models in leaderboard order).  In every CSV, text that a spreadsheet would
+    read as a formula (starting with ``= + - @``) is prefixed with ``'``.
 
     Parameters
     ----------
@@ -79,7 +113,7 @@ def report(
     scale : {"logit", "elo"}
         Scale of the score columns.
     title : str, optional
-        Title of the report.
+        Title of the report (default: from the data).
     inference : WaldInference, optional
         Reused instead of recomputing the Wald inference.
 
@@ -93,6 +127,8 @@ def report(
     figure_dir = folder / "figures"
     figure_dir.mkdir(exist_ok=True)
     images = {name: png(fig) for name, fig in rep.figures.items()}
+    for stale in set(rep.captions) - set(images):  # figures an earlier report left there
+        (figure_dir / f"{stale}.png").unlink(missing_ok=True)
     figure_paths = []
     for name, data in images.items():
         path = figure_dir / f"{name}.png"
@@ -103,11 +139,19 @@ def report(
     md_path = folder / "report.md"
     md_path.write_text(render_markdown(rep, {n: f"figures/{n}.png" for n in images}),
                        encoding="utf-8")
-    tables = [("leaderboard", rep.leaderboard), ("judges", rep.judges),
-              ("pairwise", rep.pairwise)]
+    base = rep.leaderboard.attrs["meta"]
+
+    def meta(name, df, **extra):
+        return {**base, **df.attrs.get("meta", {}), "table": name, **extra}
+
+    tables = [(name, df, meta(name, df)) for name, df in (
+        ("leaderboard", rep.leaderboard), ("judges", rep.judges), ("pairwise", rep.pairwise))]
     if rep.rank_table is not None:
-        tables.append(("rank_table", rep.rank_table))
+        tables.append(("rank_table", rep.rank_table, meta("rank_table", rep.rank_table)))
     if rep.intervals is not None:
-        tables.append(("intervals", rep.intervals))
-    written = _write_tables(tables, folder)
+        tables.append(("intervals", rep.intervals, meta("intervals", rep.intervals)))
+    if rep.convergence is not None:
+        tables.append(("convergence", rep.convergence,
+                       meta("convergence", rep.convergence, **rep.convergence.attrs)))
+    written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))

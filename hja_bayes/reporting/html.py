@@ -1,7 +1,8 @@
 """The report as one self-contained HTML document.
 
-The document carries everything it shows: styles inline, figures as base64 PNG data URIs,
-no scripts and no external links.  Every user string is escaped (:func:`html.escape`).
+The document carries everything it shows: styles inline (light, and dark when the reader's
+system asks for it), figures as base64 PNG data URIs, no scripts and no external links.
+Every user string is escaped (:func:`html.escape`).
 """
 
 from __future__ import annotations
@@ -10,46 +11,68 @@ import base64
 import html
 import io
 
-from .content import (
-    BAYES_GLOSSARY,
-    FIGURE_CAPTIONS,
-    GLOSSARY,
-    Report,
-    judges_sentence,
-    tiers_sentence,
-)
-from .formatting import format_value, html_table
+from .content import Report
+from .formatting import html_table
+from .sentences import BAYES_GLOSSARY, GLOSSARY
 
-__all__ = ["png", "render_html"]
+__all__ = ["CSS", "interval_words", "png", "render_html"]
 
 CSS = """
+:root { color-scheme: light dark; }
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
-       max-width: 1100px; color: #222; line-height: 1.4; padding: 0 1em; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; }
-h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
+       max-width: 1180px; color: #222; background: #fff; line-height: 1.45; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.3em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.8em; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
-th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
-th { background: #f2f4f7; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
+th { background: #f2f4f7; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
 tr.flag td { background: #fdecea; }
-tr.tier-odd td { background: #f7f9fc; }
+tr.tier-odd td { background: #f3f6fb; }
 .glance { font-size: 1.05em; background: #eef4fb; border-left: 4px solid #1f5fa8;
           padding: 0.5em 1em; }
 .note { background: #fff6e0; border-left: 4px solid #e0a800; padding: 0.4em 1em; }
 .row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
-.row > div { flex: 1 1 420px; }
-img { max-width: 100%; height: auto; }
+.row > figure { flex: 0 1 auto; max-width: 100%; }
+figure { margin: 0.8em 0; }
+figcaption { font-size: 0.85em; color: #555; max-width: 640px; }
+img { max-width: 100%; height: auto; background: #fff; }
 pre { background: #f6f6f6; padding: 0.6em; font-size: 0.85em; white-space: pre-wrap; }
 dl dt { font-weight: bold; } dl dd { margin: 0 0 0.4em 1.5em; }
 footer { color: #777; font-size: 0.8em; margin-top: 2em; }
+@media (prefers-color-scheme: dark) {
+  body { color: #ddd; background: #15171a; }
+  h2 { border-bottom-color: #444; }
+  th, td { border-color: #3a3f46; }
+  th { background: #252a31; }
+  tr.flag td { background: #4a2323; }
+  tr.tier-odd td { background: #1d2228; }
+  .glance { background: #1b2836; border-left-color: #5b9bd5; }
+  .note { background: #352c16; border-left-color: #c99a06; }
+  figcaption, footer { color: #aaa; }
+  pre { background: #1f2226; }
+  img { border-radius: 3px; }
+}
 """
 
 
 def png(fig) -> bytes:
     """A matplotlib Figure as PNG bytes."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
+    fig.savefig(buffer, format="png", dpi=110, facecolor="white")
     return buffer.getvalue()
+
+
+def interval_words(rep: Report) -> str:
+    """What the intervals are, e.g. "95% Wald intervals (Fisher information)"."""
+    cov = rep.leaderboard.attrs.get("meta", {}).get("cov_type", "fisher")
+    how = {"fisher": "Fisher information", "sandwich": "sandwich covariance",
+           "cluster": "cluster-robust covariance by prompt"}.get(cov, cov)
+    text = f"{rep.level:.0%} Wald intervals ({how})"
+    if rep.bayes:
+        text += " and credible intervals from the posterior draws"
+    return text
 
 
 def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
@@ -70,37 +93,31 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     images = images or {name: png(fig) for name, fig in rep.figures.items()}
 
     def figure(name: str) -> str:
+        if name not in images:
+            return ""
         data = base64.b64encode(images[name]).decode("ascii")
-        caption = FIGURE_CAPTIONS.get(name, name)
+        caption = rep.captions.get(name, name)
         return (f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{e(caption)}</figcaption></figure>")
 
-    board = rep.leaderboard
-    top = board.iloc[0]
-    level = f"{rep.level:.0%}"
-    glance = (
-        f"<p class=\"glance\"><b>{e(str(top['model']))}</b> ranks first "
-        f"(score {e(format_value(top['score'], 'score', rep.scale))}, {e(level)} interval "
-        f"{e(format_value(top['score_lower'], 'score', rep.scale))} to "
-        f"{e(format_value(top['score_upper'], 'score', rep.scale))}). "
-        f"Models that cannot be told apart share a tier — {e(tiers_sentence(board))}.</p>"
-    )
+    def row(*names: str) -> str:
+        return '<div class="row">' + "".join(figure(n) for n in names) + "</div>"
 
-    def board_class(pos, row):
-        return "tier-odd" if int(row["tier"]) % 2 == 1 else ""
+    def board_class(pos, r):
+        return "tier-odd" if int(r["tier"]) % 2 == 1 else ""
 
-    def judge_class(pos, row):
-        return "flag" if bool(row["high_leverage"]) else ""
+    def judge_class(pos, r):
+        return "flag" if "high_leverage" in r and bool(r["high_leverage"]) else ""
 
     notes = "".join(f'<p class="note">{e(n)}</p>' for n in rep.notes)
     rank_section = ""
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
                         + html_table(rep.rank_table, "rank-table", rep.scale))
-    entries = GLOSSARY + (BAYES_GLOSSARY if "rank_posterior" in rep.figures else ())
+    entries = GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
     glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
     posterior_section = ""
-    if "rank_posterior" in rep.figures:
+    if rep.bayes:
         ratio = ""
         if rep.intervals is not None:
             med = rep.intervals.groupby("quantity")["width_ratio"].median()
@@ -108,9 +125,10 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
                      + e(", ".join(f"{q} {v:.2f}" for q, v in med.items()))
                      + " (all rows in intervals.csv).</p>")
         posterior_section = (
-            "<h2>Posterior</h2>" + ratio
-            + f'<div class="row"><div>{figure("rank_posterior")}</div></div>'
-            + f"{figure('ppc')}"
+            "<h2>Posterior</h2>"
+            f"<p>{e(rep.sentences['convergence'])}</p>"
+            + html_table(rep.convergence, "convergence", rep.scale) + ratio
+            + row("rank_posterior") + row("ppc")
         )
     from ..version import __version__
 
@@ -119,38 +137,36 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>{e(rep.title)}</title>
 <style>{CSS}</style>
 </head>
 <body>
 <h1>{e(rep.title)}</h1>
-{glance}
+<p class="glance">{e(rep.sentences["glance"])}</p>
 {notes}
 <h2>Leaderboard</h2>
-{html_table(board, "leaderboard", rep.scale, board_class)}
-<p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; intervals at {e(level)}
-(Wald{e(", and credible from the posterior" if "rank_posterior" in rep.figures else "")}).
+{html_table(rep.leaderboard, "leaderboard", rep.scale, board_class)}
+<p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; {e(interval_words(rep))}.
 Rows are shaded by tier.</p>
-<div class="row">
-<div>{figure("forest")}</div>
-<div>{figure("win_probability")}</div>
-</div>
+{row("forest", "win_probability")}
 <h2>Judges</h2>
-<p class="glance">{e(judges_sentence(rep.judges))}</p>
+<p class="glance">{e(rep.sentences["judges"])}</p>
+<p>{e(rep.sentences["disagreement"])}</p>
 {html_table(rep.judges, "judges", rep.scale, judge_class)}
-<div class="row">
-<div>{figure("judge_map")}</div>
-<div>{figure("residual")}</div>
-</div>
+{row("judge_map", "residual")}
 {posterior_section}
-<h2>Data and fit</h2>
+<h2>Data</h2>
 <pre>{e(rep.data_summary)}</pre>
+{row("observed_win_fraction", "battle_counts")}
+<h2>Fit</h2>
 <pre>{e(rep.fit_summary)}</pre>
 {rank_section}
 <h2>Reading the tables</h2>
 <dl>{glossary}</dl>
-<footer>Written by hja_bayes {e(__version__)}. Pairwise tables: pairwise.csv beside this
-file.</footer>
+<footer>Written by hja_bayes {e(__version__)}. Every table is also beside this file as CSV and
+as JSON (with a "meta" block saying what its intervals are); the pairwise table is in
+pairwise.csv.</footer>
 </body>
 </html>
 """
