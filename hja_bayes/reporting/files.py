@@ -16,7 +16,7 @@ from .html import png, render_html
 from .scales import Scale
 from .markdown import render_markdown
 
-__all__ = ["ReportFiles", "report"]
+__all__ = ["ReportFiles", "plain_json", "report", "table_dict", "table_json", "to_json"]
 
 
 class ReportFiles(NamedTuple):
@@ -40,15 +40,24 @@ class ReportFiles(NamedTuple):
     figures: tuple[Path, ...]
 
 
-def table_json(df: pd.DataFrame, meta: dict) -> str:
+def table_dict(df: pd.DataFrame, meta: dict | None = None) -> dict:
     """``{"meta": {...}, "rows": [...]}``: the rows as records (NaN as null) beside what they
-    are."""
+    are (default meta: ``df.attrs["meta"]``)."""
     rows = json.loads(df.to_json(orient="records", force_ascii=False, double_precision=15))
-    return json.dumps({"meta": meta, "rows": rows}, indent=2, ensure_ascii=False,
-                      default=_plain) + "\n"
+    return {"meta": df.attrs.get("meta", {}) if meta is None else meta, "rows": rows}
 
 
-def _plain(x):
+def table_json(df: pd.DataFrame, meta: dict | None = None) -> str:
+    """:func:`table_dict` as indented JSON text."""
+    return to_json(table_dict(df, meta))
+
+
+def to_json(obj) -> str:
+    """Indented JSON, numpy scalars and arrays as plain values."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=plain_json) + "\n"
+
+
+def plain_json(x):
     """numpy scalars and arrays as plain JSON values."""
     if isinstance(x, np.generic):
         return x.item()
