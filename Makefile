@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install
+.PHONY: demo test install models
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,3 +19,7 @@ demo: $(BIN)/.installed
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest
+
+# regenerate the saved fit of the bundled data in models/
+models: $(BIN)/.installed
+	$(BIN)/hja-bayes fit bundled:prd_vicuna80 --position-bias --out models/prd_vicuna80 --quiet

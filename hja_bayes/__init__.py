@@ -53,7 +53,7 @@ from . import datasets  # noqa: E402
 from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
 from . import confidence  # noqa: E402
 
-from .version import __version__  # noqa: E402
+from .version import __version__  # noqa: E402, F401
 
 __all__ = [
     "BTLFit",

@@ -17,8 +17,8 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from .comparisons import Comparisons
 from .checks import check_level, check_positive, index_of
+from .comparisons import Comparisons
 from .errors import ConvergenceWarning, DataWarning, ParameterError
 from .likelihood import Cells
 from .likelihood.half import HALF

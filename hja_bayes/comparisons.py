@@ -8,7 +8,7 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,12 +17,54 @@ from scipy.sparse.csgraph import connected_components
 
 from .errors import DataError, DisconnectedGraphError
 
-__all__ = ["Comparisons", "ComparisonSummary", "aggregate_cells"]
+__all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
     return a
+
+
+class ClusterCounts(NamedTuple):
+    """Which comparisons of each cell share a cluster (a prompt, question or conversation).
+
+    A sparse cluster x cell incidence: entry e says that ``n[e]`` comparisons of cell
+    ``cell[e]`` belong to cluster ``cluster[e]``, with ``wins[e]`` wins of the first-shown item
+    (ties 1/2) and ``ties[e]`` ties.  Its size is at most the number of rows read.
+
+    Attributes
+    ----------
+    names : tuple of str
+        Cluster labels in index order.
+    cluster, cell : ndarray of int
+    n, wins, ties : ndarray of float
+    """
+
+    names: tuple[str, ...]
+    cluster: np.ndarray
+    cell: np.ndarray
+    n: np.ndarray
+    wins: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def n_clusters(self) -> int:
+        """Number of clusters G."""
+        return len(self.names)
+
+    @property
+    def first_wins(self) -> np.ndarray:
+        """Decisive wins of the first-shown item per entry."""
+        return self.wins - self.ties / 2
+
+    @property
+    def second_wins(self) -> np.ndarray:
+        """Decisive wins of the second-shown item per entry."""
+        return self.n - self.wins - self.ties / 2
+
+    def comparisons_per_cluster(self) -> np.ndarray:
+        """Comparisons in each cluster, shape (G,)."""
+        return np.bincount(self.cluster, weights=self.n, minlength=self.n_clusters)
 
 
 @dataclass(frozen=True)
@@ -51,7 +93,11 @@ class ComparisonSummary:
     connected : bool
         Whether the pooled comparison graph over items is connected.
     disconnected_judges : tuple
-        Judges whose own comparison graph does not connect all items they saw... or all items.
+        Judges whose own comparison graph does not connect all items.
+    n_clusters : int
+        Clusters (prompts, questions) the comparisons come from; 0 when none were given.
+    comparisons_per_cluster : tuple of float
+        Median and largest number of comparisons in one cluster (empty without clusters).
     """
 
     n_judges: int
@@ -67,6 +113,8 @@ class ComparisonSummary:
     one_orientation_only: bool
     connected: bool
     disconnected_judges: tuple[str, ...]
+    n_clusters: int = 0
+    comparisons_per_cluster: tuple[float, ...] = ()
 
     def __str__(self) -> str:
         lines = [
@@ -85,6 +133,10 @@ class ComparisonSummary:
                 "presentation order: every pair is shown in one orientation only, so position "
                 "bias and structured disagreement cannot be told apart"
             )
+        if self.n_clusters:
+            median, largest = self.comparisons_per_cluster
+            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
+                         f"{median:g}, largest {largest:g}); intervals are cluster-robust")
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.disconnected_judges:
             lines.append(
@@ -120,6 +172,9 @@ class Comparisons:
         Reason -> count of rows not used.
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
+    clusters : ClusterCounts or None
+        Which comparisons share a prompt / question / conversation (from the readers'
+        ``cluster=`` column); None when unknown.
     """
 
     judges: tuple[str, ...]
@@ -135,6 +190,7 @@ class Comparisons:
     rows_used: int = 0
     rejected: Mapping[str, int] = field(default_factory=dict)
     dropped_judges: tuple[str, ...] = ()
+    clusters: ClusterCounts | None = None
 
     def __post_init__(self) -> None:
         m = len(self.n)
@@ -168,6 +224,8 @@ class Comparisons:
             raise DataError("item index out of range")
         if np.bincount(self.judge, minlength=len(self.judges)).min() == 0:
             raise DataError("every judge must have at least one comparison")
+        if self.clusters is not None:
+            object.__setattr__(self, "clusters", _checked_clusters(self.clusters, self))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -286,6 +344,10 @@ class Comparisons:
             one_orientation_only=self.one_orientation_only,
             connected=self.is_connected(),
             disconnected_judges=disconnected,
+            n_clusters=0 if self.clusters is None else self.clusters.n_clusters,
+            comparisons_per_cluster=() if self.clusters is None else (
+                float(np.median(self.clusters.comparisons_per_cluster())),
+                float(self.clusters.comparisons_per_cluster().max())),
         )
 
     # ----------------------------------------------------------- transforms
@@ -294,14 +356,20 @@ class Comparisons:
 
         The folded cells have ``first < second``; ``wins`` counts wins of ``first``.
         """
-        swap = self.first > self.second
-        first = np.where(swap, self.second, self.first)
-        second = np.where(swap, self.first, self.second)
-        wins = np.where(swap, self.n - self.wins, self.wins)
+        c = self.clusters
+        if c is None:  # the cells themselves are the rows
+            cell, n, wins, ties, cluster, names = slice(None), self.n, self.wins, self.ties, None, None
+        else:  # the (cluster, cell) entries are, so that the clusters fold along
+            cell, n, wins, ties, cluster, names = c.cell, c.n, c.wins, c.ties, c.cluster, c.names
+        swap = self.first[cell] > self.second[cell]
+        first = np.where(swap, self.second[cell], self.first[cell])
+        second = np.where(swap, self.first[cell], self.second[cell])
+        wins = np.where(swap, n - wins, wins)
         return aggregate_cells(
-            self.judges, self.items, self.judge, first, second, self.n, wins, self.ties,
+            self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
             order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
-            rejected=self.rejected, dropped_judges=self.dropped_judges,
+            rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
+            cluster_names=names,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -314,12 +382,19 @@ class Comparisons:
                                    judges=tuple(self.judges[k] for k in keep))
 
     def _replace_cells(self, mask: np.ndarray, **overrides) -> "Comparisons":
+        clusters = self.clusters
+        if clusters is not None:
+            new_cell = np.cumsum(mask) - 1
+            keep = mask[clusters.cell]
+            clusters = ClusterCounts(clusters.names, clusters.cluster[keep],
+                                     new_cell[clusters.cell[keep]], clusters.n[keep],
+                                     clusters.wins[keep], clusters.ties[keep])
         fields = dict(
             judges=self.judges, items=self.items, judge=self.judge[mask],
             first=self.first[mask], second=self.second[mask], n=self.n[mask],
             wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
             rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
-            dropped_judges=self.dropped_judges,
+            dropped_judges=self.dropped_judges, clusters=clusters,
         )
         fields.update(overrides)
         return Comparisons(**fields)
@@ -379,17 +454,30 @@ class Comparisons:
 def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
                     order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
                     rejected: Mapping[str, int] | None = None,
-                    dropped_judges: tuple[str, ...] = ()) -> Comparisons:
+                    dropped_judges: tuple[str, ...] = (), cluster=None,
+                    cluster_names=None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
-    call it.  ``n``, ``wins`` (ties counted 1/2) and ``ties`` are per row.
+    call it.  ``n``, ``wins`` (ties counted 1/2) and ``ties`` are per row; ``cluster`` (per
+    row, indices into ``cluster_names``) keeps which cluster each row came from, summed per
+    (cluster, cell).
     """
     n_items = len(items)
     keys = (np.asarray(judge, dtype=np.int64) * n_items + np.asarray(first, dtype=np.int64)) \
         * n_items + np.asarray(second, dtype=np.int64)
     keys, inverse = np.unique(keys, return_inverse=True)
     m = len(keys)
+    clusters = None
+    if cluster is not None:
+        pair, entry = np.unique(np.asarray(cluster, dtype=np.int64) * m + inverse,
+                                return_inverse=True)
+        g = len(pair)
+        clusters = ClusterCounts(
+            tuple(cluster_names), pair // m, pair % m,
+            np.bincount(entry, weights=np.asarray(n, dtype=float), minlength=g),
+            np.bincount(entry, weights=np.asarray(wins, dtype=float), minlength=g),
+            np.bincount(entry, weights=np.asarray(ties, dtype=float), minlength=g))
     return Comparisons(
         judges=tuple(judges), items=tuple(items),
         judge=keys // (n_items * n_items), first=(keys // n_items) % n_items,
@@ -398,5 +486,22 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         wins=np.bincount(inverse, weights=np.asarray(wins, dtype=float), minlength=m),
         ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
         order_known=order_known, rows_read=rows_read, rows_used=rows_used,
-        rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges),
+        rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
     )
+
+
+def _checked_clusters(c: ClusterCounts, data: Comparisons) -> ClusterCounts:
+    """Validate a cluster incidence against the cells it refines; arrays made read-only."""
+    c = ClusterCounts(tuple(str(x) for x in c.names),
+                      *(_readonly(np.asarray(a, dtype=np.int64)) for a in (c.cluster, c.cell)),
+                      *(_readonly(np.asarray(a, dtype=np.float64)) for a in (c.n, c.wins, c.ties)))
+    if not len(c.cluster) == len(c.cell) == len(c.n) == len(c.wins) == len(c.ties):
+        raise DataError("cluster arrays must have one length")
+    if len(c.cell) and (c.cell.min() < 0 or c.cell.max() >= data.n_cells
+                        or c.cluster.min() < 0 or c.cluster.max() >= len(c.names)):
+        raise DataError("cluster or cell index out of range in the cluster counts")
+    for name in ("n", "wins", "ties"):
+        total = np.bincount(c.cell, weights=getattr(c, name), minlength=data.n_cells)
+        if not np.allclose(total, getattr(data, name), rtol=1e-12, atol=1e-9):
+            raise DataError(f"the cluster counts' {name!r} do not add up to the cells'")
+    return c

@@ -14,7 +14,8 @@ A saved fit is a folder::
   ``ridge`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit`;
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
-  ``dropped_judges`` of the fitted :class:`~hja_bayes.comparisons.Comparisons`;
+  ``dropped_judges`` and ``clusters`` (cluster names, or null) of the fitted
+  :class:`~hja_bayes.comparisons.Comparisons`;
 * ``rank_table_columns`` -- column order of the rank-selection table (or null);
 * ``package_version`` -- the hja_bayes version that wrote the file (information only);
 * ``checksums`` -- ``{"arrays.npz": sha256, "posterior.nc": sha256 or null}``;
@@ -22,7 +23,9 @@ A saved fit is a folder::
   key), so an edited number is caught.
 
 ``arrays.npz`` (read with ``allow_pickle=False``) holds ``gamma, mu, U, V, D, S, beta``,
-the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties`` and
+the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties``, the
+cluster incidence ``clusters.cluster, clusters.cell, clusters.n, clusters.wins, clusters.ties``
+(when the data carry clusters; their names are in ``data.clusters``) and
 one array ``rank_table.<column>`` per column of the rank table.  Floats in JSON are written
 with Python's shortest round-trip representation and arrays keep their dtype, so loading
 gives back exactly the saved values.
@@ -51,7 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .comparisons import Comparisons
+from .comparisons import ClusterCounts, Comparisons
 from .errors import DataError
 from .hja.result import HJAFit
 from .version import __version__
@@ -71,6 +74,7 @@ POSTERIOR = "posterior.nc"
 LOCK = ".hja_bayes.lock"
 ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
 CELLS = ("judge", "first", "second", "n", "wins", "ties")
+CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
 
 
 def import_arviz():
@@ -183,11 +187,15 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             "rows_used": int(data.rows_used),
             "rejected": {str(k): int(v) for k, v in data.rejected.items()},
             "dropped_judges": list(data.dropped_judges),
+            "clusters": None if data.clusters is None else list(data.clusters.names),
         },
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
     arrays = {name: np.asarray(getattr(fit, name)) for name in ESTIMATES}
     arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in CELLS})
+    if data.clusters is not None:
+        arrays.update({f"clusters.{name}": np.asarray(getattr(data.clusters, name))
+                       for name in CLUSTER_ARRAYS})
     if table is not None:
         for column in table.columns:
             arrays[f"rank_table.{column}"] = table[column].to_numpy()
@@ -313,12 +321,19 @@ def load_fit(path: str | os.PathLike):
     try:
         _checked_shapes(arrays, meta, npz_file)
         d = meta["data"]
+        clusters = None
+        if d.get("clusters") is not None:
+            lacking = [f"clusters.{c}" for c in CLUSTER_ARRAYS if f"clusters.{c}" not in arrays]
+            if lacking:
+                raise DataError(f"{npz_file} lacks the cluster arrays {lacking}")
+            clusters = ClusterCounts(tuple(d["clusters"]),
+                                     *(arrays[f"clusters.{c}"] for c in CLUSTER_ARRAYS))
         data = Comparisons(
             judges=tuple(d["judges"]), items=tuple(d["items"]),
             **{name: arrays[f"cells.{name}"] for name in CELLS},
             order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
             rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
-            dropped_judges=tuple(d["dropped_judges"]),
+            dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
         )
         if tuple(meta["judges"]) != data.judges or tuple(meta["items"]) != data.items:
             raise DataError("the fit's judge or item names differ from its data's")

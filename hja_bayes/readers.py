@@ -38,6 +38,7 @@ def read_frame(
     winner: str = "winner",
     *,
     invalid_labels: Iterable[str] = INVALID_LABELS,
+    cluster: str | None = None,
 ) -> Comparisons:
     """Aggregate one row per judgment into cells.
 
@@ -57,6 +58,10 @@ def read_frame(
         verdict: such rows are counted in :meth:`summary` and not fitted.
     invalid_labels : iterable of str
         Verdicts treated as "no usable verdict" (compared case-insensitively).
+    cluster : str, optional
+        Column naming the prompt / question / conversation each judgment is about.  Verdicts
+        on one prompt are dependent (they share its answers); with clusters known, the
+        intervals are cluster-robust by default.
 
     Returns
     -------
@@ -84,7 +89,7 @@ def read_frame(
         raise DataError("the frame is empty: no comparisons to read")
     if judge is not None and judge not in df.columns and judge == "judge":
         judge = None  # a frame without a judge column is one judge
-    required = [c for c in (judge, model_a, model_b, winner) if c is not None]
+    required = [c for c in (judge, model_a, model_b, winner, cluster) if c is not None]
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(
@@ -159,9 +164,10 @@ def read_frame(
     tie = is_tie[valid].astype(float)
     win = is_first[valid].astype(float) + tie / 2
 
+    codes, names = _cluster_codes(df, cluster, valid)
     return aggregate_cells(used_judges, items, k, i, j, np.ones(len(k)), win, tie,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
-                           dropped_judges=dropped)
+                           dropped_judges=dropped, cluster=codes, cluster_names=names)
 
 def read_csv(path: str | Path, **columns) -> Comparisons:
     """Read a CSV with one row per judgment; see :func:`read_frame` for ``columns``."""
@@ -181,6 +187,8 @@ def read_counts(
     n: str = "n",
     wins: str = "wins",
     ties: str | None = "ties",
+    *,
+    cluster: str | None = None,
 ) -> Comparisons:
     """Build from counts aggregated upstream (e.g. on Spark, Dask or Polars).
 
@@ -196,6 +204,9 @@ def read_counts(
         Column with the wins of ``model_a``, ties counted 1/2.
     ties : str or None
         Column with the number of ties (optional; 0 when absent).
+    cluster : str, optional
+        Column naming the prompt / question each row's comparisons come from (a row then
+        holds the counts of one (cluster, judge, first, second)).
 
     Rows with ``n == 0`` are skipped (and counted in ``summary().rejected``).
     """
@@ -207,7 +218,7 @@ def read_counts(
         judge = None
     if ties is not None and ties not in df.columns and ties == "ties":
         ties = None
-    required = [c for c in (judge, model_a, model_b, n, wins, ties) if c is not None]
+    required = [c for c in (judge, model_a, model_b, n, wins, ties, cluster) if c is not None]
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found; the columns there are {list(df.columns)}")
@@ -247,9 +258,18 @@ def read_counts(
     k = np.array([judge_index[x] for x in jud[keep]], dtype=np.int64)
     i = np.array([item_index[x] for x in a[keep]], dtype=np.int64)
     j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
+    codes, names = _cluster_codes(df, cluster, keep)
     return aggregate_cells(judges, items, k, i, j, nn[keep], ww[keep], tt[keep],
                            rows_read=len(df), rows_used=0, rejected=rejected,
-                           dropped_judges=dropped)
+                           dropped_judges=dropped, cluster=codes, cluster_names=names)
+
+
+def _cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
+    """Cluster index of every kept row and the cluster names (None, None without clusters)."""
+    if cluster is None:
+        return None, None
+    codes, names = pd.factorize(df[cluster].astype(str).to_numpy()[keep])
+    return codes, tuple(names)
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.stats import norm
 
-from .comparisons import Comparisons
 from .checks import check_positive, check_probability
+from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
 from .errors import ParameterError
 from .likelihood import sample_outcomes
@@ -41,6 +42,8 @@ def simulate(
     seed: int | np.random.Generator | None = 0,
     position_bias: float = 0.0,
     tie_prob: float = 0.0,
+    questions: int = 0,
+    question_correlation: float = 0.0,
 ) -> tuple[Comparisons, SimulationTruth]:
     """Simulate a panel of judges comparing items under the HJA model.
 
@@ -55,6 +58,15 @@ def simulate(
     comparison is a tie with probability ``tie_prob``; otherwise the first-shown item i
     beats j with probability ``expit(beta_k + S[k, i] - S[k, j])``.  Judge k's position
     bias is ``beta_k = position_bias * (1 + 0.5 z_k)``.
+
+    Prompts (``questions > 0``): every comparison is about one of ``questions`` prompts,
+    drawn uniformly, and the data carry them as clusters.  Verdicts on one prompt are
+    coupled while every marginal probability stays exact: each prompt gives each item an
+    answer quality ``b_qi ~ N(0, 1)``, and the first-shown item wins when
+    ``Phi(sqrt(rho) (b_qi - b_qj) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
+    ``e ~ N(0, 1)`` and ``rho = question_correlation`` (a Gaussian copula): all judges
+    reading one prompt lean the same way.  This is the dependence that Fisher intervals
+    ignore and cluster-robust ones account for.
 
     Parameters
     ----------
@@ -72,6 +84,11 @@ def simulate(
         Typical per-judge position bias (0: none).
     tie_prob : float
         Probability that a comparison ends in a tie.
+    questions : int
+        Number of prompts the comparisons are spread over (0: no prompts, independent
+        comparisons).
+    question_correlation : float
+        rho in [0, 1): how strongly verdicts on one prompt are coupled.
 
     Returns
     -------
@@ -113,6 +130,14 @@ def simulate(
     truth_S = np.outer(d.gamma, d.mu) + np.asarray(d.U) @ np.asarray(d.V).T
     beta = position_bias * (1 + 0.5 * rng.standard_normal(K)) if position_bias else np.zeros(K)
 
+    if questions:
+        data = _simulate_prompts(rng, truth_S, beta, comparisons_per_judge, tie_prob,
+                                 int(questions), check_probability(
+                                     question_correlation, "question_correlation", open_high=True))
+        return data, SimulationTruth(
+            gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U),
+            V=np.asarray(d.V), D=np.asarray(d.D), S=truth_S, beta=beta)
+
     # ordered cells: uniform unordered pair + random order == uniform ordered pair
     ii, jj = np.where(~np.eye(N, dtype=bool))
     cells_k, cells_i, cells_j, cells_n, cells_w, cells_t = [], [], [], [], [], []
@@ -142,3 +167,22 @@ def simulate(
         D=np.asarray(d.D), S=truth_S, beta=beta,
     )
     return data, truth
+
+
+def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho) -> Comparisons:
+    """Single comparisons spread over prompts, coupled within a prompt by a Gaussian copula."""
+    K, N = S.shape
+    k = np.repeat(np.arange(K), per_judge)
+    q = rng.integers(questions, size=len(k))
+    i = rng.integers(N, size=len(k))
+    j = (i + rng.integers(1, N, size=len(k))) % N  # uniform over the other items
+    quality = rng.standard_normal((questions, N))
+    latent = np.sqrt(rho) * (quality[q, i] - quality[q, j]) / np.sqrt(2) \
+        + np.sqrt(1 - rho) * rng.standard_normal(len(k))
+    p_first, _, _ = HALF.probabilities(beta[k] + S[k, i] - S[k, j], None)
+    tie = rng.random(len(k)) < tie_prob
+    first_wins = (norm.cdf(latent) < p_first) & ~tie
+    return aggregate_cells(
+        tuple(f"judge{x}" for x in range(K)), tuple(f"item{x}" for x in range(N)), k, i, j,
+        np.ones(len(k)), first_wins + 0.5 * tie, tie.astype(float), rows_read=len(k),
+        rows_used=len(k), cluster=q, cluster_names=tuple(f"q{x}" for x in range(questions)))

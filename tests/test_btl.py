@@ -3,7 +3,13 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from hja_bayes import Comparisons, DataWarning, DisconnectedGraphError, fit_pooled_btl, simulate
+from hja_bayes import (
+    Comparisons,
+    DataWarning,
+    DisconnectedGraphError,
+    fit_pooled_btl,
+    simulate,
+)
 
 
 def counts(pairs):

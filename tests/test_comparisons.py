@@ -1,10 +1,10 @@
 """The Comparisons container: cells, folding, connectivity, immutability."""
 
-
+import numpy as np
 import pandas as pd
 import pytest
 
-from hja_bayes import Comparisons, DisconnectedGraphError
+from hja_bayes import Comparisons, DataError, DisconnectedGraphError
 
 
 def frame(**cols):
@@ -62,3 +62,41 @@ def test_cells_are_immutable():
         data.n[0] = 5
     with pytest.raises(AttributeError):
         data.items = ("z",)
+
+
+def test_clusters_are_kept_through_folding_and_judge_selection():
+    df = pd.DataFrame({
+        "judge": ["j1", "j1", "j2", "j2", "j1", "j2"],
+        "model_a": ["x", "y", "x", "x", "x", "y"],
+        "model_b": ["y", "x", "y", "y", "z", "z"],
+        "winner": ["model_a", "tie", "model_b", "model_a", "invalid", "model_a"],
+        "question_id": ["q1", "q1", "q1", "q2", "q2", "q2"],
+    })
+    data = Comparisons.from_frame(df, cluster="question_id")
+    c = data.clusters
+    assert c.names == ("q1", "q2") and c.n.sum() == data.n_comparisons == 5
+    assert np.allclose(np.bincount(c.cell, c.wins, data.n_cells), data.wins)
+    assert data.summary().n_clusters == 2 and "clusters: 2" in str(data.summary())
+    folded = data.fold_order()
+    assert folded.clusters.n.sum() == 5
+    assert np.allclose(np.bincount(folded.clusters.cell, folded.clusters.wins,
+                                   folded.n_cells), folded.wins)
+    one = data.select_judges(["j2"])
+    assert one.clusters.n.sum() == one.n_comparisons == 3
+    counts = Comparisons.from_counts(pd.DataFrame({
+        "model_a": ["x", "x"], "model_b": ["y", "y"], "n": [3, 2], "wins": [2, 0.5],
+        "ties": [0, 1], "q": ["a", "b"]}), cluster="q")
+    assert counts.n_cells == 1 and counts.clusters.n_clusters == 2
+
+
+def test_cluster_counts_that_do_not_add_up_are_refused():
+    data = Comparisons.from_frame(pd.DataFrame({
+        "model_a": ["x", "x"], "model_b": ["y", "y"], "winner": ["model_a", "model_b"],
+        "q": ["a", "b"]}), cluster="q")
+    c = data.clusters
+    with pytest.raises(DataError, match="do not add up"):
+        Comparisons(data.judges, data.items, data.judge, data.first, data.second, data.n,
+                    data.wins, data.ties, clusters=c._replace(n=c.n * 2))
+    with pytest.raises(DataError, match="not found"):
+        Comparisons.from_frame(pd.DataFrame({"model_a": ["x"], "model_b": ["y"],
+                                             "winner": ["x"]}), cluster="question_id")

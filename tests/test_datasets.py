@@ -1,7 +1,11 @@
 import pytest
 
 from hja_bayes import Comparisons
-from hja_bayes.datasets import load_ja_ranking, load_prd_vicuna80, load_trust_or_escalate
+from hja_bayes.datasets import (
+    load_ja_ranking,
+    load_prd_vicuna80,
+    load_trust_or_escalate,
+)
 
 from .conftest import SHARED_DATA, shared_data_or_skip
 

@@ -1,7 +1,13 @@
 import numpy as np
 import pytest
 
-from hja_bayes import HJAError, bicluster_residual, canonicalize, judge_leverage, simulate
+from hja_bayes import (
+    HJAError,
+    bicluster_residual,
+    canonicalize,
+    judge_leverage,
+    simulate,
+)
 
 
 def test_leverage_matches_direct_formulas_on_a_hand_built_panel():

@@ -10,14 +10,13 @@
 import numpy as np
 import pandas as pd
 import pytest
-import hja_bayes as hb
 from scipy.optimize import minimize
 from scipy.special import expit
 from scipy.stats import norm
 
+import hja_bayes as hb
 from hja_bayes import (
     Comparisons,
-    DataError,
     DisconnectedGraphError,
     IdentifiabilityError,
     canonicalize,

@@ -231,3 +231,15 @@ def test_concurrent_saves_to_one_folder_leave_one_whole_fit(fit, tmp_path):
     assert_same_fit(fit if loaded.rank_table is not None else other, loaded)
     assert sorted(p.name for p in folder.iterdir()) == [".hja_bayes.lock", "arrays.npz",
                                                          "fit.json"]
+
+def test_clusters_survive_a_round_trip(tmp_path):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          questions=8)
+    fit = hb.fit_hja(data, rank=0)
+    loaded = hb.load_fit(fit.save(tmp_path / "fit"))
+    c, d = fit.data.clusters, loaded.data.clusters
+    assert d.names == c.names
+    for name in ("cluster", "cell", "n", "wins", "ties"):
+        assert np.array_equal(getattr(d, name), getattr(c, name))
+    assert loaded.cov_type == "cluster"
+    np.testing.assert_array_equal(loaded.intervals()["se"], fit.intervals()["se"])

@@ -21,7 +21,8 @@ def fit():
 
 
 def test_leaderboard_arranges_the_wald_intervals(fit):
-    inference = hb.wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=True)
+    inference = hb.wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=True,
+                                  ridge=fit.ridge)
     board = hb.leaderboard(fit, level=0.9)
     mu = inference.mu(0.9)
     idx = [fit.items.index(m) for m in board["model"]]

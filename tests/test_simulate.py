@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hja_bayes import IdentifiabilityError, simulate
-from hja_bayes.decomposition import constraint_violations, Decomposition
+from hja_bayes.decomposition import Decomposition, constraint_violations
 
 
 def test_truth_is_canonical_and_heterogeneity_respected():

@@ -12,6 +12,8 @@ from .common import Progress, add_common, positive_int, print_table, rank_arg
 __all__ = ["add_panel_commands"]
 
 BUNDLED = {"bundled:prd_vicuna80"}
+#: Columns taken as the cluster (prompt) of each judgment when --cluster-col is not given.
+CLUSTER_COLUMNS = ("question_id", "prompt_id", "conversation_id")
 
 FIT_EPILOG = """\
 input:
@@ -40,7 +42,9 @@ def _read_data(args: argparse.Namespace):
 
     source = args.data
     if source in BUNDLED:
-        return Comparisons.from_frame(load_prd_vicuna80().judgments), "PRD Vicuna80 (bundled)"
+        frame = load_prd_vicuna80().judgments
+        cluster = _cluster_column(frame, getattr(args, "cluster_col", None))
+        return Comparisons.from_frame(frame, cluster=cluster), "PRD Vicuna80 (bundled)"
     path = Path(source)
     if not path.exists():
         raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)})")
@@ -55,17 +59,36 @@ def _read_data(args: argparse.Namespace):
     else:
         raise DataError(f"{source}: unknown file type {kind or '(none)'!r}; use .csv, .tsv or .jsonl")
     judge = None if args.judge_col == "-" else args.judge_col
+    cluster = _cluster_column(frame, args.cluster_col)
     if args.counts:
         for column in (args.n_col, args.wins_col) + ((args.ties_col,) if args.ties_col else ()):
             if column in frame.columns:
                 frame[column] = pd.to_numeric(frame[column], errors="coerce")
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
                                        model_b=args.model_b_col, n=args.n_col,
-                                       wins=args.wins_col, ties=args.ties_col or None)
+                                       wins=args.wins_col, ties=args.ties_col or None,
+                                       cluster=cluster)
     else:
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
-                                      model_b=args.model_b_col, winner=args.winner_col)
+                                      model_b=args.model_b_col, winner=args.winner_col,
+                                      cluster=cluster)
     return data, path.name
+
+
+def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
+    """The prompt column: the one asked for, '-' for none, else the first known one present."""
+    import sys
+
+    if requested == "-":
+        return None
+    if requested is not None:
+        return requested
+    found = next((c for c in CLUSTER_COLUMNS if c in frame.columns), None)
+    if found is not None:
+        print(f"hja-bayes: comparisons are clustered by {found!r} (prompts): intervals are "
+              "cluster-robust (--cluster-col - to treat comparisons as independent)",
+              file=sys.stderr)
+    return found
 
 
 def _fit(data, args, progress):
@@ -259,6 +282,11 @@ def add_panel_commands(sub) -> None:
     fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
     fit.add_argument("--winner-col", default="winner",
                      help="verdict: model_a, model_b, tie, or the winner's name (default winner)")
+    fit.add_argument("--cluster-col", default=None,
+                     help="column naming the prompt / question of each judgment; verdicts on "
+                          "one prompt are dependent and the intervals become cluster-robust "
+                          f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
+                          "'-': none)")
     fit.add_argument("--counts", action="store_true",
                      help="rows are aggregated cells with counts (see --n-col, --wins-col)")
     fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")

@@ -50,8 +50,9 @@ def fit_hja(
     tau : float
         Proximal weight of the block steps (default 30, the paper's).
     ridge : float
-        Penalty ``ridge/2 (|S|_F^2 + |beta|^2)`` keeping estimates finite under perfect
-        separation (default 1e-6: negligible otherwise).
+        Penalty ``ridge/2 (|S|_F^2 + |beta|^2)``, a N(0, 1/ridge) prior on every score:
+        keeps estimates finite under perfect separation (default 0.01, i.e. prior sd 10
+        logits; the Wald intervals use the penalised information).
     tol : float
         Stop when the relative change of the objective falls below ``tol``.
     max_iter : int

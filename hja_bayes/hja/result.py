@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -16,8 +15,11 @@ from ..decomposition import free_parameters
 
 __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 
-#: Default ridge of the MAP fit: negligible unless a judge is perfectly separated.
-DEFAULT_RIDGE = 1e-6
+#: Default ridge of the MAP fit, ``ridge/2 (|S|^2 + |beta|^2)``: a N(0, 10^2) prior on every
+#: score and bias.  It moves well-identified estimates by far less than their standard errors
+#: and keeps a (nearly) separated judge finite: with ridge 1e-6 one such judge on MT-Bench put
+#: bootstrap replicates of the consensus 1.5 logits away and made its bootstrap heavy-tailed.
+DEFAULT_RIDGE = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +66,7 @@ class HJAFit:
     tau: float = 30.0
     ridge: float = DEFAULT_RIDGE
     rank_table: pd.DataFrame | None = field(default=None, repr=False)
+    _wald_cache: dict = field(default_factory=dict, init=False, repr=False)
 
     def predict_proba(self, judge, first, second) -> float:
         """Probability that ``judge`` prefers ``first`` (shown first) over ``second``."""
@@ -83,29 +86,59 @@ class HJAFit:
         """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
         return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias)
 
-    @cached_property
-    def wald(self):
-        """Wald inference at this fit (:class:`~hja_bayes.inference.WaldInference`, computed once).
+    @property
+    def cov_type(self) -> str:
+        """The default covariance of the intervals: "cluster" when the data carry clusters
+        (prompts), else "fisher"."""
+        return "fisher" if self.data.clusters is None else "cluster"
 
-        Raises a clear error when the Fisher information is singular or the comparison graph
-        is disconnected.
+    @property
+    def wald(self):
+        """Wald inference at this fit with the default ``cov_type`` (computed once)."""
+        return self.wald_inference()
+
+    def wald_inference(self, cov_type: str | None = None):
+        """Wald inference at this fit (:class:`~hja_bayes.inference.WaldInference`).
+
+        Parameters
+        ----------
+        cov_type : {"fisher", "sandwich", "cluster"}, optional
+            See :func:`hja_bayes.inference.wald_inference`; default :attr:`cov_type`.
+
+        Raises a clear error when the information is singular or the comparison graph is
+        disconnected.  Each covariance type is computed once and kept.
         """
         from ..inference import wald_inference
 
-        return wald_inference(self.data, self.S, self.beta, self.rank,
-                              position_bias=self.position_bias)
+        key = self.cov_type if cov_type is None else cov_type
+        if key not in self._wald_cache:
+            self._wald_cache[key] = wald_inference(
+                self.data, self.S, self.beta, self.rank, position_bias=self.position_bias,
+                cov_type=key, ridge=self.ridge)
+        return self._wald_cache[key]
 
-    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+    def intervals(self, level: float = 0.95, cov_type: str | None = None) -> pd.DataFrame:
         """Wald intervals for mu, gamma, beta (with position bias) and every mu_i - mu_j.
 
-        Columns: quantity, label, estimate, se, lower, upper.
+        Columns: quantity, label, estimate, se, lower, upper.  ``cov_type`` as in
+        :meth:`wald_inference` (default: cluster-robust when clusters are known).
         """
-        return self.wald.intervals(level)
+        return self.wald_inference(cov_type).intervals(level)
 
-    def contrast(self, q: Callable, level: float = 0.95):
+    def contrast(self, q: Callable, level: float = 0.95, cov_type: str | None = None):
         """Wald interval of any differentiable ``q(S, beta)`` (delta method); see
         :meth:`~hja_bayes.inference.WaldInference.contrast`."""
-        return self.wald.contrast(q, level)
+        return self.wald_inference(cov_type).contrast(q, level)
+
+    def bootstrap(self, n: int = 200, seed: int = 0, cluster: bool = True, progress=None):
+        """Bootstrap replicates of this fit, each warm-started here.
+
+        See :func:`hja_bayes.hja.bootstrap.bootstrap_fit`.  Cost: ``n`` refits (each a
+        fraction of the original fit, as it starts at the optimum).
+        """
+        from .bootstrap import bootstrap_fit
+
+        return bootstrap_fit(self, n, seed=seed, cluster=cluster, progress=progress)
 
     def leverage(self):
         """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""

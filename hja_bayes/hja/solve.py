@@ -13,7 +13,7 @@ from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, canonicalize
 from ..errors import ConvergenceWarning, IdentifiabilityError
-from ..likelihood import cells_of, negative_log_likelihood
+from ..likelihood import cells_of
 from . import kernels
 from .result import HJAFit
 from .state import SolverState, scores
@@ -117,7 +117,10 @@ def make_fit(data: Comparisons, result: SolveResult, rank: int, position_bias: b
     d = canonicalize(S, rank)
     S = np.asarray(jnp.outer(d.gamma, d.mu) + d.U @ d.V.T)
     beta = np.asarray(beta)
-    nll = float(negative_log_likelihood(jnp.asarray(S), jnp.asarray(beta), cells_of(data)))
+    # the padded layout: the same compiled objective as the solver, no new shapes
+    B = jnp.column_stack([d.gamma, d.U, beta])
+    T = jnp.column_stack([d.mu, d.V])
+    nll = float(kernels.objective_jit(B, T, cells_of(data, pad=True), rank, 0.0))
     return HJAFit(
         gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
         D=np.asarray(d.D), S=S, beta=beta, rank=rank, position_bias=position_bias, nll=nll,

@@ -1,18 +1,11 @@
 """Wald inference for a fitted HJA model (fixed panel, many comparisons).
 
-The rank-r HJA model is the set of row-centred K x N score matrices of rank at most
-``m = r + 1``.  At a fitted ``S = P Sigma Q^T`` (P: K x m, Q: N x m, both orthonormal) the
-tangent space of that set is
-
-    { P M Q^T + X Q^T + P Y^T :  X^T P = 0,  Y^T Q = 0,  Y^T 1 = 0 }
-
-of dimension ``m (K + N - m - 1) = (r + 1)(K + N - r - 2)``.  An orthonormal basis of it (in
-the flattened, row-major coordinates of S, extended by the K position biases when they are
-estimated) is a local chart of the model.  In that chart the expected information is
-``I = B^T F B`` with F the information of (S, beta) over cells
-(:func:`hja_bayes.likelihood.fisher_blocks`), and the asymptotic covariance of the chart
-coordinates is ``I^{-1}``.  Any smooth quantity ``q(S, beta)`` then gets the delta-method
-covariance ``G B I^{-1} B^T G^T`` with ``G = dq / d(S, beta)``.
+In the tangent chart of the model at the fit (:mod:`hja_bayes.inference.chart`, extended by
+the K position biases when they are estimated) the covariance ``C`` of the chart coordinates
+is the inverse Fisher information, or a sandwich ``I^-1 M I^-1`` that stays valid when
+comparisons are dependent within prompts (:mod:`hja_bayes.inference.information`).  Any
+smooth quantity ``q(S, beta)`` then gets the delta-method covariance ``G B C B^T G^T`` with
+``G = dq / d(S, beta)``.
 
 Only the data, the fitted ``(S, beta)``, the rank and whether position bias was estimated
 enter here, so any fitter that returns a point on the model can be plugged in.
@@ -22,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,24 +24,23 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from .checks import check_level, indices_of
-from .comparisons import Comparisons
-from .decomposition import canonicalize, check_rank, free_parameters
-from .errors import IdentifiabilityError, ParameterError
-from .likelihood import cells_of, fisher_blocks
+from ..checks import check_choice, check_level, check_positive, indices_of
+from ..comparisons import Comparisons
+from ..decomposition import canonicalize, check_rank, free_parameters
+from ..errors import IdentifiabilityError, ParameterError
+from ..likelihood import cells_of
+from .chart import RANK_TOLERANCE, centre_rows, tangent_basis
+from .information import (
+    COV_TYPES,
+    chart_information,
+    default_cov_type,
+    score_covariance,
+)
 
-__all__ = [
-    "Interval",
-    "WaldInference",
-    "chart_information",
-    "tangent_basis",
-    "wald_inference",
-]
+__all__ = ["Interval", "WaldInference", "wald_inference"]
 
 #: Default bound on the condition number of the chart information before it is called singular.
 MAX_CONDITION = 1e10
-#: Relative size of the (r+2)-th singular value of S above which S is not of rank <= r+1.
-RANK_TOLERANCE = 1e-6
 
 
 class Interval(NamedTuple):
@@ -64,125 +56,6 @@ class Interval(NamedTuple):
     se: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
-
-
-def _orthonormal_complement(A: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of the orthogonal complement of the columns of ``A`` (full rank)."""
-    n, k = A.shape
-    left = np.linalg.svd(A, full_matrices=True)[0]
-    return left[:, k:]
-
-
-def _centre_rows(S) -> np.ndarray:
-    S = np.asarray(S, dtype=float)
-    if S.ndim != 2:
-        raise ParameterError(f"S must be a K x N matrix, got shape {S.shape}")
-    if not np.all(np.isfinite(S)):
-        raise IdentifiabilityError("the score matrix has non-finite entries")
-    return S - S.mean(axis=1, keepdims=True)
-
-
-def tangent_basis(S, rank: int, *, rank_tolerance: float = RANK_TOLERANCE) -> np.ndarray:
-    """Orthonormal basis of the tangent space of the rank-``rank`` HJA model at ``S``.
-
-    The model is the set of row-centred K x N matrices of rank ``m = rank + 1``.  With the
-    thin SVD ``S = P Sigma Q^T``, ``P_perp`` an orthonormal basis of ``P``'s complement in
-    R^K and ``Q_c`` one of ``{Q, 1}``'s complement in R^N, the basis consists of the
-    matrices ``p_a q_b^T``, ``p_a qc_d^T`` and ``pperp_c q_b^T`` (the three kinds of
-    tangent direction ``P M Q^T``, ``P Y^T`` and ``X Q^T``), flattened row-major.
-
-    Parameters
-    ----------
-    S : array (K, N)
-        A point of the model (rows are centred here; the likelihood ignores row shifts).
-    rank : int
-        Disagreement rank r.
-    rank_tolerance : float
-        ``S`` must have ``sigma_{r+2} <= rank_tolerance * sigma_1`` (rank at most r + 1) and
-        ``sigma_{r+1} > 1e-10 * sigma_1`` (rank exactly r + 1, else the tangent space is
-        not defined).
-
-    Returns
-    -------
-    ndarray (K * N, (r + 1)(K + N - r - 2))
-        Orthonormal columns; column c reshaped to (K, N) is a tangent direction.
-
-    Raises
-    ------
-    IdentifiabilityError
-        When ``S`` is not (numerically) of rank exactly r + 1, or the rank is not
-        identifiable for this K, N.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> S = rng.standard_normal((3, 2)) @ rng.standard_normal((2, 5))
-    >>> B = tangent_basis(S, 1)
-    >>> B.shape, bool(np.allclose(B.T @ B, np.eye(B.shape[1])))
-    ((15, 10), True)
-    """
-    S = _centre_rows(S)
-    K, N = S.shape
-    rank = check_rank(rank, K, N)
-    m = rank + 1
-    left, sigma, right_t = np.linalg.svd(S, full_matrices=False)
-    top = sigma[0] if sigma.size else 0.0
-    if top <= 0 or sigma[m - 1] <= 1e-10 * top:
-        raise IdentifiabilityError(
-            f"S has rank below r + 1 = {m} (singular values {np.array2string(sigma[:m + 1], precision=3)}): "
-            "the tangent space of the rank-r model is not defined there; fit a smaller rank"
-        )
-    if sigma.size > m and sigma[m] > rank_tolerance * top:
-        raise IdentifiabilityError(
-            f"S is not a point of the rank-{rank} model: its singular value {m + 1} is "
-            f"{sigma[m] / top:.3g} of the largest (tolerance {rank_tolerance:g}); pass the "
-            f"fitted rank-{rank} score matrix"
-        )
-    P, Q = left[:, :m], right_t[:m].T
-    P_perp = _orthonormal_complement(P)
-    Q_c = _orthonormal_complement(np.column_stack([np.ones(N) / np.sqrt(N), Q]))
-    Q_all = np.column_stack([Q, Q_c])  # orthonormal basis of 1-perp in R^N
-    return np.column_stack([np.kron(P, Q_all), np.kron(P_perp, Q)])
-
-
-def chart_information(
-    S, beta, cells, basis: np.ndarray, position_bias: bool
-) -> np.ndarray:
-    """Expected Fisher information in the chart spanned by ``basis`` (plus beta).
-
-    ``I = B^T F B`` where F is the information of (vec S, beta) over the cells (a judge-block
-    matrix, see :func:`hja_bayes.likelihood.fisher_blocks`) and B is ``basis`` (K N x d), extended
-    by the K beta coordinates when ``position_bias`` is true.  The block structure is used:
-    nothing of size (K N)^2 is formed.
-
-    Parameters
-    ----------
-    S : array (K, N)
-    beta : array (K,)
-    cells : hja_bayes.likelihood.Cells
-    basis : ndarray (K * N, d)
-        From :func:`tangent_basis`.
-    position_bias : bool
-        Whether beta is a free parameter.
-
-    Returns
-    -------
-    ndarray (d, d) or (d + K, d + K)
-        Chart coordinates first, then beta_1..beta_K.
-    """
-    S = jnp.asarray(S)
-    K, N = S.shape
-    SS, Sb, bb = (np.asarray(x) for x in _fisher_blocks(S, jnp.asarray(beta), cells))
-    basis = np.asarray(basis)
-    Bk = basis.reshape(K, N, -1)
-    FB = np.matmul(SS, Bk)  # judge by judge: F is block diagonal in S
-    info = basis.T @ FB.reshape(K * N, -1)
-    info = (info + info.T) / 2
-    if not position_bias:
-        return info
-    cross = np.einsum("kia,ki->ak", Bk, Sb)
-    return np.block([[info, cross], [cross.T, np.diag(bb)]])
 
 
 def _flat_jacobian(q: Callable, S: jax.Array, beta: jax.Array):
@@ -209,7 +82,6 @@ def _core_quantities(S: jax.Array, beta: jax.Array) -> jax.Array:
 
 
 _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
-_fisher_blocks = jax.jit(fisher_blocks)
 
 
 def _z(level: float) -> float:
@@ -236,9 +108,10 @@ class WaldInference:
         Orthonormal chart basis in (vec S, beta) coordinates (the beta rows are zero when
         position bias is not estimated).
     information : ndarray (dim, dim)
-        Expected Fisher information in the chart.
+        Expected Fisher information in the chart (plus the ridge's curvature).
     covariance : ndarray (dim, dim)
-        Its inverse: the asymptotic covariance of the chart coordinates.
+        The asymptotic covariance of the chart coordinates: ``I^-1`` for
+        ``cov_type="fisher"``, else the sandwich ``I^-1 M I^-1``.
     S : ndarray (K, N)
         The fitted scores, rows centred.
     beta : ndarray (K,)
@@ -249,6 +122,10 @@ class WaldInference:
         Names, from the data.
     condition_number : float
         Of ``information``.
+    cov_type : str
+        "fisher", "sandwich" or "cluster".
+    n_clusters : int
+        Clusters behind a cluster-robust covariance (0 otherwise).
     """
 
     basis: np.ndarray
@@ -261,6 +138,8 @@ class WaldInference:
     judges: tuple[str, ...]
     items: tuple[str, ...]
     condition_number: float
+    cov_type: str = "fisher"
+    n_clusters: int = 0
 
     # ----------------------------------------------------------- delta method
     def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
@@ -457,6 +336,8 @@ def wald_inference(
     rank: int = 0,
     *,
     position_bias: bool = False,
+    cov_type: str | None = None,
+    ridge: float = 0.0,
     max_condition: float = MAX_CONDITION,
     rank_tolerance: float = RANK_TOLERANCE,
 ) -> WaldInference:
@@ -475,6 +356,16 @@ def wald_inference(
         Disagreement rank r of the fit.
     position_bias : bool
         Whether beta was estimated (it then gets its own chart coordinates).
+    cov_type : {"fisher", "sandwich", "cluster"}, optional
+        Covariance of the estimates: the inverse Fisher information (comparisons
+        independent), the sandwich with each comparison its own unit, or the cluster-robust
+        sandwich with comparisons summed within each cluster (prompt) of ``data.clusters``
+        and the small-sample factor G/(G-1).  Default: "cluster" when the data carry
+        clusters, else "fisher".
+    ridge : float
+        The fit's penalty ``ridge/2 (|S|^2 + |beta|^2)``: its curvature, ``ridge`` times the
+        identity in the orthonormal chart, is added to the information (the curvature of the
+        penalised objective, which keeps a separated judge's intervals finite).
     max_condition : float
         Largest acceptable condition number of the chart information.
     rank_tolerance : float
@@ -511,7 +402,7 @@ def wald_inference(
     ['quantity', 'label', 'estimate', 'se', 'lower', 'upper']
     """
     data.check_connected()
-    S = _centre_rows(S)
+    S = centre_rows(S)
     K, N = S.shape
     if (K, N) != (data.n_judges, data.n_items):
         raise ParameterError(
@@ -531,8 +422,10 @@ def wald_inference(
         raise IdentifiabilityError(
             "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
         )
+    cov_type = default_cov_type(data) if cov_type is None else check_choice(cov_type, "cov_type", COV_TYPES)
     basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
     info = chart_information(S, beta, cells_of(data, pad=True), basis_S, position_bias)
+    info = info + check_positive(ridge, "ridge", allow_zero=True) * np.eye(len(info))
     eig, vectors = np.linalg.eigh(info)
     condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
     if not condition <= max_condition:
@@ -542,7 +435,7 @@ def wald_inference(
             "model is not identified by these comparisons (e.g. a judge whose own comparisons "
             "do not link all items at a high rank, or position bias confounded with the scores)"
         )
-    covariance = (vectors / eig) @ vectors.T  # symmetric by construction
+    inverse = (vectors / eig) @ vectors.T  # symmetric by construction
     d = basis_S.shape[1]
     if position_bias:
         basis = np.zeros((K * N + K, d + K))
@@ -550,11 +443,18 @@ def wald_inference(
         basis[K * N:, d:] = np.eye(K)
     else:
         basis = np.vstack([basis_S, np.zeros((K, d))])
+    if cov_type == "fisher":
+        covariance = inverse
+    else:
+        meat = score_covariance(data, S, beta, basis, cov_type)
+        covariance = inverse @ meat @ inverse
+        covariance = (covariance + covariance.T) / 2
     expected = free_parameters(K, N, rank, position_bias)
     if basis.shape[1] != expected:  # pragma: no cover - a broken invariant, not bad input
         raise AssertionError(f"chart dimension {basis.shape[1]} != free parameters {expected}")
     return WaldInference(
         basis=basis, information=info, covariance=covariance, S=S, beta=beta, rank=rank,
         position_bias=bool(position_bias), judges=data.judges, items=data.items,
-        condition_number=condition,
+        condition_number=condition, cov_type=cov_type,
+        n_clusters=data.clusters.n_clusters if cov_type == "cluster" else 0,
     )

@@ -1,0 +1,40 @@
+"""JAX hygiene: a second fit of a panel of the same size class compiles nothing new."""
+
+import logging
+
+import jax
+
+import hja_bayes as hb
+from hja_bayes.likelihood import padded_size
+
+
+class _Compiles(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.messages = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if "ompil" in message:  # "Compiling ..." / "Finished XLA compilation ..."
+            self.messages.append(message)
+
+
+def test_second_fit_of_a_same_size_panel_does_not_recompile():
+    small, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=40, seed=1)
+    large, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=900, seed=2)
+    assert small.n_cells != large.n_cells
+    assert padded_size(small.n_cells) == padded_size(large.n_cells)
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles():
+            fit = hb.fit_hja(small, rank=1)
+            fit.intervals()
+            first = len(handler.messages)
+            fit = hb.fit_hja(large, rank=1)
+            fit.intervals()
+    finally:
+        logger.removeHandler(handler)
+    assert first > 0  # the check can see compilations at all
+    assert [m for m in handler.messages[first:] if m.startswith("Compiling")] == []
