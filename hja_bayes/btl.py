@@ -205,7 +205,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     >>> import pandas as pd
     >>> df = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "b", "a"],
     ...                    "winner": ["model_a", "tie", "model_a"]})
-    >>> fit = fit_pooled_btl(Comparisons.from_frame(df), ridge=0.0)
+    >>> fit = fit_pooled_btl(Comparisons.from_frame(df, judge=None), ridge=0.0)
     >>> round(fit.predict_proba("a", "b"), 6)
     0.5
     """

@@ -19,6 +19,11 @@ from .errors import DataError, DisconnectedGraphError
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
+def _count(n: float, word: str) -> str:
+    """``"1 judge"``, ``"3 judges"``, ``"2.5 comparisons"``."""
+    return f"{n:g} {word}{'' if n == 1 else 's'}"
+
+
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.setflags(write=False)
@@ -80,7 +85,7 @@ class ComparisonSummary:
     n_ties : float
         Ties among them (each counted as half a win for both sides).
     rows_read, rows_used : int
-        Rows in the input and rows that became comparisons (0 when built from counts).
+        Rows in the input and rows that became comparisons (from counts: rows with n > 0).
     rejected : dict
         Reason -> number of rows not used.
     dropped_judges : tuple
@@ -98,6 +103,8 @@ class ComparisonSummary:
         Clusters (prompts, questions) the comparisons come from; 0 when none were given.
     comparisons_per_cluster : tuple of float
         Median and largest number of comparisons in one cluster (empty without clusters).
+    rejected_by_judge : dict
+        Judge -> that judge's rows without a usable verdict (when any was rejected).
     """
 
     n_judges: int
@@ -115,17 +122,25 @@ class ComparisonSummary:
     disconnected_judges: tuple[str, ...]
     n_clusters: int = 0
     comparisons_per_cluster: tuple[float, ...] = ()
+    rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [
-            f"{self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons ({self.n_ties:g} ties, counted 1/2 each)",
+            f"{_count(self.n_judges, 'judge')}, {_count(self.n_items, 'item')}, "
+            f"{_count(self.n_cells, 'cell')}, {_count(self.n_comparisons, 'comparison')} "
+            f"({_count(self.n_ties, 'tie')}, counted 1/2 each)",
             f"rows: {self.rows_read} read, {self.rows_used} used",
         ]
         for reason, count in self.rejected.items():
             lines.append(f"  rejected {count} rows: {reason}")
         if self.dropped_judges:
             lines.append(f"judges with no valid rows (dropped): {', '.join(self.dropped_judges)}")
+        lost = {j: c for j, c in self.rejected_by_judge.items() if j not in self.dropped_judges}
+        if lost:
+            worst = sorted(lost.items(), key=lambda x: -x[1])[:5]
+            lines.append("rows rejected per judge (most first): "
+                         + ", ".join(f"{j} {c}" for j, c in worst)
+                         + (f" and {len(lost) - 5} more" if len(lost) > 5 else ""))
         if not self.order_known:
             lines.append("presentation order: not kept (folded)")
         elif self.one_orientation_only:
@@ -149,8 +164,9 @@ class ComparisonSummary:
 class Comparisons:
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
-    Build one with :meth:`from_frame`, :meth:`from_csv`, :meth:`from_jsonl` or
-    :meth:`from_counts` rather than directly.
+    Build one with :meth:`from_frame`, :meth:`from_csv`, :meth:`from_jsonl`,
+    :meth:`from_json`, :meth:`from_parquet`, :meth:`from_file` or :meth:`from_counts`
+    rather than directly.
 
     Attributes
     ----------
@@ -172,6 +188,9 @@ class Comparisons:
         Reason -> count of rows not used.
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
+    rejected_by_judge : dict
+        Judge -> count of that judge's rows not used (empty when none was rejected, or
+        unknown).
     clusters : ClusterCounts or None
         Which comparisons share a prompt / question / conversation (from the readers'
         ``cluster=`` column); None when unknown.
@@ -191,6 +210,7 @@ class Comparisons:
     rejected: Mapping[str, int] = field(default_factory=dict)
     dropped_judges: tuple[str, ...] = ()
     clusters: ClusterCounts | None = None
+    rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         m = len(self.n)
@@ -216,6 +236,7 @@ class Comparisons:
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
+        object.__setattr__(self, "rejected_by_judge", dict(self.rejected_by_judge))
         if self.judge.max() >= len(self.judges) or self.judge.min() < 0:
             raise DataError("judge index out of range")
         if max(self.first.max(), self.second.max()) >= len(self.items) or min(
@@ -348,6 +369,7 @@ class Comparisons:
             comparisons_per_cluster=() if self.clusters is None else (
                 float(np.median(self.clusters.comparisons_per_cluster())),
                 float(self.clusters.comparisons_per_cluster().max())),
+            rejected_by_judge=dict(self.rejected_by_judge),
         )
 
     # ----------------------------------------------------------- transforms
@@ -369,7 +391,7 @@ class Comparisons:
             self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
             order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
             rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
-            cluster_names=names,
+            cluster_names=names, rejected_by_judge=self.rejected_by_judge,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -395,6 +417,7 @@ class Comparisons:
             wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
             rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
             dropped_judges=self.dropped_judges, clusters=clusters,
+            rejected_by_judge=self.rejected_by_judge,
         )
         fields.update(overrides)
         return Comparisons(**fields)
@@ -414,8 +437,8 @@ class Comparisons:
 
     def __repr__(self) -> str:
         return (
-            f"Comparisons({self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons)"
+            f"Comparisons({_count(self.n_judges, 'judge')}, {_count(self.n_items, 'item')}, "
+            f"{_count(self.n_cells, 'cell')}, {_count(self.n_comparisons, 'comparison')})"
         )
 
     # --------------------------------------------------------- constructors
@@ -442,6 +465,29 @@ class Comparisons:
         return read_jsonl(path, **columns)
 
     @classmethod
+    def from_json(cls, path, **columns) -> "Comparisons":
+        """A JSON array of judgment objects (FastChat's ``clean_battle`` files); see
+        :func:`hja_bayes.readers.read_json`."""
+        from .readers import read_json
+
+        return read_json(path, **columns)
+
+    @classmethod
+    def from_parquet(cls, path, **columns) -> "Comparisons":
+        """A parquet file with one row per judgment; see :func:`hja_bayes.readers.read_parquet`."""
+        from .readers import read_parquet
+
+        return read_parquet(path, **columns)
+
+    @classmethod
+    def from_file(cls, path, **columns) -> "Comparisons":
+        """Any supported file (by its suffix) or ``"-"`` for stdin; see
+        :func:`hja_bayes.readers.read_file`."""
+        from .readers import read_file
+
+        return read_file(path, **columns)
+
+    @classmethod
     def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
                     model_b: str = "model_b", n: str = "n", wins: str = "wins",
                     ties: str | None = "ties", **options) -> "Comparisons":
@@ -455,7 +501,8 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
                     order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
                     rejected: Mapping[str, int] | None = None,
                     dropped_judges: tuple[str, ...] = (), cluster=None,
-                    cluster_names=None) -> Comparisons:
+                    cluster_names=None,
+                    rejected_by_judge: Mapping[str, int] | None = None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
@@ -487,6 +534,7 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
         order_known=order_known, rows_read=rows_read, rows_used=rows_used,
         rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
+        rejected_by_judge=dict(rejected_by_judge or {}),
     )
 
 

@@ -14,7 +14,8 @@ A saved fit is a folder::
   ``ridge`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit`;
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
-  ``dropped_judges`` and ``clusters`` (cluster names, or null) of the fitted
+  ``dropped_judges``, ``rejected_by_judge`` and ``clusters`` (cluster names, or null) of
+  the fitted
   :class:`~hja_bayes.comparisons.Comparisons`;
 * ``rank_table_columns`` -- column order of the rank-selection table (or null);
 * ``package_version`` -- the hja_bayes version that wrote the file (information only);
@@ -188,6 +189,7 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             "rejected": {str(k): int(v) for k, v in data.rejected.items()},
             "dropped_judges": list(data.dropped_judges),
             "clusters": None if data.clusters is None else list(data.clusters.names),
+            "rejected_by_judge": {str(k): int(v) for k, v in data.rejected_by_judge.items()},
         },
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
@@ -334,6 +336,7 @@ def load_fit(path: str | os.PathLike):
             order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
             rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
             dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
+            rejected_by_judge=dict(d.get("rejected_by_judge", {})),
         )
         if tuple(meta["judges"]) != data.judges or tuple(meta["items"]) != data.items:
             raise DataError("the fit's judge or item names differ from its data's")

@@ -44,20 +44,24 @@ def test_connectivity_pooled_and_per_judge():
     with pytest.raises(DisconnectedGraphError, match="2 groups"):
         data.check_connected("j1")
     assert data.summary().disconnected_judges == ("j1", "j2")
-    split = Comparisons.from_frame(frame(model_a=["a", "c"], model_b=["b", "d"], winner=["tie", "tie"]))
+    split = Comparisons.from_frame(frame(model_a=["a", "c"], model_b=["b", "d"],
+                                         winner=["tie", "tie"]), judge=None)
     with pytest.raises(DisconnectedGraphError, match=r"\{a, b\}; \{c, d\}"):
         split.check_connected()
 
 
 def test_one_orientation_only_detected():
-    one = Comparisons.from_frame(frame(model_a=["a", "b"], model_b=["b", "c"], winner=["tie", "tie"]))
-    both = Comparisons.from_frame(frame(model_a=["a", "b"], model_b=["b", "a"], winner=["tie", "tie"]))
+    one = Comparisons.from_frame(frame(model_a=["a", "b"], model_b=["b", "c"],
+                                       winner=["tie", "tie"]), judge=None)
+    both = Comparisons.from_frame(frame(model_a=["a", "b"], model_b=["b", "a"],
+                                        winner=["tie", "tie"]), judge=None)
     assert one.one_orientation_only and "one orientation only" in str(one.summary())
     assert not both.one_orientation_only
 
 
 def test_cells_are_immutable():
-    data = Comparisons.from_frame(frame(model_a=["a"], model_b=["b"], winner=["tie"]))
+    data = Comparisons.from_frame(frame(model_a=["a"], model_b=["b"], winner=["tie"]),
+                                  judge=None)
     with pytest.raises(ValueError):
         data.n[0] = 5
     with pytest.raises(AttributeError):
@@ -85,18 +89,19 @@ def test_clusters_are_kept_through_folding_and_judge_selection():
     assert one.clusters.n.sum() == one.n_comparisons == 3
     counts = Comparisons.from_counts(pd.DataFrame({
         "model_a": ["x", "x"], "model_b": ["y", "y"], "n": [3, 2], "wins": [2, 0.5],
-        "ties": [0, 1], "q": ["a", "b"]}), cluster="q")
+        "ties": [0, 1], "q": ["a", "b"]}), judge=None, cluster="q")
     assert counts.n_cells == 1 and counts.clusters.n_clusters == 2
 
 
 def test_cluster_counts_that_do_not_add_up_are_refused():
     data = Comparisons.from_frame(pd.DataFrame({
         "model_a": ["x", "x"], "model_b": ["y", "y"], "winner": ["model_a", "model_b"],
-        "q": ["a", "b"]}), cluster="q")
+        "q": ["a", "b"]}), judge=None, cluster="q")
     c = data.clusters
     with pytest.raises(DataError, match="do not add up"):
         Comparisons(data.judges, data.items, data.judge, data.first, data.second, data.n,
                     data.wins, data.ties, clusters=c._replace(n=c.n * 2))
     with pytest.raises(DataError, match="not found"):
         Comparisons.from_frame(pd.DataFrame({"model_a": ["x"], "model_b": ["y"],
-                                             "winner": ["x"]}), cluster="question_id")
+                                             "winner": ["x"]}), judge=None,
+                               cluster="question_id")

@@ -78,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..errors import HJAWarning
+
     with warnings.catch_warnings():
+        warnings.simplefilter("always", HJAWarning)  # the library's warnings reach the user
         warnings.showwarning = _one_line_warning
         try:
             return args.run(args)

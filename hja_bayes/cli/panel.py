@@ -39,31 +39,20 @@ def _read_data(args: argparse.Namespace):
     from ..comparisons import Comparisons
     from ..datasets import load_prd_vicuna80
     from ..errors import DataError
+    from ..sources import read_table
 
     source = args.data
     if source in BUNDLED:
         frame = load_prd_vicuna80().judgments
         cluster = _cluster_column(frame, getattr(args, "cluster_col", None))
         return Comparisons.from_frame(frame, cluster=cluster), "PRD Vicuna80 (bundled)"
-    path = Path(source)
-    if not path.exists():
-        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)})")
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-1:] == [".gz"]:
-        suffixes = suffixes[:-1]
-    kind = suffixes[-1] if suffixes else ""
-    if kind in (".jsonl", ".json", ".ndjson"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-    elif kind in (".csv", ".txt", ".tsv"):
-        frame = pd.read_csv(path, dtype=str, sep="\t" if kind == ".tsv" else ",")
-    else:
-        raise DataError(f"{source}: unknown file type {kind or '(none)'!r}; use .csv, .tsv or .jsonl")
+    if source != "-" and not Path(source).exists():
+        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
+                        "standard input)")
+    frame = read_table(source)
     judge = None if args.judge_col == "-" else args.judge_col
     cluster = _cluster_column(frame, args.cluster_col)
     if args.counts:
-        for column in (args.n_col, args.wins_col) + ((args.ties_col,) if args.ties_col else ()):
-            if column in frame.columns:
-                frame[column] = pd.to_numeric(frame[column], errors="coerce")
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
                                        model_b=args.model_b_col, n=args.n_col,
                                        wins=args.wins_col, ties=args.ties_col or None,
@@ -72,7 +61,7 @@ def _read_data(args: argparse.Namespace):
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
                                       cluster=cluster)
-    return data, path.name
+    return data, "standard input" if source == "-" else Path(source).name
 
 
 def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
@@ -277,11 +266,13 @@ def add_panel_commands(sub) -> None:
     fit.add_argument("data", help="file of verdicts (see 'input' below), '-' for stdin, or "
                                   "bundled:prd_vicuna80")
     fit.add_argument("--judge-col", default="judge",
-                     help="column naming the judge ('-': one judge) (default judge)")
+                     help="column naming the judge; '-' when one judge made every verdict "
+                          "(e.g. crowd votes) (default judge)")
     fit.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
     fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
     fit.add_argument("--winner-col", default="winner",
-                     help="verdict: model_a, model_b, tie, or the winner's name (default winner)")
+                     help="verdict: model_a, model_b, tie, or the winner's name; see 'input' "
+                          "below (default winner)")
     fit.add_argument("--cluster-col", default=None,
                      help="column naming the prompt / question of each judgment; verdicts on "
                           "one prompt are dependent and the intervals become cluster-robust "
