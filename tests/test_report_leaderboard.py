@@ -277,3 +277,32 @@ def test_posterior_of_another_model_is_refused(fit):
     _, idata = posterior()
     with pytest.raises(hb.HJAError, match="posterior"):
         hb.leaderboard(fit, idata)
+
+
+# --------------------------------------------------------------------------- categories
+def test_one_leaderboard_per_category_equals_fitting_each_category():
+    rng = np.random.default_rng(3)
+    models = ["m0", "m1", "m2", "m3"]
+    rows = []
+    for lang, shift in (("English", 1.0), ("German", -1.0)):
+        for _ in range(600):
+            i, j = rng.choice(4, 2, replace=False)
+            p = 1 / (1 + np.exp(-shift * (j - i) * 0.5))
+            rows.append((lang, models[i], models[j], "model_a" if rng.random() < p else "model_b"))
+    rows.append(("Klingon", "m0", "m1", "model_a"))  # m2, m3 never seen there: not linked
+    rows.append(("Klingon", "m2", "m3", "model_b"))
+    df = pd.DataFrame(rows, columns=["language", "model_a", "model_b", "winner"])
+    with pytest.warns(hb.DataWarning, match="Klingon"):
+        table = hb.leaderboard_by(df, by="language", baseline=("m0", 1000))
+    assert list(dict.fromkeys(table["category"])) == ["(all)", "English", "German"]
+    for lang in ("English", "German"):
+        alone = hb.leaderboard(hb.fit_pooled_btl(hb.Comparisons.from_frame(
+            df[df.language == lang], judge=None)), style="arena", baseline=("m0", 1000))
+        part = table[table.category == lang].drop(columns="category").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, alone, check_like=False)
+    assert table[table.category == "English"]["model"].iloc[0] == "m0"
+    assert table[table.category == "German"]["model"].iloc[0] == "m3"
+    meta = table.attrs["meta"]
+    assert meta["by"] == "language" and "Klingon" in meta["skipped"]
+    with pytest.raises(hb.DataError, match="no category column 'category'"):
+        hb.leaderboard_by(df)

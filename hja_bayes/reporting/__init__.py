@@ -4,12 +4,14 @@ The report layer arranges results computed by the fit, inference and diagnostics
 it computes no statistics of its own (the observed tables are counts of the data).
 
 Modules: ``leaderboard`` (the ranking, default and Arena styles, table metadata),
+``categories`` (one leaderboard per category),
 ``judges`` and ``pairwise`` (the other tables), ``observed`` (counts of the data),
 ``convergence`` (the sampler's diagnostics), ``plots`` (figures), ``sentences`` (the
 words), ``content`` (a Report, gathered), ``formatting``, ``html`` and ``markdown``
 (rendering), ``files`` (writing a report folder).
 """
 
+from .categories import leaderboard_by
 from .content import Report, build_report
 from .convergence import convergence_table
 from .files import ReportFiles, report
@@ -40,6 +42,7 @@ __all__ = [
     "judge_map",
     "judge_table",
     "leaderboard",
+    "leaderboard_by",
     "observed_heatmap",
     "observed_win_fraction",
     "pairwise_table",
