@@ -67,6 +67,8 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
         x = float(value)
         if math.isnan(x):
             return "–"
+        if column.startswith("min_ess"):
+            return f"{x:,.0f}"  # an effective sample size: its decimals mean nothing
         if column in _COUNTS:
             return f"{x:,.0f}" if x == round(x) else f"{x:,.1f}"
         if column in _SHARES:

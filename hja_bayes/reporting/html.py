@@ -20,7 +20,7 @@ __all__ = ["CSS", "interval_words", "png", "render_html"]
 CSS = """
 :root { color-scheme: light dark; }
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
-       max-width: 1180px; color: #222; background: #fff; line-height: 1.45; padding: 0 1em; }
+       max-width: 1240px; color: #222; background: #fff; line-height: 1.45; padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: 0.3em; }
 h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.8em; }
 .scroll { overflow-x: auto; }
@@ -35,8 +35,9 @@ tr.tier-odd td { background: #f3f6fb; }
 .note { background: #fff6e0; border-left: 4px solid #e0a800; padding: 0.4em 1em; }
 .row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .row > figure { flex: 0 1 auto; max-width: 100%; }
-figure { margin: 0.8em 0; }
-figcaption { font-size: 0.85em; color: #555; max-width: 640px; }
+figure { margin: 0.8em 0; display: table; }
+figcaption { display: table-caption; caption-side: bottom; font-size: 0.85em; color: #555;
+             padding-top: 0.3em; }
 img { max-width: 100%; height: auto; background: #fff; }
 pre { background: #f6f6f6; padding: 0.6em; font-size: 0.85em; white-space: pre-wrap; }
 dl dt { font-weight: bold; } dl dd { margin: 0 0 0.4em 1.5em; }
