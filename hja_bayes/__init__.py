@@ -1,12 +1,25 @@
 """hja_bayes: rank LLMs from pairwise comparisons by a panel of judges, with honest uncertainty.
 
-Importing the package turns on JAX's 64-bit floats (``jax_enable_x64``): the constraints,
-likelihoods and Fisher information here are checked to 1e-8, beyond float32.
+Importing the package changes two pieces of JAX's global configuration, for the whole process:
+
+* it turns on 64-bit floats (``jax_enable_x64``).  The constraints, likelihoods and
+  information matrices here are checked to 1e-8, beyond float32, and JAX fixes the float
+  width per process, so the package cannot keep float64 to itself.  Other JAX code in the
+  same process then also computes in float64 by default.
+* it points JAX's persistent compilation cache at ``~/.cache/hja_bayes`` (see
+  :mod:`hja_bayes.cache`; ``HJA_BAYES_CACHE=off`` before the import turns that off, and a
+  cache you configured yourself is kept).
+
+Plotting, ArviZ, NumPyro and the confidence ranker load on first use.
 """
 
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
+
+from .cache import enable_compilation_cache as _enable_compilation_cache  # noqa: E402
+
+_enable_compilation_cache()
 
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .comparisons import ComparisonSummary, Comparisons  # noqa: E402
@@ -36,25 +49,34 @@ from .inference import (  # noqa: E402
 )
 from .persistence import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
-from .reporting import (  # noqa: E402
-    forest_plot,
-    judge_map,
-    judge_table,
-    leaderboard,
-    leaderboard_by,
-    observed_heatmap,
-    pairwise_table,
-    posterior_predictive_plot,
-    rank_posterior_plot,
-    report,
-    residual_heatmap,
-    win_probability_heatmap,
-)
-from . import datasets  # noqa: E402
-from .bayes import HJAPriors, compare_intervals, sample_hja  # noqa: E402
-from . import confidence  # noqa: E402
-
 from .version import __version__  # noqa: E402, F401
+
+#: Names whose modules load on first use: plotting, ArviZ, NumPyro and the confidence ranker
+#: take seconds to import and most uses need none of them.
+_LAZY = {
+    **{name: "reporting" for name in (
+        "forest_plot", "judge_map", "judge_table", "leaderboard", "leaderboard_by",
+        "observed_heatmap", "pairwise_table", "posterior_predictive_plot",
+        "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
+    **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
+}
+_LAZY_MODULES = ("bayes", "confidence", "datasets", "reporting")
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
 
 __all__ = [
     "BTLFit",

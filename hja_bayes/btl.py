@@ -14,8 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
 
 from .checks import check_level, check_positive, index_of
 from .comparisons import Comparisons
@@ -67,11 +65,15 @@ class BTLFit:
     def predict_proba(self, first: str | int, second: str | int) -> float:
         """Probability that ``first`` beats ``second``."""
         i, j = (index_of(x, self.items, "item") for x in (first, second))
+        from scipy.special import expit
+
         return float(expit(self.scores[i] - self.scores[j]))
 
     def table(self, level: float = 0.95) -> pd.DataFrame:
         """Scores with Wald intervals, sorted best first."""
-        z = norm.ppf(0.5 + check_level(level) / 2)
+        from scipy.special import ndtri
+
+        z = ndtri(0.5 + check_level(level) / 2)
         df = pd.DataFrame(
             {
                 "model": self.items,

@@ -8,68 +8,18 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple
+from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
+from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
 def _count(n: float, word: str) -> str:
-    """``"1 judge"``, ``"3 judges"``, ``"2.5 comparisons"``."""
-    return f"{n:g} {word}{'' if n == 1 else 's'}"
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
-
-
-class ClusterCounts(NamedTuple):
-    """Which comparisons of each cell share a cluster (a prompt, question or conversation).
-
-    A sparse cluster x cell incidence: entry e says that ``n[e]`` comparisons of cell
-    ``cell[e]`` belong to cluster ``cluster[e]``, with ``wins[e]`` wins of the first-shown item
-    (ties 1/2) and ``ties[e]`` ties.  Its size is at most the number of rows read.
-
-    Attributes
-    ----------
-    names : tuple of str
-        Cluster labels in index order.
-    cluster, cell : ndarray of int
-    n, wins, ties : ndarray of float
-    """
-
-    names: tuple[str, ...]
-    cluster: np.ndarray
-    cell: np.ndarray
-    n: np.ndarray
-    wins: np.ndarray
-    ties: np.ndarray
-
-    @property
-    def n_clusters(self) -> int:
-        """Number of clusters G."""
-        return len(self.names)
-
-    @property
-    def first_wins(self) -> np.ndarray:
-        """Decisive wins of the first-shown item per entry."""
-        return self.wins - self.ties / 2
-
-    @property
-    def second_wins(self) -> np.ndarray:
-        """Decisive wins of the second-shown item per entry."""
-        return self.n - self.wins - self.ties / 2
-
-    def comparisons_per_cluster(self) -> np.ndarray:
-        """Comparisons in each cluster, shape (G,)."""
-        return np.bincount(self.cluster, weights=self.n, minlength=self.n_clusters)
+    return f"{n:g} {word}{'' if n == 1 else 's'}"  # "1 judge", "3 judges"
 
 
 @dataclass(frozen=True)
@@ -103,8 +53,6 @@ class ComparisonSummary:
         Clusters (prompts, questions) the comparisons come from; 0 when none were given.
     comparisons_per_cluster : tuple of float
         Median and largest number of comparisons in one cluster (empty without clusters).
-    rejected_by_judge : dict
-        Judge -> that judge's rows without a usable verdict (when any was rejected).
     """
 
     n_judges: int
@@ -122,7 +70,6 @@ class ComparisonSummary:
     disconnected_judges: tuple[str, ...]
     n_clusters: int = 0
     comparisons_per_cluster: tuple[float, ...] = ()
-    rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [
@@ -135,12 +82,6 @@ class ComparisonSummary:
             lines.append(f"  rejected {count} rows: {reason}")
         if self.dropped_judges:
             lines.append(f"judges with no valid rows (dropped): {', '.join(self.dropped_judges)}")
-        lost = {j: c for j, c in self.rejected_by_judge.items() if j not in self.dropped_judges}
-        if lost:
-            worst = sorted(lost.items(), key=lambda x: -x[1])[:5]
-            lines.append("rows rejected per judge (most first): "
-                         + ", ".join(f"{j} {c}" for j, c in worst)
-                         + (f" and {len(lost) - 5} more" if len(lost) > 5 else ""))
         if not self.order_known:
             lines.append("presentation order: not kept (folded)")
         elif self.one_orientation_only:
@@ -164,9 +105,8 @@ class ComparisonSummary:
 class Comparisons:
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
-    Build one with :meth:`from_frame`, :meth:`from_csv`, :meth:`from_jsonl`,
-    :meth:`from_json`, :meth:`from_parquet`, :meth:`from_file` or :meth:`from_counts`
-    rather than directly.
+    Build one with :meth:`from_frame`, :meth:`from_file`, :meth:`from_csv`,
+    :meth:`from_jsonl` or :meth:`from_counts` rather than directly.
 
     Attributes
     ----------
@@ -189,8 +129,7 @@ class Comparisons:
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
     rejected_by_judge : dict
-        Judge -> count of that judge's rows not used (empty when none was rejected, or
-        unknown).
+        Judge -> count of that judge's rows not used (empty if none, or unknown).
     clusters : ClusterCounts or None
         Which comparisons share a prompt / question / conversation (from the readers'
         ``cluster=`` column); None when unknown.
@@ -230,9 +169,9 @@ class Comparisons:
         ):
             raise DataError("ties must satisfy ties/2 <= wins <= n - ties/2 in every cell")
         for name in ("judge", "first", "second"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.int64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.int64)))
         for name in ("n", "wins", "ties"):
-            object.__setattr__(self, name, _readonly(np.asarray(getattr(self, name), dtype=np.float64)))
+            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.float64)))
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
@@ -246,7 +185,7 @@ class Comparisons:
         if np.bincount(self.judge, minlength=len(self.judges)).min() == 0:
             raise DataError("every judge must have at least one comparison")
         if self.clusters is not None:
-            object.__setattr__(self, "clusters", _checked_clusters(self.clusters, self))
+            object.__setattr__(self, "clusters", checked_clusters(self.clusters, self))
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -305,6 +244,9 @@ class Comparisons:
         """
         mask = slice(None) if judge is None else self.judge == self._judge_index(judge)
         a, b = self.first[mask], self.second[mask]
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
         graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(self.n_items, self.n_items))
         return connected_components(graph, directed=False)[1]
 
@@ -369,7 +311,6 @@ class Comparisons:
             comparisons_per_cluster=() if self.clusters is None else (
                 float(np.median(self.clusters.comparisons_per_cluster())),
                 float(self.clusters.comparisons_per_cluster().max())),
-            rejected_by_judge=dict(self.rejected_by_judge),
         )
 
     # ----------------------------------------------------------- transforms
@@ -465,24 +406,8 @@ class Comparisons:
         return read_jsonl(path, **columns)
 
     @classmethod
-    def from_json(cls, path, **columns) -> "Comparisons":
-        """A JSON array of judgment objects (FastChat's ``clean_battle`` files); see
-        :func:`hja_bayes.readers.read_json`."""
-        from .readers import read_json
-
-        return read_json(path, **columns)
-
-    @classmethod
-    def from_parquet(cls, path, **columns) -> "Comparisons":
-        """A parquet file with one row per judgment; see :func:`hja_bayes.readers.read_parquet`."""
-        from .readers import read_parquet
-
-        return read_parquet(path, **columns)
-
-    @classmethod
     def from_file(cls, path, **columns) -> "Comparisons":
-        """Any supported file (by its suffix) or ``"-"`` for stdin; see
-        :func:`hja_bayes.readers.read_file`."""
+        """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
         from .readers import read_file
 
         return read_file(path, **columns)
@@ -501,8 +426,7 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
                     order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
                     rejected: Mapping[str, int] | None = None,
                     dropped_judges: tuple[str, ...] = (), cluster=None,
-                    cluster_names=None,
-                    rejected_by_judge: Mapping[str, int] | None = None) -> Comparisons:
+                    cluster_names=None, rejected_by_judge=None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
@@ -536,20 +460,3 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
         rejected_by_judge=dict(rejected_by_judge or {}),
     )
-
-
-def _checked_clusters(c: ClusterCounts, data: Comparisons) -> ClusterCounts:
-    """Validate a cluster incidence against the cells it refines; arrays made read-only."""
-    c = ClusterCounts(tuple(str(x) for x in c.names),
-                      *(_readonly(np.asarray(a, dtype=np.int64)) for a in (c.cluster, c.cell)),
-                      *(_readonly(np.asarray(a, dtype=np.float64)) for a in (c.n, c.wins, c.ties)))
-    if not len(c.cluster) == len(c.cell) == len(c.n) == len(c.wins) == len(c.ties):
-        raise DataError("cluster arrays must have one length")
-    if len(c.cell) and (c.cell.min() < 0 or c.cell.max() >= data.n_cells
-                        or c.cluster.min() < 0 or c.cluster.max() >= len(c.names)):
-        raise DataError("cluster or cell index out of range in the cluster counts")
-    for name in ("n", "wins", "ties"):
-        total = np.bincount(c.cell, weights=getattr(c, name), minlength=data.n_cells)
-        if not np.allclose(total, getattr(data, name), rtol=1e-12, atol=1e-9):
-            raise DataError(f"the cluster counts' {name!r} do not add up to the cells'")
-    return c

@@ -18,14 +18,10 @@ import inspect
 from typing import NamedTuple
 
 import numpy as np
-from scipy.cluster.vq import ClusterError, kmeans2
 
 from .errors import HJAError
 
 __all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage"]
-
-# scipy >= 1.15 names the generator argument ``rng`` (``seed`` before, and on its way out)
-_KMEANS_RNG = "rng" if "rng" in inspect.signature(kmeans2).parameters else "seed"
 
 #: Default threshold on the relative leverage rho for the high-leverage flag.
 RHO_THRESHOLD = 0.25
@@ -142,11 +138,18 @@ def judge_leverage(
 
 def _kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init: int):
     """Best of ``n_init`` k-means++ runs (lowest within-cluster sum of squares)."""
+    from scipy.cluster.vq import (  # imported on use: light package import
+        ClusterError,
+        kmeans2,
+    )
+
+    # scipy >= 1.15 names the generator argument ``rng`` (``seed`` before, on its way out)
+    rng_name = "rng" if "rng" in inspect.signature(kmeans2).parameters else "seed"
     best, best_cost = None, np.inf
     for _ in range(n_init):
         try:
             centroids, labels = kmeans2(points, n_clusters, minit="++", missing="raise",
-                                        **{_KMEANS_RNG: rng})
+                                        **{rng_name: rng})
         except ClusterError:  # an empty cluster: try another start
             continue
         cost = float(np.sum((points - centroids[labels]) ** 2))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import norm
 
 from .checks import check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
@@ -181,7 +180,9 @@ def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho) -> Comp
         + np.sqrt(1 - rho) * rng.standard_normal(len(k))
     p_first, _, _ = HALF.probabilities(beta[k] + S[k, i] - S[k, j], None)
     tie = rng.random(len(k)) < tie_prob
-    first_wins = (norm.cdf(latent) < p_first) & ~tie
+    from scipy.special import ndtr
+
+    first_wins = (ndtr(latent) < p_first) & ~tie
     return aggregate_cells(
         tuple(f"judge{x}" for x in range(K)), tuple(f"item{x}" for x in range(N)), k, i, j,
         np.ones(len(k)), first_wins + 0.5 * tie, tie.astype(float), rows_read=len(k),

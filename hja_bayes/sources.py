@@ -42,7 +42,7 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
     if isinstance(table, (str, os.PathLike)):
         raise DataError(
             f"{what} reads a table in memory, got the path {str(table)!r}: for a file use "
-            "Comparisons.from_file(path) (or from_csv / from_jsonl / from_json / from_parquet)")
+            "Comparisons.from_file(path) (or from_csv / from_jsonl)")
     to_pandas = getattr(table, "to_pandas", None)
     if callable(to_pandas):
         frame = to_pandas()

@@ -3,7 +3,11 @@ from pathlib import Path
 
 import pytest
 
-import hja_bayes  # noqa: F401  (enables float64 in JAX before any test builds arrays)
+# the suite runs without the persistent compilation cache: its time is what a clean
+# machine sees, and no test reads programs another run compiled
+os.environ.setdefault("HJA_BAYES_CACHE", "off")
+
+import hja_bayes  # noqa: E402, F401  (enables float64 in JAX before any test builds arrays)
 
 SHARED_DATA = Path(os.environ.get("HJA_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 

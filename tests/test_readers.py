@@ -9,7 +9,8 @@ import pytest
 
 import hja_bayes as hb
 from hja_bayes import Comparisons, DataError, DataWarning
-from hja_bayes.readers import FIRST_LABELS, INVALID_LABELS, SECOND_LABELS, TIE_LABELS
+from hja_bayes.readers import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, SECOND_LABELS,
+                               TIE_LABELS, read_json, read_parquet)
 
 
 def frame(**cols):
@@ -255,21 +256,21 @@ def _battles():
 def test_fastchat_clean_battle_json_array(tmp_path):
     path = tmp_path / "clean_battle_20240101.json"
     path.write_text(json.dumps(_battles(), indent=1))
-    data = Comparisons.from_json(path, judge=None)
+    data = read_json(path, judge=None)
     assert data.n_judges == 1 and data.n_comparisons == 4 and data.ties.sum() == 2
     c = data.to_frame().set_index(["model_a", "model_b"])
     assert c.loc[("vicuna-13b", "gpt-4"), "wins"] == 0.0
     assert Comparisons.from_file(path, judge=None).n_cells == data.n_cells
     path.write_text(json.dumps([_battles()[0], ["not", "an", "object"]]))
     with pytest.raises(DataError, match="element 1 of the array is a list"):
-        Comparisons.from_json(path, judge=None)
+        Comparisons.from_file(path, judge=None)
 
 
 def test_parquet_and_tables_with_to_pandas(tmp_path):
     pa = pytest.importorskip("pyarrow")
     df = pd.DataFrame(_battles())
     df.to_parquet(tmp_path / "b.parquet")
-    from_parquet = Comparisons.from_parquet(tmp_path / "b.parquet", judge=None)
+    from_parquet = read_parquet(tmp_path / "b.parquet", judge=None)
     from_file = Comparisons.from_file(tmp_path / "b.parquet", judge=None)
     table = pa.Table.from_pandas(df)  # anything with .to_pandas(): pyarrow, polars, datasets
     from_table = Comparisons.from_frame(table, judge=None)
@@ -312,4 +313,4 @@ def test_every_documented_label_is_read_as_documented():
     n_first, n_tie = len(FIRST_LABELS), len(TIE_LABELS)
     assert cells["n"] == len(labels) and cells["ties"] == n_tie
     assert cells["wins"] == n_first + n_tie / 2
-    assert hb.readers.ONE_HOT_COLUMNS == ("winner_model_a", "winner_model_b", "winner_tie")
+    assert ONE_HOT_COLUMNS == ("winner_model_a", "winner_model_b", "winner_tie")

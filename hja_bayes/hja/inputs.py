@@ -5,8 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError
@@ -21,6 +19,9 @@ def separated_judges(data: Comparisons) -> list[str]:
     no cycle through all of its items, i.e. every strongly connected component is a single
     item.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     out = []
     for k in range(data.n_judges):
         m = data.judge == k

@@ -7,7 +7,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
 from ..checks import index_of
 from ..comparisons import Comparisons
@@ -73,11 +72,15 @@ class HJAFit:
         k = index_of(judge, self.judges, "judge")
         i = index_of(first, self.items, "item")
         j = index_of(second, self.items, "item")
+        from scipy.special import expit
+
         return float(expit(self.beta[k] + self.S[k, i] - self.S[k, j]))
 
     def cell_probabilities(self, data: Comparisons | None = None) -> np.ndarray:
         """Fitted probability that the first-shown item wins, for every cell of ``data``."""
         data = self.data if data is None else data
+        from scipy.special import expit
+
         return expit(self.beta[data.judge] + self.S[data.judge, data.first]
                      - self.S[data.judge, data.second])
 

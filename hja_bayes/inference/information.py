@@ -16,7 +16,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import sparse
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
@@ -141,6 +140,8 @@ def score_covariance(data: Comparisons, S, beta, basis: np.ndarray, cov_type: st
     G = c.n_clusters
     if G < 2:
         raise ParameterError("cluster-robust intervals need at least two clusters")
+    from scipy import sparse
+
     u = outcome.score(eta[c.cell], None, _counts(c.first_wins, c.ties, c.second_wins, c.cell))
     s = np.zeros((G, d))
     for start in range(0, len(c.cell), _CHUNK):

@@ -21,8 +21,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
 
 from ..checks import check_choice, check_level, check_positive, indices_of
 from ..comparisons import Comparisons
@@ -85,7 +83,9 @@ _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
 
 
 def _z(level: float) -> float:
-    return float(norm.ppf(0.5 + check_level(level) / 2))
+    from scipy.special import ndtri  # imported on use: the package imports light
+
+    return float(ndtri(0.5 + check_level(level) / 2))
 
 
 def _interval(estimate, variance, level) -> Interval:
@@ -294,6 +294,8 @@ class WaldInference:
             self._judge_index(judge), self._item_index(first), self._item_index(second)
         )
         logit = self.contrast(lambda S, beta: beta[k] + S[k, i] - S[k, j], level)
+        from scipy.special import expit
+
         p = expit(logit.estimate)
         return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper))
 

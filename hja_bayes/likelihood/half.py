@@ -17,7 +17,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import expit
 
 from .outcome import OutcomeModel
 
@@ -27,7 +26,11 @@ def _is_jax(x) -> bool:
 
 
 def _sigmoid(eta):
-    return jax.nn.sigmoid(eta) if _is_jax(eta) else expit(eta)
+    if _is_jax(eta):
+        return jax.nn.sigmoid(eta)
+    from scipy.special import expit  # imported on use: the package imports light
+
+    return expit(eta)
 
 
 def _log_likelihood(eta, aux, cells):
