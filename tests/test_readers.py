@@ -186,7 +186,6 @@ def test_invalid_markers_in_a_csv_are_counted_per_judge_not_errors(tmp_path):
     data = Comparisons.from_csv(path)
     assert data.n_comparisons == 3 and sum(data.rejected.values()) == 5
     assert data.rejected_by_judge == {"j1": 5}
-    assert "rows rejected per judge" in str(data.summary()) and "j1 5" in str(data.summary())
     # a frame with missing verdicts (pandas' NaN) counts them the same way
     frame_nan = pd.read_csv(path)
     assert frame_nan["winner"].isna().sum() == 5
