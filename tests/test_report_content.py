@@ -60,3 +60,20 @@ def test_bad_arguments_are_refused_before_any_work():
     with pytest.raises(hb.ParameterError, match="fit_hja"):
         build_report(fit.data)
     assert np.isfinite(fit.nll)
+
+
+def test_with_clusters_the_report_states_cluster_robust_intervals():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          questions=8)
+    fit = hb.fit_hja(data, rank=0)
+    assert fit.cov_type == "cluster"
+    rep = build_report(fit)
+    assert rep.leaderboard.attrs["meta"]["cov_type"] == "cluster"
+    from hja_bayes.reporting import render_html
+
+    assert "cluster-robust covariance by prompt" in render_html(rep)
+    # the intervals are the cluster-robust ones
+    mu = fit.wald_inference("cluster").mu()
+    board = rep.leaderboard.set_index("model")
+    for i, m in enumerate(fit.items):
+        assert board.loc[m, "score_upper"] == pytest.approx(mu.upper[i])
