@@ -18,6 +18,10 @@ from .errors import DataError, DisconnectedGraphError
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
+def _count(n: float, word: str) -> str:
+    return f"{n:g} {word}{'' if n == 1 else 's'}"  # "1 judge", "3 judges"
+
+
 @dataclass(frozen=True)
 class ComparisonSummary:
     """What went into a :class:`Comparisons`, and what was left out and why.
@@ -31,7 +35,7 @@ class ComparisonSummary:
     n_ties : float
         Ties among them (each counted as half a win for both sides).
     rows_read, rows_used : int
-        Rows in the input and rows that became comparisons (0 when built from counts).
+        Rows in the input and rows that became comparisons (from counts: rows with n > 0).
     rejected : dict
         Reason -> number of rows not used.
     dropped_judges : tuple
@@ -69,8 +73,9 @@ class ComparisonSummary:
 
     def __str__(self) -> str:
         lines = [
-            f"{self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons ({self.n_ties:g} ties, counted 1/2 each)",
+            f"{_count(self.n_judges, 'judge')}, {_count(self.n_items, 'item')}, "
+            f"{_count(self.n_cells, 'cell')}, {_count(self.n_comparisons, 'comparison')} "
+            f"({_count(self.n_ties, 'tie')}, counted 1/2 each)",
             f"rows: {self.rows_read} read, {self.rows_used} used",
         ]
         for reason, count in self.rejected.items():
@@ -100,8 +105,8 @@ class ComparisonSummary:
 class Comparisons:
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
-    Build one with :meth:`from_frame`, :meth:`from_csv`, :meth:`from_jsonl` or
-    :meth:`from_counts` rather than directly.
+    Build one with :meth:`from_frame`, :meth:`from_file`, :meth:`from_csv`,
+    :meth:`from_jsonl` or :meth:`from_counts` rather than directly.
 
     Attributes
     ----------
@@ -123,6 +128,8 @@ class Comparisons:
         Reason -> count of rows not used.
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
+    rejected_by_judge : dict
+        Judge -> count of that judge's rows not used (empty if none, or unknown).
     clusters : ClusterCounts or None
         Which comparisons share a prompt / question / conversation (from the readers'
         ``cluster=`` column); None when unknown.
@@ -142,6 +149,7 @@ class Comparisons:
     rejected: Mapping[str, int] = field(default_factory=dict)
     dropped_judges: tuple[str, ...] = ()
     clusters: ClusterCounts | None = None
+    rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         m = len(self.n)
@@ -167,6 +175,7 @@ class Comparisons:
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
+        object.__setattr__(self, "rejected_by_judge", dict(self.rejected_by_judge))
         if self.judge.max() >= len(self.judges) or self.judge.min() < 0:
             raise DataError("judge index out of range")
         if max(self.first.max(), self.second.max()) >= len(self.items) or min(
@@ -323,7 +332,7 @@ class Comparisons:
             self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
             order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
             rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
-            cluster_names=names,
+            cluster_names=names, rejected_by_judge=self.rejected_by_judge,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -349,6 +358,7 @@ class Comparisons:
             wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
             rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
             dropped_judges=self.dropped_judges, clusters=clusters,
+            rejected_by_judge=self.rejected_by_judge,
         )
         fields.update(overrides)
         return Comparisons(**fields)
@@ -368,8 +378,8 @@ class Comparisons:
 
     def __repr__(self) -> str:
         return (
-            f"Comparisons({self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons)"
+            f"Comparisons({_count(self.n_judges, 'judge')}, {_count(self.n_items, 'item')}, "
+            f"{_count(self.n_cells, 'cell')}, {_count(self.n_comparisons, 'comparison')})"
         )
 
     # --------------------------------------------------------- constructors
@@ -396,6 +406,13 @@ class Comparisons:
         return read_jsonl(path, **columns)
 
     @classmethod
+    def from_file(cls, path, **columns) -> "Comparisons":
+        """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
+        from .readers import read_file
+
+        return read_file(path, **columns)
+
+    @classmethod
     def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
                     model_b: str = "model_b", n: str = "n", wins: str = "wins",
                     ties: str | None = "ties", **options) -> "Comparisons":
@@ -409,7 +426,7 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
                     order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
                     rejected: Mapping[str, int] | None = None,
                     dropped_judges: tuple[str, ...] = (), cluster=None,
-                    cluster_names=None) -> Comparisons:
+                    cluster_names=None, rejected_by_judge=None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
@@ -441,4 +458,5 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
         order_known=order_known, rows_read=rows_read, rows_used=rows_used,
         rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
+        rejected_by_judge=dict(rejected_by_judge or {}),
     )

@@ -78,7 +78,8 @@ def fit_hja(
         at 0 (reported so by ``summary()``).  The scores keep their meaning: the odds of
         first over second are ``e^eta`` in both.
     min_judge_comparisons : int
-        Judges with fewer comparisons are left out (default 10), and so are, with
+        Judges with fewer comparisons are left out (default 10) when the median judge made
+        at least ten times as many, and so are, with
         ``position_bias``, judges whose every verdict went to one slot; each is named in a
         DataWarning, in ``fit.excluded_judges`` and in ``fit.summary()``.  Every judge
         weighs equally in the consensus, so a judge with a handful of verdicts would move

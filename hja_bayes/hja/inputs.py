@@ -55,8 +55,9 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
                         min_comparisons: int = MIN_JUDGE_COMPARISONS) -> dict[str, str]:
     """Judges a fit should leave out, with the reason.
 
-    * fewer than ``min_comparisons`` comparisons: too little to estimate the judge's row,
-      which would still count fully in the consensus;
+    * fewer than ``min_comparisons`` comparisons while the median judge has at least ten
+      times as many: too little to estimate the judge's row, which would still count fully
+      in the consensus (a panel of uniformly small judges is left as it is);
     * with ``position_bias``: every verdict went to the same slot (no ties): beta_k is then
       infinite and the judge's verdicts carry no information about the models at all.
     """
@@ -65,9 +66,11 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
     first = np.bincount(data.judge, data.first_wins, data.n_judges)
     second = np.bincount(data.judge, data.second_wins, data.n_judges)
     ties = np.bincount(data.judge, data.ties, data.n_judges)
+    typical = float(np.median(per_judge))
     for k, name in enumerate(data.judges):
-        if per_judge[k] < min_comparisons:
-            out[name] = f"only {per_judge[k]:g} comparison(s) (minimum {min_comparisons})"
+        if per_judge[k] < min_comparisons and 10 * per_judge[k] <= typical:
+            out[name] = (f"made only {per_judge[k]:g} comparison(s) (minimum {min_comparisons}; "
+                         f"the median judge made {typical:g})")
         elif position_bias and ties[k] == 0 and (first[k] == 0 or second[k] == 0):
             slot = "first" if second[k] == 0 else "second"
             out[name] = (f"chose the {slot}-shown answer in all {per_judge[k]:g} comparisons: "

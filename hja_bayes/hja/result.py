@@ -259,10 +259,20 @@ class HJAFit:
             line += f"; nu held at 0 (no ties in the data) for {fixed}"
         return line
 
+    def __repr__(self) -> str:
+        """One line: what was fitted, to what, and whether it converged (no arrays)."""
+        K, N = len(self.judges), len(self.items)
+        return (f"HJAFit(rank={self.rank}, {K} judge{'s' * (K != 1)}, {N} models, "
+                f"{self.data.n_comparisons:g} comparisons, position_bias={self.position_bias}, "
+                f"ties={self.ties!r}, "
+                f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
+                f"in {self.n_iter} iterations)")
+
     def summary(self) -> str:
         """A short text summary of the fit."""
+        K, N = len(self.judges), len(self.items)
         lines = [
-            f"HJA fit: rank {self.rank}, {len(self.judges)} judges, {len(self.items)} items, "
+            f"HJA fit: rank {self.rank}, {K} judge{'s' * (K != 1)}, {N} item{'s' * (N != 1)}, "
             f"position bias {'on' if self.position_bias else 'off'}",
             f"NLL {self.nll:.3f}, BIC {self.bic:.3f}, {self.n_iter} iterations, "
             f"{'converged' if self.converged else 'NOT converged'}",

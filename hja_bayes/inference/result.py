@@ -202,6 +202,12 @@ class WaldInference:
     def _judge_index(self, judge) -> np.ndarray:
         return indices_of(judge, self.judges, "judge")
 
+    def mu_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+        """Consensus scores mu and their covariance matrix (N x N, singular: sum(mu) = 0)."""
+        value, cov = self._core_covariance
+        N = len(self.items)
+        return value[:N].copy(), cov[:N, :N].copy()
+
     def mu(self, level: float = 0.95) -> Interval:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
         value, cov = self._core_covariance
