@@ -86,7 +86,8 @@ def _fit(data, args, progress):
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'})")
-    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed)
+    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
+                  progress=isinstance(args.rank, str) and not args.quiet)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit

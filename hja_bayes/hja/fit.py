@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import replace
 from typing import Literal
@@ -68,7 +69,8 @@ def fit_hja(
     reanchor : bool
         Apply ReAnchor after every iteration (turn off only for ablations).
     progress : bool
-        Print the objective every 25 iterations.
+        On stderr: each rank candidate as it is fitted (iterations, NLL, BIC, CV), and the
+        objective every 25 iterations of a single-rank fit.
     ties : {"half", "davidson"}
         The outcome model.  "half" (default; Chatbot Arena's convention and the papers'):
         a tie counts 1/2 to each side of a Bernoulli likelihood.  "davidson": three
@@ -106,8 +108,8 @@ def fit_hja(
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
     outcome = outcome_model(ties)
-    printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", flush=True)
-               if it % 25 == 0 else None) if progress else None
+    printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", file=sys.stderr,
+                                   flush=True) if it % 25 == 0 else None) if progress else None
     if isinstance(rank, str):
         if rank.lower() not in ("bic", "cv"):
             raise ParameterError(f"rank must be an integer, 'bic' or 'cv', got {rank!r}")
@@ -115,7 +117,7 @@ def fit_hja(
         table, solutions = rank_search(
             data, candidate_ranks(data, max_rank), position_bias=position_bias,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
-            cv=rule == "cv", outcome=outcome)
+            cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
         if reanchor:  # the search already fitted the chosen rank
             result = solutions[r]
@@ -130,6 +132,14 @@ def fit_hja(
                       progress=printer, outcome=outcome)
     return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
                    excluded_judges=excluded)
+
+
+def _report_candidate(row: dict) -> None:
+    """One stderr line per rank candidate of the search."""
+    cv = "" if np.isnan(row["cv_nll"]) else f", CV NLL {row['cv_nll']:.3f}"
+    print(f"  rank {row['rank']}: {row['n_iter']} iterations"
+          f"{'' if row['converged'] else ' (NOT converged)'}, NLL {row['nll']:.3f}, "
+          f"BIC {row['bic']:.3f}{cv}", file=sys.stderr, flush=True)
 
 
 def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):

@@ -54,7 +54,7 @@ def candidate_ranks(data: Comparisons, top: int | None = None) -> list[int]:
 
 
 def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol,
-                max_iter, cv, outcome=HALF) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
+                max_iter, cv, outcome=HALF, report=None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
     """Criteria table and the full-data solver result of every candidate rank.
 
     Cross-validation folds start from the full-data solution, so an outcome parameter held
@@ -86,6 +86,8 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
         rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),
                          bic=bic(nll, r, K, N, data.n_comparisons), cv_nll=cv_nll,
                          n_iter=result.n_iter, converged=result.converged))
+        if report is not None:
+            report(rows[-1])
     return pd.DataFrame(rows), solutions
 
 
