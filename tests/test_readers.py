@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import hja_bayes as hb
 from hja_bayes import Comparisons, DataError, DataWarning
 from hja_bayes.readers import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, SECOND_LABELS,
                                TIE_LABELS, read_json, read_parquet)

@@ -77,3 +77,21 @@ def test_with_clusters_the_report_states_cluster_robust_intervals():
     board = rep.leaderboard.set_index("model")
     for i, m in enumerate(fit.items):
         assert board.loc[m, "score_upper"] == pytest.approx(mu.upper[i])
+
+
+def test_left_out_judges_and_unbeaten_models_are_flagged():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=5)
+    cells = data.to_frame()
+    champ = pd.DataFrame([{"judge": j, "model_a": "champ", "model_b": m, "n": 10, "wins": 10,
+                           "ties": 0} for j in data.judges for m in data.items])
+    newcomer = pd.DataFrame([{"judge": "newcomer", "model_a": data.items[0],
+                              "model_b": data.items[1], "n": 1, "wins": 1, "ties": 0}])
+    panel = hb.Comparisons.from_counts(pd.concat([cells, champ, newcomer]))
+    with pytest.warns(hb.DataWarning):
+        fit = hb.fit_hja(panel, rank=0)
+    assert "newcomer" in fit.excluded_judges
+    notes = build_report(fit).notes
+    left = [n for n in notes if n.startswith("Judges left out")]
+    assert len(left) == 1 and "newcomer" in left[0] and "1 comparison" in left[0]
+    unbeaten = [n for n in notes if "won every comparison: champ" in n]
+    assert len(unbeaten) == 1 and "lost every" not in unbeaten[0]

@@ -150,7 +150,8 @@ def _json_summary(data, fit, board, judges, out) -> str:
         "data": summary,
         "fit": {"rank": int(fit.rank), "position_bias": bool(fit.position_bias),
                 "nll": float(fit.nll), "bic": float(fit.bic), "n_iter": int(fit.n_iter),
-                "converged": bool(fit.converged), "saved_to": str(out)},
+                "converged": bool(fit.converged), "saved_to": str(out),
+                "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {})},
         "leaderboard": table_dict(board),
         "judges": table_dict(judges),
     })

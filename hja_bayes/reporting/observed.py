@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction"]
+__all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction",
+           "unbeaten_or_winless"]
 
 
 def _order(data, order: Sequence[str] | None) -> np.ndarray:
@@ -125,3 +126,20 @@ def invalid_share(data) -> np.ndarray | None:
     bad = np.array([float(rejected.get(j, 0)) for j in data.judges])
     used = data.comparisons_per_judge()
     return bad / (bad + used)
+
+
+def unbeaten_or_winless(data) -> tuple[list[str], list[str]]:
+    """Models that won every comparison they took part in, and models that lost every one.
+
+    Ties break both (a tie is half a win).  Their maximum-likelihood scores are infinite:
+    only the fit's prior keeps them finite, so their intervals say little.
+
+    Returns
+    -------
+    (unbeaten, winless) : lists of model names
+    """
+    n, wins = _pooled(data)
+    won, played = wins.sum(axis=1), n.sum(axis=1)
+    unbeaten = [data.items[i] for i in np.flatnonzero((played > 0) & (won >= played))]
+    winless = [data.items[i] for i in np.flatnonzero((played > 0) & (won <= 0))]
+    return unbeaten, winless

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .formatting import format_value
+from .observed import unbeaten_or_winless
 
 __all__ = ["BAYES_GLOSSARY", "GLOSSARY", "captions", "convergence_sentence", "default_title",
            "disagreement_sentence", "glance_sentence", "judges_sentence", "plural",
@@ -168,6 +169,17 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
                          f"(share of pairs seen both ways): {shown}. Their β rests on the "
                          "model's structure, not on their own pairs; read it as confounded "
                          "with a preference for the models they saw first.")
+    excluded = getattr(fit, "excluded_judges", None) or {}
+    if excluded:
+        notes.append("Judges left out of the fit (the consensus does not use them): "
+                     + "; ".join(f"{j}, which {why}" for j, why in excluded.items()) + ".")
+    unbeaten, winless = unbeaten_or_winless(data)
+    if unbeaten or winless:
+        parts = ([f"won every comparison: {', '.join(unbeaten)}"] if unbeaten else []) + (
+            [f"lost every comparison: {', '.join(winless)}"] if winless else [])
+        notes.append("Models that " + "; that ".join(parts) + ". Their scores are held finite "
+                     "only by the fit's prior, so their own intervals are wide and say little; "
+                     "the differences among the other models are not affected.")
     if not data.order_known:
         notes.append("The presentation order was not kept (cells folded): no position bias.")
     bad = [fit.judges[k] for k in np.flatnonzero(np.asarray(fit.gamma) <= 0)]
