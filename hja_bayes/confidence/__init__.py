@@ -8,25 +8,19 @@ guarantee on the agreement of the examples kept; a cascade of judges escalates t
 """
 
 from .baselines import LogisticConfidence, predictive_probability, simulated_annotators_max_mean
-from .data import (
+from .examples import ConfidenceData
+from .loaders import (
     PRD_JUDGES,
     TE_JUDGES,
-    ConfidenceData,
-    SyntheticConfidence,
     from_probability_table,
     load_prd_vicuna80_confidence,
     load_trust_or_escalate_confidence,
-    simulate_confidence_data,
 )
-from .ranker import (
-    ConfidenceRanker,
-    PACBayesBound,
-    kl_bernoulli,
-    kl_inverse_upper,
-    mlp_confidence,
-    optimal_margin,
-    pac_bayes_kl_bound,
-)
+from .synthetic import SyntheticConfidence, simulate_confidence_data
+from .network import mlp_confidence
+from .pac_bayes import PACBayesBound, kl_bernoulli, kl_inverse_upper, pac_bayes_kl_bound
+from .ranker import ConfidenceRanker
+from .train import optimal_margin
 from .metrics import SelectiveCurve, auroc, ranking_loss, selective_accuracy, selective_curve
 from .selective import (
     Cascade,

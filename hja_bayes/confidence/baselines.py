@@ -6,7 +6,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from .data import check_agree, check_features
+from .examples import check_agree, check_features
 from ..errors import DataError
 
 __all__ = ["predictive_probability", "simulated_annotators_max_mean", "LogisticConfidence"]

@@ -10,12 +10,8 @@ import pandas as pd
 
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
-from .data import (
-    ConfidenceData,
-    from_probability_table,
-    load_prd_vicuna80_confidence,
-    load_trust_or_escalate_confidence,
-)
+from .examples import ConfidenceData
+from .loaders import from_probability_table, load_prd_vicuna80_confidence, load_trust_or_escalate_confidence
 from .metrics import auroc, ranking_loss, selective_accuracy
 from .ranker import ConfidenceRanker
 from .selective import fixed_sequence_threshold

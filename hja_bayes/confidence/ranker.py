@@ -1,27 +1,15 @@
 """A learned confidence: an MLP trained to rank agreeing examples above disagreeing ones.
 
-``C(s) = sigmoid(MLP(s))`` with layers d -> 64 -> 32 -> 16 -> 1 (ReLU).  Training pairs
-``(i, j)`` have ``a_i = 1, a_j = 0`` (drawn at random, 5,000 by default); the surrogate loss
-of a pair is ``softplus((gamma - (C(s_i) - C(s_j))) / tau)`` with temperature ``tau = 0.1``
-and margin ``gamma``.
-
+``C(s) = sigmoid(MLP(s))`` with layers d -> 64 -> 32 -> 16 -> 1 (ReLU); the network is in
+:mod:`.network`, the trainers in :mod:`.train`, the PAC-Bayes bound in :mod:`.pac_bayes`.
 Three variants (SPEC section 7):
 
-* **Gaussian posterior** (default, ``posterior=True``): a mean-field Gaussian
-  ``Q = N(theta, diag sigma^2)`` over the weights and biases against the prior
-  ``P = N(0, sigma_0^2 I)``, trained by SVI in NumPyro on
-  ``m * E_Q[surrogate] + KL(Q || P)`` (the PAC-Bayes trade-off, with ``m`` the effective
-  sample size below); it predicts with the posterior mean of the confidence and reports the
-  posterior spread and a PAC-Bayes bound.
-* **margin-adaptive MLP** (``posterior=False``): deterministic weights minimising
-  ``surrogate_gamma(theta) + beta * sqrt(sum_l |W_l|_F^2) / gamma`` (plus weight decay),
-  alternating Adam epochs on ``theta`` (``gamma`` fixed) with the exact minimisation over
-  ``gamma`` (``theta`` fixed).
-* **vanilla** (``posterior=False, margin=<float>``): deterministic weights, fixed margin, no
-  complexity term.
-
-With ``margin="adaptive"`` the posterior variant also updates ``gamma`` between epochs by the
-same one-dimensional minimisation, evaluated at the posterior mean.
+* **Gaussian posterior** (default, ``posterior=True``): a mean-field Gaussian weight posterior
+  trained by SVI on ``m * E_Q[surrogate] + KL(Q || P)``; it predicts with the posterior mean
+  of the confidence and reports the posterior spread and a PAC-Bayes bound.
+* **margin-adaptive MLP** (``posterior=False``): deterministic weights with the complexity
+  term ``beta * sqrt(sum_l |W_l|_F^2) / gamma`` and the margin re-optimised every epoch.
+* **vanilla** (``posterior=False, margin=<float>``): deterministic weights, fixed margin.
 
 Effective sample size.  The training pairs share examples, so they are not independent.
 Conditionally on the numbers of agreeing and disagreeing examples ``n_a`` and ``n_d``, the
@@ -33,255 +21,19 @@ of the bound and the weight of the data term in the SVI objective.
 
 from __future__ import annotations
 
-import functools
-import math
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
-from numpyro.infer import SVI, TraceMeanField_ELBO
 
-from .data import check_agree, check_features
 from ..errors import DataError, HJAError
+from .examples import check_agree, check_features
+from .network import draw_confidences, layer_shapes, network_confidence
+from .pac_bayes import PACBayesBound, gaussian_kl, gibbs_pair_bound
+from .train import TrainSettings, make_trainer
 
-__all__ = [
-    "ConfidenceRanker",
-    "PACBayesBound",
-    "mlp_confidence",
-    "optimal_margin",
-    "kl_bernoulli",
-    "kl_inverse_upper",
-    "pac_bayes_kl_bound",
-]
+__all__ = ["ConfidenceRanker"]
 
 _PAD = 256  # feature matrices are padded to a multiple of this many rows (fewer recompiles)
-
-
-# --------------------------------------------------------------------------------------
-# The network and its pieces
-# --------------------------------------------------------------------------------------
-def mlp_confidence(params: dict, x: jax.Array) -> jax.Array:
-    """Confidence ``sigmoid(MLP(x))`` of a ReLU network.
-
-    Parameters
-    ----------
-    params : dict
-        ``W0, b0, W1, b1, ...``: layer l maps ``x @ W_l + b_l``; ReLU between layers.
-    x : array, shape (n, d)
-        Features.
-
-    Returns
-    -------
-    array, shape (n,)
-        Confidences in ``[0, 1]``.
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> p = {"W0": jnp.ones((2, 1)), "b0": jnp.zeros(1)}
-    >>> mlp_confidence(p, jnp.zeros((3, 2))).tolist()
-    [0.5, 0.5, 0.5]
-    """
-    n_layers = len(params) // 2
-    h = x
-    for layer in range(n_layers):
-        h = h @ params[f"W{layer}"] + params[f"b{layer}"]
-        if layer < n_layers - 1:
-            h = jax.nn.relu(h)
-    return jax.nn.sigmoid(h[..., 0])
-
-
-def _weight_norm(params: dict) -> jax.Array:
-    """sqrt(sum_l |W_l|_F^2) over the weight matrices (biases excluded)."""
-    return jnp.sqrt(sum(jnp.sum(v**2) for k, v in params.items() if k.startswith("W")))
-
-
-def _surrogate(diff: jax.Array, gamma, temperature: float) -> jax.Array:
-    return jnp.mean(jax.nn.softplus((gamma - diff) / temperature))
-
-
-def optimal_margin(diff, weight_norm, beta: float, temperature: float, lower: float = 1e-3, upper: float = 1.0):
-    """The margin minimising ``mean softplus((gamma - diff) / tau) + beta * norm / gamma``.
-
-    The objective is convex in ``gamma > 0`` (a sum of convex terms), so its minimiser on
-    ``[lower, upper]`` is found by bisection on the derivative
-    ``mean expit((gamma - diff) / tau) / tau - beta * norm / gamma^2``, which increases.
-
-    Parameters
-    ----------
-    diff : array, shape (m,)
-        ``C(s_i) - C(s_j)`` over the training pairs.
-    weight_norm : float
-        ``sqrt(sum_l |W_l|_F^2)``.
-    beta : float
-        Weight of the complexity term.
-    temperature : float
-        Softplus temperature ``tau``.
-    lower, upper : float
-        Search interval.
-
-    Returns
-    -------
-    jax scalar
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> g = optimal_margin(jnp.array([0.5, 0.2]), 10.0, 1e-3, 0.1)
-    >>> bool(0.0 < g < 1.0)
-    True
-    """
-    diff = jnp.asarray(diff)
-    c = beta * weight_norm
-
-    def slope(g):
-        return jnp.mean(jax.nn.sigmoid((g - diff) / temperature)) / temperature - c / g**2
-
-    def body(_, bracket):
-        lo, hi = bracket
-        mid = 0.5 * (lo + hi)
-        up = slope(mid) > 0
-        return jnp.where(up, lo, mid), jnp.where(up, mid, hi)
-
-    lo, hi = jax.lax.fori_loop(0, 60, body, (jnp.asarray(lower, diff.dtype), jnp.asarray(upper, diff.dtype)))
-    return 0.5 * (lo + hi)
-
-
-def _layer_shapes(n_features: int, hidden: tuple[int, ...]) -> list[tuple[int, int]]:
-    sizes = (n_features,) + tuple(hidden) + (1,)
-    return list(zip(sizes[:-1], sizes[1:]))
-
-
-def _he_init(key, shapes) -> dict:
-    """He-normal hidden layers; the output layer starts at zero, so every confidence starts
-    at 1/2.  (A random output layer often starts the sigmoid saturated and the ranking
-    inverted, and the margin loss then only pushes every confidence further into the flat
-    tail: training collapses to a constant.)"""
-    params = {}
-    keys = jax.random.split(key, len(shapes))
-    for layer, ((fan_in, fan_out), k) in enumerate(zip(shapes, keys)):
-        scale = jnp.sqrt(2.0 / fan_in) if layer < len(shapes) - 1 else 0.0
-        params[f"W{layer}"] = jax.random.normal(k, (fan_in, fan_out)) * scale
-        params[f"b{layer}"] = jnp.zeros(fan_out)
-    return params
-
-
-# --------------------------------------------------------------------------------------
-# Trainers (compiled once per configuration and padded data shape)
-# --------------------------------------------------------------------------------------
-def _epoch_batches(key, n_pairs: int, n_batches: int, batch_size: int):
-    perm = jax.random.permutation(key, n_pairs)
-    return perm[: n_batches * batch_size].reshape(n_batches, batch_size)
-
-
-@functools.lru_cache(maxsize=32)
-def _deterministic_trainer(temperature, beta, weight_decay, learning_rate, n_epochs, n_batches, batch_size, adaptive):
-    optim = numpyro.optim.Adam(learning_rate)
-
-    def objective(params, x_hi, x_lo, gamma):
-        diff = mlp_confidence(params, x_hi) - mlp_confidence(params, x_lo)
-        value = _surrogate(diff, gamma, temperature)
-        value += 0.5 * weight_decay * sum(jnp.sum(v**2) for k, v in params.items() if k.startswith("W"))
-        if adaptive:
-            value += beta * _weight_norm(params) / gamma
-        return value
-
-    grad_fn = jax.value_and_grad(objective)
-
-    @jax.jit
-    def train(params, x, hi, lo, gamma, key):
-        def epoch(carry, k):
-            state, gamma = carry
-
-            def step(state, idx):
-                value, grads = grad_fn(optim.get_params(state), x[hi[idx]], x[lo[idx]], gamma)
-                return optim.update(grads, state), value
-
-            state, values = jax.lax.scan(step, state, _epoch_batches(k, hi.shape[0], n_batches, batch_size))
-            if adaptive:
-                p = optim.get_params(state)
-                c = mlp_confidence(p, x)
-                gamma = optimal_margin(c[hi] - c[lo], _weight_norm(p), beta, temperature)
-            return (state, gamma), (values.mean(), gamma)
-
-        (state, gamma), (history, gammas) = jax.lax.scan(
-            epoch, (optim.init(params), gamma), jax.random.split(key, n_epochs)
-        )
-        return optim.get_params(state), gamma, history, gammas
-
-    return train
-
-
-def _unflatten(theta: jax.Array, shapes) -> dict:
-    """Split a flat parameter vector into ``W0, b0, W1, b1, ...``."""
-    params, start = {}, 0
-    for layer, (fan_in, fan_out) in enumerate(shapes):
-        params[f"W{layer}"] = theta[..., start : start + fan_in * fan_out].reshape(
-            theta.shape[:-1] + (fan_in, fan_out)
-        )
-        start += fan_in * fan_out
-        params[f"b{layer}"] = theta[..., start : start + fan_out]
-        start += fan_out
-    return params
-
-
-def _n_params(shapes) -> int:
-    return sum(fan_in * fan_out + fan_out for fan_in, fan_out in shapes)
-
-
-def _posterior_model(x_hi, x_lo, gamma, data_weight, *, shapes, prior_scale, temperature):
-    # all weights and biases in one site: theta ~ N(0, prior_scale^2 I)
-    theta = numpyro.sample("theta", dist.Normal(0.0, prior_scale).expand([_n_params(shapes)]).to_event(1))
-    params = _unflatten(theta, shapes)
-    diff = mlp_confidence(params, x_hi) - mlp_confidence(params, x_lo)
-    numpyro.factor("ranking", -data_weight * _surrogate(diff, gamma, temperature))
-
-
-def _he_flat(key, shapes) -> jax.Array:
-    params = _he_init(key, shapes)
-    return jnp.concatenate([params[f"{kind}{layer}"].ravel() for layer in range(len(shapes)) for kind in "Wb"])
-
-
-def _posterior_guide(x_hi, x_lo, gamma, data_weight, *, shapes, init_scale):
-    # mean-field Gaussian: independent N(loc_i, scale_i^2) for every weight and bias
-    loc = numpyro.param("loc", lambda key: _he_flat(key, shapes))
-    scale = numpyro.param("scale", jnp.full(_n_params(shapes), init_scale), constraint=dist.constraints.positive)
-    numpyro.sample("theta", dist.Normal(loc, scale).to_event(1))
-
-
-@functools.lru_cache(maxsize=32)
-def _posterior_trainer(
-    shapes, prior_scale, init_scale, temperature, beta, learning_rate, n_epochs, n_batches, batch_size, adaptive
-):
-    model = functools.partial(_posterior_model, shapes=shapes, prior_scale=prior_scale, temperature=temperature)
-    guide = functools.partial(_posterior_guide, shapes=shapes, init_scale=init_scale)
-    svi = SVI(model, guide, numpyro.optim.Adam(learning_rate), TraceMeanField_ELBO())
-
-    @jax.jit
-    def train(x, hi, lo, gamma, data_weight, key):
-        key_init, key_run = jax.random.split(key)
-        state = svi.init(key_init, x[hi[:batch_size]], x[lo[:batch_size]], gamma, data_weight)
-
-        def epoch(carry, k):
-            state, gamma = carry
-
-            def step(state, idx):
-                return svi.update(state, x[hi[idx]], x[lo[idx]], gamma, data_weight)
-
-            state, values = jax.lax.scan(step, state, _epoch_batches(k, hi.shape[0], n_batches, batch_size))
-            if adaptive:
-                p = _unflatten(svi.get_params(state)["loc"], shapes)
-                c = mlp_confidence(p, x)
-                gamma = optimal_margin(c[hi] - c[lo], _weight_norm(p), beta, temperature)
-            return (state, gamma), (values.mean(), gamma)
-
-        (state, gamma), (history, gammas) = jax.lax.scan(epoch, (state, gamma), jax.random.split(key_run, n_epochs))
-        return svi.get_params(state), gamma, history, gammas
-
-    return train
 
 
 def _pad_rows(x: np.ndarray) -> jnp.ndarray:
@@ -290,144 +42,6 @@ def _pad_rows(x: np.ndarray) -> jnp.ndarray:
     return jnp.asarray(np.vstack([x, np.zeros((target - n, x.shape[1]))]))
 
 
-# --------------------------------------------------------------------------------------
-# PAC-Bayes
-# --------------------------------------------------------------------------------------
-def kl_bernoulli(q, p):
-    """KL divergence ``kl(q || p)`` between Bernoulli(q) and Bernoulli(p).
-
-    Parameters
-    ----------
-    q, p : float or array_like in [0, 1]
-
-    Returns
-    -------
-    ndarray
-        With the conventions ``0 log 0 = 0`` and ``kl = inf`` when ``p`` is 0 or 1 and ``q``
-        differs.
-
-    Examples
-    --------
-    >>> round(float(kl_bernoulli(0.5, 0.5)), 12)
-    0.0
-    """
-    q = np.asarray(q, dtype=np.float64)
-    p = np.asarray(p, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(q > 0, q * np.log(q / p), 0.0)
-        b = np.where(q < 1, (1 - q) * np.log((1 - q) / (1 - p)), 0.0)
-    return a + b
-
-
-def kl_inverse_upper(q: float, c: float, tol: float = 1e-12) -> float:
-    """``sup{p in [q, 1] : kl(q || p) <= c}``, by bisection.
-
-    Parameters
-    ----------
-    q : float in [0, 1]
-        Empirical rate.
-    c : float >= 0
-        Allowed divergence.
-    tol : float
-        Width of the final bracket.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> round(kl_inverse_upper(0.0, np.log(2)), 6)   # kl(0 || p) = -log(1 - p)
-    0.5
-    """
-    q = float(q)
-    c = float(c)
-    if not 0.0 <= q <= 1.0 or not c >= 0.0:
-        raise HJAError("need q in [0, 1] and c >= 0")
-    lo, hi = q, 1.0
-    if kl_bernoulli(q, 1.0) <= c:
-        return 1.0
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if kl_bernoulli(q, mid) <= c:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float) -> float:
-    """PAC-Bayes-kl bound (Seeger 2002; Maurer 2004) on a Gibbs classifier's risk.
-
-    For a data-independent prior P, with probability at least ``1 - delta`` over an i.i.d.
-    sample of size ``m``, simultaneously for every posterior Q:
-    ``kl(R_hat(Q) || R(Q)) <= (KL(Q || P) + ln(2 sqrt(m) / delta)) / m``, for a loss in [0, 1].
-
-    Parameters
-    ----------
-    empirical_risk : float
-        ``R_hat(Q)``, the Gibbs risk on the sample (an upper bound on it is fine).
-    kl : float
-        ``KL(Q || P)`` in nats.
-    m : int
-        Sample size (i.i.d. losses).
-    delta : float
-        Error level in (0, 1).
-
-    Returns
-    -------
-    float
-        The upper bound on ``R(Q)``.
-
-    Examples
-    --------
-    >>> b = pac_bayes_kl_bound(0.1, 5.0, 1000, 0.05)
-    >>> 0.1 < b < 0.2
-    True
-    """
-    if not 0.0 < delta < 1.0:
-        raise DataError("delta must lie in (0, 1)")
-    if m < 1:
-        raise DataError("m must be at least 1")
-    return kl_inverse_upper(empirical_risk, (float(kl) + math.log(2.0 * math.sqrt(m) / delta)) / m)
-
-
-class PACBayesBound(NamedTuple):
-    """A PAC-Bayes bound on the misranking probability of the Gibbs ranker.
-
-    Attributes
-    ----------
-    bound : float
-        Upper bound on ``P(C_theta(s) <= C_theta(s'))``, ``theta ~ Q``, ``s`` an agreeing and
-        ``s'`` a disagreeing example drawn independently; holds with probability at least
-        ``1 - delta - delta_mc``.
-    gibbs_risk : float
-        Monte Carlo estimate of the Gibbs risk on the ``m`` disjoint pairs.
-    gibbs_risk_upper : float
-        Its upper ``1 - delta_mc`` bound (sample-convergence bound over the draws of theta).
-    kl : float
-        ``KL(Q || P)`` in nats.
-    m : int
-        Number of disjoint (agree, disagree) pairs: ``min(n_agree, n_disagree)``.
-    n_draws : int
-        Posterior draws used for the Monte Carlo estimate.
-    delta, delta_mc : float
-        Error levels of the PAC-Bayes step and of the Monte Carlo step.
-    """
-
-    bound: float
-    gibbs_risk: float
-    gibbs_risk_upper: float
-    kl: float
-    m: int
-    n_draws: int
-    delta: float
-    delta_mc: float
-
-
-# --------------------------------------------------------------------------------------
-# The estimator
-# --------------------------------------------------------------------------------------
 class ConfidenceRanker:
     """Learn a judge's confidence from features by pairwise margin ranking.
 
@@ -574,35 +188,32 @@ class ConfidenceRanker:
         a = check_agree(agree, x.shape[0], need_both=True)
         pos, neg = np.flatnonzero(a), np.flatnonzero(~a)
         key = jax.random.PRNGKey(self.seed)
-        k_pairs, k_init, k_train = jax.random.split(key, 3)
+        k_pairs, k_train = jax.random.split(key)
         kh, kl = jax.random.split(k_pairs)
         hi = jnp.asarray(pos)[jax.random.randint(kh, (self.n_pairs,), 0, len(pos))]
         lo = jnp.asarray(neg)[jax.random.randint(kl, (self.n_pairs,), 0, len(neg))]
         batch = min(self.batch_size, self.n_pairs)
         n_batches = self.n_pairs // batch
         xp = _pad_rows(x)
-        gamma0 = jnp.asarray(float(self.initial_margin if adaptive else self.margin))
-        shapes = tuple(_layer_shapes(x.shape[1], self.hidden))
+        gamma0 = float(self.initial_margin if adaptive else self.margin)
+        shapes = layer_shapes(x.shape[1], self.hidden)
         self.n_effective_ = int(min(len(pos), len(neg)))
-        if self.posterior:
-            lr = 1e-2 if self.learning_rate is None else float(self.learning_rate)
-            train = _posterior_trainer(
-                shapes, float(self.prior_scale), float(self.init_scale), float(self.temperature),
-                float(self.beta), lr, int(self.n_epochs), n_batches, batch, adaptive,
-            )
-            data_weight = jnp.asarray(self.n_effective_ / float(self.kl_weight))
-            guide_params, gamma, history, gammas = train(xp, hi, lo, gamma0, data_weight, k_train)
-            self.params_ = _unflatten(guide_params["loc"], shapes)
-            self.posterior_scale_ = _unflatten(guide_params["scale"], shapes)
-        else:
-            lr = 1e-3 if self.learning_rate is None else float(self.learning_rate)
-            train = _deterministic_trainer(
-                float(self.temperature), float(self.beta), float(self.weight_decay), lr,
-                int(self.n_epochs), n_batches, batch, adaptive,
-            )
-            params, gamma, history, gammas = train(_he_init(k_init, shapes), xp, hi, lo, gamma0, k_train)
-            self.params_ = params
-            self.posterior_scale_ = None
+        default_lr = 1e-2 if self.posterior else 1e-3
+        settings = TrainSettings(
+            shapes=shapes, posterior=bool(self.posterior), adaptive=adaptive,
+            temperature=float(self.temperature), beta=float(self.beta),
+            weight_decay=float(self.weight_decay),
+            learning_rate=default_lr if self.learning_rate is None else float(self.learning_rate),
+            init_scale=float(self.init_scale), n_batches=n_batches, batch_size=batch,
+        )
+        train = make_trainer(settings, int(self.n_epochs))
+        data_weight = jnp.asarray(self.n_effective_ / float(self.kl_weight))
+        prior_sd = jnp.full(sum(a * b + b for a, b in shapes), float(self.prior_scale))
+        locs, scales, history = train(k_train, xp, hi, lo, gamma0, data_weight, prior_sd)
+        self.params_ = locs
+        self.posterior_scale_ = scales
+        gamma, gammas = history.margin[-1], history.margin
+        history = history.objective
         self.n_features_in_ = x.shape[1]
         self.margin_ = float(gamma)
         self.history_ = np.asarray(history)
@@ -644,7 +255,7 @@ class ConfidenceRanker:
         """
         x = self._checked(features)
         if self.posterior_scale_ is None or use == "weights":
-            return np.asarray(_predict_jit(self.params_, jnp.asarray(x)))
+            return np.asarray(network_confidence(self.params_, jnp.asarray(x)))
         if use != "predictive":
             raise HJAError(f"use must be 'predictive' or 'weights', got {use!r}")
         return self._draws_blocked(x, n_draws, self.seed + 7919).mean(axis=0)
@@ -660,12 +271,12 @@ class ConfidenceRanker:
         block = max(_PAD, (2**25 // (int(n_draws) * width)) // _PAD * _PAD)
         key = jax.random.PRNGKey(seed)
         if x.shape[0] <= block:
-            return np.asarray(_draw_confidences_jit(self.params_, self.posterior_scale_, key, jnp.asarray(x), int(n_draws)))
+            return np.asarray(draw_confidences(self.params_, self.posterior_scale_, key, jnp.asarray(x), int(n_draws)))
         out = np.empty((int(n_draws), x.shape[0]))
         for start in range(0, x.shape[0], block):
             rows = x[start : start + block]
             padded = np.vstack([rows, np.zeros((block - len(rows), x.shape[1]))])
-            conf = _draw_confidences_jit(self.params_, self.posterior_scale_, key, jnp.asarray(padded), int(n_draws))
+            conf = draw_confidences(self.params_, self.posterior_scale_, key, jnp.asarray(padded), int(n_draws))
             out[:, start : start + len(rows)] = np.asarray(conf)[:, : len(rows)]
         return out
 
@@ -713,13 +324,7 @@ class ConfidenceRanker:
         """
         if self.posterior_scale_ is None:
             raise HJAError("this ranker has no weight posterior (posterior=False)")
-        s0 = float(self.prior_scale)
-        total = 0.0
-        for name, mu in self.params_.items():
-            mu = np.asarray(mu)
-            sd = np.asarray(self.posterior_scale_[name])
-            total += float(np.sum(np.log(s0 / sd) + (sd**2 + mu**2) / (2 * s0**2) - 0.5))
-        return total
+        return gaussian_kl(self.params_, self.posterior_scale_, float(self.prior_scale))
 
     def pac_bayes_bound(
         self,
@@ -789,31 +394,8 @@ class ConfidenceRanker:
         if m < 1:
             raise DataError("need both agreeing and disagreeing examples")
         conf = self._draws_blocked(np.concatenate([x[pos[:m]], x[neg[:m]]]), n_draws, seed)
-        wrong = conf[:, :m] <= conf[:, m:]
-        gibbs = float(wrong.mean())
-        gibbs_upper = kl_inverse_upper(gibbs, math.log(1.0 / delta_mc) / n_draws)
-        kl = self.kl_divergence()
-        bound = pac_bayes_kl_bound(gibbs_upper, kl, m, delta)
-        return PACBayesBound(bound, gibbs, gibbs_upper, kl, m, int(n_draws), float(delta), float(delta_mc))
+        return gibbs_pair_bound(conf[:, :m], conf[:, m:], self.kl_divergence(), delta, delta_mc)
 
     def __repr__(self) -> str:
         kind = "posterior" if self.posterior else ("margin-adaptive" if self.margin == "adaptive" else "vanilla")
         return f"ConfidenceRanker({kind}, hidden={self.hidden}, seed={self.seed})"
-
-
-@jax.jit
-def _predict_jit(params, x):
-    return mlp_confidence(params, x)
-
-
-@functools.partial(jax.jit, static_argnums=4)
-def _draw_confidences_jit(locs, scales, key, x, n_draws):
-    names = sorted(locs)
-    sizes = [locs[name].size for name in names]
-    noise = jax.random.normal(key, (n_draws, sum(sizes)))  # one draw for all parameters
-    draws, start = {}, 0
-    for name, size in zip(names, sizes):
-        eps = noise[:, start : start + size].reshape((n_draws,) + locs[name].shape)
-        draws[name] = locs[name] + scales[name] * eps
-        start += size
-    return jax.vmap(mlp_confidence, in_axes=(0, None))(draws, x)

@@ -17,8 +17,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from .data import check_agree
-from .metrics import _confidence
+from .examples import check_agree, check_confidence
 from ..errors import DataError
 
 __all__ = [
@@ -193,7 +192,7 @@ def fixed_sequence_threshold(
     alpha = _check_level(alpha, "alpha")
     delta = _check_level(delta, "delta")
     a = check_agree(agree)
-    c = _confidence(confidence, len(a))
+    c = check_confidence(confidence, len(a))
     if method == "exact":
         if int(min_selected) < 1:
             raise DataError("min_selected must be at least 1")
@@ -253,7 +252,7 @@ class CascadeResult(NamedTuple):
 def _stack(confidences, name) -> list[np.ndarray]:
     if len(confidences) == 0:
         raise DataError(f"{name}: need at least one judge")
-    out = [_confidence(c) for c in confidences]
+    out = [check_confidence(c) for c in confidences]
     if len({len(c) for c in out}) != 1:
         raise DataError(f"{name}: every judge needs the same examples")
     return out
