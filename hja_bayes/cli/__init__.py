@@ -5,6 +5,7 @@
     hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--bayes --samples N] [--out DIR]
     hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
     hja-bayes confidence DATA [--judge J] [--alpha 0.15] [--delta 0.1] [--out DIR]
+    hja-bayes confidence train DATA --out DIR    /    hja-bayes confidence apply DIR DATA
     hja-bayes demo [--out DIR] [--bayes]
 
 ``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,

@@ -18,24 +18,28 @@ from .loaders import (
 )
 from .synthetic import SyntheticConfidence, simulate_confidence_data
 from .network import mlp_confidence
-from .pac_bayes import PACBayesBound, kl_bernoulli, kl_inverse_upper, pac_bayes_kl_bound
-from .ranker import ConfidenceRanker
+from .pac_bayes import (
+    HoldoutBound,
+    PACBayesBound,
+    holdout_misranking_bound,
+    kl_bernoulli,
+    kl_inverse_upper,
+    pac_bayes_kl_bound,
+)
+from .ranker import ConfidenceRanker, RankerNotFittedError
+from .storage import load_ranker, save_ranker
 from .train import optimal_margin
 from .metrics import SelectiveCurve, auroc, ranking_loss, selective_accuracy, selective_curve
-from .selective import (
-    Cascade,
-    CascadeResult,
-    apply_cascade,
-    binomial_upper_bound,
-    calibrate_cascade,
-    fixed_sequence_threshold,
-)
+from .cascade import Cascade, CascadeResult, apply_cascade, calibrate_cascade
+from .selective import Certificate, binomial_upper_bound, certify_threshold, fixed_sequence_threshold
 
 __all__ = [
     "Cascade",
     "CascadeResult",
+    "Certificate",
     "ConfidenceData",
     "ConfidenceRanker",
+    "HoldoutBound",
     "LogisticConfidence",
     "PACBayesBound",
     "PRD_JUDGES",
@@ -46,9 +50,12 @@ __all__ = [
     "auroc",
     "binomial_upper_bound",
     "calibrate_cascade",
+    "certify_threshold",
     "fixed_sequence_threshold",
+    "holdout_misranking_bound",
     "kl_bernoulli",
     "kl_inverse_upper",
+    "load_ranker",
     "mlp_confidence",
     "optimal_margin",
     "pac_bayes_kl_bound",
@@ -56,7 +63,9 @@ __all__ = [
     "load_prd_vicuna80_confidence",
     "load_trust_or_escalate_confidence",
     "predictive_probability",
+    "RankerNotFittedError",
     "ranking_loss",
+    "save_ranker",
     "selective_accuracy",
     "selective_curve",
     "simulate_confidence_data",

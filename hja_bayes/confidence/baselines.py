@@ -30,7 +30,7 @@ def predictive_probability(probs) -> np.ndarray:
     >>> predictive_probability([0.2, 0.7]).tolist()
     [0.8, 0.7]
     """
-    p = check_features(probs, name="probabilities")[:, 0]
+    p = check_features(probs, name="probabilities", unit=True)[:, 0]
     return np.maximum(p, 1.0 - p)
 
 
@@ -52,7 +52,7 @@ def simulated_annotators_max_mean(probs) -> np.ndarray:
     >>> simulated_annotators_max_mean([[0.2, 0.4], [0.9, 0.7]]).round(2).tolist()
     [0.7, 0.8]
     """
-    m = check_features(probs, name="probabilities").mean(axis=1)
+    m = check_features(probs, name="probabilities", unit=True).mean(axis=1)
     return np.maximum(m, 1.0 - m)
 
 

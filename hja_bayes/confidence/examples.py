@@ -24,8 +24,8 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def check_features(features, *, name: str = "features") -> np.ndarray:
-    """Validate a feature matrix: finite, inside ``[0, 1]``, two-dimensional.
+def check_features(features, *, name: str = "features", unit: bool = False) -> np.ndarray:
+    """Validate a feature matrix: finite, two-dimensional (and inside ``[0, 1]`` if ``unit``).
 
     Parameters
     ----------
@@ -33,6 +33,8 @@ def check_features(features, *, name: str = "features") -> np.ndarray:
         Feature values; a vector is read as one feature per example.
     name : str
         Name used in error messages.
+    unit : bool
+        Also require every value in ``[0, 1]`` (probabilities or shares).
 
     Returns
     -------
@@ -41,8 +43,8 @@ def check_features(features, *, name: str = "features") -> np.ndarray:
     Raises
     ------
     DataError
-        On NaN or infinite values, values outside ``[0, 1]``, an empty matrix or more than
-        two dimensions.
+        On NaN or infinite values, values outside ``[0, 1]`` (with ``unit``), an empty
+        matrix or more than two dimensions.
     """
     x = np.asarray(features, dtype=np.float64)
     if x.ndim == 1:
@@ -51,7 +53,7 @@ def check_features(features, *, name: str = "features") -> np.ndarray:
         raise DataError(f"{name} must be a non-empty (n, d) matrix, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise DataError(f"{name} contain NaN or infinite values ({int(np.sum(~np.isfinite(x)))} entries)")
-    if np.any((x < 0) | (x > 1)):
+    if unit and np.any((x < 0) | (x > 1)):
         raise DataError(
             f"{name} must lie in [0, 1] (they are probabilities or shares); "
             f"found values in [{x.min():g}, {x.max():g}]"
@@ -142,7 +144,7 @@ class ConfidenceData:
     Attributes
     ----------
     features : ndarray, shape (n, d)
-        Feature vectors in ``[0, 1]``.
+        Finite real feature vectors (probabilities, shares, panel statistics, ...).
     verdict : ndarray of int, shape (n,)
         The judge's verdict per example (labels as the loader documents them).
     human : ndarray of int, shape (n,)
@@ -156,9 +158,10 @@ class ConfidenceData:
     baselines : mapping of str to ndarray
         Heuristic confidences the loader can compute (e.g. ``"predictive_probability"``,
         ``"simulated_annotators"``), each of shape (n,) and in ``[0, 1]``.
-    groups : ndarray of int, shape (n,)
-        Group labels for cross-validation (examples in one group share a source item); by
-        default every example is its own group.
+    groups : ndarray, shape (n,)
+        Group labels (examples in one group share a source item, e.g. a question): used to
+        keep a group inside one split and by the group-level certificates; by default every
+        example is its own group.
     """
 
     features: np.ndarray

@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 
 from ..datasets import load_prd_vicuna80, load_trust_or_escalate
+from ..checks import index_of
 from ..errors import DataError
 from .examples import ConfidenceData, check_features
+from .panel import panel_features
 
 __all__ = [
     "PRD_JUDGES",
@@ -89,7 +91,7 @@ def from_probability_table(
     >>> d.features.round(2).tolist()
     [[0.9, 0.8], [0.7, 0.4]]
     """
-    p = check_features(probs, name="probabilities")
+    p = check_features(probs, name="probabilities", unit=True)
     h = np.asarray(human)
     if h.shape != (p.shape[0],) or not np.all(np.isin(h, (1, 2))):
         raise DataError(f"human must be a vector of 1/2 labels of length {p.shape[0]}")
@@ -174,6 +176,13 @@ def load_trust_or_escalate_confidence(
 # --------------------------------------------------------------------------------------
 # PRD Vicuna80
 # --------------------------------------------------------------------------------------
+def _prd_panel(judgments: pd.DataFrame):
+    from ..comparisons import Comparisons
+    from ..hja import fit_hja
+
+    return fit_hja(Comparisons.from_frame(judgments), rank=1, position_bias=True)
+
+
 def _majority(winners: pd.Series):
     counts = winners.value_counts()
     if len(counts) > 1 and counts.iloc[0] == counts.iloc[1]:
@@ -181,7 +190,8 @@ def _majority(winners: pd.Series):
     return counts.index[0]
 
 
-def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool = True) -> ConfidenceData:
+def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool = True,
+                                 panel=None) -> ConfidenceData:
     """Examples for one PRD Vicuna80 judge against the human majority vote (bundled data).
 
     An example is one (question, pair of answers) that humans judged, shown in the order the
@@ -197,7 +207,11 @@ def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool 
     - ``agrees__<k>__<order>`` for each other judge k and order (``same`` / ``swapped``);
     - ``panel_agreement``: the share of the other judges' verdicts, both orders, that agree
       (a strong signal: the panel's consensus);
-    - ``verdict_is_tie``: the target judge called a tie.
+    - ``verdict_is_tie``: the target judge called a tie;
+    - with ``panel``: the panel-aware features of :mod:`hja_bayes.confidence.panel`
+      (real numbers, not only shares), from an HJA model of all judges' verdicts, and
+      ``hja_weighted_agreement``, the other judges' agreement weighted by their fitted
+      discrimination ``gamma`` (negative gammas count 0).
 
     Parameters
     ----------
@@ -205,6 +219,9 @@ def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool 
         The judge whose agreement is the target.
     drop_split_votes : bool
         Drop items with no strict human majority (default); if False they count as ties.
+    panel : HJAFit or "fit", optional
+        Add panel-aware features from this fitted HJA panel; ``"fit"`` fits one (rank 1,
+        with position bias) on all PRD Vicuna80 judgments (the judges' verdicts only).
 
     Returns
     -------
@@ -265,6 +282,14 @@ def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool 
             others.append(col)
     cols["panel_agreement"] = np.mean(others, axis=0)
     cols["verdict_is_tie"] = (target == 2).astype(float)
+    if panel is not None:
+        fit = _prd_panel(llm) if isinstance(panel, str) else panel
+        cols.update(panel_features(fit, judge, first, second, target))
+        # the other judges' agreement weighted by their discrimination gamma (>= 0)
+        weights = np.array([max(float(fit.gamma[index_of(k, fit.judges, "judge")]), 0.0)
+                            for k in PRD_JUDGES if k != judge for _ in range(2)])
+        weights = weights if weights.sum() > 0 else np.ones_like(weights)
+        cols["hja_weighted_agreement"] = np.column_stack(others) @ weights / weights.sum()
     return ConfidenceData(
         features=np.column_stack(list(cols.values())),
         verdict=target,

@@ -22,6 +22,7 @@ __all__ = [
     "mlp_logit",
     "n_params",
     "network_confidence",
+    "prior_scales",
     "unflatten",
     "weight_norm",
 ]
@@ -109,7 +110,28 @@ def n_params(shapes) -> int:
     return sum(fan_in * fan_out + fan_out for fan_in, fan_out in shapes)
 
 
-def he_init(key: jax.Array, shapes) -> dict:
+def prior_scales(shapes, scale: float, n_inputs: int | None = None) -> jax.Array:
+    """Prior standard deviations of all parameters, flat (the layout of :func:`flatten`).
+
+    A weight into a layer with ``fan_in`` inputs gets ``scale / sqrt(fan_in)`` (the LeCun
+    initialisation scale when ``scale = 1``), a bias ``scale / 2``; so a network drawn from the
+    prior has pre-activations of order ``scale`` at every layer, whatever the widths.
+    ``n_inputs`` overrides the first layer's fan-in (inputs padded with zero columns keep the
+    prior of the real inputs).
+
+    Examples
+    --------
+    >>> prior_scales(((4, 1),), 1.0).tolist()
+    [0.5, 0.5, 0.5, 0.5, 0.5]
+    """
+    parts = []
+    for layer, (fan_in, fan_out) in enumerate(shapes):
+        real = fan_in if layer or n_inputs is None else n_inputs
+        parts += [jnp.full(fan_in * fan_out, scale / jnp.sqrt(real)), jnp.full(fan_out, 0.5 * scale)]
+    return jnp.concatenate(parts)
+
+
+def he_init(key: jax.Array, shapes, n_inputs: int | None = None) -> dict:
     """He-normal hidden layers; the output layer starts at zero, so every confidence is 1/2.
 
     A random output layer often starts the sigmoid saturated and the ranking inverted, and the
@@ -120,6 +142,8 @@ def he_init(key: jax.Array, shapes) -> dict:
     ----------
     key : PRNG key
     shapes : sequence of (fan_in, fan_out)
+    n_inputs : int, optional
+        The first layer's real fan-in, when the inputs are padded with zero columns.
 
     Returns
     -------
@@ -128,7 +152,8 @@ def he_init(key: jax.Array, shapes) -> dict:
     params = {}
     keys = jax.random.split(key, len(shapes))
     for layer, ((fan_in, fan_out), k) in enumerate(zip(shapes, keys)):
-        scale = jnp.sqrt(2.0 / fan_in) if layer < len(shapes) - 1 else 0.0
+        real = fan_in if layer or n_inputs is None else n_inputs
+        scale = jnp.sqrt(2.0 / real) if layer < len(shapes) - 1 else 0.0
         params[f"W{layer}"] = jax.random.normal(k, (fan_in, fan_out)) * scale
         params[f"b{layer}"] = jnp.zeros(fan_out)
     return params

@@ -15,14 +15,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import DataError, HJAError
+from ..checks import check_probability
+from ..errors import DataError, HJAError, ParameterError
+from .examples import check_agree, check_confidence
+from .selective import binomial_upper_bound
 
 __all__ = [
+    "HoldoutBound",
     "PACBayesBound",
     "gaussian_kl",
     "gibbs_pair_bound",
+    "holdout_misranking_bound",
     "kl_bernoulli",
     "kl_inverse_upper",
+    "one_per_group",
     "pac_bayes_kl_bound",
 ]
 
@@ -90,12 +96,15 @@ def kl_inverse_upper(q: float, c: float, tol: float = 1e-12) -> float:
     return hi
 
 
-def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float) -> float:
+def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float, n_priors: int = 1) -> float:
     """PAC-Bayes-kl bound (Seeger 2002; Maurer 2004) on a Gibbs classifier's risk.
 
     For a data-independent prior P, with probability at least ``1 - delta`` over an i.i.d.
     sample of size ``m``, simultaneously for every posterior Q:
     ``kl(R_hat(Q) || R(Q)) <= (KL(Q || P) + ln(2 sqrt(m) / delta)) / m``, for a loss in [0, 1].
+    When the prior was picked (using the data) among ``n_priors`` candidates fixed in
+    advance, the bound holds for all of them at once at level ``delta / n_priors``: the
+    numerator gains ``ln(n_priors)``.
 
     Parameters
     ----------
@@ -107,6 +116,8 @@ def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float) -
         Sample size (i.i.d. losses).
     delta : float
         Error level in (0, 1).
+    n_priors : int
+        Number of candidate priors the prior was chosen among (1: fixed in advance).
 
     Returns
     -------
@@ -119,11 +130,11 @@ def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float) -
     >>> 0.1 < b < 0.2
     True
     """
-    if not 0.0 < delta < 1.0:
-        raise DataError("delta must lie in (0, 1)")
-    if m < 1:
-        raise DataError("m must be at least 1")
-    return kl_inverse_upper(empirical_risk, (float(kl) + math.log(2.0 * math.sqrt(m) / delta)) / m)
+    check_probability(delta, "delta", open_low=True, open_high=True)
+    if m < 1 or n_priors < 1:
+        raise ParameterError("m and n_priors must be at least 1")
+    penalty = math.log(2.0 * math.sqrt(m) * n_priors / delta)
+    return kl_inverse_upper(empirical_risk, (float(kl) + penalty) / m)
 
 
 def gaussian_kl(locs: dict, scales: dict, prior_scales) -> float:
@@ -176,6 +187,11 @@ class PACBayesBound(NamedTuple):
         Posterior draws used for the Monte Carlo estimate.
     delta, delta_mc : float
         Error levels of the PAC-Bayes step and of the Monte Carlo step.
+    n_priors : int
+        Candidate priors paid for (1: the prior was fixed in advance).
+    covers : str
+        Which ranker the bound is about: ``"gibbs"``, the randomised ranker that draws
+        fresh weights from the posterior for every comparison (not the posterior-mean score).
     """
 
     bound: float
@@ -186,9 +202,12 @@ class PACBayesBound(NamedTuple):
     n_draws: int
     delta: float
     delta_mc: float
+    n_priors: int = 1
+    covers: str = "gibbs"
 
 
-def gibbs_pair_bound(conf_agree, conf_disagree, kl: float, delta: float, delta_mc: float) -> PACBayesBound:
+def gibbs_pair_bound(conf_agree, conf_disagree, kl: float, delta: float, delta_mc: float,
+                     n_priors: int = 1) -> PACBayesBound:
     """The PAC-Bayes-kl bound from posterior draws on ``m`` disjoint (agree, disagree) pairs.
 
     Parameters
@@ -200,17 +219,109 @@ def gibbs_pair_bound(conf_agree, conf_disagree, kl: float, delta: float, delta_m
         ``KL(Q || P)``.
     delta, delta_mc : float
         Error levels of the PAC-Bayes step and the Monte Carlo step.
+    n_priors : int
+        Candidate priors the prior was chosen among.
 
     Returns
     -------
     PACBayesBound
     """
-    if not (0 < delta < 1 and 0 < delta_mc < 1):
-        raise DataError("delta and delta_mc must lie in (0, 1)")
+    check_probability(delta, "delta", open_low=True, open_high=True)
+    check_probability(delta_mc, "delta_mc", open_low=True, open_high=True)
     hi = np.asarray(conf_agree)
     lo = np.asarray(conf_disagree)
     n_draws, m = hi.shape
     gibbs = float((hi <= lo).mean())
     gibbs_upper = kl_inverse_upper(gibbs, math.log(1.0 / delta_mc) / n_draws)
-    bound = pac_bayes_kl_bound(gibbs_upper, kl, m, delta)
-    return PACBayesBound(bound, gibbs, gibbs_upper, float(kl), int(m), int(n_draws), float(delta), float(delta_mc))
+    bound = pac_bayes_kl_bound(gibbs_upper, kl, m, delta, n_priors)
+    return PACBayesBound(bound, gibbs, gibbs_upper, float(kl), int(m), int(n_draws), float(delta),
+                         float(delta_mc), int(n_priors))
+
+
+def one_per_group(groups, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of one example per group, each chosen uniformly at random (sorted).
+
+    Taking one example per group, whatever its label, leaves independent examples when the
+    groups are independent.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> one_per_group(["a", "a", "b"], 3, np.random.default_rng(0)).tolist() in ([0, 2], [1, 2])
+    True
+    """
+    g = np.asarray(groups)
+    if g.shape != (n,):
+        raise DataError(f"groups must have shape ({n},), got {g.shape}")
+    _, index = np.unique(g, return_inverse=True)
+    order = rng.permutation(n)
+    _, first = np.unique(index.ravel()[order], return_index=True)
+    return np.sort(order[first])
+
+
+class HoldoutBound(NamedTuple):
+    """An upper bound on the misranking probability of a fixed score, from held-out pairs.
+
+    Attributes
+    ----------
+    bound : float
+        Upper ``1 - delta`` bound on ``P(C(s) <= C(s'))`` for ``s`` agreeing and ``s'``
+        disagreeing, drawn independently (ties count as errors).
+    misranked : int
+        Misranked pairs among the ``m`` disjoint held-out pairs.
+    m : int
+        Number of disjoint pairs.
+    delta : float
+        Error level.
+    covers : str
+        ``"deployed"``: the fixed score that was evaluated (e.g. the posterior mean).
+    """
+
+    bound: float
+    misranked: int
+    m: int
+    delta: float
+    covers: str = "deployed"
+
+
+def holdout_misranking_bound(confidence, agree, delta: float = 0.05, *, groups=None, seed: int = 0) -> HoldoutBound:
+    """Bound the misranking probability of the score actually deployed, on held-out data.
+
+    The score must not depend on these examples.  Agreeing and disagreeing examples (one per
+    group at random when ``groups`` is given) are matched at random without reuse into ``m``
+    disjoint pairs, which are i.i.d.; the number misranked is binomial, so its exact
+    (Clopper-Pearson) upper bound holds with probability ``1 - delta``.
+
+    Parameters
+    ----------
+    confidence : array_like, shape (n,)
+        The deployed scores of held-out examples.
+    agree : array_like, shape (n,)
+        Agreement indicators.
+    delta : float
+        Error level.
+    groups : array_like, optional
+        Group labels (one example per group is used).
+    seed : int
+        Seed of the matching.
+
+    Returns
+    -------
+    HoldoutBound
+
+    Examples
+    --------
+    >>> b = holdout_misranking_bound([0.9] * 50 + [0.1] * 50, [1] * 50 + [0] * 50, 0.05)
+    >>> b.misranked, b.m, round(b.bound, 4)   # 1 - 0.05 ** (1 / 50)
+    (0, 50, 0.0582)
+    """
+    a = check_agree(agree, need_both=True)
+    c = check_confidence(confidence, len(a))
+    rng = np.random.default_rng(seed)
+    keep = one_per_group(groups, len(a), rng) if groups is not None else np.arange(len(a))
+    pos, neg = rng.permutation(keep[a[keep]]), rng.permutation(keep[~a[keep]])
+    m = int(min(len(pos), len(neg)))
+    if m < 1:
+        raise DataError("need agreeing and disagreeing examples (in different groups)")
+    wrong = int(np.sum(c[pos[:m]] <= c[neg[:m]]))
+    return HoldoutBound(float(binomial_upper_bound(wrong, m, delta)), wrong, m, float(delta))

@@ -15,9 +15,10 @@ With the adaptive margin, ``gamma`` is re-set after every epoch to the exact min
 objective in ``gamma`` (:func:`optimal_margin`), evaluated at the (posterior-mean) weights.
 
 A trainer is a :class:`Trainer` of pure functions, in the style of optax: ``init(key, x, hi,
-lo, margin, data_weight, prior_sd) -> TrainState`` and ``update(state, key, x, hi, lo,
-data_weight, prior_sd) -> (TrainState, EpochInfo)`` (one epoch), ``weights(state) -> (locs,
-scales)``.  :func:`run_epochs` scans ``update`` under one ``jit``; :func:`make_trainer` caches
+lo, margin, data_weight, prior_sd, init_loc) -> TrainState`` and ``update(state, key, x, hi,
+lo, data_weight, prior_sd) -> (TrainState, EpochInfo)`` (one epoch), ``weights(state) ->
+(locs, scales)``.  The prior standard deviations and the initial weights are arguments, not
+settings, so inputs padded with zero columns (see the ranker) share one compiled trainer.  :func:`run_epochs` scans ``update`` under one ``jit``; :func:`make_trainer` caches
 trainers by their settings, so a second fit of the same shapes compiles nothing.
 """
 
@@ -32,7 +33,7 @@ import numpyro
 import numpyro.distributions as dist
 from numpyro.infer import SVI, TraceMeanField_ELBO
 
-from .network import he_init, mlp_confidence, n_params, unflatten, weight_norm, flatten
+from .network import mlp_confidence, n_params, unflatten, weight_norm
 
 __all__ = [
     "EpochInfo",
@@ -196,8 +197,8 @@ def deterministic_trainer(settings: TrainSettings) -> Trainer:
 
     grad = jax.value_and_grad(objective)
 
-    def init(key, x, hi, lo, margin, data_weight, prior_sd):
-        return TrainState(optim.init(he_init(key, settings.shapes)), jnp.asarray(margin, x.dtype))
+    def init(key, x, hi, lo, margin, data_weight, prior_sd, init_loc):
+        return TrainState(optim.init(unflatten(init_loc, settings.shapes)), jnp.asarray(margin, x.dtype))
 
     def update(state, key, x, hi, lo, data_weight, prior_sd):
         def step(opt_state, idx):
@@ -215,17 +216,18 @@ def deterministic_trainer(settings: TrainSettings) -> Trainer:
     return Trainer(init, update, weights)
 
 
-def _posterior_model(x_hi, x_lo, gamma, data_weight, prior_sd, *, shapes, temperature):
+def _posterior_model(x_hi, x_lo, gamma, data_weight, prior_sd, init_loc, *, shapes, temperature):
     # all weights and biases in one site: theta ~ N(0, diag prior_sd^2)
     theta = numpyro.sample("theta", dist.Normal(0.0, prior_sd).to_event(1))
     diff = mlp_confidence(unflatten(theta, shapes), x_hi) - mlp_confidence(unflatten(theta, shapes), x_lo)
     numpyro.factor("ranking", -data_weight * ranking_surrogate(diff, gamma, temperature))
 
 
-def _posterior_guide(x_hi, x_lo, gamma, data_weight, prior_sd, *, shapes, init_scale):
+def _posterior_guide(x_hi, x_lo, gamma, data_weight, prior_sd, init_loc, *, shapes, init_scale):
     # mean-field Gaussian: independent N(loc_i, scale_i^2) for every weight and bias
-    loc = numpyro.param("loc", lambda key: flatten(he_init(key, shapes)))
-    scale = numpyro.param("scale", jnp.full(n_params(shapes), init_scale), constraint=dist.constraints.positive)
+    loc = numpyro.param("loc", init_loc)
+    scale = numpyro.param("scale", jnp.full(n_params(shapes), init_scale),
+                          constraint=dist.constraints.softplus_positive)
     numpyro.sample("theta", dist.Normal(loc, scale).to_event(1))
 
 
@@ -250,13 +252,15 @@ def posterior_trainer(settings: TrainSettings) -> Trainer:
     svi = SVI(model, guide, numpyro.optim.Adam(settings.learning_rate), TraceMeanField_ELBO())
     b = settings.batch_size
 
-    def init(key, x, hi, lo, margin, data_weight, prior_sd):
+    def init(key, x, hi, lo, margin, data_weight, prior_sd, init_loc):
         gamma = jnp.asarray(margin, x.dtype)
-        return TrainState(svi.init(key, x[hi[:b]], x[lo[:b]], gamma, data_weight, prior_sd), gamma)
+        state = svi.init(key, x[hi[:b]], x[lo[:b]], gamma, data_weight, prior_sd, init_loc)
+        return TrainState(state, gamma)
 
     def update(state, key, x, hi, lo, data_weight, prior_sd):
         def step(svi_state, idx):
-            return svi.update(svi_state, x[hi[idx]], x[lo[idx]], state.margin, data_weight, prior_sd)
+            return svi.update(svi_state, x[hi[idx]], x[lo[idx]], state.margin, data_weight, prior_sd,
+                              jnp.zeros_like(prior_sd))
 
         batches = _epoch_batches(key, hi.shape[0], settings.n_batches, b)
         svi_state, values = jax.lax.scan(step, state.optimizer, batches)
@@ -271,7 +275,7 @@ def posterior_trainer(settings: TrainSettings) -> Trainer:
     return Trainer(init, update, weights)
 
 
-def run_epochs(trainer: Trainer, key, x, hi, lo, margin, data_weight, prior_sd, n_epochs: int):
+def run_epochs(trainer: Trainer, key, x, hi, lo, margin, data_weight, prior_sd, init_loc, n_epochs: int):
     """Initialise, then run ``n_epochs`` updates in one ``lax.scan``.
 
     Returns
@@ -281,7 +285,7 @@ def run_epochs(trainer: Trainer, key, x, hi, lo, margin, data_weight, prior_sd, 
         weights) and the per-epoch history.
     """
     key_init, key_run = jax.random.split(key)
-    state = trainer.init(key_init, x, hi, lo, margin, data_weight, prior_sd)
+    state = trainer.init(key_init, x, hi, lo, margin, data_weight, prior_sd, init_loc)
 
     def epoch(state, k):
         return trainer.update(state, k, x, hi, lo, data_weight, prior_sd)
@@ -292,7 +296,25 @@ def run_epochs(trainer: Trainer, key, x, hi, lo, margin, data_weight, prior_sd, 
 
 
 @functools.lru_cache(maxsize=32)
-def make_trainer(settings: TrainSettings, n_epochs: int):
-    """The compiled ``run_epochs`` for one configuration (cached by its settings)."""
+def make_trainer(settings: TrainSettings, n_epochs: int, batched: bool = False):
+    """The compiled ``run_epochs`` for one configuration (cached by its settings).
+
+    Parameters
+    ----------
+    settings : TrainSettings
+    n_epochs : int
+    batched : bool
+        If True, the returned function trains several networks at once: ``key``, ``hi``,
+        ``lo``, ``data_weight``, ``prior_sd`` and ``init_loc`` get a leading axis (one entry per network;
+        ``x`` and the initial margin are shared), e.g. one per candidate prior and fold.
+
+    Returns
+    -------
+    callable
+        ``(key, x, hi, lo, margin, data_weight, prior_sd, init_loc) -> (locs, scales, EpochInfo)``.
+    """
     trainer = posterior_trainer(settings) if settings.posterior else deterministic_trainer(settings)
-    return jax.jit(functools.partial(run_epochs, trainer, n_epochs=n_epochs))
+    run = functools.partial(run_epochs, trainer, n_epochs=n_epochs)
+    if batched:
+        run = jax.vmap(run, in_axes=(0, None, 0, 0, None, 0, 0, 0))
+    return jax.jit(run)
