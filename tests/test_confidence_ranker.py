@@ -148,7 +148,7 @@ def test_ranker_bad_input():
     with pytest.raises(DataError, match="NaN"):
         r.fit(np.where(x > 0.9, np.nan, x), a)
     for bad in (dict(margin="big"), dict(prior_scale=-1.0), dict(prior_scale="wide"), dict(preprocess="log"),
-                dict(hidden=(0,)), dict(n_epochs=0)):
+                dict(hidden=(0,)), dict(n_epochs=0), dict(posterior=False, prior_scale="auto")):
         with pytest.raises(ParameterError):
             ConfidenceRanker(**bad).fit(x, a)
     fitted = ConfidenceRanker(**SMALL).fit(x, a)

@@ -1,10 +1,17 @@
 """Judge confidence: learn which verdicts to trust, then evaluate selectively with a guarantee.
 
-The second paper's pipeline (SPEC section 7): per example, features ``s`` in ``[0, 1]^d``
-(a judge's probabilities under several prompts, or a panel's verdicts) and agreement
-``a = 1{judge verdict = human label}``; a ranker ``C(s)`` learned so that agreeing examples
-rank above disagreeing ones; fixed-sequence testing picks a threshold with a finite-sample
-guarantee on the agreement of the examples kept; a cascade of judges escalates the rest.
+The second paper's pipeline (SPEC section 7): per example, features ``s`` (a judge's
+probabilities under several prompts, a panel's verdicts, statistics of a fitted HJA panel)
+and agreement ``a = 1{judge verdict = human label}``; a ranker ``C(s)`` learned so that
+agreeing examples rank above disagreeing ones (:class:`ConfidenceRanker`, a scikit-learn
+classifier); fixed-sequence testing picks a threshold with a finite-sample guarantee on the
+agreement of the examples kept (by group when examples come in groups); a cascade of judges
+escalates the rest.
+
+Modules: ``examples`` (the container and checks), ``loaders``, ``synthetic``, ``panel``
+(HJA features), ``inputs``, ``network``, ``train``, ``fitting``, ``ranker``, ``storage``,
+``pac_bayes``, ``metrics``, ``selective``, ``grouped``, ``cascade``, ``baselines``,
+``pipeline`` (train -> certify -> apply, shared by the CLI and the benchmarks).
 """
 
 from .baselines import LogisticConfidence, predictive_probability, simulated_annotators_max_mean

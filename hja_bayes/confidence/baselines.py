@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from .examples import check_agree, check_features
-from ..errors import DataError
+from ..checks import check_positive
 
 __all__ = ["predictive_probability", "simulated_annotators_max_mean", "LogisticConfidence"]
 
@@ -75,9 +75,7 @@ class LogisticConfidence:
     """
 
     def __init__(self, C: float = 1.0):
-        if not C > 0:
-            raise DataError("C must be positive")
-        self.C = float(C)
+        self.C = check_positive(C, "C")
 
     def fit(self, features, agree) -> "LogisticConfidence":
         """Fit the coefficients.
@@ -85,7 +83,7 @@ class LogisticConfidence:
         Parameters
         ----------
         features : array_like, shape (n, d)
-            Values in ``[0, 1]``.
+            Finite values.
         agree : array_like, shape (n,)
             Agreement indicators (both classes needed).
 

@@ -74,7 +74,7 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
         ``s`` in the prior sd ``s / sqrt(fan_in)`` of every weight (``s / 2`` for biases);
         default 1 (the LeCun initialisation scale, fixed before seeing data).  ``"auto"``
         picks s from :data:`PRIOR_GRID` by AUROC on an internal 3-fold split of the training
-        data; the PAC-Bayes bound then pays ``ln 3`` for the choice.
+        data; the PAC-Bayes bound then pays ``ln 3`` for the choice (posterior only).
     kl_weight : float
         Divides the data term ``m * E_Q[surrogate]`` of the SVI objective (default 0.1).
     temperature, beta : float
@@ -162,6 +162,8 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
             check_positive(self.prior_scale, "prior_scale")
         elif self.prior_scale != "auto":
             raise ParameterError(f"prior_scale must be a positive number or 'auto', got {self.prior_scale!r}")
+        elif not self.posterior:
+            raise ParameterError("prior_scale='auto' chooses the prior of the weight posterior: it needs posterior=True")
         for name in ("temperature", "kl_weight", "init_scale", "initial_margin"):
             check_positive(getattr(self, name), name)
         for name in ("beta", "weight_decay"):
