@@ -75,6 +75,9 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("report", "{tmp}"), "no saved fit"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
+    (("confidence", "apply", "{tmp}"), "usage"),
+    (("confidence", "apply", "{tmp}", "bundled:prd_vicuna80"), "no saved confidence ranker"),
+    (("confidence", "train", "bundled:prd_vicuna80"), "--out"),
     (("frobnicate",), "invalid choice"),
 ])
 def test_bad_input_one_line_error_exit_2(args, message, csv_file, tmp_path, capsys):
@@ -187,3 +190,48 @@ def test_fastchat_battles_as_one_judge(tmp_path, capsys):
                  "--format", "json", "--out", str(tmp_path / "g")]) == 0
     rows = json.loads(capsys.readouterr().out)["leaderboard"]["rows"]
     assert [r["model"] for r in rows][0] == "gpt-4" and sum(r["comparisons"] for r in rows) == 800
+
+
+def _probability_csv(path, n, seed):
+    """A CSV of three prompts' raw probabilities of response 1, human labels and groups."""
+    import pandas as pd
+
+    sim = hb.confidence.simulate_confidence_data(n, 3, seed=seed, orient=False).data
+    frame = pd.DataFrame(sim.features, columns=["p1", "p2", "p3"])
+    frame["human"] = sim.human
+    frame["question"] = [f"q{i // 4}" for i in range(n)]
+    frame.to_csv(path, index=False)
+    return sim
+
+
+def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    _probability_csv(tmp_path / "cal.csv", 800, 1)
+    new = _probability_csv(tmp_path / "new.csv", 300, 2)
+    assert main(["confidence", "train", str(tmp_path / "cal.csv"), "--group-col", "question",
+                 "--epochs", "3", "--pairs", "512", "--alpha", "0.3", "--out", str(tmp_path / "rk"),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "100 groups" in out and "400 calibration" in out  # group-level test on half of 200 groups
+    meta = json.loads((tmp_path / "rk" / "ranker.json").read_text())
+    assert meta["certificate"]["grouped"] and meta["extra"]["features"]["columns"] == ["p1", "p2", "p3"]
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "new.csv"), "--quiet",
+                 "--out", str(tmp_path / "scored.csv")]) == 0
+    assert "trusted" in capsys.readouterr().out
+    scored = pd.read_csv(tmp_path / "scored.csv")
+    ranker = hb.confidence.load_ranker(tmp_path / "rk")
+    # the CLI rebuilt the oriented features exactly as training did
+    oriented = hb.confidence.from_probability_table(new.features, new.human).features
+    assert np.allclose(scored["confidence"], ranker.predict_confidence(oriented), rtol=0, atol=1e-12)
+    assert np.array_equal(scored["agree"], new.agree) and np.array_equal(scored["verdict"], new.verdict)
+    threshold = meta["certificate"]["threshold"]
+    assert np.array_equal(scored["trusted"], scored["confidence"] >= threshold if threshold is not None else False)
+    # new data without human labels: scored all the same
+    pd.read_csv(tmp_path / "new.csv").drop(columns="human").to_csv(tmp_path / "unlabelled.csv", index=False)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "unlabelled.csv"), "--quiet"]) == 0
+    again = pd.read_csv(tmp_path / "rk" / "applied.csv")
+    assert "agree" not in again and np.allclose(again["confidence"], scored["confidence"], rtol=0, atol=1e-12)
