@@ -56,7 +56,7 @@ from .version import __version__  # noqa: E402, F401
 _LAZY = {
     **{name: "reporting" for name in (
         "forest_plot", "judge_map", "judge_table", "leaderboard", "leaderboard_by",
-        "observed_heatmap", "pairwise_table", "posterior_predictive_plot",
+        "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
         "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
 }
@@ -120,6 +120,7 @@ __all__ = [
     "observed_heatmap",
     "pairwise_table",
     "posterior_predictive_plot",
+    "prior_predictive_plot",
     "rank_posterior_plot",
     "rank_criteria",
     "report",

@@ -2,17 +2,26 @@
 
 ``S = gamma mu^T + U V^T`` with the identifiability constraints of the HJA paper
 (centring, ``sum(gamma) = K``, ``mu^T V = 0``, ``V^T V / N = I``, ``U^T U / K = D``
-diagonal and decreasing, first non-zero entry of every V column positive).  The rank-r
+diagonal and decreasing, the largest-|entry| item of every V column positive).  The rank-r
 model is exactly the set of row-centred K x N matrices of rank <= r + 1, so the map
 below is a canonical coordinate system on that set: it is exact (and idempotent) on
 such matrices and, on others, keeps the best rank-r residual.
 
-Everything here is a pure JAX function: it runs under ``jit``, ``vmap`` and ``grad``.
+Everything here is a pure JAX function: it runs under ``jit``, ``vmap`` and ``grad``,
+except :func:`align_decomposition`, which relabels batches of decompositions (posterior
+draws, bootstrap replicates, refits) against a reference fit in NumPy.
+
+Signs.  A single fit anchors each column's sign on its item of largest absolute loading
+(ties: the lowest index).  The older rule "first non-zero entry positive" flipped a column
+whenever item 0's loading was near zero.  Against a reference, signs (and the order of
+columns whose D values are close) are never re-derived from one draw alone: they are chosen
+by :func:`align_decomposition` to best match the reference V.
 """
 
 from __future__ import annotations
 
 import warnings
+from itertools import permutations
 from typing import NamedTuple
 
 import jax
@@ -22,7 +31,9 @@ import numpy as np
 from .errors import DataWarning, IdentifiabilityError, ParameterError
 
 __all__ = [
+    "Alignment",
     "Decomposition",
+    "align_decomposition",
     "canonicalize",
     "compose",
     "canonical_decomposition",
@@ -106,10 +117,10 @@ def compose(gamma, mu, U, V) -> jax.Array:
     return jnp.outer(gamma, mu) + U @ V.T
 
 
-def _first_nonzero_sign(V: jax.Array) -> jax.Array:
-    scale = jnp.max(jnp.abs(V), axis=0, keepdims=True)
-    first = jnp.argmax(jnp.abs(V) > 1e-8 * (scale + 1e-300), axis=0)
-    s = jnp.sign(V[first, jnp.arange(V.shape[1])])
+def anchor_signs(V: jax.Array) -> jax.Array:
+    """Sign of every column's largest-|entry| item (ties: lowest index; 0 counts as +1)."""
+    anchor = jnp.argmax(jnp.abs(V), axis=0)
+    s = jnp.sign(V[anchor, jnp.arange(V.shape[1])])
     return jnp.where(s == 0, 1.0, s)
 
 
@@ -125,7 +136,7 @@ def canonical_decomposition(S: jax.Array, rank: int) -> Decomposition:
                              jnp.zeros((0,), S.dtype))
     P, sigma, Qt = jnp.linalg.svd(residual, full_matrices=False)
     P, sigma, Q = P[:, :rank], sigma[:rank], Qt[:rank].T
-    sign = _first_nonzero_sign(Q)
+    sign = anchor_signs(Q)
     V = jnp.sqrt(N) * Q * sign
     U = P * sign * sigma / jnp.sqrt(N)
     return Decomposition(gamma, mu, U, V, sigma**2 / (N * K))
@@ -136,8 +147,8 @@ def canonicalize(S, rank: int) -> Decomposition:
 
     Steps: centre rows; ``mu`` = column mean; ``gamma = S mu / |mu|^2``; thin SVD of the
     residual ``S - gamma mu^T`` truncated to ``rank``; ``V = sqrt(N) Q``,
-    ``U = P Sigma / sqrt(N)``, ``D = Sigma^2 / (N K)``; signs fixed so that every column of
-    V has its first non-zero entry positive.
+    ``U = P Sigma / sqrt(N)``, ``D = Sigma^2 / (N K)``; signs fixed so that in every column
+    of V the entry of largest absolute value is positive (U's column follows).
 
     Parameters
     ----------
@@ -208,6 +219,120 @@ def constraint_violations(d: Decomposition) -> dict[str, float]:
         "D_decreasing": float(np.maximum(np.diff(D), 0.0).max(initial=0.0)),
     }
     if r:
-        first = np.argmax(np.abs(V) > 1e-8 * np.abs(V).max(axis=0), axis=0)
-        out["V_sign"] = float(np.maximum(-V[first, np.arange(r)], 0.0).max())
+        anchor = np.argmax(np.abs(V), axis=0)
+        out["V_sign"] = float(np.maximum(-V[anchor, np.arange(r)], 0.0).max())
     return out
+
+
+class Alignment(NamedTuple):
+    """Result of :func:`align_decomposition`.
+
+    Attributes
+    ----------
+    decomposition : Decomposition
+        The aligned decompositions (same shapes as the input).
+    flipped : ndarray of bool, shape of the leading (batch) dimensions
+        Whether any column's sign was changed from the single-fit rule.
+    permuted : ndarray of bool
+        Whether the columns were reordered.
+    match : ndarray, shape batch + (r,)
+        ``|<V_b, V_ref,b>| / N`` after alignment: the cosine between each aligned column and
+        its reference column (1: same direction; near 0: the column is not determined
+        relative to the reference).
+    """
+
+    decomposition: Decomposition
+    flipped: np.ndarray
+    permuted: np.ndarray
+    match: np.ndarray
+
+
+def _close_groups(D: np.ndarray, close: float) -> np.ndarray:
+    """Group label of every column: consecutive columns with ``D[a+1] >= close * D[a]``
+    share a group.  D has shape (batch, r), decreasing along the last axis."""
+    breaks = D[:, 1:] < close * D[:, :-1]
+    return np.concatenate([np.zeros((D.shape[0], 1), int), np.cumsum(breaks, axis=1)], axis=1)
+
+
+def align_decomposition(d: Decomposition, reference_V, *, close: float = 0.5) -> Alignment:
+    """Relabel decompositions (draws, replicates, refits) to match a reference fit's V.
+
+    For every decomposition in the batch, its columns are given the signs, and within
+    groups of close D values the order, that maximise ``sum_b |<V_a(b), V_ref,b>|`` over
+    the allowed assignments (columns a and b are exchangeable when they lie in one run of
+    consecutive components with ``D[a+1] >= close * D[a]``).  Each column's sign is then the
+    sign of its inner product with the reference column it is assigned to.  U, V and D are
+    permuted alike and U's columns follow V's signs, so ``S = gamma mu^T + U V^T`` is
+    unchanged; every constraint still holds, except that D may be out of order within a
+    group of close values.
+
+    Parameters
+    ----------
+    d : Decomposition
+        Canonical decompositions with any leading batch dimensions: ``V`` of shape
+        (..., N, r), ``U`` (..., K, r), ``D`` (..., r).
+    reference_V : array (N, r)
+        The reference fit's item loadings (e.g. the MAP's).
+    close : float in [0, 1]
+        Components a < b are exchangeable when every consecutive ratio of D between them is
+        at least ``close`` (0 makes all columns exchangeable, 1 only exactly tied ones).
+
+    Returns
+    -------
+    Alignment
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = canonicalize(np.array([[2.0, 1.0, -1.0, -2.0], [1.0, 2.0, -2.0, -1.0],
+    ...                            [3.0, 0.0, -1.0, -2.0]]), 1)
+    >>> flipped = d._replace(U=-d.U, V=-d.V)
+    >>> out = align_decomposition(flipped, d.V)
+    >>> bool(np.allclose(out.decomposition.V, d.V)), bool(out.flipped)
+    (True, True)
+    """
+    if not 0.0 <= close <= 1.0:
+        raise ParameterError(f"close must lie in [0, 1], got {close!r}")
+    gamma, mu, U, V, D = (np.asarray(x, dtype=float) for x in d)
+    ref = np.asarray(reference_V, dtype=float)
+    N, r = V.shape[-2:]
+    if ref.shape != (N, r):
+        raise ParameterError(f"reference_V must have shape {(N, r)}, got {ref.shape}")
+    batch = V.shape[:-2]
+    if r == 0:
+        none = np.zeros(batch, dtype=bool)
+        return Alignment(Decomposition(gamma, mu, U, V, D), none, none.copy(),
+                         np.zeros(batch + (0,)))
+    Vb = V.reshape((-1, N, r))
+    Ub = U.reshape((-1, U.shape[-2], r))
+    Db = D.reshape((-1, r))
+    M = np.einsum("bna,nc->bac", Vb, ref)  # M[b, a, c] = <V_a, V_ref,c>
+    groups = _close_groups(Db, close)
+    if r <= 6:
+        perms = np.array(list(permutations(range(r))))  # identity first
+        # perm p puts old column p[c] at position c
+        score = np.abs(M[:, perms, np.arange(r)]).sum(axis=-1)  # (batch, P)
+        allowed = np.all(groups[:, perms] == groups[:, None, :], axis=-1)
+        best = perms[np.argmax(np.where(allowed, score, -np.inf), axis=1)]  # (batch, r)
+    else:
+        from scipy.optimize import linear_sum_assignment
+
+        best = np.empty(Db.shape, dtype=int)
+        for b in range(Db.shape[0]):
+            cost = np.where(groups[b][:, None] == groups[b][None, :], -np.abs(M[b]), np.inf)
+            rows, cols = linear_sum_assignment(cost)
+            best[b, cols] = rows
+    rows = np.arange(Db.shape[0])[:, None]
+    inner = M[rows, best, np.arange(r)]
+    sign = np.sign(inner)
+    sign = np.where(sign == 0, 1.0, sign)
+    permuted = np.any(best != np.arange(r), axis=1)
+    flipped = np.any(sign < 0, axis=1)
+    V_new = np.take_along_axis(Vb, best[:, None, :], axis=2) * sign[:, None, :]
+    U_new = np.take_along_axis(Ub, best[:, None, :], axis=2) * sign[:, None, :]
+    D_new = np.take_along_axis(Db, best, axis=1)
+    out = Decomposition(gamma, mu, U_new.reshape(U.shape), V_new.reshape(V.shape),
+                        D_new.reshape(D.shape))
+    match = np.abs(inner) / np.sqrt(np.sum(Vb**2, axis=1) * np.sum(ref**2, axis=0))
+    return Alignment(out, flipped.reshape(batch), permuted.reshape(batch),
+                     match.reshape(batch + (r,)))

@@ -31,3 +31,56 @@ def panel_rank0():
     data, _, _, _ = panel()
     fit = fit_hja(data, 0, position_bias=True)
     return fit, quiet_sample(data, 0, init=fit, seed=3, num_warmup=200, num_samples=200)
+
+
+def panel_from_scores(S, beta, per_cell: int, seed: int):
+    """Comparisons of every judge on every ordered pair, ``per_cell`` each, drawn from the
+    model at scores S and position biases beta (ties never happen)."""
+    import numpy as np
+    import pandas as pd
+
+    from hja_bayes import Comparisons
+    from hja_bayes.likelihood import sample_outcomes
+
+    K, N = S.shape
+    k, i, j = (a.ravel() for a in np.meshgrid(range(K), range(N), range(N), indexing="ij"))
+    keep = i != j
+    k, i, j = k[keep], i[keep], j[keep]
+    eta = beta[k] + S[k, i] - S[k, j]
+    first, ties, _ = sample_outcomes(np.random.default_rng(seed), eta, np.full(len(k), per_cell))
+    frame = pd.DataFrame({"judge": [f"judge{x}" for x in k], "model_a": [f"item{x}" for x in i],
+                          "model_b": [f"item{x}" for x in j], "n": per_cell,
+                          "wins": first + 0.5 * ties, "ties": ties})
+    return Comparisons.from_counts(frame)
+
+
+@functools.lru_cache(maxsize=None)
+def zero_loading_panel():
+    """K=4, N=6, rank 1 with item 0's loading exactly 0 in the truth, 60 comparisons per
+    ordered pair and judge; its MAP and a posterior sample.  Returns (data, S, fit, idata)."""
+    import numpy as np
+
+    S = zero_loading_scores()
+    data = panel_from_scores(S, np.zeros(4), 60, seed=5)
+    fit = fit_hja(data, 1)
+    return data, S, fit, quiet_sample(data, 1, init=fit, seed=2)
+
+
+def zero_loading_scores(eps: float = 0.0, seed: int = 0):
+    """K=4, N=6, rank-1 scores whose V column has item 0's loading exactly 0 (plus noise)."""
+    import numpy as np
+
+    mu = np.array([1.2, 0.6, 0.1, -0.3, -0.6, -1.0])
+    mu -= mu.mean()
+    v = np.array([0.0, 1.0, -2.0, 0.5, 1.5, -1.0])
+    # make v orthogonal to 1 and mu while keeping v[0] = 0: project inside the last 5 items
+    basis = np.zeros((6, 2))
+    basis[1:, 0] = 1.0
+    basis[1:, 1] = mu[1:]
+    q, _ = np.linalg.qr(basis)
+    v = v - q @ (q.T @ v)
+    assert abs(v[0]) < 1e-15
+    gamma = np.array([0.8, 1.1, 0.9, 1.2])
+    u = np.array([1.0, -0.5, 0.8, -1.3])
+    S = np.outer(gamma, mu) + np.outer(u - u.mean(), v)
+    return S + eps * np.random.default_rng(seed).normal(size=S.shape)

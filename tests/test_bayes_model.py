@@ -7,6 +7,7 @@ import pytest
 from numpyro.infer import Predictive
 from numpyro.infer.util import log_density
 from scipy import stats
+from scipy.special import gammaln
 
 from hja_bayes import canonicalize, simulate
 from hja_bayes.bayes.model import (
@@ -20,6 +21,7 @@ from hja_bayes.bayes.model import (
     unconstrain,
 )
 from hja_bayes.decomposition import free_parameters
+from hja_bayes.bayes.outcomes import stack_counts
 from hja_bayes.likelihood import cells_of
 
 
@@ -87,7 +89,8 @@ def test_pinned_gram_coordinates_are_invisible():
 
 
 def test_log_density_matches_an_independent_computation():
-    """Model log density = binomial log-pmf (scipy) + Gaussian priors + Bartlett + Gram pin."""
+    """Model log density = binomial log-pmf (scipy) without its coefficient (the constant the
+    "ties 1/2" outcome model drops) + Gaussian priors + Bartlett + Gram pin."""
     K, N, r = 3, 6, 2
     data, _ = simulate(K, N, r, 200, seed=5, position_bias=0.3)
     priors = HJAPriors(mu_scale=2.0, gamma_scale=0.7, U_scale=1.5, beta_scale=0.8, gram_pin=0.2)
@@ -96,12 +99,14 @@ def test_log_density_matches_an_independent_computation():
     params = {"z_mu": raw.z_mu, "z_gamma": raw.z_gamma, "l_free": raw.l_free, "w": raw.w,
               "beta_raw": raw.beta}
     value = jax.jit(lambda p: log_density(
-        hja_model, (cells_of(data), chart, jnp.asarray(data.wins)),
+        hja_model, (cells_of(data), chart, stack_counts(cells_of(data))),
         dict(rank=r, position_bias=True, priors=priors), p)[0])(params)
     gamma, mu, U, V, beta = (np.asarray(x) for x in constrain(raw, chart, r))
     S = np.outer(gamma, mu) + U @ V.T
     eta = beta[data.judge] + S[data.judge, data.first] - S[data.judge, data.second]
+    assert not data.ties.any()
     expected = stats.binom.logpmf(data.wins, data.n, 1 / (1 + np.exp(-eta))).sum()
+    expected -= (gammaln(data.n + 1) - gammaln(data.wins + 1) - gammaln(data.n - data.wins + 1)).sum()
     expected += stats.norm.logpdf(np.asarray(raw.z_mu), 0, 2.0).sum()
     expected += stats.norm.logpdf(np.asarray(raw.z_gamma), 0, 0.7).sum()
     expected += stats.norm.logpdf(np.asarray(raw.l_free), 0, 1.5).sum()
@@ -119,12 +124,14 @@ def test_prior_predictive_runs_and_follows_the_prior():
     draws = 400
     prior = Predictive(hja_model, num_samples=draws)(
         jax.random.PRNGKey(0), cells_of(data), default_chart(K, N), rank=1)
-    wins = np.asarray(prior["wins"])
-    assert wins.shape == (draws, data.n_cells)
-    assert np.all(wins >= 0) and np.all(wins <= data.n) and np.all(wins == np.round(wins))
-    # mu ~ N(0, 3^2 (I - 11^T/N)): per-item sd 3 sqrt(1 - 1/N); sample-sd error ~ 1/sqrt(2 draws)
+    counts = np.asarray(prior["outcomes"])
+    assert counts.shape == (draws, data.n_cells, 3)
+    assert np.all(counts >= 0) and np.all(counts == np.round(counts))
+    np.testing.assert_array_equal(counts.sum(-1), np.broadcast_to(data.n, (draws, data.n_cells)))
+    assert not counts[..., 1].any()  # "ties count 1/2" predicts no ties
+    # mu ~ N(0, s^2 (I - 11^T/N)): per-item sd s sqrt(1 - 1/N); sample-sd error ~ 1/sqrt(2 draws)
     sd = np.asarray(prior["mu"]).std(axis=0)
-    target = 3.0 * np.sqrt(1 - 1 / N)
+    target = HJAPriors().mu_scale * np.sqrt(1 - 1 / N)
     assert np.all(np.abs(sd / target - 1) < 4 / np.sqrt(2 * draws))
     # gamma - 1 ~ N(0, I - 11^T/K), summing to K
     gamma = np.asarray(prior["gamma"])

@@ -15,7 +15,7 @@ from hja_bayes import (
     sample_hja,
     simulate,
 )
-from hja_bayes.bayes.sample import _warn_on_diagnostics
+from hja_bayes.bayes.diagnose import warn_on_diagnostics
 
 from .bayes_support import panel as shared_panel
 from .bayes_support import quiet_sample
@@ -35,7 +35,7 @@ def test_inference_data_has_its_groups(panel):
     assert set(post.data_vars) == {"gamma", "mu", "U", "V", "D", "S", "beta"}
     assert post["S"].shape == (2, 300, 3, 5) and post["V"].shape == (2, 300, 5, 1)
     assert list(post["judge"].values) == list(data.judges)
-    assert idata.log_likelihood["wins"].shape == (2, 300, data.n_cells)
+    assert idata.log_likelihood["verdicts"].shape == (2, 300, int(data.n.sum()))
     assert idata.posterior_predictive["wins"].shape == (2, 300, data.n_cells)
     np.testing.assert_array_equal(idata.observed_data["wins"], data.wins)
     assert post.attrs["rank"] == 1 and post.attrs["position_bias"] == 1
@@ -44,7 +44,7 @@ def test_inference_data_has_its_groups(panel):
 
 
 def test_every_draw_satisfies_every_constraint(panel):
-    _, _, _, idata = panel
+    _, _, fit, idata = panel
     post = idata.posterior
     gamma, mu, U, V, D, S = (np.asarray(post[v]) for v in ("gamma", "mu", "U", "V", "D", "S"))
     K, N = S.shape[-2:]
@@ -54,7 +54,8 @@ def test_every_draw_satisfies_every_constraint(panel):
     assert np.abs(np.einsum("cdn,cdna->cda", mu, V)).max() < 1e-11
     assert np.abs(np.einsum("cdna,cdnb->cdab", V, V) / N - np.eye(1)).max() < 1e-12
     assert np.abs(np.einsum("cdka,cdkb->cdab", U, U) / K - D[..., None]).max() < 1e-12
-    assert np.all(V[..., 0, :] > 0)  # sign rule: first entry of every V column positive
+    # signs aligned to the MAP: every column points the MAP's way
+    assert np.all(np.einsum("cdna,na->cda", V, np.asarray(fit.V)) > 0)
     np.testing.assert_allclose(S, np.einsum("cdk,cdn->cdkn", gamma, mu)
                                + np.einsum("cdka,cdna->cdkn", U, V), atol=1e-12)
     assert np.abs(S.sum(-1)).max() < 1e-11
@@ -79,13 +80,23 @@ def test_posterior_means_agree_with_the_map(panel):
         assert np.all(np.abs(mean - map_value) <= tol), (name, mean - map_value, tol)
 
 
-def test_log_likelihood_is_the_binomial_log_pmf(panel):
+def test_log_likelihood_is_the_bernoulli_log_pmf_of_every_comparison(panel):
     data, _, _, idata = panel
     S = np.asarray(idata.posterior["S"][1, 7])
     beta = np.asarray(idata.posterior["beta"][1, 7])
     eta = beta[data.judge] + S[data.judge, data.first] - S[data.judge, data.second]
-    expected = stats.binom.logpmf(data.wins, data.n, 1 / (1 + np.exp(-eta)))  # no ties here
-    np.testing.assert_allclose(idata.log_likelihood["wins"][1, 7], expected, rtol=1e-10)
+    p = 1 / (1 + np.exp(-eta))
+    ll = idata.log_likelihood["verdicts"]
+    cell = np.repeat(np.arange(data.n_cells), data.n.astype(int))  # no ties here
+    won = np.concatenate([np.r_[np.ones(int(w)), np.zeros(int(n - w))]
+                          for w, n in zip(data.wins, data.n)])
+    np.testing.assert_allclose(ll[1, 7], stats.bernoulli.logpmf(won, p[cell]), rtol=1e-10)
+    # labelled with judge, both models and the outcome
+    m = 123
+    assert ll["comparison_judge"].values[m] == data.judges[data.judge[cell[m]]]
+    assert ll["comparison_first"].values[m] == data.items[data.first[cell[m]]]
+    assert ll["comparison_second"].values[m] == data.items[data.second[cell[m]]]
+    assert ll["comparison_outcome"].values[m] == ("first" if won[m] else "second")
 
 
 def test_diagnostics_are_clean_on_well_conditioned_data(panel):
@@ -145,13 +156,13 @@ def _fake_idata(shift: float, diverging: bool):
 
 def test_r_hat_above_the_limit_warns_and_names_the_quantity():
     with pytest.warns(ConvergenceWarning, match=r"R-hat above 1.01 .*mu\[c\]") as record:
-        _warn_on_diagnostics(_fake_idata(shift=1.0, diverging=False))
+        warn_on_diagnostics(_fake_idata(shift=1.0, diverging=False))
     assert "mu[a]" not in str(record[0].message)
 
 
 def test_divergences_warn():
     with pytest.warns(ConvergenceWarning, match="1 divergent transition"):
-        _warn_on_diagnostics(_fake_idata(shift=0.0, diverging=True))
+        warn_on_diagnostics(_fake_idata(shift=0.0, diverging=True))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _warn_on_diagnostics(_fake_idata(shift=0.0, diverging=False))
+        warn_on_diagnostics(_fake_idata(shift=0.0, diverging=False))

@@ -1,44 +1,63 @@
 """Bayesian HJA model (NumPyro): the model, NUTS sampling to ArviZ, posterior checks.
 
-:func:`sample_hja` starts NUTS at the MAP of :func:`~hja_bayes.fit_hja` and returns an
-``arviz.InferenceData`` whose posterior holds canonical (identified) draws;
-:mod:`~hja_bayes.bayes.checks` compares them with Wald intervals, checks the posterior
-predictive, compares ranks by PSIS-LOO and summarises the items' rank distribution.
+:func:`sample_hja` starts NUTS near the MAP of :func:`~hja_bayes.fit_hja` and returns an
+``arviz.InferenceData`` whose posterior holds canonical (identified) draws aligned to the
+MAP.  The modules, one job each:
+
+* :mod:`~hja_bayes.bayes.model` (the NumPyro model and its reparameterisation),
+  :mod:`~hja_bayes.bayes.outcomes` (the observation model, on the likelihood seam),
+  :mod:`~hja_bayes.bayes.prior` (implied priors, prior predictive);
+* :mod:`~hja_bayes.bayes.sample` (NUTS), :mod:`~hja_bayes.bayes.laplace` (starts and mass
+  matrix), :mod:`~hja_bayes.bayes.convert` (the ``InferenceData`` layout),
+  :mod:`~hja_bayes.bayes.diagnose` (warnings);
+* :mod:`~hja_bayes.bayes.ppc` (posterior predictive checks), :mod:`~hja_bayes.bayes.loo`
+  (PSIS-LOO over comparisons, rank choice), :mod:`~hja_bayes.bayes.compare` (Wald against
+  credible intervals), :mod:`~hja_bayes.bayes.ranks` (posterior of the items' ranks).
+
+The figures live in :mod:`hja_bayes.reporting.posterior_plots`; ``plot_calibration``,
+``plot_ppc_win_rates`` and ``plot_rank_posterior`` are re-exported here.  Names are loaded
+on first use, so importing this package loads neither NumPyro nor ArviZ nor matplotlib.
 """
 
-from .checks import (
-    RankComparison,
-    RankPosterior,
-    bayesian_p_value,
-    compare_intervals,
-    compare_ranks,
-    plot_calibration,
-    plot_ppc_win_rates,
-    plot_rank_posterior,
-    ppc_calibration,
-    ppc_judge_win_rates,
-    ppc_pair_win_rates,
-    rank_comparison,
-    rank_posterior,
-)
-from .model import HJAPriors, hja_model
-from .sample import sample_hja
+from __future__ import annotations
 
-__all__ = [
-    "HJAPriors",
-    "RankComparison",
-    "RankPosterior",
-    "bayesian_p_value",
-    "compare_intervals",
-    "compare_ranks",
-    "hja_model",
-    "plot_calibration",
-    "plot_ppc_win_rates",
-    "plot_rank_posterior",
-    "ppc_calibration",
-    "ppc_judge_win_rates",
-    "ppc_pair_win_rates",
-    "rank_comparison",
-    "rank_posterior",
-    "sample_hja",
-]
+import importlib
+
+_EXPORTS = {
+    "HJAPriors": ".model",
+    "hja_model": ".model",
+    "sample_hja": ".sample",
+    "compare_intervals": ".compare",
+    "FIRST_SHOWN": ".ppc",
+    "bayesian_p_value": ".ppc",
+    "ppc_calibration": ".ppc",
+    "ppc_judge_win_rates": ".ppc",
+    "ppc_pair_win_rates": ".ppc",
+    "LooResult": ".loo",
+    "RankComparison": ".loo",
+    "compare_ranks": ".loo",
+    "psis_loo": ".loo",
+    "rank_comparison": ".loo",
+    "RankPosterior": ".ranks",
+    "rank_posterior": ".ranks",
+    "PriorPredictive": ".prior",
+    "prior_predictive": ".prior",
+    "implied_win_probabilities": ".prior",
+    "plot_calibration": "..reporting.posterior_plots",
+    "plot_ppc_win_rates": "..reporting.posterior_plots",
+    "plot_rank_posterior": "..reporting.posterior_plots",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

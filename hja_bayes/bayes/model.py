@@ -37,7 +37,22 @@ Priors (weakly informative; every scale is an argument, see :class:`HJAPriors`):
   accounts for the rotation that was removed, so ``U V^T`` has exactly the prior it would
   have with a full Gaussian U;
 * ``V`` uniform on ``{V : V^T 1 = 0, V^T mu = 0, V^T V = N I}`` given mu;
-* ``beta_k ~ N(0, s_beta^2)`` independently (only with position bias).
+* ``beta_k ~ N(0, s_beta^2)`` independently (only with position bias);
+* with prompt effects (:mod:`hja_bayes.bayes.prompts`), ``tau_i ~ HalfNormal(s_tau)`` per
+  model and one answer effect ``alpha_qi = tau_i z_qi``, ``z_qi ~ N(0, 1)`` per (question,
+  model).
+
+Implied prior of win probabilities (the calibration target of the default scales): a pair's
+win probability should be free to be lopsided without the prior preferring it.  Uniform
+win probabilities put 20% of pairs outside [0.1, 0.9]; the defaults aim at about 30% for
+consensus pairs ``expit(mu_i - mu_j)`` and at most 40% for judge pairs
+``expit(S_ki - S_kj)``.  Achieved, by :func:`~hja_bayes.bayes.prior_predictive` at K=4,
+N=8, r=1 (4,000 draws): 29.8% and 37.5%.  (The earlier defaults, s_mu = 3 and s_U = 2, put
+60% and 62% there: a strong prior for near-certain verdicts.)  For one consensus pair the
+share is exact: ``mu_i - mu_j ~ N(0, 2 s_mu^2)``, so it is ``2 Phi(-logit(0.9) / (s_mu
+sqrt 2)) = 0.30`` at s_mu = 1.5.  Also implied: ``gamma_k < 0`` (a judge reversing the
+consensus) with prior probability 12%, and a residual ``|U V^T|_F`` about 0.45 times the
+consensus part ``|gamma mu^T|_F`` (median), the range seen on MT-Bench and Chatbot Arena.
 
 The sampled coordinates are not identified (column signs of U and V are free), so draws are
 mapped through :func:`~hja_bayes.decomposition.canonicalize` afterwards (see
@@ -55,8 +70,11 @@ import numpyro
 import numpyro.distributions as dist
 from jax.scipy.linalg import solve_triangular
 
-from ..decomposition import Decomposition
-from ..likelihood import Cells, cell_logits
+from ..decomposition import Decomposition, compose
+from ..errors import ParameterError
+from ..likelihood import Cells, OutcomeModel, cell_logits, outcome_model
+from .outcomes import CellOutcomes
+from .prompts import prompt_offsets
 
 __all__ = [
     "HJAPriors",
@@ -77,25 +95,34 @@ class HJAPriors(NamedTuple):
     Attributes
     ----------
     mu_scale : float
-        Standard deviation of the centred consensus scores mu (default 3).
+        Standard deviation of the centred consensus scores mu (default 1.5).
     gamma_scale : float
         Standard deviation of ``gamma_k - 1`` on the plane ``sum(gamma) = K`` (default 1).
     U_scale : float
-        Entry scale of the centred Gaussian judge loadings U (default 2).
+        Entry scale of the centred Gaussian judge loadings U (default 1).
     beta_scale : float
         Standard deviation of each position bias beta_k (default 1).
+    tau_scale : float
+        Scale of the half-normal prior of each model's tau_i, the sd of its answer-quality
+        effects with prompt effects (default 1: tau_i above 2 logits has prior probability
+        4.6%).
     gram_pin : float
         Relative spread of the Gram matrix ``W^T W / (N - 2)`` of the raw V coordinates
         around the identity (default 0.1).  These r(r+1)/2 coordinates do not enter the
         likelihood or the implied prior of any identified quantity; the pin only keeps their
         scale steady so that NUTS sees no funnel.
+
+    The defaults are calibrated on the implied prior of win probabilities (module
+    docstring of :mod:`hja_bayes.bayes.model`): about 30% of consensus pairs and 37% of
+    judge pairs fall outside [0.1, 0.9] a priori.
     """
 
-    mu_scale: float = 3.0
+    mu_scale: float = 1.5
     gamma_scale: float = 1.0
-    U_scale: float = 2.0
+    U_scale: float = 1.0
     beta_scale: float = 1.0
     gram_pin: float = 0.1
+    tau_scale: float = 1.0
 
 
 class Chart(NamedTuple):
@@ -272,34 +299,47 @@ def hja_model(
     rank: int,
     position_bias: bool = False,
     priors: HJAPriors = HJAPriors(),
+    outcome: str | OutcomeModel = "half",
+    answers=None,
 ) -> None:
     """NumPyro model of the rank-``rank`` HJA panel (with optional position bias).
 
-    ``wins_c ~ Binomial(n_c, expit(beta_k + S[k, i] - S[k, j]))`` for every cell
-    ``c = (k, i, j)``, ``S = gamma mu^T + U V^T`` built by :func:`constrain` from the raw
-    sites ``z_mu``, ``z_gamma``, ``l_free``, ``w`` and ``beta``; priors as in the module
-    docstring.  Ties count 1/2 in ``obs`` (the binomial density is evaluated by its
-    gamma-function extension there); replicated data carry no ties.
+    Every cell ``c = (k, i, j)`` has the linear predictor
+    ``eta_c = beta_k + S[k, i] - S[k, j]`` (:func:`~hja_bayes.likelihood.cell_logits`) and
+    its counts (first_wins, ties, second_wins) follow the outcome model ``outcome`` (the
+    likelihood seam; default "ties count 1/2"), see
+    :class:`~hja_bayes.bayes.outcomes.CellOutcomes`.  ``S = gamma mu^T + U V^T`` is built
+    by :func:`constrain` from the raw sites ``z_mu``, ``z_gamma``, ``l_free``, ``w`` and
+    ``beta_raw``; priors as in the module docstring.
 
     Parameters
     ----------
     cells : Cells
-        Cell indices and counts (``cells.wins`` is not used: pass it as ``obs``).  Cells
-        with ``n = 0`` contribute nothing.
+        Cell indices and counts (the counts give each cell's number of comparisons; the
+        observed outcomes are passed as ``obs``).  Cells with ``n = 0`` contribute nothing.
     chart : Chart
         Bases of the map (:func:`chart_at` or :func:`default_chart`).
-    obs : array (n_cells,) or None
-        Observed wins of the first-shown item; None samples them (prior or posterior
-        predictive).
+    obs : array (n_cells, 3) or None
+        Observed (first_wins, ties, second_wins) per cell
+        (:func:`~hja_bayes.bayes.outcomes.stack_counts`); None samples them (prior or
+        posterior predictive).
     rank : int
         Disagreement rank r.
     position_bias : bool
         Whether each judge has a position bias beta_k.
     priors : HJAPriors
         Prior scales.
+    outcome : str or OutcomeModel
+        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`);
+        one without extra per-judge parameters.
+    answers : (first, second, item), optional
+        Prompt effects: ``cells`` are then (question, cell) entries, ``first[e]`` and
+        ``second[e]`` index the answers shown in entry e and ``item[a]`` is the model of
+        answer a (:func:`~hja_bayes.bayes.prompts.entry_units`); adds the sites ``tau``
+        (one per model), ``z_alpha`` and the deterministic ``alpha``.
 
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
-    ``beta`` are recorded; the observed site is ``wins``, in the plate ``cell``.
+    ``beta`` are recorded; the observed site is ``outcomes``, in the plate ``cell``.
 
     Examples
     --------
@@ -310,9 +350,14 @@ def hja_model(
     >>> data, _ = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=50)
     >>> prior = Predictive(hja_model, num_samples=4)(
     ...     jax.random.PRNGKey(0), cells_of(data), default_chart(3, 5), rank=1)
-    >>> prior["wins"].shape == (4, data.n_cells)
+    >>> prior["outcomes"].shape == (4, data.n_cells, 3)
     True
     """
+    outcome = outcome_model(outcome)
+    if outcome.n_aux:
+        raise ParameterError(
+            f"the Bayesian model supports outcome models without extra parameters; "
+            f"{outcome.name!r} has {outcome.n_aux}")
     item_basis, judge_basis = chart
     N, K = item_basis.shape[0], judge_basis.shape[0]
     r = rank
@@ -341,13 +386,17 @@ def hja_model(
     else:
         beta = jnp.zeros(0)
     gamma, mu, U, V, beta = constrain(RawCoordinates(z_mu, z_gamma, l_free, w, beta), chart, r)
-    S = jnp.outer(gamma, mu) + U @ V.T
+    S = compose(gamma, mu, U, V)
     for name, value in (("gamma", gamma), ("mu", mu), ("U", U), ("V", V), ("S", S),
                         ("beta", beta)):
         numpyro.deterministic(name, value)
     eta = cell_logits(S, beta, cells)
-    with numpyro.plate("cell", cells.n.shape[0]):
-        # integer counts: the binomial sampler needs them; the density converts back
-        count = jnp.rint(cells.n).astype(jnp.int64)
-        numpyro.sample("wins", dist.Binomial(total_count=count, logits=eta,
-                                             validate_args=False), obs=obs)
+    if answers is not None:
+        first, second, item = answers
+        tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
+        z_alpha = numpyro.sample("z_alpha",
+                                 dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))
+        alpha = numpyro.deterministic("alpha", tau[item] * z_alpha)
+        eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
+    with numpyro.plate("cell", eta.shape[0]):
+        numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome), obs=obs)

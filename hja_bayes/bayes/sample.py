@@ -1,5 +1,17 @@
 """NUTS for the Bayesian HJA model, from the MAP to an ArviZ ``InferenceData``.
 
+Starts and mass matrix
+----------------------
+By default every chain starts from an independent draw of the Laplace approximation at the
+MAP (inflated, in the sampler's raw coordinates; :mod:`hja_bayes.bayes.laplace`), and NUTS
+uses the Laplace covariance as its (dense) inverse mass matrix, so warm-up only tunes the
+step size.  ``start="map"`` starts every chain at the MAP; ``mass_matrix="adapt"`` lets
+NumPyro estimate the mass matrix in warm-up windows instead (starting from the Laplace one).
+
+Draws are mapped to canonical coordinates and then aligned to the MAP's V
+(:func:`~hja_bayes.decomposition.align_decomposition`): column signs and the order of
+columns with close D values follow the MAP, never one draw alone.
+
 Parallel chains
 ---------------
 Chains run in parallel (``chain_method="parallel"``) when JAX sees at least as many devices
@@ -8,53 +20,58 @@ otherwise *before it starts*: call ``numpyro.set_host_device_count(n)`` at the t
 script, before any JAX computation, e.g.::
 
     import numpyro
-    numpyro.set_host_device_count(2)
+    numpyro.set_host_device_count(4)
     import hja_bayes
     idata = hja_bayes.sample_hja(data, rank=1)
 
 The data are compiled into the sampler (XLA folds the cell indices and counts into the
 program, several times faster per step than passing them as arguments), so each call
-compiles once: about 10 s on a small CPU, more on a loaded one.
+compiles once: about 10 s on a small CPU, more on a loaded one.  ``compile_data=False``
+passes them as arguments instead (one program for every data set of the same shape).
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
-from numpyro.infer import MCMC, NUTS
-from scipy.special import expit, gammaln
+from jax.flatten_util import ravel_pytree
+from scipy import sparse
 
 from ..comparisons import Comparisons
-from ..decomposition import Decomposition, canonical_decomposition, check_rank
-from ..errors import ConvergenceWarning, IdentifiabilityError
+from ..decomposition import Decomposition, align_decomposition, canonical_decomposition, check_rank
+from ..checks import check_choice, check_positive
+from ..errors import IdentifiabilityError, ParameterError
 from ..hja import HJAFit, check_fit_inputs, fit_hja
-from ..likelihood import Cells
+from ..likelihood import Cells, cells_of, outcome_model
+from .convert import to_inference_data
+from .diagnose import warn_on_diagnostics
+from .laplace import laplace_at, preconditioned, whitened_starts
 from .model import HJAPriors, chart_at, hja_model, unconstrain
+from .outcomes import stack_counts
+from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
+                         unit_logits)
+from .prompts import entry_units, prompt_start
 
-__all__ = ["sample_hja", "IDENTIFIED", "RHAT_LIMIT"]
+if TYPE_CHECKING:  # pragma: no cover
+    import arviz as az
 
-#: Posterior variables holding identified quantities (beta only with position bias).
-IDENTIFIED = ("gamma", "mu", "U", "V", "D", "S", "beta")
-#: R-hat above this produces a ConvergenceWarning naming the quantities.
-RHAT_LIMIT = 1.01
+__all__ = ["sample_hja", "POINTWISE_LIMIT", "WEAK_MATCH"]
+
+#: Largest number of values (draws x comparisons) stored in the ``log_likelihood`` group
+#: (25 million float64 values = 200 MB); above it the group is left out (PSIS-LOO by
+#: :func:`~hja_bayes.bayes.psis_loo` does not need it).
+POINTWISE_LIMIT = 25_000_000
+
+#: An aligned V column whose cosine with the MAP's column is below this is "weakly matched".
+WEAK_MATCH = 0.5
 
 _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_energy",
                  "adapt_state.step_size")
-
-
-def _model_cells(data: Comparisons) -> tuple[Cells, np.ndarray]:
-    """Cells for the sampler (``wins`` zeroed: they enter as ``obs``) and the observed wins."""
-    zeros = jnp.zeros(data.n_cells)
-    cells = Cells(*(jnp.asarray(a) for a in (data.judge, data.first, data.second)), zeros, zeros,
-                  jnp.asarray(data.n))
-    return cells, np.asarray(data.wins)
 
 
 @partial(jax.jit, static_argnums=1)
@@ -65,24 +82,6 @@ def _canonical_draws(S_raw: jax.Array, rank: int) -> Decomposition:
     return Decomposition(*(x.reshape(S_raw.shape[:2] + x.shape[1:]) for x in d))
 
 
-def _log_likelihood_and_replicates(S, beta, data: Comparisons, seed: int):
-    """Per-cell binomial log-pmf of the observed wins and replicated wins, per draw.
-
-    ``S`` (chain, draw, K, N) and ``beta`` (chain, draw, K).  The log-pmf uses the
-    gamma-function extension of the binomial coefficient, so tied (half) wins are
-    evaluated as in the model.  Replicated wins are drawn from the model's likelihood,
-    ``Binomial(n_c, expit(eta_c))``, with a NumPy generator seeded by ``seed``.
-    """
-    k, i, j = data.judge, data.first, data.second
-    eta = beta[..., k] + S[..., k, i] - S[..., k, j]
-    n, w = data.n, data.wins
-    log_choose = gammaln(n + 1) - gammaln(w + 1) - gammaln(n - w + 1)
-    loglik = log_choose + w * eta - n * np.logaddexp(0.0, eta)
-    rng = np.random.default_rng([seed, 0x5eed])
-    replicated = rng.binomial(np.rint(n).astype(np.int64), expit(eta))
-    return loglik, replicated
-
-
 def _resolve_init(data, rank, init, position_bias):
     """Validate the input exactly as fit_hja does and return (init fit, rank, position_bias)."""
     if init is None:
@@ -90,7 +89,7 @@ def _resolve_init(data, rank, init, position_bias):
         init = fit_hja(data, rank, position_bias=pb)
         return init, init.rank, pb
     if not isinstance(init, HJAFit):
-        raise TypeError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
+        raise ParameterError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
     pb = init.position_bias if position_bias is None else bool(position_bias)
     check_fit_inputs(data, pb)
     if isinstance(rank, str):
@@ -107,6 +106,53 @@ def _resolve_init(data, rank, init, position_bias):
     return init, r, pb
 
 
+def _units(data, prompt: bool):
+    """Likelihood units of ``data``: its cells, or its (question, cell) entries with answers."""
+    if not prompt:
+        cells = cells_of(data)
+        return Cells(*(np.asarray(a) for a in cells)), None, np.arange(data.n_cells)
+    return entry_units(data)
+
+
+def _predictive(S, beta, gamma, alpha, data, prompt, outcome, seed, max_pointwise):
+    """Replicated wins per cell and, within the size limit, the per-comparison log-likelihood."""
+    chains, draws = S.shape[:2]
+    units, answers, unit_cell = _units(data, prompt)
+    counts = np.stack([units.first_wins, units.ties, units.second_wins], axis=-1)
+    integral = np.allclose(counts, np.rint(counts))
+    n_comparisons = int(np.rint(counts).sum()) if integral else 0
+    keep_pointwise = integral and chains * draws * n_comparisons <= max_pointwise
+    index = comparison_index(counts) if keep_pointwise else None
+    flat = [x.reshape((chains * draws,) + x.shape[2:]) for x in (S, beta, gamma, alpha)]
+    replicated = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
+    pointwise = np.empty((chains * draws, n_comparisons)) if keep_pointwise else None
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    to_cells = sparse.csr_matrix((np.ones(len(unit_cell)), (np.arange(len(unit_cell)), unit_cell)),
+                                 shape=(len(unit_cell), data.n_cells))
+    step = 256
+    for start in range(0, chains * draws, step):
+        stop = min(start + step, chains * draws)
+        S_, beta_, gamma_, alpha_ = (x[start:stop] for x in flat)
+        terms = (gamma_, alpha_, answers.first, answers.second) if prompt else None
+        eta = unit_logits(S_, beta_, units, terms)
+        rep = replicate_outcomes(eta, units.n, outcome, rng)
+        wins = rep[..., 0] + 0.5 * rep[..., 1]
+        replicated[start:stop] = wins if not prompt else (to_cells.T @ wins.T).T
+        if keep_pointwise:
+            ll = outcome_log_likelihood(eta, outcome)
+            pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
+    replicated = replicated.reshape(chains, draws, -1)
+    if not keep_pointwise:
+        why = ("counts are not whole numbers" if not integral else
+               f"{chains * draws} draws x {n_comparisons} comparisons exceed the limit of "
+               f"{max_pointwise} values")
+        return replicated, None, None, why
+    pointwise = pointwise.reshape(chains, draws, -1)
+    labels = {"unit": index // 3, "cell": unit_cell[index // 3],
+              "outcome": np.asarray(OUTCOMES)[index % 3]}
+    return replicated, pointwise, labels, "per comparison"
+
+
 def sample_hja(
     data: Comparisons,
     rank: int | Literal["bic", "cv"] = 1,
@@ -114,15 +160,21 @@ def sample_hja(
     init: HJAFit | None = None,
     position_bias: bool | None = None,
     priors: HJAPriors = HJAPriors(),
-    num_warmup: int = 1000,
+    prompt_effects: bool | None = None,
+    num_warmup: int = 500,
     num_samples: int = 1000,
-    num_chains: int = 2,
+    num_chains: int = 4,
     seed: int = 0,
     target_accept_prob: float = 0.8,
+    start: Literal["laplace", "map"] = "laplace",
+    mass_matrix: Literal["laplace", "adapt"] = "laplace",
     chain_method: Literal["parallel", "sequential", "vectorized"] | None = None,
+    max_pointwise: int = POINTWISE_LIMIT,
+    count_warmup: bool = False,
+    compile_data: bool = True,
     progress_bar: bool = True,
-) -> az.InferenceData:
-    """Sample the posterior of the Bayesian HJA model with NUTS, starting at the MAP.
+) -> "az.InferenceData":
+    """Sample the posterior of the Bayesian HJA model with NUTS, starting near the MAP.
 
     Parameters
     ----------
@@ -131,94 +183,175 @@ def sample_hja(
         Disagreement rank r; a string selects it by :func:`~hja_bayes.fit_hja` first
         (only without ``init``).
     init : HJAFit, optional
-        Starting point of every chain (default: ``fit_hja(data, rank, position_bias=...)``).
-        Its rank and position bias must match the request.
+        The MAP the chains start around (default: ``fit_hja(data, rank,
+        position_bias=...)``).  Its rank and position bias must match the request.
     position_bias : bool, optional
         Per-judge position bias beta_k (default: as ``init``, else False).
+    prompt_effects : bool, optional
+        Answer-quality random effects per (question, model), their sd tau_i learned per
+        model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``
+        and ``tau``.  Default: on when the data carry clusters
+        (``Comparisons.from_frame(..., cluster="question_id")``).
     priors : HJAPriors
         Prior scales (see :mod:`hja_bayes.bayes.model`).
     num_warmup, num_samples, num_chains : int
-        NUTS adaptation steps, kept draws per chain and chains.
+        NUTS warm-up steps, kept draws per chain and chains.
     seed : int
-        Seed of the sampler and of the posterior predictive draws; the same seed gives
-        identical draws.
+        Seed of the starting points, the sampler and the posterior predictive draws; the
+        same seed gives identical draws.
     target_accept_prob : float
         NUTS step-size adaptation target.
+    start : {"laplace", "map"}
+        "laplace": each chain starts from an independent draw of the Laplace approximation
+        at the MAP, standard deviations inflated 1.5x; "map": every chain starts at the MAP.
+    mass_matrix : {"laplace", "adapt"}
+        "laplace": the inverse mass matrix is the Laplace covariance, kept fixed (warm-up
+        adapts the step size only); "adapt": NumPyro adapts a dense mass matrix in warm-up
+        windows, starting from the Laplace covariance.
     chain_method : {"parallel", "sequential", "vectorized"}, optional
         Default: "parallel" when JAX has a device per chain (see the module docstring on
         ``numpyro.set_host_device_count``), else "sequential".
+    max_pointwise : int
+        Largest number of values (draws x comparisons) kept in the ``log_likelihood``
+        group; above it the group is left out (:data:`POINTWISE_LIMIT`, 200 MB).
+    count_warmup : bool
+        Also count the gradient evaluations of warm-up (``posterior.attrs
+        ["warmup_gradients"]``); runs warm-up and sampling as two phases, which costs one
+        more compilation.
+    compile_data : bool
+        Compile the data into the sampler (faster steps, one compilation per data set);
+        False passes them as arguments.
     progress_bar : bool
+
     Returns
     -------
     arviz.InferenceData
-        ``posterior``: the identified quantities ``gamma (judge)``, ``mu (item)``,
-        ``U (judge, component)``, ``V (item, component)``, ``D (component)``,
-        ``S (judge, item)`` and, with position bias, ``beta (judge)``; every draw is mapped
-        through :func:`~hja_bayes.decomposition.canonicalize`, so every constraint holds
-        and rotations and signs are fixed.  ``log_likelihood`` and
-        ``posterior_predictive``: ``wins`` per cell; ``observed_data``: ``wins`` (ties
-        count 1/2); ``constant_data``: the cells (``judge``, ``first``, ``second``, ``n``,
-        ``ties``); ``sample_stats``: ``diverging``, ``acceptance_rate``, ``n_steps``,
-        ``tree_depth``, ``energy``, ``lp``, ``step_size``.  ``posterior.attrs`` records the
-        rank, position bias, the MAP negative log-likelihood and BIC, the seed, the chain
-        method and ``sampling_time`` (seconds of the NUTS run: compilation, warm-up and
-        draws).
+        Laid out as :mod:`hja_bayes.bayes.convert` describes: canonical draws aligned to the
+        MAP in ``posterior``, the log-likelihood of every comparison in
+        ``log_likelihood``, replicated and observed wins per cell, the cells in
+        ``constant_data`` and the sampler statistics.  ``posterior.attrs`` records the
+        rank, position bias, outcome model, the MAP negative log-likelihood and BIC, the
+        seed, start, mass matrix, chain method, ``sampling_time`` (seconds of the NUTS run:
+        compilation, warm-up and draws), ``gradients`` (leapfrog steps of the kept draws),
+        ``warmup_gradients`` (with ``count_warmup``, else -1), the shares of draws whose
+        U, V columns were flipped (``sign_flip_share``) or reordered
+        (``permutation_share``) or either (``aligned_share``) to match the MAP, the share
+        whose aligned V has a column at cosine below 0.5 with the MAP's
+        (``weak_match_share``), and how the log-likelihood was stored
+        (``log_likelihood``).
 
     Raises
     ------
     Everything :func:`~hja_bayes.fit_hja` raises, with the same messages (disconnected
     graph, unidentifiable rank, position bias on folded data...), plus
-    IdentifiabilityError when ``init`` does not match the request.
+    IdentifiabilityError when ``init`` does not match the request and ParameterError for a
+    bad setting.
 
     Warns
     -----
     ConvergenceWarning
-        On divergent transitions, or R-hat above 1.01 (the warning names the quantities).
+        On divergent transitions, R-hat above 1.01 (the warning names the quantities), or
+        when more than 10% of the draws had columns reordered or weakly matched to the
+        MAP's; when the smallest D is not separated from zero the warning says so and
+        suggests a lower rank.  Sign flips alone are reported, not warned: the largest-|entry|
+        rule flips a column whenever its two largest loadings are close with opposite signs,
+        and alignment to the MAP undoes exactly that.
     """
+    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer.util import potential_energy
+
+    start = check_choice(start, "start", ("laplace", "map"))
+    mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "adapt"))
+    for name, value in (("num_warmup", num_warmup), ("num_samples", num_samples),
+                        ("num_chains", num_chains)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ParameterError(f"{name} must be a non-negative integer, got {value!r}")
+    check_positive(num_samples, "num_samples")
+    check_positive(num_chains, "num_chains")
     init, r, pb = _resolve_init(data, rank, init, position_bias)
+    prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
+    if prompt and data.clusters is None:
+        raise ParameterError("prompt_effects=True needs clusters: read the data with "
+                             "cluster=<question column>")
+    outcome = outcome_model("half")
     K, N = data.n_judges, data.n_items
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
     reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
     chart = chart_at(reference)
     raw0 = unconstrain(reference, init.beta if pb else None, chart)
-    init_params = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
+    params0 = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
     if r > 0:
-        init_params.update(l_free=raw0.l_free, w=raw0.w)
+        params0.update(l_free=raw0.l_free, w=raw0.w)
     if pb:
-        init_params["beta_raw"] = raw0.beta
+        params0["beta_raw"] = raw0.beta
     # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
     # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
     # work); log-likelihoods and replicated data below stay per original cell.
-    model_cells, obs = _model_cells(data if pb else data.fold_order())
+    units, answers, _ = _units(data if pb else data.fold_order(), prompt)
+    model_units = Cells(*(jnp.asarray(a) for a in units))
+    obs = stack_counts(model_units)
+    terms = None
+    if prompt:
+        terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
+                 jnp.asarray(answers.item))
+        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
+                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
+    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
+                    answers=terms)
+    args = (model_units, chart, obs)
 
-    model = partial(hja_model, rank=r, position_bias=pb, priors=priors)
-    kernel = NUTS(model, dense_mass=True, target_accept_prob=target_accept_prob)
+    start_time = time.perf_counter()
+
+    def potential(p):
+        return potential_energy(model, args, {}, p)
+
+    if prompt:  # the MAP leaves the answer effects and tau out
+        params0 = prompt_start(potential, params0, answers.item)
+    laplace = laplace_at(potential, params0)
+    if start == "laplace":
+        u0 = whitened_starts(laplace, num_chains, [int(seed), 0x57A27])
+    else:
+        u0 = np.zeros((num_chains, laplace.mean.shape[0]))
+    init_params = {"u": jnp.asarray(u0[0] if num_chains == 1 else u0)}
+    _, unravel = ravel_pytree({k: jnp.asarray(params0[k]) for k in laplace.sites})
+    whitened = partial(preconditioned, model=model, unravel=unravel,
+                       log_sites=("tau",) if prompt else ())
+    args = args + (jnp.asarray(laplace.mean), jnp.asarray(laplace.scale))
+    kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
+                  target_accept_prob=target_accept_prob,
+                  adapt_mass_matrix=mass_matrix == "adapt")
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method=chain_method, progress_bar=progress_bar)
-    if num_chains > 1:
-        init_params = {k: jnp.broadcast_to(v, (num_chains,) + v.shape)
-                       for k, v in init_params.items()}
-    start = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), model_cells, chart, jnp.asarray(obs),
-             init_params=init_params, extra_fields=_EXTRA_FIELDS)
+                chain_method=chain_method, progress_bar=progress_bar,
+                jit_model_args=not compile_data)
+    key = jax.random.PRNGKey(seed)
+    warmup_gradients = -1
+    if count_warmup:
+        mcmc.warmup(key, *args, init_params=init_params, extra_fields=("num_steps",),
+                    collect_warmup=True)
+        warmup_gradients = int(np.asarray(mcmc.get_extra_fields()["num_steps"]).sum())
+        mcmc.run(mcmc.post_warmup_state.rng_key, *args, extra_fields=_EXTRA_FIELDS)
+    else:
+        mcmc.run(key, *args, init_params=init_params, extra_fields=_EXTRA_FIELDS)
     samples = mcmc.get_samples(group_by_chain=True)
+    samples.pop("u")
     extra = mcmc.get_extra_fields(group_by_chain=True)
     jax.block_until_ready(samples)
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - start_time
+
     beta = np.asarray(samples["beta"])
-    d = Decomposition(*(np.asarray(x) for x in _canonical_draws(samples["S"], r)))
+    alpha = np.asarray(samples["alpha"]) if prompt else np.zeros(beta.shape[:2] + (0,))
+    aligned = align_decomposition(_canonical_draws(samples["S"], r), np.asarray(init.V))
+    d = aligned.decomposition
     S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
-    loglik, predictive = _log_likelihood_and_replicates(S, beta, data, seed)
-    real = data.n_cells
+    replicated, pointwise, labels, stored = _predictive(
+        S, beta, np.asarray(d.gamma), alpha, data, prompt, outcome, seed, max_pointwise)
 
     posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
-    dims = {"gamma": ["judge"], "mu": ["item"], "U": ["judge", "component"],
-            "V": ["item", "component"], "D": ["component"], "S": ["judge", "item"],
-            "beta": ["judge"], "wins": ["cell"], "judge_of_cell": ["cell"],
-            "first": ["cell"], "second": ["cell"], "n": ["cell"], "ties": ["cell"]}
     if pb:
         posterior["beta"] = beta
+    if prompt:
+        posterior.update(alpha=alpha, tau=np.asarray(samples["tau_value"]))
     steps = np.asarray(extra["num_steps"])
     sample_stats = {
         "diverging": np.asarray(extra["diverging"]),
@@ -229,57 +362,23 @@ def sample_hja(
         "lp": -np.asarray(extra["potential_energy"]),
         "step_size": np.asarray(extra["adapt_state.step_size"]),
     }
-    coords = {"judge": list(data.judges), "item": list(data.items),
-              "component": list(range(r)), "cell": np.arange(real)}
-    attrs = {"rank": r, "position_bias": int(pb), "map_nll": float(init.nll),
-             "map_bic": float(init.bic), "seed": int(seed), "chain_method": chain_method,
+    attrs = {"rank": r, "position_bias": int(pb), "outcome": outcome.name,
+             "map_nll": float(init.nll), "map_bic": float(init.bic), "seed": int(seed),
+             "start": start, "mass_matrix": mass_matrix, "chain_method": chain_method,
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
-             "n_judges": K, "n_items": N}
-    idata = az.from_dict(
-        posterior={k: np.asarray(v) for k, v in posterior.items()},
-        log_likelihood={"wins": np.asarray(loglik)},
-        posterior_predictive={"wins": np.asarray(predictive)},
-        observed_data={"wins": np.asarray(data.wins)},
-        constant_data={"judge_of_cell": np.asarray(data.judge), "first": np.asarray(data.first),
-                       "second": np.asarray(data.second), "n": np.asarray(data.n),
-                       "ties": np.asarray(data.ties)},
-        sample_stats=sample_stats,
-        coords=coords,
-        dims=dims,
-        posterior_attrs=attrs,
-    )
-    _warn_on_diagnostics(idata)
+             "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
+             "n_judges": K, "n_items": N,
+             "sign_flip_share": float(np.mean(aligned.flipped)),
+             "permutation_share": float(np.mean(aligned.permuted)),
+             "aligned_share": float(np.mean(aligned.flipped | aligned.permuted)),
+             "weak_match_share": float(np.mean(np.any(aligned.match < WEAK_MATCH, axis=-1)))
+             if r else 0.0,
+             "log_likelihood": stored, "prompt_effects": int(prompt)}
+    if steps.ndim == 1:  # one chain: keep the (chain, draw) layout
+        sample_stats = {k: v[None] for k, v in sample_stats.items()}
+    idata = to_inference_data(posterior=posterior, data=data, replicated_wins=replicated,
+                              pointwise=pointwise, comparison_labels=labels,
+                              sample_stats=sample_stats, attrs=attrs,
+                              answers=_units(data, True)[1] if prompt else None)
+    warn_on_diagnostics(idata)
     return idata
-
-
-def _labels(da) -> list[str]:
-    """'name[label, ...]' for every entry of a DataArray without chain/draw."""
-    if da.ndim == 0:
-        return [da.name]
-    index = [da[d].values for d in da.dims]
-    grids = np.meshgrid(*index, indexing="ij")
-    return [f"{da.name}[{', '.join(str(g.flat[i]) for g in grids)}]" for i in range(da.size)]
-
-
-def _warn_on_diagnostics(idata: az.InferenceData, limit: float = RHAT_LIMIT) -> None:
-    """ConvergenceWarning on divergences or R-hat above ``limit`` (names the quantities)."""
-    n_div = int(idata.sample_stats["diverging"].sum())
-    if n_div:
-        warnings.warn(
-            f"{n_div} divergent transition(s) after warm-up: the sampler may have missed part "
-            "of the posterior (raise target_accept_prob or check the data)",
-            ConvergenceWarning, stacklevel=3)
-    if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give nan R-hat
-        rhat = az.rhat(idata.posterior)
-    bad = []
-    for name, da in rhat.data_vars.items():
-        values = np.asarray(da).ravel()
-        labels = _labels(da)
-        bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels, values) if v > limit]
-    if bad:
-        shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
-        warnings.warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}",
-                      ConvergenceWarning, stacklevel=3)

@@ -21,7 +21,7 @@ from ..checks import check_probability
 from ..errors import DataError, ParameterError
 from .examples import ConfidenceData, check_features
 from .loaders import from_probability_table, load_prd_vicuna80_confidence, load_trust_or_escalate_confidence
-from .metrics import auroc, ranking_loss, selective_accuracy
+from .metrics import auroc, ranking_loss
 from .ranker import ConfidenceRanker
 from .selective import is_grouped
 

@@ -17,7 +17,7 @@ judges are in :mod:`.cascade`.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import beta as beta_dist

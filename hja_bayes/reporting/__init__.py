@@ -25,11 +25,10 @@ from .plots import (
     forest_plot,
     judge_map,
     observed_heatmap,
-    posterior_predictive_plot,
-    rank_posterior_plot,
     residual_heatmap,
     win_probability_heatmap,
 )
+from .posterior_plots import posterior_predictive_plot, prior_predictive_plot, rank_posterior_plot
 from .scales import to_scale
 
 __all__ = [
@@ -47,6 +46,7 @@ __all__ = [
     "observed_win_fraction",
     "pairwise_table",
     "posterior_predictive_plot",
+    "prior_predictive_plot",
     "rank_posterior_plot",
     "render_html",
     "render_markdown",

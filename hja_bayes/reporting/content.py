@@ -23,11 +23,10 @@ from .plots import (
     forest_plot,
     judge_map,
     observed_heatmap,
-    posterior_predictive_plot,
-    rank_posterior_plot,
     residual_heatmap,
     win_probability_heatmap,
 )
+from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
 from .scales import Scale, check_scale
 from .sentences import (
     captions,

@@ -24,8 +24,6 @@ __all__ = [
     "forest_plot",
     "judge_map",
     "observed_heatmap",
-    "posterior_predictive_plot",
-    "rank_posterior_plot",
     "residual_heatmap",
     "win_probability_heatmap",
 ]
@@ -354,63 +352,3 @@ def _hatch(a: int, b: int):
 
     return Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#888888",
                      linewidth=0)
-
-
-def posterior_predictive_plot(idata, level: float = 0.95) -> Figure:
-    """Posterior predictive checks: judges' win rates and calibration, side by side.
-
-    Left: every judge's observed win rate of every model (and of the first-shown answer)
-    against its posterior predictive interval (:func:`hja_bayes.bayes.ppc_judge_win_rates`);
-    right: observed against predicted win rates by bins of the prediction
-    (:func:`hja_bayes.bayes.ppc_calibration`).
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`hja_bayes.sample_hja` (posterior predictive and constant data groups).
-    level : float
-        Level of the predictive intervals.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    from ..bayes import plot_calibration, plot_ppc_win_rates, ppc_calibration, ppc_judge_win_rates
-
-    fig = Figure(figsize=(10, 4.6), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    plot_ppc_win_rates(ppc_judge_win_rates(idata, level), ax=left, alpha=1 - level)
-    left.set_title("Judges' win rates: observed vs posterior predictive", fontsize=10)
-    plot_calibration(ppc_calibration(idata, level=level), ax=right)
-    right.set_title("Calibration of predicted win rates", fontsize=10)
-    return fig
-
-
-def rank_posterior_plot(idata, level: float = 0.95) -> Figure:
-    """Posterior probability of every rank for every model (rows by mean rank).
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-    level : float
-        Level of the rank intervals (not drawn; kept for a uniform signature).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    from ..bayes import plot_rank_posterior, rank_posterior
-
-    result = rank_posterior(idata, level)
-    n = len(result.table)
-    fig = Figure(figsize=(1.8 + 0.55 * n, 1.2 + 0.4 * n), layout="constrained")
-    ax = fig.add_subplot()
-    plot_rank_posterior(result, ax=ax)
-    probs = result.probabilities.to_numpy()
-    for a in range(probs.shape[0]):
-        for b in range(probs.shape[1]):
-            if probs[a, b] >= 0.005:
-                ax.text(b, a, f"{probs[a, b]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if probs[a, b] > 0.6 else "black")
-    ax.set_title("Posterior rank probabilities", fontsize=10)
-    return fig

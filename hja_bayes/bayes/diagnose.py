@@ -1,0 +1,84 @@
+"""Warnings about a posterior sample: divergences, R-hat, relabelled draws, empty components.
+
+:func:`warn_on_diagnostics` is called by :func:`~hja_bayes.bayes.sample_hja` on every
+result; it only reads the ``InferenceData``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import ConvergenceWarning
+
+__all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "warn_on_diagnostics", "labels"]
+
+#: R-hat above this produces a ConvergenceWarning naming the quantities.
+RHAT_LIMIT = 1.01
+#: A share of draws above this whose U, V columns had to be reordered to match the MAP's,
+#: or matched it only weakly, produces a ConvergenceWarning.
+ALIGNMENT_LIMIT = 0.1
+
+
+def labels(da) -> list[str]:
+    """'name[label, ...]' for every entry of a DataArray without chain/draw."""
+    if da.ndim == 0:
+        return [da.name]
+    index = [da[d].values for d in da.dims]
+    grids = np.meshgrid(*index, indexing="ij")
+    return [f"{da.name}[{', '.join(str(g.flat[i]) for g in grids)}]" for i in range(da.size)]
+
+
+def _weak_last_component(idata) -> str:
+    """Advice when the last component's D is not separated from zero (else "")."""
+    post = idata.posterior
+    if "D" not in post:
+        return ""
+    D = np.asarray(post["D"])[..., -1].ravel()
+    rank = int(post.attrs.get("rank", np.asarray(post["D"]).shape[-1]))
+    if np.quantile(D, 0.05) > 0.25 * np.median(D):
+        return ""
+    return (f"; the smallest component D[{rank - 1}] is not separated from zero "
+            f"(5% quantile {np.quantile(D, 0.05):.2g}, median {np.median(D):.2g}): rank "
+            f"{rank} is probably more than the data support, where the sampler meets the "
+            f"singular point of the (U, V) factorisation - compare ranks (BIC, "
+            f"rank_comparison) and use rank {rank - 1}")
+
+
+def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
+    """ConvergenceWarning on divergences, R-hat above ``limit`` (naming the quantities), or a
+    large share of reordered or weakly matched draws (posterior attrs ``permutation_share``,
+    ``weak_match_share``)."""
+    import arviz as az
+
+    advice = _weak_last_component(idata)
+    n_div = int(idata.sample_stats["diverging"].sum())
+    if n_div:
+        warnings.warn(
+            f"{n_div} divergent transition(s) after warm-up: the sampler may have missed part "
+            f"of the posterior (raise target_accept_prob or check the data){advice}",
+            ConvergenceWarning, stacklevel=3)
+    attrs = idata.posterior.attrs
+    permuted = float(attrs.get("permutation_share", 0.0))
+    weak = float(attrs.get("weak_match_share", 0.0))
+    if max(permuted, weak) > ALIGNMENT_LIMIT:
+        warnings.warn(
+            f"the columns of U and V are not well determined: {permuted:.0%} of the draws had "
+            f"them reordered to match the MAP (close D values) and {weak:.0%} have a column "
+            "at cosine below 0.5 with the MAP's; summarise S, mu, gamma and D, which are "
+            f"unaffected, rather than single columns of U and V{advice}",
+            ConvergenceWarning, stacklevel=3)
+    if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give nan R-hat
+        rhat = az.rhat(idata.posterior)
+    bad = []
+    for name, da in rhat.data_vars.items():
+        values = np.asarray(da).ravel()
+        bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(da), values) if v > limit]
+    if bad:
+        shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
+        warnings.warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"
+                      + (advice if not n_div else ""), ConvergenceWarning, stacklevel=3)

@@ -1,0 +1,211 @@
+"""Posterior predictive checks of a Bayesian HJA posterior.
+
+Win rates per (judge, item) and per (judge, pair), and the calibration of predicted against
+observed win rates, each with the predictive interval of the statistic on replicated data and
+its Bayesian p-value.  Everything reads an ``InferenceData`` from
+:func:`~hja_bayes.bayes.sample_hja` (cells in ``constant_data``, replicated wins in
+``posterior_predictive``); predicted probabilities come from the likelihood seam.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from ..checks import check_level, check_positive
+from ..likelihood import outcome_model
+from .convert import coordinate_names, posterior_cells, posterior_units
+from .predictive import posterior_logits
+
+__all__ = [
+    "FIRST_SHOWN",
+    "bayesian_p_value",
+    "expected_wins",
+    "ppc_calibration",
+    "ppc_judge_win_rates",
+    "ppc_pair_win_rates",
+]
+
+#: The "item" label of the rows checking the share won by the first-shown answer.
+FIRST_SHOWN = "(first shown)"
+
+
+def bayesian_p_value(observed, replicated) -> np.ndarray:
+    """Posterior predictive p-value ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2``.
+
+    Parameters
+    ----------
+    observed : array (m,)
+        Statistic on the observed data.
+    replicated : array (draws, m)
+        The same statistic on each replicated data set.
+
+    Returns
+    -------
+    ndarray (m,)
+        Values near 0 mean the data sit above what the model predicts, near 1 below; the
+        half weight on ties (mid-p) keeps discrete statistics from piling up at 0 or 1.
+
+    Examples
+    --------
+    >>> bayesian_p_value([1.0], [[0.0], [1.0], [2.0], [3.0]])
+    array([0.625])
+    """
+    observed = np.asarray(observed, dtype=float)
+    replicated = np.asarray(replicated, dtype=float)
+    return (np.mean(replicated > observed, axis=0)
+            + 0.5 * np.mean(replicated == observed, axis=0))
+
+
+def _replicated(idata) -> np.ndarray:
+    x = np.asarray(idata.posterior_predictive["wins"], dtype=float)
+    return x.reshape(-1, x.shape[-1])
+
+
+def _group_table(idata, groups: sparse.csr_matrix, offsets: np.ndarray, counts: np.ndarray,
+                 level: float) -> dict[str, np.ndarray]:
+    """Observed and replicated win rates of linear cell groups ``(G w + offset) / count``."""
+    level = check_level(level)
+    obs = np.asarray(idata.observed_data["wins"], dtype=float)
+    rep = _replicated(idata)
+    obs_rate = (groups @ obs + offsets) / counts
+    rep_rate = ((groups @ rep.T).T + offsets) / counts
+    tail = (1 - level) / 2
+    return {"n": counts, "observed": obs_rate, "predicted_mean": rep_rate.mean(axis=0),
+            "predicted_lower": np.quantile(rep_rate, tail, axis=0),
+            "predicted_upper": np.quantile(rep_rate, 1 - tail, axis=0),
+            "p_value": bayesian_p_value(obs_rate, rep_rate)}
+
+
+def ppc_judge_win_rates(idata, level: float = 0.95) -> pd.DataFrame:
+    """Posterior predictive check of every judge's win rate of every item.
+
+    The statistic for (judge k, item i) is the share of k's comparisons involving i that
+    i won (ties 1/2 in observed and replicated data).  One more row per judge, item
+    ``"(first shown)"``, checks the share won by the first-shown item (the position-bias
+    statistic).
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``item``, ``n``, ``observed``, ``predicted_mean``, ``predicted_lower``,
+        ``predicted_upper`` (central ``level`` interval of the replicated statistic) and
+        ``p_value`` (:func:`bayesian_p_value`).
+    """
+    cells = posterior_cells(idata)
+    judge, first, second, n = cells.judge, cells.first, cells.second, cells.n
+    judges, items = coordinate_names(idata, "judge"), coordinate_names(idata, "item")
+    K, N, C = len(judges), len(items), len(n)
+    cols = np.arange(C)
+    # item rows: +w as first, -(w) + n as second
+    rows = np.concatenate([judge * N + first, judge * N + second, K * N + judge])
+    vals = np.concatenate([np.ones(C), -np.ones(C), np.ones(C)])
+    G = sparse.csr_matrix((vals, (rows, np.tile(cols, 3))), shape=(K * N + K, C))
+    offsets = np.bincount(judge * N + second, n, K * N + K)
+    counts = (np.bincount(judge * N + first, n, K * N + K) + offsets
+              + np.bincount(K * N + judge, n, K * N + K))
+    keep = counts > 0
+    stats = _group_table(idata, G[keep], offsets[keep], counts[keep], level)
+    labels_j = [judges[g // N] if g < K * N else judges[g - K * N] for g in range(K * N + K)]
+    labels_i = [items[g % N] if g < K * N else FIRST_SHOWN for g in range(K * N + K)]
+    out = pd.DataFrame({"judge": np.asarray(labels_j)[keep], "item": np.asarray(labels_i)[keep]})
+    for k, v in stats.items():
+        out[k] = v
+    return out
+
+
+def _pair_groups(idata):
+    cells = posterior_cells(idata)
+    judge, first, second, n = cells.judge, cells.first, cells.second, cells.n
+    N = len(coordinate_names(idata, "item"))
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    key = (judge * N + lo) * N + hi
+    uniq, group = np.unique(key, return_inverse=True)
+    sign = np.where(first == lo, 1.0, -1.0)  # wins of the lower-index item
+    G = sparse.csr_matrix((sign, (group, np.arange(len(n)))), shape=(len(uniq), len(n)))
+    offsets = np.bincount(group, np.where(first == lo, 0.0, n), len(uniq))
+    counts = np.bincount(group, n, len(uniq))
+    k, rest = np.divmod(uniq, N * N)
+    a, b = np.divmod(rest, N)
+    return G, offsets, counts, k, a, b
+
+
+def ppc_pair_win_rates(idata, level: float = 0.95) -> pd.DataFrame:
+    """Posterior predictive check of every (judge, pair) win rate, both orders pooled.
+
+    The statistic for (judge k, items a, b) with a before b in the data's item order is
+    the share of k's comparisons of a with b that a won.
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``item_a``, ``item_b``, ``n``, ``observed``, ``predicted_mean``,
+        ``predicted_lower``, ``predicted_upper``, ``p_value``.
+    """
+    G, offsets, counts, k, a, b = _pair_groups(idata)
+    judges, items = coordinate_names(idata, "judge"), coordinate_names(idata, "item")
+    out = pd.DataFrame({"judge": [judges[x] for x in k], "item_a": [items[x] for x in a],
+                        "item_b": [items[x] for x in b]})
+    for key, v in _group_table(idata, G, offsets, counts, level).items():
+        out[key] = v
+    return out
+
+
+def expected_wins(idata) -> np.ndarray:
+    """Posterior draws of each cell's expected wins of the first-shown item (ties 1/2).
+
+    ``sum_u n_u (p_first + p_tie / 2)`` over the cell's likelihood units (the cell itself,
+    or its (question, cell) entries with prompt effects), the probabilities from the
+    outcome model (``OutcomeModel.probabilities``) at every draw's logits.
+
+    Returns
+    -------
+    ndarray (draws, cells)
+    """
+    units = posterior_units(idata)
+    outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
+    p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in
+                         outcome.probabilities(posterior_logits(idata, units), None))
+    per_unit = np.asarray(units.cells.n) * (p_first + 0.5 * p_tie)
+    n_cells = len(posterior_cells(idata).judge)
+    to_cells = sparse.csr_matrix((np.ones(len(units.cell)), (np.arange(len(units.cell)),
+                                                              units.cell)),
+                                 shape=(len(units.cell), n_cells))
+    return np.asarray((to_cells.T @ per_unit.T).T)
+
+
+def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFrame:
+    """Calibration of predicted against observed win rates over (judge, pair) groups.
+
+    Each (judge, unordered pair) group gets its posterior-mean predicted win rate of the
+    lower-index item (count-weighted over both presentation orders, ties 1/2); groups are
+    binned by it into ``n_bins`` equal-width bins on [0, 1].  Per bin, the count-weighted
+    observed and predicted rates are compared with the distribution of the same statistic
+    on replicated data.
+
+    Returns
+    -------
+    DataFrame
+        ``bin_lower``, ``bin_upper``, ``groups``, ``n``, ``predicted`` (posterior mean),
+        ``observed``, ``predicted_lower``, ``predicted_upper`` (central ``level`` interval of
+        the replicated rate), ``p_value``.  Empty bins are left out.
+    """
+    n_bins = int(check_positive(n_bins, "n_bins"))
+    G, offsets, counts, *_ = _pair_groups(idata)
+    # expected wins of the lower-index item per group: G w + offsets (sign handles order)
+    expected = ((G @ expected_wins(idata).T).T + offsets) / counts  # (draws, groups)
+    predicted = expected.mean(axis=0)
+    which = np.minimum((predicted * n_bins).astype(int), n_bins - 1)
+    present = np.unique(which)
+    B = sparse.csr_matrix((np.ones(len(which)), (np.searchsorted(present, which),
+                                                  np.arange(len(which)))),
+                          shape=(len(present), len(which)))
+    stats = _group_table(idata, B @ G, B @ offsets, B @ counts, level)
+    return pd.DataFrame({
+        "bin_lower": present / n_bins, "bin_upper": (present + 1) / n_bins,
+        "groups": np.asarray(B.sum(axis=1)).ravel().astype(int), "n": stats["n"],
+        "predicted": (B @ (predicted * counts)) / (B @ counts), "observed": stats["observed"],
+        "predicted_lower": stats["predicted_lower"], "predicted_upper": stats["predicted_upper"],
+        "p_value": stats["p_value"],
+    })

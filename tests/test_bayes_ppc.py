@@ -1,0 +1,74 @@
+"""Posterior predictive checks (hja_bayes.bayes.ppc) against direct computations."""
+
+import numpy as np
+import pytest
+
+from hja_bayes.bayes import (
+    bayesian_p_value,
+    ppc_calibration,
+    ppc_judge_win_rates,
+    ppc_pair_win_rates,
+)
+
+from .bayes_support import panel
+
+
+def flat(idata, group, name):
+    x = np.asarray(getattr(idata, group)[name], dtype=float)
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def test_bayesian_p_value_matches_a_direct_count():
+    rng = np.random.default_rng(0)
+    rep = rng.integers(0, 5, size=(400, 7)).astype(float)
+    obs = rng.integers(0, 5, size=7).astype(float)
+    expected = [np.mean([(r > o) + 0.5 * (r == o) for r in rep[:, m]])
+                for m, o in enumerate(obs)]
+    np.testing.assert_allclose(bayesian_p_value(obs, rep), expected)
+
+
+def test_judge_win_rates_match_a_direct_computation():
+    data, _, _, idata = panel()
+    table = ppc_judge_win_rates(idata)
+    rep = flat(idata, "posterior_predictive", "wins")
+    assert len(table) == data.n_judges * data.n_items + data.n_judges
+    for k, i in ((0, 0), (2, 3)):
+        row = table[(table.judge == data.judges[k]) & (table["item"] == data.items[i])].iloc[0]
+        first = (data.judge == k) & (data.first == i)
+        second = (data.judge == k) & (data.second == i)
+        n = data.n[first].sum() + data.n[second].sum()
+        obs = (data.wins[first].sum() + (data.n - data.wins)[second].sum()) / n
+        reps = (rep[:, first].sum(1) + (data.n[second] - rep[:, second]).sum(1)) / n
+        assert row.n == n and row.observed == pytest.approx(obs)
+        assert row.predicted_mean == pytest.approx(reps.mean())
+        assert row.p_value == pytest.approx(np.mean(reps > obs) + 0.5 * np.mean(reps == obs))
+    row = table[(table.judge == data.judges[1]) & (table["item"] == "(first shown)")].iloc[0]
+    m = data.judge == 1
+    assert row.observed == pytest.approx(data.wins[m].sum() / data.n[m].sum())
+    assert row.predicted_mean == pytest.approx(rep[:, m].sum(1).mean() / data.n[m].sum())
+
+
+def test_pair_win_rates_match_a_direct_computation():
+    data, _, _, idata = panel()
+    table = ppc_pair_win_rates(idata)
+    rep = flat(idata, "posterior_predictive", "wins")
+    row = table[(table.judge == data.judges[2]) & (table.item_a == data.items[1])
+                & (table.item_b == data.items[4])].iloc[0]
+    ab = (data.judge == 2) & (data.first == 1) & (data.second == 4)
+    ba = (data.judge == 2) & (data.first == 4) & (data.second == 1)
+    n = data.n[ab].sum() + data.n[ba].sum()
+    obs = (data.wins[ab].sum() + (data.n - data.wins)[ba].sum()) / n
+    reps = (rep[:, ab].sum(1) + (data.n[ba] - rep[:, ba]).sum(1)) / n
+    assert row.observed == pytest.approx(obs)
+    assert row.predicted_lower == pytest.approx(np.quantile(reps, 0.025))
+    assert row.p_value == pytest.approx(np.mean(reps > obs) + 0.5 * np.mean(reps == obs))
+    assert table.n.sum() == pytest.approx(data.n.sum())
+
+
+def test_calibration_bins_partition_the_data_and_data_from_the_model_look_calibrated():
+    data, _, _, idata = panel()
+    table = ppc_calibration(idata, n_bins=5)
+    assert table.n.sum() == pytest.approx(data.n.sum())
+    assert np.all((table.predicted >= table.bin_lower) & (table.predicted <= table.bin_upper))
+    # simulated from the model: no bin should be far outside its predictive band
+    assert np.all((table.p_value > 0.001) & (table.p_value < 0.999))

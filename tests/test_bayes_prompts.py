@@ -1,0 +1,122 @@
+"""Prompt effects: answer-quality random effects per (question, model) in the Bayesian model."""
+
+import functools
+import warnings
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from numpyro.infer.util import log_density
+from scipy import stats
+
+from hja_bayes import ConvergenceWarning, ParameterError, fit_hja, sample_hja, simulate
+from hja_bayes.bayes import ppc_calibration, psis_loo
+from hja_bayes.bayes.model import HJAPriors, RawCoordinates, constrain, default_chart, hja_model
+from hja_bayes.bayes.outcomes import stack_counts
+from hja_bayes.bayes.prompts import entry_units
+
+
+@functools.lru_cache(maxsize=None)
+def clustered():
+    data, _ = simulate(3, 4, 1, 150, seed=4, questions=8, question_correlation=0.5)
+    return data
+
+
+@functools.lru_cache(maxsize=None)
+def posterior():
+    data = clustered()
+    fit = fit_hja(data, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit, sample_hja(data, 1, init=fit, num_warmup=150, num_samples=150,
+                               num_chains=2, seed=0, progress_bar=False)
+
+
+def test_entries_refine_the_cells_and_index_the_answers():
+    data = clustered()
+    units, answers, cell = entry_units(data)
+    for name in ("first_wins", "ties", "second_wins"):
+        np.testing.assert_allclose(np.bincount(cell, getattr(units, name), data.n_cells),
+                                   getattr(data, name))
+    q = np.asarray(data.clusters.cluster)
+    assert np.all(answers.question[answers.first] == q)
+    assert np.all(answers.item[answers.first] == data.first[cell])
+    assert np.all(answers.item[answers.second] == data.second[cell])
+    # folding the presentation order keeps the same answers
+    assert entry_units(data.fold_order())[1].labels == answers.labels
+
+
+def test_log_density_with_answer_effects_matches_an_independent_computation():
+    data = clustered()
+    units, answers, _ = entry_units(data)
+    K, N, r = 3, 4, 1
+    priors = HJAPriors(tau_scale=0.7)
+    rng = np.random.default_rng(2)
+    raw = RawCoordinates(jnp.asarray(rng.normal(size=N - 1)), jnp.asarray(rng.normal(size=K - 1)),
+                         jnp.asarray(rng.normal(size=K - 1)), jnp.asarray(rng.normal(size=(N - 2, 1))),
+                         jnp.zeros(0))
+    tau = np.abs(rng.normal(size=N)) + 0.2
+    z = rng.normal(size=len(answers.labels))
+    params = {"z_mu": raw.z_mu, "z_gamma": raw.z_gamma, "l_free": raw.l_free, "w": raw.w,
+              "tau": jnp.asarray(tau), "z_alpha": jnp.asarray(z)}
+    chart = default_chart(K, N)
+    cells = type(units)(*(jnp.asarray(a) for a in units))
+    terms = (jnp.asarray(answers.first), jnp.asarray(answers.second), jnp.asarray(answers.item))
+    value = jax.jit(lambda p: log_density(
+        hja_model, (cells, chart, stack_counts(cells)),
+        dict(rank=r, priors=priors, answers=terms), p)[0])(params)
+    gamma, mu, U, V, _ = (np.asarray(x) for x in constrain(raw, chart, r))
+    S = np.outer(gamma, mu) + U @ V.T
+    alpha = tau[answers.item] * z
+    k, i, j = units.judge, units.first, units.second
+    eta = S[k, i] - S[k, j] + gamma[k] * (alpha[answers.first] - alpha[answers.second])
+    w, n = units.first_wins + units.ties / 2, units.first_wins + units.ties + units.second_wins
+    expected = np.sum(w * eta - n * np.log1p(np.exp(eta)))  # "ties 1/2", no coefficient
+    expected += stats.norm.logpdf(np.asarray(raw.z_mu), 0, priors.mu_scale).sum()
+    expected += stats.norm.logpdf(np.asarray(raw.z_gamma), 0, priors.gamma_scale).sum()
+    expected += stats.norm.logpdf(np.asarray(raw.l_free), 0, priors.U_scale).sum()
+    wr = np.asarray(raw.w)
+    expected += stats.norm.logpdf(wr).sum() - 0.5 * np.sum((wr.T @ wr / (N - 2) - 1) ** 2) / priors.gram_pin**2
+    expected += stats.halfnorm.logpdf(tau, scale=0.7).sum() + stats.norm.logpdf(z).sum()
+    assert float(value) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def test_clustered_data_get_prompt_effects_by_default():
+    data = clustered()
+    fit, idata = posterior()
+    post = idata.posterior
+    assert post.attrs["prompt_effects"] == 1
+    assert post["alpha"].shape[-1] == len(entry_units(data)[1].labels)
+    assert post["tau"].shape[-1] == data.n_items and np.all(np.asarray(post["tau"]) > 0)
+    ll = idata.log_likelihood["verdicts"]
+    assert ll.shape[-1] == int(data.n.sum())
+    assert set(ll["comparison_question"].values) == set(data.clusters.names)
+    # PSIS over distinct (question, cell, outcome) points equals ArviZ's over comparisons
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        reference = az.loo(idata)
+    loo = psis_loo(idata)
+    assert loo.elpd_loo == pytest.approx(reference.elpd_loo, rel=1e-10)
+    assert loo.se == pytest.approx(reference.se, rel=1e-8)
+    assert loo.p_loo == pytest.approx(reference.p_loo, rel=1e-8)
+    table = ppc_calibration(idata, n_bins=4)
+    assert table.n.sum() == pytest.approx(data.n.sum())
+
+
+def test_prompt_effects_need_clusters():
+    data, _ = simulate(3, 4, 1, 100, seed=0)
+    with pytest.raises(ParameterError, match="clusters"):
+        sample_hja(data, 1, prompt_effects=True, num_warmup=5, num_samples=5,
+                   progress_bar=False)
+
+
+def test_a_posterior_with_prompt_effects_saves_and_loads(tmp_path):
+    from hja_bayes import load_posterior, save_fit
+
+    fit, idata = posterior()
+    save_fit(fit, tmp_path / "fit", idata)
+    back = load_posterior(tmp_path / "fit")
+    np.testing.assert_array_equal(back.posterior["tau"], idata.posterior["tau"])
+    assert psis_loo(back).elpd_loo == pytest.approx(psis_loo(idata).elpd_loo, rel=1e-12)
