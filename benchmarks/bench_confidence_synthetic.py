@@ -210,7 +210,7 @@ def main(argv=None):
         lines += [
             "c) PAC-Bayes-kl bound (delta 0.05 + 0.01 Monte Carlo) on the Gibbs ranker's misranking probability",
             "",
-            "| n | m = min(n_a, n_d) | KL(Q‖P) | Gibbs risk (train pairs) | bound (train) | bound (n held-out) | Gibbs RK (test) | posterior-mean RK (test) |",
+            "| n | m = min(n_a, n_d) | KL(Q‖P) | Gibbs risk (train pairs) | bound (train) | bound (held-out, min(n, 20000) examples) | Gibbs RK (test) | posterior-mean RK (test) |",
             "|---|---|---|---|---|---|---|---|",
         ]
         lines += [

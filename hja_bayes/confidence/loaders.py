@@ -200,8 +200,8 @@ def load_prd_vicuna80_confidence(judge: str = "gpt4", *, drop_split_votes: bool 
     votes split evenly, e.g. 1-1-1, are dropped when ``drop_split_votes``).  The target is
     whether ``judge``'s verdict in the human-shown order equals the human majority.
 
-    Features (all in ``[0, 1]``; "agrees" means "gives the same verdict as the target judge
-    in the human-shown order"):
+    Features ("agrees" means "gives the same verdict as the target judge in the human-shown
+    order"; all are shares in ``[0, 1]`` except the real-valued panel features):
 
     - ``self_consistency``: the target judge agrees with itself when the order is swapped;
     - ``agrees__<k>__<order>`` for each other judge k and order (``same`` / ``swapped``);

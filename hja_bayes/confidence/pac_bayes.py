@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..checks import check_probability
-from ..errors import DataError, HJAError, ParameterError
+from ..errors import DataError, ParameterError
 from .examples import check_agree, check_confidence
 from .selective import binomial_upper_bound
 
@@ -83,7 +83,7 @@ def kl_inverse_upper(q: float, c: float, tol: float = 1e-12) -> float:
     q = float(q)
     c = float(c)
     if not 0.0 <= q <= 1.0 or not c >= 0.0:
-        raise HJAError("need q in [0, 1] and c >= 0")
+        raise ParameterError("need q in [0, 1] and c >= 0")
     lo, hi = q, 1.0
     if kl_bernoulli(q, 1.0) <= c:
         return 1.0
