@@ -60,7 +60,7 @@ def parse_args(argv=None):
     p.add_argument("--num-warmup", type=int, default=200)
     p.add_argument("--num-samples", type=int, default=200)
     p.add_argument("--num-chains", type=int, default=2)
-    p.add_argument("--mass-matrix", default="laplace", choices=["laplace", "adapt"])
+    p.add_argument("--mass-matrix", default="diagonal", choices=["laplace", "diagonal", "adapt"])
     p.add_argument("--start", default="laplace", choices=["laplace", "map"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "bayes_nuts"))

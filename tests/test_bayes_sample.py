@@ -166,3 +166,21 @@ def test_divergences_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_on_diagnostics(_fake_idata(shift=0.0, diverging=False))
+
+
+def test_divergences_with_an_empty_last_component_suggest_a_lower_rank():
+    rng = np.random.default_rng(0)
+    D = np.stack([1.0 + 0.05 * rng.normal(size=(2, 200)),
+                  np.abs(0.01 * rng.normal(size=(2, 200)))], axis=-1)
+    idata = az.from_dict(posterior={"D": D}, sample_stats={"diverging": np.eye(2, 200, dtype=bool)},
+                         coords={"component": [0, 1]}, dims={"D": ["component"]},
+                         posterior_attrs={"rank": 2})
+    with pytest.warns(ConvergenceWarning, match=r"D\[1\] is not separated from zero.*use rank 1"):
+        warn_on_diagnostics(idata)
+    D[..., 1] = 0.5 + 0.02 * rng.normal(size=(2, 200))  # a real second component: no advice
+    idata = az.from_dict(posterior={"D": D}, sample_stats={"diverging": np.eye(2, 200, dtype=bool)},
+                         coords={"component": [0, 1]}, dims={"D": ["component"]},
+                         posterior_attrs={"rank": 2})
+    with pytest.warns(ConvergenceWarning) as record:
+        warn_on_diagnostics(idata)
+    assert all("not separated" not in str(w.message) for w in record)

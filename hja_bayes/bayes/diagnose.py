@@ -30,20 +30,33 @@ def labels(da) -> list[str]:
     return [f"{da.name}[{', '.join(str(g.flat[i]) for g in grids)}]" for i in range(da.size)]
 
 
+#: The last component counts as not separated from zero when the 5% quantile of its D is
+#: below this fraction of its median (a component the data determine has a narrow posterior
+#: of D; an over-specified one a wide, chi-square-like one starting near zero).
+SEPARATION = 0.5
+
+
 def _weak_last_component(idata) -> str:
-    """Advice when the last component's D is not separated from zero (else "")."""
+    """Advice when the last component looks over-specified (else "").
+
+    Either its D is not separated from zero, or more than ALIGNMENT_LIMIT of the draws have
+    a U, V column only weakly matched to the MAP's.
+    """
     post = idata.posterior
     if "D" not in post:
         return ""
     D = np.asarray(post["D"])[..., -1].ravel()
     rank = int(post.attrs.get("rank", np.asarray(post["D"]).shape[-1]))
-    if np.quantile(D, 0.05) > 0.25 * np.median(D):
+    weak = float(post.attrs.get("weak_match_share", 0.0))
+    low, median = np.quantile(D, 0.05), np.median(D)
+    if low > SEPARATION * median and weak <= ALIGNMENT_LIMIT:
         return ""
     return (f"; the smallest component D[{rank - 1}] is not separated from zero "
-            f"(5% quantile {np.quantile(D, 0.05):.2g}, median {np.median(D):.2g}): rank "
-            f"{rank} is probably more than the data support, where the sampler meets the "
-            f"singular point of the (U, V) factorisation - compare ranks (BIC, "
-            f"rank_comparison) and use rank {rank - 1}")
+            f"(5% quantile {low:.2g}, median {median:.2g}; {weak:.0%} of the draws have a "
+            f"column weakly matched to the MAP's): rank {rank} is probably more than the "
+            "data support, and the sampler meets the singular point of the (U, V) "
+            f"factorisation there - compare ranks (BIC, rank_comparison) and use rank "
+            f"{rank - 1}")
 
 
 def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:

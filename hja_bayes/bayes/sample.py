@@ -4,9 +4,9 @@ Starts and mass matrix
 ----------------------
 By default every chain starts from an independent draw of the Laplace approximation at the
 MAP (inflated, in the sampler's raw coordinates; :mod:`hja_bayes.bayes.laplace`), and NUTS
-uses the Laplace covariance as its (dense) inverse mass matrix, so warm-up only tunes the
-step size.  ``start="map"`` starts every chain at the MAP; ``mass_matrix="adapt"`` lets
-NumPyro estimate the mass matrix in warm-up windows instead (starting from the Laplace one).
+runs in the coordinates that whiten it (the Laplace covariance is the dense inverse mass
+matrix), so warm-up only tunes the step size and a diagonal correction.  ``start="map"``
+starts every chain at the MAP; ``mass_matrix`` chooses how much warm-up adapts.
 
 Draws are mapped to canonical coordinates and then aligned to the MAP's V
 (:func:`~hja_bayes.decomposition.align_decomposition`): column signs and the order of
@@ -167,7 +167,7 @@ def sample_hja(
     seed: int = 0,
     target_accept_prob: float = 0.8,
     start: Literal["laplace", "map"] = "laplace",
-    mass_matrix: Literal["laplace", "adapt"] = "laplace",
+    mass_matrix: Literal["diagonal", "laplace", "adapt"] = "diagonal",
     chain_method: Literal["parallel", "sequential", "vectorized"] | None = None,
     max_pointwise: int = POINTWISE_LIMIT,
     count_warmup: bool = False,
@@ -204,10 +204,14 @@ def sample_hja(
     start : {"laplace", "map"}
         "laplace": each chain starts from an independent draw of the Laplace approximation
         at the MAP, standard deviations inflated 1.5x; "map": every chain starts at the MAP.
-    mass_matrix : {"laplace", "adapt"}
-        "laplace": the inverse mass matrix is the Laplace covariance, kept fixed (warm-up
-        adapts the step size only); "adapt": NumPyro adapts a dense mass matrix in warm-up
-        windows, starting from the Laplace covariance.
+    mass_matrix : {"diagonal", "laplace", "adapt"}
+        NUTS runs in the Laplace-whitened coordinates (inverse mass matrix = the Laplace
+        covariance).  "diagonal": warm-up also adapts a diagonal rescaling of those
+        coordinates (robust where the posterior is far from its Laplace approximation, e.g.
+        an over-specified rank: PRD Vicuna80 at rank 1 had 395 divergences without it and 0
+        with it, at no cost where the approximation is good); "laplace": fixed, warm-up
+        adapts the step size only; "adapt": a dense mass matrix adapted in warm-up windows,
+        starting from the Laplace covariance.
     chain_method : {"parallel", "sequential", "vectorized"}, optional
         Default: "parallel" when JAX has a device per chain (see the module docstring on
         ``numpyro.set_host_device_count``), else "sequential".
@@ -261,7 +265,7 @@ def sample_hja(
     from numpyro.infer.util import potential_energy
 
     start = check_choice(start, "start", ("laplace", "map"))
-    mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "adapt"))
+    mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
     for name, value in (("num_warmup", num_warmup), ("num_samples", num_samples),
                         ("num_chains", num_chains)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -320,7 +324,7 @@ def sample_hja(
     args = args + (jnp.asarray(laplace.mean), jnp.asarray(laplace.scale))
     kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
                   target_accept_prob=target_accept_prob,
-                  adapt_mass_matrix=mass_matrix == "adapt")
+                  adapt_mass_matrix=mass_matrix != "laplace")
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=chain_method, progress_bar=progress_bar,
                 jit_model_args=not compile_data)
