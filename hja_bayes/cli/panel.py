@@ -132,7 +132,9 @@ def _tables(fit, args, idata=None):
 
 
 def _show(board, judges, args, progress, idata=None):
-    kind = "Wald and credible" if idata is not None else "Wald"
+    wald_kind = {"cluster": "cluster-robust Wald", "sandwich": "sandwich Wald"}.get(
+        board.attrs.get("meta", {}).get("cov_type", "fisher"), "Wald")
+    kind = f"{wald_kind} and credible" if idata is not None else wald_kind
     scale = board.attrs["scale"]
     print(f"\nLeaderboard ({args.level:.0%} {kind} intervals, {scale} scale):")
     print_table(board)
