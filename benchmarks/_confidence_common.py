@@ -31,6 +31,40 @@ def grouped_folds(groups: np.ndarray, n_folds: int, seed: int) -> list[np.ndarra
     return [np.flatnonzero(fold == f) for f in range(n_folds)]
 
 
+def cross_validated_auroc(data, methods: dict, n_seeds: int, *, grouped: bool) -> dict:
+    """AUROC of every method within each held-out fold, 5 folds x ``n_seeds`` shuffles.
+
+    ``methods`` maps a name to ``f(x_train, agree_train, x_test, seed) -> scores``; the same
+    folds are used for every method.  Returns name -> list of per-fold AUROCs.
+    """
+    from hja_bayes.confidence import auroc
+
+    scores = {name: [] for name in methods}
+    for seed in range(n_seeds):
+        folds = grouped_folds(data.groups, 5, seed) if grouped else stratified_folds(data.agree, 5, seed)
+        for f, test in enumerate(folds):
+            train = np.setdiff1d(np.arange(data.n), test)
+            for name, method in methods.items():
+                c = method(data.features[train], data.agree[train], data.features[test], 10 * seed + f)
+                scores[name].append(float(auroc(c, data.agree[test])))
+    return scores
+
+
+def baselines() -> dict:
+    """scikit-learn references: LogisticRegression() and HistGradientBoosting(max_depth=2)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    def logistic(x, a, x_test, seed):
+        return LogisticRegression().fit(x, a).predict_proba(x_test)[:, 1]
+
+    def boosting(x, a, x_test, seed):
+        model = HistGradientBoostingClassifier(max_depth=2, random_state=seed)
+        return model.fit(x, a).predict_proba(x_test)[:, 1]
+
+    return {"logistic": logistic, "boosting": boosting}
+
+
 def write_results(name: str, payload: dict, table: str) -> None:
     """Write ``results/<name>.json`` and ``results/<name>.md`` and print the table."""
     RESULTS.mkdir(parents=True, exist_ok=True)

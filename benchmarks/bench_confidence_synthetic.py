@@ -25,10 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+
 from hja_bayes.confidence import (  # noqa: E402
     ConfidenceRanker,
-    LogisticConfidence,
     auroc,
+    certify_threshold,
     fixed_sequence_threshold,
     ranking_loss,
     simulate_confidence_data,
@@ -37,7 +39,7 @@ from _confidence_common import write_results  # noqa: E402
 
 RANKERS = {
     "vanilla": dict(posterior=False, margin=0.1),
-    "margin_adaptive": dict(posterior=False),
+    "margin_adaptive": dict(posterior=False, margin="adaptive"),
     "gaussian_posterior": dict(),
 }
 HEURISTICS = ("predictive_probability", "simulated_annotators")
@@ -46,13 +48,14 @@ HEURISTICS = ("predictive_probability", "simulated_annotators")
 def confidences(rankers: dict, data) -> dict:
     out = {h: data.baselines[h] for h in HEURISTICS}
     for name, model in rankers.items():
-        out[name] = model.predict(data.features)
+        out[name] = (model.predict_confidence(data.features) if isinstance(model, ConfidenceRanker)
+                     else model.predict_proba(data.features)[:, 1])
     return out
 
 
 def fit_all(train, seed):
     models = {name: ConfidenceRanker(seed=seed, **kw).fit(train.features, train.agree) for name, kw in RANKERS.items()}
-    models["logistic_regression"] = LogisticConfidence().fit(train.features, train.agree)
+    models["logistic_regression"] = LogisticRegression().fit(train.features, train.agree)
     return models
 
 
@@ -79,8 +82,8 @@ def part_b(args):
     big = simulate_confidence_data(100_000, seed=4000)
     conf_pool = confidences(models, pool.data)
     conf_big = confidences(models, big.data)
-    conf_pool["logistic_regression"] = models["logistic_regression"].predict(pool.data.features)
-    conf_big["logistic_regression"] = models["logistic_regression"].predict(big.data.features)
+    conf_pool["logistic_regression"] = models["logistic_regression"].predict_proba(pool.data.features)[:, 1]
+    conf_big["logistic_regression"] = models["logistic_regression"].predict_proba(big.data.features)[:, 1]
     # the simulation's true agreement probability: a confidence under which thresholds at
     # 1 - alpha = 0.85 are certifiable, so the guarantee is checked non-vacuously
     conf_pool["true_agree_probability"] = pool.agree_probability
@@ -105,7 +108,8 @@ def _guarantee(args, alpha, delta, rng, pool, big, conf_pool, conf_big):
         for perm in splits:
             cal, test = perm[: args.pool // 2], perm[args.pool // 2 :]
             c = conf_pool[name]
-            lam = fixed_sequence_threshold(c[cal], pool.data.agree[cal], alpha, delta, method=method)
+            lam = (certify_threshold(c[cal], pool.data.agree[cal], alpha, delta).threshold if method == "exact"
+                   else fixed_sequence_threshold(c[cal], pool.data.agree[cal], alpha, delta, method=method))
             if lam is None:
                 none += 1
                 ok_test += 1
@@ -134,16 +138,18 @@ def part_c(args):
         data = simulate_confidence_data(n, seed=7000 + n).data
         t = time.perf_counter()
         r = ConfidenceRanker(seed=0).fit(data.features, data.agree)
-        b = r.pac_bayes_bound(n_draws=500, seed=0)
+        b = r.pac_bayes_bound(n_draws=500, seed=0)  # on the training sample (see its caveat)
+        held = r.pac_bayes_bound(test.features[:n], test.agree[:n], n_draws=500, seed=0)
         draws = r.predict_draws(test.features, n_draws=100, seed=1)
         gibbs_test = float(np.mean([ranking_loss(d, test.agree) for d in draws]))
         out[n] = {
             "bound": b.bound,
+            "bound_held_out": held.bound,
             "m": b.m,
             "kl": b.kl,
             "gibbs_risk_train_pairs": b.gibbs_risk,
             "gibbs_rk_test": gibbs_test,
-            "posterior_mean_rk_test": ranking_loss(r.predict(test.features), test.agree),
+            "posterior_mean_rk_test": ranking_loss(r.predict_confidence(test.features), test.agree),
             "seconds": time.perf_counter() - t,
         }
         print(f"  n={n}: {out[n]}", flush=True)
@@ -204,11 +210,11 @@ def main(argv=None):
         lines += [
             "c) PAC-Bayes-kl bound (delta 0.05 + 0.01 Monte Carlo) on the Gibbs ranker's misranking probability",
             "",
-            "| n | m = min(n_a, n_d) | KL(Q‖P) | Gibbs risk (train pairs) | bound | Gibbs RK (test) | posterior-mean RK (test) |",
-            "|---|---|---|---|---|---|---|",
+            "| n | m = min(n_a, n_d) | KL(Q‖P) | Gibbs risk (train pairs) | bound (train) | bound (held-out, min(n, 20000) examples) | Gibbs RK (test) | posterior-mean RK (test) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {k} | {v['m']} | {v['kl']:.1f} | {v['gibbs_risk_train_pairs']:.3f} | {v['bound']:.3f} | "
+            f"| {k} | {v['m']} | {v['kl']:.1f} | {v['gibbs_risk_train_pairs']:.3f} | {v['bound']:.3f} | {v['bound_held_out']:.3f} | "
             f"{v['gibbs_rk_test']:.3f} | {v['posterior_mean_rk_test']:.3f} |"
             for k, v in c.items()
         ]

@@ -104,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="hja_fresh_"))
     arena_csv = hb.datasets.find_data_dir() / "ja_ranking" / "chatbot_arena.csv"
-    result = dict(imports=import_times(args.repeats))
+    result = dict(load_average_start=os.getloadavg()[0], imports=import_times(args.repeats))
     print("import", result["imports"], flush=True)
     result["chatbot_arena"] = cli_times(arena_csv, args.repeats, work)
     print("chatbot arena", result["chatbot_arena"], flush=True)
@@ -127,7 +127,9 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     (OUT / "fresh_process.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Fresh processes (`python benchmarks/bench_fresh_process.py`)", "",
-             f"median of {args.repeats} fresh processes each; machine: {os.cpu_count()} cores", "",
+             f"median of {args.repeats} fresh processes each; machine: {os.cpu_count()} cores, "
+             f"load average {result['load_average_start']:.1f} at the start "
+             "(other jobs on the machine inflate every time; compare the ratios)", "",
              "| what | seconds | peer | ratio | goal |", "|---|---|---|---|---|"]
     imp = result["imports"]
     lines.append(f"| `import hja_bayes` | {imp['hja_bayes_s']:.2f} | `import jax.numpy, pandas` "

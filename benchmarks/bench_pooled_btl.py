@@ -89,7 +89,7 @@ def median_time(fn, repeats: int):
 # ------------------------------------------------------------------ the three libraries
 def ours(rows: pd.DataFrame, cells: Comparisons, repeats: int):
     def end_to_end():
-        return fit_pooled_btl(Comparisons.from_frame(rows))
+        return fit_pooled_btl(Comparisons.from_frame(rows, judge=None))
 
     t_e2e, runs_e2e, _ = median_time(end_to_end, repeats)
     t_fit, runs_fit, fit = median_time(lambda: fit_pooled_btl(cells), repeats)

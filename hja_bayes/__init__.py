@@ -55,10 +55,9 @@ from .version import __version__  # noqa: E402, F401
 #: take seconds to import and most uses need none of them.
 _LAZY = {
     **{name: "reporting" for name in (
-        "forest_plot", "judge_map", "judge_table", "leaderboard", "pairwise_table",
-        "posterior_predictive_plot", "prior_predictive_plot", "rank_posterior_plot", "report",
-        "residual_heatmap",
-        "win_probability_heatmap")},
+        "forest_plot", "judge_map", "judge_table", "leaderboard", "leaderboard_by",
+        "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
+        "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
 }
 _LAZY_MODULES = ("bayes", "confidence", "datasets", "reporting")
@@ -115,8 +114,10 @@ __all__ = [
     "judge_map",
     "judge_table",
     "leaderboard",
+    "leaderboard_by",
     "load_fit",
     "load_posterior",
+    "observed_heatmap",
     "pairwise_table",
     "posterior_predictive_plot",
     "prior_predictive_plot",

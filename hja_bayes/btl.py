@@ -43,6 +43,8 @@ class BTLFit:
     n_iter : int
     converged : bool
     ridge : float
+    comparisons : ndarray (N,) or None
+        Comparisons each item took part in (for leaderboards' battle counts).
     """
 
     items: tuple[str, ...]
@@ -53,6 +55,7 @@ class BTLFit:
     n_iter: int
     converged: bool
     ridge: float
+    comparisons: np.ndarray | None = None
 
     @property
     def se(self) -> np.ndarray:
@@ -204,7 +207,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     >>> import pandas as pd
     >>> df = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "b", "a"],
     ...                    "winner": ["model_a", "tie", "model_a"]})
-    >>> fit = fit_pooled_btl(Comparisons.from_frame(df), ridge=0.0)
+    >>> fit = fit_pooled_btl(Comparisons.from_frame(df, judge=None), ridge=0.0)
     >>> round(fit.predict_proba("a", "b"), 6)
     0.5
     """
@@ -217,7 +220,8 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
         warnings.warn(f"pooled BTL did not converge in {it} Newton steps", ConvergenceWarning,
                       stacklevel=2)
     cov = np.linalg.pinv(H, hermitian=True)
-    return BTLFit(data.items, s, cov, nll, data.n_comparisons, it, ok, ridge)
+    return BTLFit(data.items, s, cov, nll, data.n_comparisons, it, ok, ridge,
+                  data.comparisons_per_item())
 
 
 def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e-10,

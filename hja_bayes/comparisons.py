@@ -15,93 +15,16 @@ import pandas as pd
 
 from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
+from .summary import ComparisonSummary, count_of
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
-
-@dataclass(frozen=True)
-class ComparisonSummary:
-    """What went into a :class:`Comparisons`, and what was left out and why.
-
-    Attributes
-    ----------
-    n_judges, n_items, n_cells : int
-        Sizes of the aggregated data.
-    n_comparisons : float
-        Total comparisons used (sum of cell counts).
-    n_ties : float
-        Ties among them (each counted as half a win for both sides).
-    rows_read, rows_used : int
-        Rows in the input and rows that became comparisons (0 when built from counts).
-    rejected : dict
-        Reason -> number of rows not used.
-    dropped_judges : tuple
-        Judges whose every row was rejected.
-    order_known : bool
-        Whether cells keep the presentation order.
-    one_orientation_only : bool
-        True when every unordered pair appears in one presentation order only: position bias
-        and order-specific disagreement cannot then be told apart.
-    connected : bool
-        Whether the pooled comparison graph over items is connected.
-    disconnected_judges : tuple
-        Judges whose own comparison graph does not connect all items.
-    n_clusters : int
-        Clusters (prompts, questions) the comparisons come from; 0 when none were given.
-    comparisons_per_cluster : tuple of float
-        Median and largest number of comparisons in one cluster (empty without clusters).
-    """
-
-    n_judges: int
-    n_items: int
-    n_cells: int
-    n_comparisons: float
-    n_ties: float
-    rows_read: int
-    rows_used: int
-    rejected: Mapping[str, int]
-    dropped_judges: tuple[str, ...]
-    order_known: bool
-    one_orientation_only: bool
-    connected: bool
-    disconnected_judges: tuple[str, ...]
-    n_clusters: int = 0
-    comparisons_per_cluster: tuple[float, ...] = ()
-
-    def __str__(self) -> str:
-        lines = [
-            f"{self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons ({self.n_ties:g} ties, counted 1/2 each)",
-            f"rows: {self.rows_read} read, {self.rows_used} used",
-        ]
-        for reason, count in self.rejected.items():
-            lines.append(f"  rejected {count} rows: {reason}")
-        if self.dropped_judges:
-            lines.append(f"judges with no valid rows (dropped): {', '.join(self.dropped_judges)}")
-        if not self.order_known:
-            lines.append("presentation order: not kept (folded)")
-        elif self.one_orientation_only:
-            lines.append(
-                "presentation order: every pair is shown in one orientation only, so position "
-                "bias and structured disagreement cannot be told apart"
-            )
-        if self.n_clusters:
-            median, largest = self.comparisons_per_cluster
-            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
-                         f"{median:g}, largest {largest:g}); intervals are cluster-robust")
-        lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
-        if self.disconnected_judges:
-            lines.append(
-                "judges whose own graph is disconnected: " + ", ".join(self.disconnected_judges)
-            )
-        return "\n".join(lines)
-
 
 @dataclass(frozen=True, eq=False)
 class Comparisons:
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
-    Build one with :meth:`from_frame`, :meth:`from_csv`, :meth:`from_jsonl` or
-    :meth:`from_counts` rather than directly.
+    Build one with :meth:`from_frame`, :meth:`from_file`, :meth:`from_csv`,
+    :meth:`from_jsonl` or :meth:`from_counts` rather than directly.
 
     Attributes
     ----------
@@ -123,6 +46,8 @@ class Comparisons:
         Reason -> count of rows not used.
     dropped_judges : tuple of str
         Judges present in the input whose every row was rejected.
+    rejected_by_judge : dict
+        Judge -> count of that judge's rows not used (empty if none, or unknown).
     clusters : ClusterCounts or None
         Which comparisons share a prompt / question / conversation (from the readers'
         ``cluster=`` column); None when unknown.
@@ -142,6 +67,7 @@ class Comparisons:
     rejected: Mapping[str, int] = field(default_factory=dict)
     dropped_judges: tuple[str, ...] = ()
     clusters: ClusterCounts | None = None
+    rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         m = len(self.n)
@@ -167,6 +93,7 @@ class Comparisons:
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
         object.__setattr__(self, "rejected", dict(self.rejected))
+        object.__setattr__(self, "rejected_by_judge", dict(self.rejected_by_judge))
         if self.judge.max() >= len(self.judges) or self.judge.min() < 0:
             raise DataError("judge index out of range")
         if max(self.first.max(), self.second.max()) >= len(self.items) or min(
@@ -323,7 +250,7 @@ class Comparisons:
             self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
             order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
             rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
-            cluster_names=names,
+            cluster_names=names, rejected_by_judge=self.rejected_by_judge,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -349,6 +276,7 @@ class Comparisons:
             wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
             rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
             dropped_judges=self.dropped_judges, clusters=clusters,
+            rejected_by_judge=self.rejected_by_judge,
         )
         fields.update(overrides)
         return Comparisons(**fields)
@@ -368,8 +296,8 @@ class Comparisons:
 
     def __repr__(self) -> str:
         return (
-            f"Comparisons({self.n_judges} judges, {self.n_items} items, {self.n_cells} cells, "
-            f"{self.n_comparisons:g} comparisons)"
+            f"Comparisons({count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
+            f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')})"
         )
 
     # --------------------------------------------------------- constructors
@@ -396,6 +324,13 @@ class Comparisons:
         return read_jsonl(path, **columns)
 
     @classmethod
+    def from_file(cls, path, **columns) -> "Comparisons":
+        """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
+        from .readers import read_file
+
+        return read_file(path, **columns)
+
+    @classmethod
     def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
                     model_b: str = "model_b", n: str = "n", wins: str = "wins",
                     ties: str | None = "ties", **options) -> "Comparisons":
@@ -409,7 +344,7 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
                     order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
                     rejected: Mapping[str, int] | None = None,
                     dropped_judges: tuple[str, ...] = (), cluster=None,
-                    cluster_names=None) -> Comparisons:
+                    cluster_names=None, rejected_by_judge=None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
@@ -441,4 +376,5 @@ def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
         ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
         order_known=order_known, rows_read=rows_read, rows_used=rows_used,
         rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
+        rejected_by_judge=dict(rejected_by_judge or {}),
     )

@@ -1,36 +1,55 @@
-"""Save and load fitted models without pickle.
+"""Save and load fitted models without pickle: atomic writes, checksums, clear errors.
 
 A saved fit is a folder::
 
     FIT_DIR/
-      fit.json        format name and version, scalars, names, the data's bookkeeping
+      fit.json        format name and version, scalars, names, the data's bookkeeping,
+                      SHA-256 checksums of the other files and of itself
       arrays.npz      every array: the estimates and the comparison cells
       posterior.nc    optional: an ArviZ InferenceData (NetCDF, h5netcdf engine)
 
-``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 1``.  Its keys:
+``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 2``.  Its keys:
 
 * ``rank``, ``position_bias``, ``nll``, ``bic``, ``n_iter``, ``converged``, ``tau``,
-  ``ridge`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit`;
+  ``ridge``, ``ties`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit` (``ties``, the
+  outcome model, may be absent in older files: then "half");
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
-  ``dropped_judges`` of the fitted :class:`~hja_bayes.comparisons.Comparisons`;
+  ``dropped_judges``, ``rejected_by_judge`` and ``clusters`` (cluster names, or null) of
+  the fitted
+  :class:`~hja_bayes.comparisons.Comparisons`;
 * ``rank_table_columns`` -- column order of the rank-selection table (or null);
-* ``package_version`` -- the hja_bayes version that wrote the file (information only).
+* ``package_version`` -- the hja_bayes version that wrote the file (information only);
+* ``checksums`` -- ``{"arrays.npz": sha256, "posterior.nc": sha256 or null}``;
+* ``sha256`` -- the checksum of the file's own content (the canonical JSON of every other
+  key), so an edited number is caught.
 
 ``arrays.npz`` (read with ``allow_pickle=False``) holds ``gamma, mu, U, V, D, S, beta``,
+``aux`` (the outcome model's per-judge parameters, e.g. Davidson's nu; only when it has any),
 the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties``, the
 cluster incidence ``clusters.cluster, clusters.cell, clusters.n, clusters.wins, clusters.ties``
 (when the data carry clusters; their names are in ``data.clusters``) and
 one array ``rank_table.<column>`` per column of the rank table.  Floats in JSON are written
 with Python's shortest round-trip representation and arrays keep their dtype, so loading
 gives back exactly the saved values.
+
+Writing is atomic and safe under concurrency: every file is first written under a unique
+temporary name in the folder and then renamed over its final name, all while holding an
+exclusive lock on ``FIT_DIR/.hja_bayes.lock`` (where the platform has ``fcntl``), so two
+processes saving to one folder leave one complete fit, never one's JSON beside the other's
+arrays.  Loading checks every checksum, name and shape: a truncated, edited or mixed folder
+is a :class:`~hja_bayes.errors.DataError`, never a traceback or a silently different fit.
+Folders written by version 1 (no checksums) still load, with the shape checks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -48,17 +67,21 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load_fit", "load_posterior", "save_fit"]
 #: Value of the ``"format"`` key of ``fit.json``.
 FORMAT = "hja_bayes.fit"
 #: Version of the on-disk format written by :func:`save_fit`.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions :func:`load_fit` reads.
+READABLE_VERSIONS = (1, 2)
 
-_FIT_JSON = "fit.json"
-_ARRAYS = "arrays.npz"
-_POSTERIOR = "posterior.nc"
-_ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
-_CELLS = ("judge", "first", "second", "n", "wins", "ties")
-_CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
+FIT_JSON = "fit.json"
+ARRAYS = "arrays.npz"
+POSTERIOR = "posterior.nc"
+LOCK = ".hja_bayes.lock"
+ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
+CELLS = ("judge", "first", "second", "n", "wins", "ties")
+CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
 
 
-def _import_arviz():
+def import_arviz():
+    """ArviZ, without its once-a-day notice about the 1.0 refactor."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # ArviZ 0.x announces its 1.0 refactor
         import arviz
@@ -72,8 +95,43 @@ def _float(x: float) -> float | str:
     return x if math.isfinite(x) else repr(x)
 
 
-def _unfloat(x: float | str) -> float:
-    return float(x)
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _sha256_meta(meta: dict) -> str:
+    """Checksum of fit.json's content: canonical JSON of every key but ``sha256``."""
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=True, allow_nan=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(folder: Path):
+    """Hold an exclusive advisory lock on the folder's lock file (no-op without fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: renames are still atomic
+        yield
+        return
+    with open(folder / LOCK, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _temporary(folder: Path, name: str) -> Path:
+    """A fresh, unique file name in ``folder`` for writing ``name`` (the file is created)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    return Path(tmp)
 
 
 def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True) -> Path:
@@ -100,12 +158,12 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
     ------
     FileExistsError
         When ``overwrite`` is false and ``path`` already holds ``fit.json``.
+    NotADirectoryError
+        When ``path`` exists and is a file.
     """
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} exists and is not a folder")
-    if not overwrite and (folder / _FIT_JSON).exists():
-        raise FileExistsError(f"{folder} already holds a saved fit")
     folder.mkdir(parents=True, exist_ok=True)
 
     data: Comparisons = fit.data
@@ -122,6 +180,8 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "converged": bool(fit.converged),
         "tau": _float(fit.tau),
         "ridge": _float(fit.ridge),
+        "ties": str(fit.ties),
+        "excluded_judges": {str(k): str(v) for k, v in fit.excluded_judges.items()},
         "judges": list(fit.judges),
         "items": list(fit.items),
         "data": {
@@ -133,49 +193,106 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             "rejected": {str(k): int(v) for k, v in data.rejected.items()},
             "dropped_judges": list(data.dropped_judges),
             "clusters": None if data.clusters is None else list(data.clusters.names),
+            "rejected_by_judge": {str(k): int(v) for k, v in data.rejected_by_judge.items()},
         },
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
-    arrays = {name: np.asarray(getattr(fit, name)) for name in _ESTIMATES}
-    arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in _CELLS})
+    arrays = {name: np.asarray(getattr(fit, name)) for name in ESTIMATES}
+    if fit.aux is not None:
+        arrays["aux"] = np.asarray(fit.aux)
+    arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in CELLS})
     if data.clusters is not None:
         arrays.update({f"clusters.{name}": np.asarray(getattr(data.clusters, name))
-                       for name in _CLUSTER_ARRAYS})
+                       for name in CLUSTER_ARRAYS})
     if table is not None:
         for column in table.columns:
             arrays[f"rank_table.{column}"] = table[column].to_numpy()
-    # write to temporary names, then rename, so a crash never leaves half a fit behind
-    tmp_json, tmp_npz = folder / (_FIT_JSON + ".tmp"), folder / ("tmp." + _ARRAYS)
-    tmp_json.write_text(json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                        encoding="utf-8")
-    np.savez_compressed(tmp_npz, **arrays)
-    os.replace(tmp_npz, folder / _ARRAYS)
-    os.replace(tmp_json, folder / _FIT_JSON)
-    posterior = folder / _POSTERIOR
-    if idata is not None:
-        idata.to_netcdf(str(posterior))
-    elif posterior.exists():
-        posterior.unlink()  # a stale posterior would not belong to this fit
+
+    written: list[Path] = []
+    try:
+        with _locked(folder):
+            if not overwrite and (folder / FIT_JSON).exists():
+                raise FileExistsError(f"{folder} already holds a saved fit")
+            tmp_npz = _temporary(folder, ARRAYS)
+            written.append(tmp_npz)
+            with open(tmp_npz, "wb") as fh:
+                np.savez_compressed(fh, **arrays)
+            checksums = {ARRAYS: _sha256_file(tmp_npz), POSTERIOR: None}
+            tmp_nc = None
+            if idata is not None:
+                tmp_nc = _temporary(folder, POSTERIOR)
+                written.append(tmp_nc)
+                idata.to_netcdf(str(tmp_nc))
+                checksums[POSTERIOR] = _sha256_file(tmp_nc)
+            meta["checksums"] = checksums
+            meta["sha256"] = _sha256_meta(meta)
+            tmp_json = _temporary(folder, FIT_JSON)
+            written.append(tmp_json)
+            tmp_json.write_text(json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False)
+                                + "\n", encoding="utf-8")
+            # the JSON goes last: until it is replaced, the folder reads as the old fit (or
+            # fails its checksum, never loads a mix)
+            if tmp_nc is not None:
+                os.replace(tmp_nc, folder / POSTERIOR)
+            elif (folder / POSTERIOR).exists():
+                (folder / POSTERIOR).unlink()  # a stale posterior would not belong to this fit
+            os.replace(tmp_npz, folder / ARRAYS)
+            os.replace(tmp_json, folder / FIT_JSON)
+    finally:
+        for tmp in written:
+            if tmp.exists():
+                tmp.unlink()
     return folder
 
 
 def _read_meta(folder: Path) -> dict:
-    file = folder / _FIT_JSON
-    if not file.exists():
-        raise DataError(f"{folder} holds no saved fit (no {_FIT_JSON})")
+    file = folder / FIT_JSON
+    if not file.is_file():
+        raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")
     try:
         meta = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{file} is not valid JSON: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{file} is damaged: not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise DataError(f"{file} is not a saved hja_bayes fit (format {meta.get('format')!r})"
                         if isinstance(meta, dict) else f"{file} is not a saved hja_bayes fit")
     version = meta.get("version")
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise DataError(
-            f"{file} has format version {version!r}; this hja_bayes reads version {FORMAT_VERSION}"
+            f"{file} has format version {version!r}; this hja_bayes reads versions "
+            f"{list(READABLE_VERSIONS)}"
         )
+    if version >= 2:
+        if meta.get("sha256") != _sha256_meta(meta):
+            raise DataError(f"{file} was edited or damaged: its content does not match its "
+                            "checksum (save the fit again)")
     return meta
+
+
+def _check_file(folder: Path, name: str, meta: dict) -> Path:
+    """The file ``name`` of the folder, checked against its checksum in fit.json."""
+    file = folder / name
+    if not file.is_file():
+        raise DataError(f"{folder} is incomplete: {name} is missing")
+    expected = (meta.get("checksums") or {}).get(name)
+    if meta["version"] >= 2 and _sha256_file(file) != expected:
+        raise DataError(f"{file} does not match the checksum in {FIT_JSON}: it was truncated, "
+                        "edited or written by another save (save the fit again)")
+    return file
+
+
+def _checked_shapes(arrays: dict, meta: dict, file: Path) -> None:
+    """Every array has the shape the names in fit.json imply."""
+    K, N, r = len(meta["judges"]), len(meta["items"]), int(meta["rank"])
+    expected = {"gamma": (K,), "mu": (N,), "U": (K, r), "V": (N, r), "D": (r,), "S": (K, N),
+                "beta": (K,)}
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            raise DataError(f"{file}: {name} has shape {arrays[name].shape}, but {FIT_JSON} "
+                            f"names {K} judges, {N} items and rank {r}, so {shape}")
+    m = arrays["cells.n"].shape
+    if any(arrays[f"cells.{c}"].shape != m for c in CELLS):
+        raise DataError(f"{file}: the cell arrays differ in length")
 
 
 def load_fit(path: str | os.PathLike):
@@ -194,46 +311,58 @@ def load_fit(path: str | os.PathLike):
     Raises
     ------
     DataError
-        When the folder holds no fit, another format, or an unknown format version.
+        When the folder holds no fit, another format or an unknown format version, or
+        when a file is missing, truncated, edited (checksums) or inconsistent with the
+        others (names, shapes, cells).
     """
-
     folder = Path(path)
     meta = _read_meta(folder)
+    npz_file = _check_file(folder, ARRAYS, meta)
     try:
-        with np.load(folder / _ARRAYS, allow_pickle=False) as npz:
+        with open(npz_file, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read {folder / _ARRAYS}: {exc}") from None
-    missing = [n for n in (*_ESTIMATES, *(f"cells.{c}" for c in _CELLS)) if n not in arrays]
+    except Exception as exc:  # BadZipFile, OSError, ValueError, EOFError ...
+        raise DataError(f"cannot read {npz_file}: {type(exc).__name__}: {exc}") from None
+    missing = [n for n in (*ESTIMATES, *(f"cells.{c}" for c in CELLS)) if n not in arrays]
     if missing:
-        raise DataError(f"{folder / _ARRAYS} lacks the arrays {missing}")
-    d = meta["data"]
-    clusters = None
-    if d.get("clusters") is not None:
-        try:
+        raise DataError(f"{npz_file} lacks the arrays {missing}")
+    try:
+        _checked_shapes(arrays, meta, npz_file)
+        d = meta["data"]
+        clusters = None
+        if d.get("clusters") is not None:
+            lacking = [f"clusters.{c}" for c in CLUSTER_ARRAYS if f"clusters.{c}" not in arrays]
+            if lacking:
+                raise DataError(f"{npz_file} lacks the cluster arrays {lacking}")
             clusters = ClusterCounts(tuple(d["clusters"]),
-                                     *(arrays[f"clusters.{name}"] for name in _CLUSTER_ARRAYS))
-        except KeyError as exc:
-            raise DataError(f"{folder / _ARRAYS} lacks the cluster array {exc}") from None
-    data = Comparisons(
-        judges=tuple(d["judges"]), items=tuple(d["items"]),
-        **{name: arrays[f"cells.{name}"] for name in _CELLS},
-        order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
-        rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
-        dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
-    )
-    columns = meta.get("rank_table_columns")
-    table = None
-    if columns is not None:
-        table = pd.DataFrame({c: arrays[f"rank_table.{c}"] for c in columns})
-    return HJAFit(
-        **{name: arrays[name] for name in _ESTIMATES},
-        rank=int(meta["rank"]), position_bias=bool(meta["position_bias"]),
-        nll=_unfloat(meta["nll"]), bic=_unfloat(meta["bic"]), n_iter=int(meta["n_iter"]),
-        converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
-        items=tuple(meta["items"]), data=data, tau=_unfloat(meta["tau"]),
-        ridge=_unfloat(meta["ridge"]), rank_table=table,
-    )
+                                     *(arrays[f"clusters.{c}"] for c in CLUSTER_ARRAYS))
+        data = Comparisons(
+            judges=tuple(d["judges"]), items=tuple(d["items"]),
+            **{name: arrays[f"cells.{name}"] for name in CELLS},
+            order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
+            rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
+            dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
+            rejected_by_judge=dict(d.get("rejected_by_judge", {})),
+        )
+        if tuple(meta["judges"]) != data.judges or tuple(meta["items"]) != data.items:
+            raise DataError("the fit's judge or item names differ from its data's")
+        columns = meta.get("rank_table_columns")
+        table = None
+        if columns is not None:
+            table = pd.DataFrame({c: arrays[f"rank_table.{c}"] for c in columns})
+        return HJAFit(
+            **{name: arrays[name] for name in ESTIMATES},
+            rank=int(meta["rank"]), position_bias=bool(meta["position_bias"]),
+            nll=float(meta["nll"]), bic=float(meta["bic"]), n_iter=int(meta["n_iter"]),
+            converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
+            items=tuple(meta["items"]), data=data, tau=float(meta["tau"]),
+            ridge=float(meta["ridge"]), rank_table=table, ties=str(meta.get("ties", "half")),
+            aux=arrays.get("aux"), excluded_judges=dict(meta.get("excluded_judges", {})),
+        )
+    except DataError as exc:
+        raise DataError(f"{folder} holds a damaged fit: {exc}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise DataError(f"{folder} holds a damaged fit ({type(exc).__name__}: {exc})") from None
 
 
 def load_posterior(path: str | os.PathLike):
@@ -247,11 +376,25 @@ def load_posterior(path: str | os.PathLike):
     Returns
     -------
     arviz.InferenceData or None
+
+    Raises
+    ------
+    DataError
+        When ``posterior.nc`` is missing though fit.json lists it, or fails its checksum,
+        or cannot be read.
     """
     folder = Path(path)
-    _read_meta(folder)
-    file = folder / _POSTERIOR
-    if not file.exists():
+    meta = _read_meta(folder)
+    listed = (meta.get("checksums") or {}).get(POSTERIOR)
+    file = folder / POSTERIOR
+    if meta["version"] >= 2:
+        if listed is None:
+            return None
+    elif not file.exists():
         return None
-    az = _import_arviz()
-    return az.from_netcdf(str(file))
+    _check_file(folder, POSTERIOR, meta)
+    az = import_arviz()
+    try:
+        return az.from_netcdf(str(file))
+    except Exception as exc:  # OSError, ValueError from h5netcdf/xarray
+        raise DataError(f"cannot read {file}: {type(exc).__name__}: {exc}") from None

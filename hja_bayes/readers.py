@@ -1,12 +1,29 @@
 """Readers: rows of judgments (or counts aggregated upstream) into :class:`Comparisons`.
 
 Every reader validates its input here, once, and hands the rows to
-:func:`~hja_bayes.comparisons.aggregate_cells`; what reaches a fitter is clean.
+:func:`~hja_bayes.comparisons.aggregate_cells`; what reaches a fitter is clean.  Files are
+read by :mod:`hja_bayes.sources`; tables may be pandas DataFrames or anything with
+``.to_pandas()`` (polars, pyarrow, Hugging Face datasets).
+
+Verdicts (the ``winner`` column, compared without case or surrounding spaces):
+
+* the first-shown model won: ``model_a``, ``a``;
+* the second-shown model won: ``model_b``, ``b``;
+* a tie (half a win to each side): ``tie``, ``draw``, ``tie (bothbad)`` (FastChat),
+  ``both_bad`` (arena-rank);
+* the winning model's own name;
+* no usable verdict (counted per judge, not fitted): ``invalid``, ``unknown``, ``error``,
+  ``none``, ``n/a``, ``na``, ``null``, ``nan``, an empty cell or a missing value.
+
+Without a ``winner`` column, Kaggle-style one-hot columns ``winner_model_a``,
+``winner_model_b``, ``winner_tie`` (0/1) give the verdict.  A model named like a label
+(``A``, ``B``, ``tie``, ``None``) whose verdicts could be read either way is an error that
+names both readings.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import warnings
 from pathlib import Path
 from typing import Iterable
@@ -16,22 +33,36 @@ import pandas as pd
 
 from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning
+from .sources import as_frame, read_table
 
-__all__ = ["FIRST_LABELS", "SECOND_LABELS", "TIE_LABELS", "INVALID_LABELS", "read_counts",
-           "read_csv", "read_frame", "read_jsonl"]
+__all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "SECOND_LABELS", "TIE_LABELS",
+           "read_counts", "read_csv", "read_file", "read_frame", "read_json", "read_jsonl",
+           "read_parquet"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})
 SECOND_LABELS = frozenset({"model_b", "b"})
-TIE_LABELS = frozenset({"tie", "tie (bothbad)", "draw"})
+TIE_LABELS = frozenset({"tie", "draw", "tie (bothbad)", "both_bad"})
 #: Verdict labels that mean "no usable verdict": counted and reported, never fitted.
-INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null"})
+INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null", "nan",
+                            ""})
+#: Kaggle-style one-hot verdict columns: first won, second won, tie.
+ONE_HOT_COLUMNS = ("winner_model_a", "winner_model_b", "winner_tie")
 
 SINGLE_JUDGE = "judge"
+#: A "judge" column with at least this many judges ...
+CROWD_JUDGES = 20
+#: ... whose median judge gave fewer verdicts than this is probably a column of voters.
+CROWD_MEDIAN = 10
+#: Largest total count accepted from counts (beyond, float64 sums lose whole units).
+MAX_TOTAL_COUNT = 1e12
+
+_MEANING = {1: "the first-shown model won", 2: "the second-shown model won", 3: "a tie",
+            4: "no usable verdict"}
 
 
 def read_frame(
-    df: pd.DataFrame,
+    df,
     judge: str | None = "judge",
     model_a: str = "model_a",
     model_b: str = "model_b",
@@ -44,18 +75,16 @@ def read_frame(
 
     Parameters
     ----------
-    df : DataFrame
-        One row per judgment.
+    df : DataFrame, or a table with ``.to_pandas()``
+        One row per judgment (polars, pyarrow and Hugging Face tables are converted).
     judge : str or None
-        Column naming the judge.  If None, or if the column is absent and was left at its
-        default, all rows come from one judge named ``"judge"``.
+        Column naming the judge; None when one judge made every verdict (e.g. crowd votes).
     model_a, model_b : str
         Columns naming the item shown first and second.
     winner : str
-        Column holding the verdict: ``"model_a"``, ``"model_b"``, ``"tie"``,
-        ``"tie (bothbad)"`` (Chatbot Arena's labels), or the winning item's own name.
-        Labels in ``invalid_labels`` (e.g. ``"invalid"``) mean the judge gave no usable
-        verdict: such rows are counted in :meth:`summary` and not fitted.
+        Column holding the verdict (see the module documentation for the labels).  When
+        it is absent (and left at its default) and ``winner_model_a``, ``winner_model_b``,
+        ``winner_tie`` are there, those one-hot columns give the verdict.
     invalid_labels : iterable of str
         Verdicts treated as "no usable verdict" (compared case-insensitively).
     cluster : str, optional
@@ -70,10 +99,20 @@ def read_frame(
     Raises
     ------
     DataError
-        Empty frame; unknown column names (the message lists the columns there are);
-        missing values in a required column; a row comparing an item with itself; a
-        verdict that is neither a known label, an invalid marker, nor one of the row's
-        two items (the message names the row and the value).
+        A path instead of a table (use :func:`read_file`); an empty frame; a missing judge
+        column (the message lists the columns and says to pass ``judge=None`` for one
+        judge) or other unknown column names; missing or empty names; a row comparing an
+        item with itself; a verdict that is neither a label, an invalid marker nor one of
+        the row's two items, or that reads two ways because a model is named like a label
+        (the message names the row and both readings); one-hot verdicts that are not
+        exactly one 1.
+
+    Warns
+    -----
+    DataWarning
+        Judges with no usable verdict; names differing only in case or spaces; a judge
+        column that looks like one of voters (many judges, few verdicts each: e.g.
+        FastChat's ``judge`` column), where ``judge=None`` is probably meant.
 
     Examples
     --------
@@ -83,66 +122,44 @@ def read_frame(
     >>> read_frame(df)
     Comparisons(2 judges, 2 items, 3 cells, 3 comparisons)
     """
-    if not isinstance(df, pd.DataFrame):
-        raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    df = as_frame(df, "from_frame")
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
-    if judge is not None and judge not in df.columns and judge == "judge":
-        judge = None  # a frame without a judge column is one judge
-    required = [c for c in (judge, model_a, model_b, winner, cluster) if c is not None]
-    missing = [c for c in required if c not in df.columns]
-    if missing:
-        raise DataError(
-            f"column(s) {missing} not found; the columns there are {list(df.columns)}"
-        )
-    for col in required:
-        bad = df[col].isna().to_numpy()
-        if bad.any():
-            rows = list(df.index[bad][:5])
-            raise DataError(
-                f"column {col!r} has {int(bad.sum())} missing value(s), first at row(s) {rows}"
-            )
-    a = df[model_a].astype(str).to_numpy()
-    b = df[model_b].astype(str).to_numpy()
-    w = df[winner].astype(str).to_numpy()
-    jud = np.full(len(df), SINGLE_JUDGE, dtype=object) if judge is None else df[judge].astype(str).to_numpy()
-
-    same = a == b
-    if same.any():
-        row = df.index[np.argmax(same)]
-        raise DataError(
-            f"row {row!r} compares {a[same][0]!r} with itself ({int(same.sum())} such rows)"
-        )
+    _check_judge_column(df, judge)
+    w = _verdicts(df, winner, [c for c in (model_a, model_b) if c in df.columns])
+    a, b, jud = _keys(df, judge, model_a, model_b, cluster)
 
     label_index, labels = pd.factorize(w)  # classify each distinct label once
     normal = [x.strip().lower() for x in labels]
-    invalid_set = {s.lower() for s in invalid_labels}
-
-    def label_is(names):
-        return np.array([x in names for x in normal], dtype=bool)[label_index]
-
-    is_first = label_is(FIRST_LABELS) | (w == a)
-    is_second = label_is(SECOND_LABELS) | (w == b)
-    is_tie = label_is(TIE_LABELS)
-    is_invalid = label_is(invalid_set)
-    known = is_first | is_second | is_tie | is_invalid
-    if not known.all():
-        pos = int(np.argmin(known))
+    invalid_set = {s.strip().lower() for s in invalid_labels}
+    kind_of_label = np.array([1 if x in FIRST_LABELS else 2 if x in SECOND_LABELS else
+                              3 if x in TIE_LABELS else 4 if x in invalid_set else 0
+                              for x in normal], dtype=np.int64)
+    by_label = kind_of_label[label_index] if len(labels) else np.zeros(len(w), np.int64)
+    by_name = np.where(w == a, 1, np.where(w == b, 2, 0))
+    _check_ambiguous(df, by_label, by_name, w, a, b)
+    kind = np.where(by_name > 0, by_name, by_label)
+    if np.any(kind == 0):
+        pos = int(np.argmax(kind == 0))
         raise DataError(
             f"row {df.index[pos]!r}: winner {w[pos]!r} is neither 'model_a', 'model_b', "
-            f"'tie', 'tie (bothbad)', an invalid marker {sorted(invalid_set)}, nor one of "
-            f"the row's items ({a[pos]!r}, {b[pos]!r})"
-        )
+            f"a tie label {sorted(TIE_LABELS)}, an invalid marker "
+            f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
+            f"({a[pos]!r}, {b[pos]!r})")
+    is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
     _warn_near_duplicates(np.concatenate([a, b]), "item")
     _warn_near_duplicates(jud, "judge")
 
     valid = ~is_invalid
-    rejected = {}
+    rejected, by_judge = {}, {}
     if is_invalid.any():
-        labels, counts = np.unique(w[is_invalid], return_counts=True)
-        for lab, c in zip(labels, counts):
-            rejected[f"no usable verdict ({lab!r})"] = int(c)
+        for lab, c in zip(*np.unique(w[is_invalid], return_counts=True)):
+            reason = "no verdict (empty or missing)" if not lab.strip() else \
+                f"no usable verdict ({lab!r})"
+            rejected[reason] = rejected.get(reason, 0) + int(c)
+        by_judge = {str(j): int(c) for j, c in zip(*np.unique(jud[is_invalid],
+                                                               return_counts=True))}
 
     all_judges = list(dict.fromkeys(jud))
     used_judges = list(dict.fromkeys(jud[valid]))
@@ -160,27 +177,151 @@ def read_frame(
     i, j = item_codes[:m_valid].astype(np.int64), item_codes[m_valid:].astype(np.int64)
     k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
     k = k.astype(np.int64)
-    items = list(items)
+    _warn_crowd(np.bincount(k), judge)
     tie = is_tie[valid].astype(float)
     win = is_first[valid].astype(float) + tie / 2
 
     codes, names = _cluster_codes(df, cluster, valid)
-    return aggregate_cells(used_judges, items, k, i, j, np.ones(len(k)), win, tie,
+    return aggregate_cells(used_judges, list(items), k, i, j, np.ones(len(k)), win, tie,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
-                           dropped_judges=dropped, cluster=codes, cluster_names=names)
+                           dropped_judges=dropped, cluster=codes, cluster_names=names,
+                           rejected_by_judge=by_judge)
 
-def read_csv(path: str | Path, **columns) -> Comparisons:
-    """Read a CSV with one row per judgment; see :func:`read_frame` for ``columns``."""
-    return read_frame(pd.read_csv(path, dtype=str, keep_default_na=True), **columns)
 
-def read_jsonl(path: str | Path, **columns) -> Comparisons:
-    """Read JSON Lines with one object per judgment; see :func:`read_frame`."""
-    with open(path, encoding="utf-8") as fh:
-        records = [json.loads(line) for line in fh if line.strip()]
-    return read_frame(pd.DataFrame.from_records(records), **columns)
+def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
+    if judge is not None and judge not in df.columns:
+        raise DataError(
+            f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
+            "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
+            "--judge-col -) if one judge made every verdict")
+
+
+def _verdicts(df: pd.DataFrame, winner: str, models: list[str]) -> np.ndarray:
+    """The verdict of every row as text ("" where it is missing)."""
+    if winner in df.columns:
+        column = df[winner]
+        return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy()).astype(object)
+    if winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS):
+        flags = np.stack([_zero_one(df, c) for c in ONE_HOT_COLUMNS], axis=1)
+        bad = flags.sum(axis=1) != 1
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise DataError(f"row {df.index[pos]!r}: the one-hot verdict columns "
+                            f"{list(ONE_HOT_COLUMNS)} must hold exactly one 1, got "
+                            f"{flags[pos].tolist()}")
+        return np.array(["model_a", "model_b", "tie"], dtype=object)[flags.argmax(axis=1)]
+    raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
+                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}")
+
+
+def _zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
+    text = df[column].astype(str).str.strip().str.lower()
+    ones, zeros = text.isin(["1", "1.0", "true"]), text.isin(["0", "0.0", "false"])
+    if not (ones | zeros).all():
+        pos = int(np.argmax(~(ones | zeros).to_numpy()))
+        raise DataError(f"row {df.index[pos]!r}: column {column!r} must be 0 or 1, got "
+                        f"{df[column].iloc[pos]!r}")
+    return ones.to_numpy().astype(np.int64)
+
+
+def _keys(df: pd.DataFrame, judge, model_a, model_b, cluster):
+    """Model, judge names as text arrays, checked: present, not missing, not empty."""
+    columns = [c for c in (judge, model_a, model_b, cluster) if c is not None]
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise DataError(f"column(s) {missing} not found; the columns there are "
+                        f"{list(df.columns)}")
+    for col in columns:
+        bad = df[col].isna().to_numpy()
+        if bad.any():
+            rows = list(df.index[bad][:5])
+            raise DataError(
+                f"column {col!r} has {int(bad.sum())} missing value(s), first at row(s) {rows}")
+    out = []
+    for col in (model_a, model_b, judge):
+        if col is None:
+            out.append(np.full(len(df), SINGLE_JUDGE, dtype=object))
+            continue
+        values = df[col].astype(str).to_numpy().astype(object)
+        empty = np.array([not v.strip() for v in values])
+        if empty.any():
+            raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty name in column "
+                            f"{col!r} ({int(empty.sum())} such rows)")
+        out.append(values)
+    a, b, jud = out
+    same = a == b
+    if same.any():
+        raise DataError(f"row {df.index[np.argmax(same)]!r} compares {a[same][0]!r} with "
+                        f"itself ({int(same.sum())} such rows)")
+    return a, b, jud
+
+
+def _check_ambiguous(df, by_label, by_name, w, a, b) -> None:
+    """A verdict that is both a label and one of the row's model names, with two meanings."""
+    clash = (by_label > 0) & (by_name > 0) & (by_label != by_name)
+    if not clash.any():
+        return
+    pos = int(np.argmax(clash))
+    side = "first" if by_name[pos] == 1 else "second"
+    names = sorted({str(x) for x in w[clash]})
+    raise DataError(
+        f"row {df.index[pos]!r}: the verdict {w[pos]!r} reads two ways: as the label for "
+        f"'{_MEANING[int(by_label[pos])]}', and as the name of the model {w[pos]!r} shown "
+        f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
+        f"Models named like verdict labels ({names}): rename them, or give the verdicts as "
+        "model_a / model_b / tie")
+
+
+def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:
+    if judge is None or len(per_judge) < CROWD_JUDGES:
+        return
+    median = float(np.median(per_judge))
+    if median < CROWD_MEDIAN:
+        warnings.warn(
+            f"{len(per_judge)} judges in column {judge!r} with a median of {median:g} "
+            "verdicts each: if these are voters (e.g. FastChat's 'judge' column) rather than "
+            "judges to be modelled one by one, pass judge=None (CLI --judge-col -) to pool "
+            "them as one judge", DataWarning, stacklevel=3)
+
+
+def read_file(path: str | os.PathLike, **columns) -> Comparisons:
+    """Read any supported file of judgments: CSV / TSV, JSON Lines, a JSON array, parquet
+    (by the suffix, optionally ``.gz``), or ``"-"`` for standard input.
+
+    ``columns`` go to :func:`read_frame`; see :func:`hja_bayes.sources.read_table` for the
+    formats.
+    """
+    return read_frame(read_table(path), **columns)
+
+
+def read_csv(path: str | os.PathLike, **columns) -> Comparisons:
+    """Read a CSV (``.tsv``: tab-separated) with one row per judgment; see
+    :func:`read_frame` for ``columns``.  Cells are read as text: ``N/A`` or an empty cell in
+    the verdict column is an invalid verdict, not a parse error."""
+    fmt = "tsv" if ".tsv" in [s.lower() for s in Path(path).suffixes] else "csv"
+    return read_frame(read_table(path, fmt), **columns)
+
+
+def read_jsonl(path: str | os.PathLike, **columns) -> Comparisons:
+    """Read JSON Lines with one object per judgment; see :func:`read_frame`.  A line that
+    is not a JSON object is an error naming its line number."""
+    return read_frame(read_table(path, "jsonl"), **columns)
+
+
+def read_json(path: str | os.PathLike, **columns) -> Comparisons:
+    """Read a JSON array of judgment objects, e.g. FastChat's ``clean_battle`` files
+    (``model_a``, ``model_b``, ``winner``, and ``judge`` naming the voter: pass
+    ``judge=None`` to pool the votes as one judge); see :func:`read_frame`."""
+    return read_frame(read_table(path, "json"), **columns)
+
+
+def read_parquet(path: str | os.PathLike, **columns) -> Comparisons:
+    """Read a parquet file with one row per judgment (needs pyarrow); see :func:`read_frame`."""
+    return read_frame(read_table(path, "parquet"), **columns)
+
 
 def read_counts(
-    df: pd.DataFrame,
+    df,
     judge: str | None = "judge",
     model_a: str = "model_a",
     model_b: str = "model_b",
@@ -194,10 +335,10 @@ def read_counts(
 
     Parameters
     ----------
-    df : DataFrame
+    df : DataFrame, or a table with ``.to_pandas()``
         One row per (judge, first item, second item) with counts; repeated cells are summed.
     judge, model_a, model_b : str
-        Key columns (``judge`` may be None or absent for one judge).
+        Key columns (``judge=None`` for one judge).
     n : str
         Column with the number of comparisons.
     wins : str
@@ -208,41 +349,39 @@ def read_counts(
         Column naming the prompt / question each row's comparisons come from (a row then
         holds the counts of one (cluster, judge, first, second)).
 
-    Rows with ``n == 0`` are skipped (and counted in ``summary().rejected``).
+    Rows with ``n == 0`` are skipped (and counted in ``summary().rejected``).  Counts may be
+    numbers or numeric text; anything else is an error naming the row and the value.
+
+    Raises
+    ------
+    DataError
+        Missing judge or other columns, missing values, empty names, a count that is not a
+        number, negative or inconsistent counts, or a total above 1e12 comparisons (float64
+        sums would lose whole units: check the units of the counts).
     """
-    if not isinstance(df, pd.DataFrame):
-        raise DataError(f"expected a pandas DataFrame, got {type(df).__name__}")
+    df = as_frame(df, "from_counts")
     if len(df) == 0:
         raise DataError("the frame is empty: no counts to read")
-    if judge is not None and judge not in df.columns and judge == "judge":
-        judge = None
+    _check_judge_column(df, judge)
     if ties is not None and ties not in df.columns and ties == "ties":
         ties = None
-    required = [c for c in (judge, model_a, model_b, n, wins, ties, cluster) if c is not None]
-    missing = [c for c in required if c not in df.columns]
+    missing = [c for c in (n, wins, ties) if c is not None and c not in df.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found; the columns there are {list(df.columns)}")
-    for col in required:
-        if df[col].isna().any():
-            raise DataError(f"column {col!r} has missing values")
-    a = df[model_a].astype(str).to_numpy()
-    b = df[model_b].astype(str).to_numpy()
-    if np.any(a == b):
-        raise DataError(f"row {df.index[np.argmax(a == b)]!r} compares an item with itself")
-    try:
-        nn = df[n].to_numpy(dtype=float)
-        ww = df[wins].to_numpy(dtype=float)
-        tt = np.zeros(len(df)) if ties is None else df[ties].to_numpy(dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"count columns must be numeric: {exc}") from None
-    if np.any(nn < 0) or not np.all(np.isfinite(nn + ww + tt)):
-        raise DataError("counts must be finite and n >= 0")
+    a, b, jud = _keys(df, judge, model_a, model_b, cluster)
+    nn, ww = _numbers(df, n), _numbers(df, wins)
+    tt = np.zeros(len(df)) if ties is None else _numbers(df, ties)
+    if np.any(nn < 0) or np.any(tt < 0):
+        raise DataError(f"row {df.index[np.argmax((nn < 0) | (tt < 0))]!r}: counts must be >= 0")
+    if nn.sum() > MAX_TOTAL_COUNT:
+        raise DataError(f"the counts add up to {nn.sum():.3g} comparisons, more than "
+                        f"{MAX_TOTAL_COUNT:.0e}: check their units (these look like scaled "
+                        "values, and float64 sums this large lose whole comparisons)")
     bad = (ww < tt / 2 - 1e-9) | (ww > nn - tt / 2 + 1e-9) | (tt > nn)
     if bad.any():
         raise DataError(
             f"row {df.index[np.argmax(bad)]!r}: need ties <= n and ties/2 <= wins <= n - ties/2"
         )
-    jud = np.full(len(df), SINGLE_JUDGE, dtype=object) if judge is None else df[judge].astype(str).to_numpy()
     _warn_near_duplicates(np.concatenate([a, b]), "item")
     _warn_near_duplicates(jud, "judge")
     keep = nn > 0
@@ -260,8 +399,23 @@ def read_counts(
     j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
     codes, names = _cluster_codes(df, cluster, keep)
     return aggregate_cells(judges, items, k, i, j, nn[keep], ww[keep], tt[keep],
-                           rows_read=len(df), rows_used=0, rejected=rejected,
+                           rows_read=len(df), rows_used=int(keep.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names)
+
+
+def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
+    """A count column as floats; a missing or non-numeric value is an error naming it."""
+    values = df[column]
+    if values.isna().any():
+        pos = int(np.argmax(values.isna().to_numpy()))
+        raise DataError(f"row {df.index[pos]!r}: column {column!r} has a missing value")
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {values.iloc[pos]!r}, "
+                        "not a finite number")
+    return numbers.to_numpy(dtype=float)
 
 
 def _cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):

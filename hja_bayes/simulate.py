@@ -10,8 +10,7 @@ from .checks import check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
 from .errors import ParameterError
-from .likelihood import sample_outcomes
-from .likelihood.half import HALF
+from .likelihood import HALF, outcome_model, sample_outcomes
 
 __all__ = ["SimulationTruth", "simulate"]
 
@@ -20,7 +19,8 @@ class SimulationTruth(NamedTuple):
     """The parameters a panel was simulated from, in canonical HJA form.
 
     ``S = gamma mu^T + U V^T``; ``beta`` is the per-judge position bias (logit of the
-    first-shown item winning, on top of ``S``).
+    first-shown item winning, on top of ``S``); ``nu`` the per-judge Davidson tie
+    propensities (None unless simulated with ``ties="davidson"``).
     """
 
     gamma: np.ndarray
@@ -30,6 +30,28 @@ class SimulationTruth(NamedTuple):
     D: np.ndarray
     S: np.ndarray
     beta: np.ndarray
+    nu: np.ndarray | None = None
+
+
+def _check_ties(ties, nu, tie_prob, K):
+    """The outcome model and the per-judge log nu (None for "half")."""
+    outcome = outcome_model(ties)
+    if outcome.n_aux == 0:
+        if nu is not None:
+            raise ParameterError('nu= is the Davidson tie propensity: pass ties="davidson" with it')
+        return outcome, None
+    if nu is None:
+        raise ParameterError(f'ties="{outcome.name}" needs the tie propensity nu= (a number or one per judge)')
+    if tie_prob:
+        raise ParameterError(f'tie_prob is for ties="half"; under ties="{outcome.name}" ties come from nu')
+    try:
+        nu = np.broadcast_to(np.asarray(nu, dtype=float), (K,)).copy()
+    except (TypeError, ValueError):
+        raise ParameterError(f"nu must be a number or {K} numbers (one per judge), got {nu!r}") from None
+    if not np.all(np.isfinite(nu)) or np.any(nu < 0):
+        raise ParameterError(f"nu must be finite and >= 0, got {nu}")
+    with np.errstate(divide="ignore"):
+        return outcome, np.log(nu)
 
 
 def simulate(
@@ -43,6 +65,8 @@ def simulate(
     tie_prob: float = 0.0,
     questions: int = 0,
     question_correlation: float = 0.0,
+    ties: str = "half",
+    nu=None,
 ) -> tuple[Comparisons, SimulationTruth]:
     """Simulate a panel of judges comparing items under the HJA model.
 
@@ -56,16 +80,19 @@ def simulate(
     uniformly among all unordered pairs and the presentation order at random.  Each
     comparison is a tie with probability ``tie_prob``; otherwise the first-shown item i
     beats j with probability ``expit(beta_k + S[k, i] - S[k, j])``.  Judge k's position
-    bias is ``beta_k = position_bias * (1 + 0.5 z_k)``.
+    bias is ``beta_k = position_bias * (1 + 0.5 z_k)``.  With ``ties="davidson"`` the three
+    outcomes follow Davidson's model instead, with judge k's tie propensity ``nu_k``
+    (``P(tie) = nu_k / (e^{eta/2} + e^{-eta/2} + nu_k)``).
 
     Prompts (``questions > 0``): every comparison is about one of ``questions`` prompts,
     drawn uniformly, and the data carry them as clusters.  Verdicts on one prompt are
     coupled while every marginal probability stays exact: each prompt gives each item an
     answer quality ``b_qi ~ N(0, 1)``, and the first-shown item wins when
-    ``Phi(sqrt(rho) (b_qi - b_qj) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
+    ``Phi(sqrt(rho) (b_qj - b_qi) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
     ``e ~ N(0, 1)`` and ``rho = question_correlation`` (a Gaussian copula): all judges
     reading one prompt lean the same way.  This is the dependence that Fisher intervals
-    ignore and cluster-robust ones account for.
+    ignore and cluster-robust ones account for.  (Under Davidson the same uniform ``Phi(.)``
+    picks first / tie / second by the cumulative outcome probabilities.)
 
     Parameters
     ----------
@@ -82,12 +109,18 @@ def simulate(
     position_bias : float
         Typical per-judge position bias (0: none).
     tie_prob : float
-        Probability that a comparison ends in a tie.
+        Probability that a comparison ends in a tie (``ties="half"`` only).
     questions : int
         Number of prompts the comparisons are spread over (0: no prompts, independent
         comparisons).
     question_correlation : float
         rho in [0, 1): how strongly verdicts on one prompt are coupled.
+    ties : {"half", "davidson"}
+        How ties arise: at rate ``tie_prob`` independently of the scores ("half", the
+        default), or from Davidson's model with tie propensities ``nu``.
+    nu : float or array (K,), optional
+        Davidson tie propensities (>= 0; one for all judges or one per judge); required with
+        ``ties="davidson"`` and returned in ``truth.nu``.
 
     Returns
     -------
@@ -105,6 +138,7 @@ def simulate(
         raise ParameterError(f"comparisons_per_judge must be an integer >= 1, got {comparisons_per_judge!r}")
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)
     check_probability(tie_prob, "tie_prob", open_high=True)
+    outcome, log_nu = _check_ties(ties, nu, tie_prob, n_judges)
     rng = np.random.default_rng(seed)
     K, N = n_judges, n_items
 
@@ -129,13 +163,16 @@ def simulate(
     truth_S = np.outer(d.gamma, d.mu) + np.asarray(d.U) @ np.asarray(d.V).T
     beta = position_bias * (1 + 0.5 * rng.standard_normal(K)) if position_bias else np.zeros(K)
 
+    truth = SimulationTruth(
+        gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
+        D=np.asarray(d.D), S=truth_S, beta=beta, nu=None if log_nu is None else np.exp(log_nu),
+    )
     if questions:
         data = _simulate_prompts(rng, truth_S, beta, comparisons_per_judge, tie_prob,
                                  int(questions), check_probability(
-                                     question_correlation, "question_correlation", open_high=True))
-        return data, SimulationTruth(
-            gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U),
-            V=np.asarray(d.V), D=np.asarray(d.D), S=truth_S, beta=beta)
+                                     question_correlation, "question_correlation", open_high=True),
+                                 outcome, log_nu)
+        return data, truth
 
     # ordered cells: uniform unordered pair + random order == uniform ordered pair
     ii, jj = np.where(~np.eye(N, dtype=bool))
@@ -144,9 +181,13 @@ def simulate(
         n = rng.multinomial(comparisons_per_judge, np.full(len(ii), 1.0 / len(ii)))
         m = n > 0
         i, j, n = ii[m], jj[m], n[m]
-        ties = rng.binomial(n, tie_prob) if tie_prob else np.zeros_like(n)
         eta = beta[k] + truth_S[k, i] - truth_S[k, j]
-        wins, _, _ = sample_outcomes(rng, eta, n - ties, outcome=HALF)
+        if log_nu is not None:
+            wins, ties, _ = sample_outcomes(rng, eta, n, outcome=outcome,
+                                            aux=np.full((len(i), 1), log_nu[k]))
+        else:
+            ties = rng.binomial(n, tie_prob) if tie_prob else np.zeros_like(n)
+            wins, _, _ = sample_outcomes(rng, eta, n - ties, outcome=HALF)
         cells_k.append(np.full(len(i), k)), cells_i.append(i), cells_j.append(j)
         cells_n.append(n), cells_w.append(wins + ties / 2), cells_t.append(ties)
     data = Comparisons(
@@ -161,14 +202,11 @@ def simulate(
         rows_read=K * comparisons_per_judge,
         rows_used=K * comparisons_per_judge,
     )
-    truth = SimulationTruth(
-        gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
-        D=np.asarray(d.D), S=truth_S, beta=beta,
-    )
     return data, truth
 
 
-def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho) -> Comparisons:
+def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho, outcome=HALF,
+                      log_nu=None) -> Comparisons:
     """Single comparisons spread over prompts, coupled within a prompt by a Gaussian copula."""
     K, N = S.shape
     k = np.repeat(np.arange(K), per_judge)
@@ -178,11 +216,18 @@ def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho) -> Comp
     quality = rng.standard_normal((questions, N))
     latent = np.sqrt(rho) * (quality[q, i] - quality[q, j]) / np.sqrt(2) \
         + np.sqrt(1 - rho) * rng.standard_normal(len(k))
-    p_first, _, _ = HALF.probabilities(beta[k] + S[k, i] - S[k, j], None)
-    tie = rng.random(len(k)) < tie_prob
-    from scipy.special import ndtr
+    from scipy.special import ndtr  # imported on use: the package imports light
 
-    first_wins = (ndtr(latent) < p_first) & ~tie
+    eta = beta[k] + S[k, i] - S[k, j]
+    u = ndtr(-latent)  # a better answer of the first-shown item makes it win more often
+    if log_nu is not None:
+        p_first, p_tie, _ = outcome.probabilities(eta, log_nu[k][:, None])
+        first_wins = u < p_first
+        tie = ~first_wins & (u < p_first + p_tie)
+    else:
+        p_first, _, _ = HALF.probabilities(eta, None)
+        tie = rng.random(len(k)) < tie_prob
+        first_wins = (u < p_first) & ~tie
     return aggregate_cells(
         tuple(f"judge{x}" for x in range(K)), tuple(f"item{x}" for x in range(N)), k, i, j,
         np.ones(len(k)), first_wins + 0.5 * tie, tie.astype(float), rows_read=len(k),

@@ -64,10 +64,22 @@ board
 hb.leaderboard(fit, scale="elo")[["model", "score", "score_lower", "score_upper", "tier"]]
 
 # %% [markdown]
+# In Chatbot Arena's columns (FastChat / arena-rank names), with one model's rating pinned
+# as FastChat does; the table's `attrs["meta"]` says what the intervals are:
+
+# %%
+arena = hb.leaderboard(fit, style="arena", baseline=("gpt35", 1000))
+print(arena.attrs["meta"]["cov_type"], arena.attrs["meta"]["level"])
+arena
+
+# %% [markdown]
 # ## The judges
 #
 # γ_k: how strongly the judge follows the consensus; β_k: its bonus for the answer shown
-# first; leverage h_k: how far its scores stray from the consensus in a structured way.
+# first, with the share of its pairs it saw in both orders; Kendall τ: how well the judge's
+# own ranking (a Bradley-Terry fit to its verdicts alone) agrees with the consensus. At
+# rank ≥ 1 the leverage h_k (how far its scores stray from the consensus in a structured
+# way) is added; at rank 0, what BIC picks here, there is none to show.
 
 # %%
 hb.judge_table(fit)
@@ -89,6 +101,12 @@ hb.forest_plot(fit)
 
 # %%
 hb.win_probability_heatmap(fit)
+
+# %% [markdown]
+# And the raw material: the share of their meetings each model won (ties 1/2).
+
+# %%
+hb.observed_heatmap(data, "win_fraction", order=board["model"])
 
 # %% [markdown]
 # ## The full report

@@ -17,7 +17,7 @@ def counts(pairs):
     rows = []
     for a, b, wa, wb in pairs:
         rows.append(dict(model_a=a, model_b=b, n=wa + wb, wins=wa))
-    return Comparisons.from_counts(pd.DataFrame(rows))
+    return Comparisons.from_counts(pd.DataFrame(rows), judge=None)
 
 
 def test_wikipedia_worked_example():
@@ -31,7 +31,7 @@ def test_wikipedia_worked_example():
 def test_choix_test_case():
     df = pd.DataFrame({"model_a": ["0", "0", "1", "2"], "model_b": ["1", "1", "2", "0"],
                        "winner": ["model_a"] * 4})
-    fit = fit_pooled_btl(Comparisons.from_frame(df), ridge=0.0)
+    fit = fit_pooled_btl(Comparisons.from_frame(df, judge=None), ridge=0.0)
     w = np.exp([fit.scores[fit.items.index(x)] for x in "012"])
     np.testing.assert_allclose(3 * w / w.sum(), [1.43586088, 0.62035049, 0.94378863], rtol=1e-6)
 
@@ -109,7 +109,7 @@ def test_wald_coverage_by_simulation():
                 n = 60
                 w = rng.binomial(n, 1 / (1 + np.exp(-(truth[i] - truth[j]))))
                 rows.append(dict(model_a=str(i), model_b=str(j), n=n, wins=w))
-        fit = fit_pooled_btl(Comparisons.from_counts(pd.DataFrame(rows)), ridge=0.0)
+        fit = fit_pooled_btl(Comparisons.from_counts(pd.DataFrame(rows), judge=None), ridge=0.0)
         idx = [fit.items.index(str(k)) for k in range(4)]
         est = fit.scores[idx[0]] - fit.scores[idx[1]]
         c = np.zeros(4)

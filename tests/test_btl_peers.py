@@ -30,7 +30,7 @@ def battles(data):
 
 def test_battle_rows_rebuild_the_cells():
     data, _ = simulate(n_judges=1, n_items=5, rank=0, comparisons_per_judge=300, seed=2, tie_prob=0.2)
-    again = Comparisons.from_frame(battles(data))
+    again = Comparisons.from_frame(battles(data), judge=None)
     ours = data.to_frame().drop(columns="judge").sort_values(["model_a", "model_b"], ignore_index=True)
     theirs = again.to_frame().drop(columns="judge").sort_values(["model_a", "model_b"], ignore_index=True)
     pd.testing.assert_frame_equal(ours, theirs)

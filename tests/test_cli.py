@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import hja_bayes as hb
@@ -60,17 +61,23 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     out = run("fit", "no/such/file.csv")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     lines = [x for x in out.stderr.splitlines() if not x.startswith("[")]  # progress lines
-    assert lines == ["hja-bayes: error: no such file: no/such/file.csv "
-                                               "(or use one of ['bundled:prd_vicuna80'])"]
+    assert lines == ["hja-bayes: error: no such file: no/such/file.csv (or use one of "
+                     "['bundled:prd_vicuna80'], or - for standard input)"]
 
 
 @pytest.mark.parametrize("args, message", [
     (("demo", "--level", "2"), "level"),
-    (("fit", "{csv}", "--judge-col", "nope"), "not found"),
+    (("fit", "{csv}", "--judge-col", "nope"), "no judge column 'nope'"),
+    (("fit", "{csv}"), "--judge-col -"),
     (("fit", "{csv}", "--rank", "many"), "rank"),
-    (("fit", "{csv}", "--counts"), "not found"),
+    (("fit", "{csv}", "--judge-col", "grader", "--counts"), "not found"),
+    (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
+    (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("report", "{tmp}"), "no saved fit"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
+    (("confidence", "apply", "{tmp}"), "usage"),
+    (("confidence", "apply", "{tmp}", "bundled:prd_vicuna80"), "no saved confidence ranker"),
+    (("confidence", "train", "bundled:prd_vicuna80"), "--out"),
     (("frobnicate",), "invalid choice"),
 ])
 def test_bad_input_one_line_error_exit_2(args, message, csv_file, tmp_path, capsys):
@@ -96,3 +103,135 @@ def test_confidence_trains_certifies_and_applies(tmp_path, capsys):
     assert 0.0 <= summary["test_coverage"] <= 1.0 and 0.0 <= summary["test_auroc"] <= 1.0
     assert "split by group" in capsys.readouterr().out
     assert main(["confidence", "bundled:prd_vicuna80", "--alpha", "1.5"]) == 2
+
+
+def test_version_and_help_are_plain_text_with_examples(capsys):
+    from hja_bayes import __version__
+
+    for argv in (["--version"], ["--help"], ["fit", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert f"hja-bayes {__version__}" in out
+    assert "``" not in out and "::" not in out and ":func:" not in out  # no RST markup
+    assert out.count("examples:") >= 2 and "hja-bayes fit votes.csv" in out
+    for label in ("model_a", "both_bad", "tie (bothbad)", "winner_model_a", "n/a"):
+        assert label in out, label
+
+
+def test_rank_is_read_in_any_case():
+    from hja_bayes.cli.common import rank_arg
+
+    assert rank_arg("BIC") == "bic" and rank_arg("Cv") == "cv" and rank_arg("2") == 2
+
+
+def test_samples_are_checked_before_any_work(csv_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(csv_file), "--judge-col", "grader", "--bayes", "--samples", "0"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "reading" not in err and "fitting" not in err  # refused before reading the data
+
+
+def test_fit_reads_stdin_and_prints_json(csv_file, tmp_path, monkeypatch, capsys):
+    import io
+    import json
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(csv_file.read_bytes())))
+    assert main(["fit", "-", "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--format", "json", "--style", "arena", "--out", str(tmp_path / "fit"),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)  # stdout holds the JSON and nothing else
+    assert set(result) == {"data", "fit", "leaderboard", "judges"}
+    assert result["data"]["n_judges"] == 3 and result["fit"]["rank"] == 0
+    board = result["leaderboard"]
+    assert board["meta"]["style"] == "arena" and board["meta"]["cov_type"] == "fisher"
+    assert {"rating", "rating_lower", "rating_upper", "variance", "num_battles",
+            "rank_ub"} <= set(board["rows"][0])
+    assert result["judges"]["meta"]["table"] == "judges"
+
+
+def test_text_output_has_no_nan(csv_file, tmp_path, capsys):
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--out", str(tmp_path / "fit"), "--quiet", "--scale", "elo",
+                 "--baseline", "item0=1200"]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "nan" not in out
+    board = out.split("Leaderboard")[1].split("Judges")[0]
+    assert "1200.000" in board and "-" in board.splitlines()[-2]  # last P(better than next)
+
+
+def test_fastchat_battles_as_one_judge(tmp_path, capsys):
+    import json
+
+    rng = np.random.default_rng(0)
+    models = ["gpt-4", "claude-1", "vicuna-13b", "alpaca-13b"]
+    battles = []
+    for _ in range(400):
+        i, j = rng.choice(4, 2, replace=False)
+        p = 1 / (1 + np.exp(-(j - i) * 0.6))
+        u = rng.random()
+        winner = "model_a" if u < p * 0.8 else "model_b" if u < 0.8 else \
+            rng.choice(["tie", "tie (bothbad)"])
+        battles.append({"model_a": models[i], "model_b": models[j], "winner": winner,
+                        "judge": f"arena_user_{rng.integers(10_000)}", "anony": True})
+    path = tmp_path / "clean_battle.json"
+    path.write_text(json.dumps(battles))
+    # read with the voters as judges: a one-line warning suggests pooling them (the rank
+    # asked for is then refused, which ends the run before any fitting)
+    code = main(["fit", str(path), "--rank", "9", "--quiet", "--out", str(tmp_path / "f")])
+    err = [x for x in capsys.readouterr().err.splitlines() if "judges in column" in x]
+    assert code == 2 and len(err) == 1 and "--judge-col -" in err[0]
+    assert main(["fit", str(path), "--judge-col", "-", "--rank", "0", "--quiet",
+                 "--format", "json", "--out", str(tmp_path / "g")]) == 0
+    rows = json.loads(capsys.readouterr().out)["leaderboard"]["rows"]
+    assert [r["model"] for r in rows][0] == "gpt-4" and sum(r["comparisons"] for r in rows) == 800
+
+
+def _probability_csv(path, n, seed):
+    """A CSV of three prompts' raw probabilities of response 1, human labels and groups."""
+    import pandas as pd
+
+    sim = hb.confidence.simulate_confidence_data(n, 3, seed=seed, orient=False).data
+    frame = pd.DataFrame(sim.features, columns=["p1", "p2", "p3"])
+    frame["human"] = sim.human
+    frame["question"] = [f"q{i // 4}" for i in range(n)]
+    frame.to_csv(path, index=False)
+    return sim
+
+
+def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    _probability_csv(tmp_path / "cal.csv", 800, 1)
+    new = _probability_csv(tmp_path / "new.csv", 300, 2)
+    assert main(["confidence", "train", str(tmp_path / "cal.csv"), "--group-col", "question",
+                 "--epochs", "3", "--pairs", "512", "--alpha", "0.3", "--out", str(tmp_path / "rk"),
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "100 groups" in out and "400 calibration" in out  # group-level test on half of 200 groups
+    meta = json.loads((tmp_path / "rk" / "ranker.json").read_text())
+    assert meta["certificate"]["grouped"] and meta["extra"]["features"]["columns"] == ["p1", "p2", "p3"]
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "new.csv"), "--quiet",
+                 "--out", str(tmp_path / "scored.csv")]) == 0
+    assert "trusted" in capsys.readouterr().out
+    scored = pd.read_csv(tmp_path / "scored.csv")
+    ranker = hb.confidence.load_ranker(tmp_path / "rk")
+    # the CLI rebuilt the oriented features exactly as training did
+    oriented = hb.confidence.from_probability_table(new.features, new.human).features
+    assert np.allclose(scored["confidence"], ranker.predict_confidence(oriented), rtol=0, atol=1e-12)
+    assert np.array_equal(scored["agree"], new.agree) and np.array_equal(scored["verdict"], new.verdict)
+    threshold = meta["certificate"]["threshold"]
+    assert np.array_equal(scored["trusted"], scored["confidence"] >= threshold if threshold is not None else False)
+    # new data without human labels: scored all the same
+    pd.read_csv(tmp_path / "new.csv").drop(columns="human").to_csv(tmp_path / "unlabelled.csv", index=False)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "unlabelled.csv"), "--quiet"]) == 0
+    again = pd.read_csv(tmp_path / "rk" / "applied.csv")
+    assert "agree" not in again and np.allclose(again["confidence"], scored["confidence"], rtol=0, atol=1e-12)

@@ -12,7 +12,7 @@ from hja_bayes.confidence import (
     fixed_sequence_threshold,
     load_trust_or_escalate_confidence,
 )
-from hja_bayes.errors import DataError
+from hja_bayes.errors import ParameterError
 
 from .conftest import SHARED_DATA, shared_data_or_skip
 
@@ -73,13 +73,13 @@ def test_no_threshold_when_too_few_or_too_risky():
 @pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 1.5])
 def test_levels_outside_unit_interval_raise(bad):
     c, a = np.linspace(0, 1, 50), np.ones(50)
-    with pytest.raises(DataError, match="alpha"):
+    with pytest.raises(ParameterError, match="alpha"):
         fixed_sequence_threshold(c, a, bad, 0.1)
-    with pytest.raises(DataError, match="delta"):
+    with pytest.raises(ParameterError, match="delta"):
         fixed_sequence_threshold(c, a, 0.1, bad)
-    with pytest.raises(DataError):
+    with pytest.raises(ParameterError):
         calibrate_cascade([c], [a], bad, 0.1)
-    with pytest.raises(DataError):
+    with pytest.raises(ParameterError):
         fixed_sequence_threshold(c, a, 0.1, 0.1, method="nope")
 
 
@@ -108,9 +108,10 @@ def test_cascade_escalates_and_abstains():
     a0, a1 = v0 == human, v1 == human
     a1[70:] = False
     cas = calibrate_cascade([c0, c1], [a0, a1], 0.15, 0.1, min_selected=10)
-    assert cas.thresholds[0] == 0.9
-    # judge 1 is calibrated on items 50..99 only: 0.95 (20 items, all agree: bound 0.109)
-    # passes, 0.3 (50 items, 30 wrong) fails
+    assert cas.thresholds[0] == 0.9 and cas.delta_per_judge == 0.05  # delta split over 2 judges
+    # judge 1 is calibrated on items 50..99 only: 0.95 (20 items, all agree: bound at
+    # delta / 2 = 0.05 is 1 - 0.05 ** (1 / 20) = 0.139) passes, 0.3 (50 items, 30 wrong) fails
+    assert float(binomial_upper_bound(0, 20, 0.05)) <= 0.15
     assert cas.thresholds[1] == 0.95
     res = apply_cascade(cas, [c0, c1], [v0, v1], human)
     expect_judge = np.r_[np.zeros(50), np.ones(20), -np.ones(30)].astype(int)
@@ -132,7 +133,7 @@ def test_jung_reproduces_the_reference_thresholds():
     assert len(lines) == 4
     for line in lines:
         alpha, delta = map(float, re.findall(r"alpha=([\d.]+) delta=([\d.]+)", line)[0])
-        cas = calibrate_cascade(confs, [d.agree for d in data], alpha, delta, method="jung")
+        cas = calibrate_cascade(confs, [d.agree for d in data], alpha, delta, method="jung", delta_split="none")
         res = apply_cascade(cas, confs, [d.verdict for d in data], data[0].human)
         got = (
             f"alpha={alpha:g} delta={delta:g} lambda_hats=[{', '.join(f'{t:.5g}' for t in cas.thresholds)}] "

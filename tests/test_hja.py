@@ -221,3 +221,11 @@ def test_nearly_separated_judge_does_not_trap_the_start():
     fit = fit_hja(data, rank=0)
     direct = direct_low_rank_nll(data, 0, False)
     assert abs(fit.nll - direct) / direct < 1e-6
+
+
+def test_rank_search_reports_each_candidate_on_stderr(capsys):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=0)
+    fit = fit_hja(data, rank="bic", progress=True)
+    err = capsys.readouterr().err
+    for r in fit.rank_table["rank"]:
+        assert f"rank {r}: " in err

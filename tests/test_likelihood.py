@@ -40,3 +40,27 @@ def test_padding_adds_nothing():
     for a, b in zip(fisher_blocks(S, beta, plain), fisher_blocks(S, beta, padded)):
         np.testing.assert_allclose(a, b, atol=1e-12)
     assert [padded_size(m) for m in (1, 64, 65, 70_000)] == [64, 64, 128, 131_072]
+
+
+def test_outcome_models_by_keyword_and_the_half_model_has_no_extra_parameters():
+    import pytest
+
+    from hja_bayes import ParameterError
+    from hja_bayes.likelihood import DAVIDSON, HALF, OUTCOME_MODELS, aux_blocks, outcome_model
+
+    assert outcome_model("half") is HALF and outcome_model("Davidson") is DAVIDSON
+    assert set(OUTCOME_MODELS) == {"half", "davidson"}
+    with pytest.raises(ParameterError, match="davidson"):
+        outcome_model("bradley-terry")
+    data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=60, seed=3, tie_prob=0.2)
+    cells = cells_of(data)
+    eta = jnp.asarray(truth.S[data.judge, data.first] - truth.S[data.judge, data.second])
+    assert HALF.aux_score(eta, None, cells).shape == (data.n_cells, 0)
+    assert HALF.aux_information(np.asarray(eta), None, cells).shape == (data.n_cells, 0, 0)
+    assert HALF.initial_aux(*(np.ones(2),) * 3).shape == (2, 0)
+    Sa, ba, aa = aux_blocks(jnp.asarray(truth.S), jnp.zeros(2), cells)
+    assert Sa.shape == (2, 4, 0) and ba.shape == (2, 0) and aa.shape == (2, 0, 0)
+    # Davidson's start solves the tie rate at eta = 0; a judge without ties is held at 0
+    lam = DAVIDSON.initial_aux(np.array([30.0, 50.0]), np.array([20.0, 0.0]), np.array([50.0, 50.0]))
+    p_tie = np.exp(lam[0, 0]) / (2 + np.exp(lam[0, 0]))
+    assert p_tie == pytest.approx(20 / 100) and lam[1, 0] == -np.inf

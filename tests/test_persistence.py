@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.persistence import FORMAT_VERSION, _import_arviz
+from hja_bayes.persistence import FORMAT_VERSION, import_arviz
 
 FIELDS = ("gamma", "mu", "U", "V", "D", "S", "beta")
 SCALARS = ("rank", "position_bias", "nll", "bic", "n_iter", "converged", "judges", "items",
@@ -29,6 +29,15 @@ def fit():
     table = pd.DataFrame({"rank": np.arange(2), "nll": [10.5, 9.25], "cv_nll": [np.nan, 1.0],
                           "converged": [True, False]})
     return dataclasses.replace(fit, rank_table=table)
+
+
+def _meta_checksum(meta):
+    """fit.json's self-checksum, recomputed here from its documented definition."""
+    import hashlib
+
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def assert_same_fit(a, b):
@@ -53,7 +62,10 @@ def assert_same_fit(a, b):
 def test_round_trip_is_exact(fit, tmp_path):
     assert fit.rank_table is not None
     folder = fit.save(tmp_path / "fit")
-    assert sorted(p.name for p in folder.iterdir()) == ["arrays.npz", "fit.json"]
+    # no temporary file is left behind (the lock file is hidden and empty)
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == [
+        "arrays.npz", "fit.json"]
+    assert [p.name for p in folder.iterdir() if p.name.startswith(".")] == [".hja_bayes.lock"]
     loaded = hb.load_fit(folder)
     assert_same_fit(fit, loaded)
     meta = json.loads((folder / "fit.json").read_text())
@@ -75,6 +87,7 @@ def test_bad_folders_are_clear_errors(fit, tmp_path):
     fit.save(tmp_path)
     meta = json.loads((tmp_path / "fit.json").read_text())
     meta["version"] = FORMAT_VERSION + 1
+    meta["sha256"] = _meta_checksum(meta)
     (tmp_path / "fit.json").write_text(json.dumps(meta))
     with pytest.raises(hb.DataError, match="format version"):
         hb.load_fit(tmp_path)
@@ -87,7 +100,7 @@ def test_bad_folders_are_clear_errors(fit, tmp_path):
 
 
 def test_posterior_round_trip(fit, tmp_path):
-    az = _import_arviz()
+    az = import_arviz()
     rng = np.random.default_rng(0)
     idata = az.from_dict(
         posterior={"mu": rng.standard_normal((2, 7, len(fit.items))),
@@ -103,6 +116,121 @@ def test_posterior_round_trip(fit, tmp_path):
     fit.save(tmp_path)  # saving without a posterior removes the stale one
     assert hb.load_posterior(tmp_path) is None
 
+
+# ------------------------------------------------------------------ damaged and concurrent
+def _edit_json(folder, change, *, rehash=False):
+    meta = json.loads((folder / "fit.json").read_text(encoding="utf-8"))
+    change(meta)
+    if rehash:
+        meta["sha256"] = _meta_checksum(meta)
+    (folder / "fit.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _damage_cases():
+    def truncate_npz(folder):
+        data = (folder / "arrays.npz").read_bytes()
+        (folder / "arrays.npz").write_bytes(data[: len(data) // 2])
+
+    def rehashed_truncated_npz(folder):  # a checksum that matches the damaged file
+        import hashlib
+
+        truncate_npz(folder)
+        digest = hashlib.sha256((folder / "arrays.npz").read_bytes()).hexdigest()
+        _edit_json(folder, lambda m: m["checksums"].update({"arrays.npz": digest}), rehash=True)
+
+    def flip_a_byte(folder):
+        data = bytearray((folder / "arrays.npz").read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (folder / "arrays.npz").write_bytes(bytes(data))
+
+    def edit_a_number(folder):
+        _edit_json(folder, lambda m: m.update(nll=m["nll"] + 1.0))
+
+    def delete_an_item(folder):  # edited, checksum recomputed: the shapes no longer fit
+        def drop(m):
+            m["items"].pop()
+            m["data"]["items"].pop()
+        _edit_json(folder, drop, rehash=True)
+
+    def delete_a_key(folder):
+        _edit_json(folder, lambda m: m.pop("converged"), rehash=True)
+
+    def not_json(folder):
+        (folder / "fit.json").write_text('{"format": "hja_bayes.fit", "vers', encoding="utf-8")
+
+    def arrays_missing(folder):
+        (folder / "arrays.npz").unlink()
+
+    def arrays_from_another_fit(folder):
+        other, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=200, seed=9)
+        fit = hb.fit_hja(other, rank=1, position_bias=True)
+        fit.save(folder / "other")
+        (folder / "other" / "arrays.npz").replace(folder / "arrays.npz")
+
+    return {f.__name__: f for f in (truncate_npz, rehashed_truncated_npz, flip_a_byte,
+                                     edit_a_number, delete_an_item, delete_a_key, not_json,
+                                     arrays_missing, arrays_from_another_fit)}
+
+
+@pytest.mark.parametrize("case", list(_damage_cases()))
+def test_every_damaged_folder_is_a_data_error(fit, tmp_path, case):
+    folder = fit.save(tmp_path / "fit")
+    _damage_cases()[case](folder)
+    with pytest.raises(hb.DataError):
+        hb.load_fit(folder)
+
+
+def test_damaged_fit_in_the_cli_is_one_line_exit_2(fit, tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    folder = fit.save(tmp_path / "fit")
+    data = (folder / "arrays.npz").read_bytes()
+    (folder / "arrays.npz").write_bytes(data[:100])
+    assert main(["report", str(folder), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "checksum" in err[0] and "Traceback" not in err[0]
+
+
+def test_damaged_posterior_is_a_data_error(fit, tmp_path):
+    az = import_arviz()
+    idata = az.from_dict(posterior={"mu": np.zeros((1, 3, len(fit.items)))})
+    folder = hb.save_fit(fit, tmp_path, idata=idata)
+    (folder / "posterior.nc").write_bytes(b"not netcdf")
+    with pytest.raises(hb.DataError, match="checksum"):
+        hb.load_posterior(folder)
+    (folder / "posterior.nc").unlink()
+    with pytest.raises(hb.DataError, match="missing"):
+        hb.load_posterior(folder)
+
+
+def test_version_1_folders_still_load(fit, tmp_path):
+    folder = fit.save(tmp_path)
+    _edit_json(folder, lambda m: (m.update(version=1), m.pop("checksums"), m.pop("sha256")))
+    assert_same_fit(fit, hb.load_fit(folder))
+    _edit_json(folder, lambda m: m["items"].pop())  # no checksums there: the shapes catch it
+    with pytest.raises(hb.DataError, match="shape"):
+        hb.load_fit(folder)
+
+
+def test_concurrent_saves_to_one_folder_leave_one_whole_fit(fit, tmp_path):
+    """Threads saving two different fits to one folder at once: no error, no temporary file
+    left, and the folder loads as one of the two fits, whole (checksums would catch a mix)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    other = dataclasses.replace(fit, mu=fit.mu + 1.0, nll=fit.nll + 1.0, rank_table=None)
+    folder = tmp_path / "shared"
+
+    def save_often(f):
+        for _ in range(15):
+            f.save(folder)
+
+    with ThreadPoolExecutor(4) as pool:
+        for future in [pool.submit(save_often, f) for f in (fit, other, fit, other)]:
+            future.result()
+    loaded = hb.load_fit(folder)
+    assert_same_fit(fit if loaded.rank_table is not None else other, loaded)
+    assert sorted(p.name for p in folder.iterdir()) == [".hja_bayes.lock", "arrays.npz",
+                                                         "fit.json"]
 
 def test_clusters_survive_a_round_trip(tmp_path):
     data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,

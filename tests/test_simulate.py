@@ -36,3 +36,35 @@ def test_ties_and_order():
 def test_unidentifiable_rank_rejected():
     with pytest.raises(IdentifiabilityError, match="maximum rank is 2"):
         simulate(n_judges=3, n_items=8, rank=3)
+
+
+def davidson_probabilities(eta, nu):
+    z = np.exp(eta / 2) + np.exp(-eta / 2) + nu
+    return np.exp(eta / 2) / z, nu / z
+
+
+def test_davidson_outcomes_follow_the_model():
+    data, t = simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=100_000, seed=12,
+                       position_bias=0.3, ties="davidson", nu=[0.5, 0.0])
+    np.testing.assert_array_equal(t.nu, [0.5, 0.0])
+    eta = t.beta[data.judge] + t.S[data.judge, data.first] - t.S[data.judge, data.second]
+    p_first, p_tie = davidson_probabilities(eta, t.nu[data.judge])
+    for count, p in ((data.first_wins, p_first), (data.ties, p_tie)):
+        sd = np.sqrt(np.maximum(p * (1 - p), 1e-300) / data.n)
+        z = np.where(p > 0, (count / data.n - p) / sd, count)
+        assert np.max(np.abs(z)) < 4.5  # 24 cells per statistic, normal approximation
+    assert data.ties[data.judge == 1].sum() == 0  # nu = 0: Bradley-Terry, no ties
+
+
+def test_davidson_with_prompts_keeps_the_marginals():
+    # many prompts: the coupling within a prompt barely touches a judge's total tie count
+    data, t = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=40_000, seed=4,
+                       ties="davidson", nu=[0.3, 1.2], questions=4000, question_correlation=0.5)
+    assert data.clusters is not None
+    eta = t.S[data.judge, data.first] - t.S[data.judge, data.second]
+    _, p_tie = davidson_probabilities(eta, t.nu[data.judge])
+    for k in range(2):
+        m = data.judge == k
+        expected = np.sum(data.n[m] * p_tie[m])
+        sd = np.sqrt(np.sum(data.n[m] * p_tie[m] * (1 - p_tie[m])))
+        assert abs(data.ties[m].sum() - expected) < 4.5 * sd

@@ -1,15 +1,8 @@
-"""Command line ``hja-bayes``: fit a panel, write its report, or run the demo.
+"""Command line ``hja-bayes``: fit a panel, write its report, run the demo, certify a judge.
 
-::
-
-    hja-bayes fit DATA [--rank bic|cv|N] [--position-bias] [--bayes --samples N] [--out DIR]
-    hja-bayes report FIT_DIR [--out DIR] [--scale logit|elo] [--level 0.95]
-    hja-bayes confidence DATA [--judge J] [--alpha 0.15] [--delta 0.1] [--out DIR]
-    hja-bayes demo [--out DIR] [--bayes]
-
-``DATA`` is a CSV (optionally gzipped) or JSON Lines file with one row per judgment (or,
-with ``--counts``, one row per aggregated cell), or ``bundled:prd_vicuna80``.  Progress
-goes to stderr; bad input ends with a one-line error and exit code 2.
+The argument plumbing lives here; the commands are in :mod:`~hja_bayes.cli.panel` (fit,
+report, demo) and :mod:`~hja_bayes.cli.confidence`.  Progress goes to stderr; bad input ends
+with a one-line error and exit code 2.
 """
 
 from __future__ import annotations
@@ -23,6 +16,24 @@ from .panel import add_panel_commands
 
 __all__ = ["build_parser", "main"]
 
+DESCRIPTION = """\
+Rank LLMs from pairwise comparisons made by a panel of judges, with honest uncertainty.
+
+DATA is a CSV, TSV, JSON Lines or JSON array file (FastChat's clean_battle files), a
+parquet file, '-' for standard input, or bundled:prd_vicuna80. Each row is one verdict
+(or, with --counts, one aggregated cell). Progress goes to stderr; bad input ends with a
+one-line error and exit code 2."""
+
+EXAMPLES = """\
+examples:
+  hja-bayes demo --out report
+  hja-bayes fit votes.csv --rank bic --position-bias --report --out fit
+  hja-bayes fit clean_battle.json --judge-col - --style arena --format json > board.json
+  cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict
+  hja-bayes report fit --scale elo --level 0.9
+  hja-bayes <command> --help      (the options of one command)"""
+
+
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line and exit code 2."""
 
@@ -31,10 +42,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``hja-bayes`` argument parser (subcommands fit, report, confidence, demo)."""
-    parser = _Parser(prog="hja-bayes", description=__doc__.split("\n\n")[0],
+    """The ``hja-bayes`` argument parser (subcommands fit, report, demo, confidence)."""
+    from ..version import __version__
+
+    parser = _Parser(prog="hja-bayes", description=DESCRIPTION, epilog=EXAMPLES,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"hja-bayes {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                                title="commands", metavar="command")
     add_panel_commands(sub)
     add_confidence_command(sub)
     return parser
@@ -63,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..errors import HJAWarning
+
     with warnings.catch_warnings():
+        warnings.simplefilter("always", HJAWarning)  # the library's warnings reach the user
         warnings.showwarning = _one_line_warning
         try:
             return args.run(args)

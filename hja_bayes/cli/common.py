@@ -8,7 +8,7 @@ import time
 
 import pandas as pd
 
-__all__ = ["Progress", "add_common", "level_arg", "print_table", "rank_arg"]
+__all__ = ["Progress", "add_common", "level_arg", "positive_int", "print_table", "rank_arg"]
 
 
 class Progress:
@@ -25,14 +25,27 @@ class Progress:
 
 
 def rank_arg(text: str):
-    if text in ("bic", "cv"):
-        return text
+    """``bic``, ``cv`` (any case) or an integer >= 0."""
+    if text.strip().lower() in ("bic", "cv"):
+        return text.strip().lower()
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"rank must be 'bic', 'cv' or an integer, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"rank must be 'bic', 'cv' or an integer >= 0, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"rank must be >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (checked when the arguments are read, before any work)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -40,16 +53,16 @@ def level_arg(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}") from None
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"level must lie strictly between 0 and 1, got {value}")
     return value
 
 
 def print_table(df: pd.DataFrame) -> None:
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 160,
-                           "display.max_columns", 30):
-        print(df.to_string(index=False))
+    """A table on stdout; a missing value (e.g. the last model's P(better than next)) is '-'."""
+    with pd.option_context("display.width", 160, "display.max_columns", 30):
+        print(df.to_string(index=False, na_rep="-", float_format="{:.3f}".format))
 
 
 def add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:

@@ -1,44 +1,65 @@
-"""``hja-bayes confidence``: train the confidence ranker, certify a threshold, apply it."""
+"""``hja-bayes confidence``: train the confidence ranker, certify a threshold, apply it.
+
+Three forms::
+
+    hja-bayes confidence DATA [options]              # one shot: train, certify, test
+    hja-bayes confidence train DATA --out DIR        # train + certify, save to DIR
+    hja-bayes confidence apply DIR DATA [--out CSV]  # score new verdicts with a saved ranker
+
+(a data file literally named ``train`` or ``apply`` must be given as ``./train``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+from ..errors import ParameterError
 from .common import Progress
 
 __all__ = ["add_confidence_command"]
 
 
-def _cmd_confidence(args: argparse.Namespace) -> int:
-    import json
+def _read(args, progress):
+    from ..confidence.pipeline import read_confidence_source
 
-    from ..confidence.pipeline import read_confidence_source, run_pipeline
-
-    progress = Progress(args.quiet)
     progress(f"reading {args.data}")
     data = read_confidence_source(args.data, judge=args.judge, human_col=args.human_col,
-                                  data_dir=args.data_dir)
+                                  group_col=args.group_col, data_dir=args.data_dir)
     print(data)
-    result = run_pipeline(data, alpha=args.alpha, delta=args.delta,
-                          train_fraction=args.train_fraction,
-                          calibration_fraction=args.calibration_fraction, epochs=args.epochs,
-                          pairs=args.pairs, posterior=args.posterior, seed=args.seed,
-                          progress=progress)
+    return data
+
+
+def _ranker(args):
+    from ..confidence import ConfidenceRanker
+
+    settings = {"posterior": args.posterior, "seed": args.seed}
+    if args.epochs is not None:
+        settings["n_epochs"] = args.epochs
+    if args.pairs is not None:
+        settings["n_pairs"] = args.pairs
+    return ConfidenceRanker(**settings)
+
+
+def _one_shot(args) -> int:
+    from ..confidence.pipeline import run_pipeline
+
+    progress = Progress(args.quiet)
+    data = _read(args, progress)
+    fraction = 0.25 if args.calibration_fraction is None else args.calibration_fraction
+    result = run_pipeline(data, alpha=args.alpha, delta=args.delta, train_fraction=args.train_fraction,
+                          calibration_fraction=fraction, epochs=args.epochs,
+                          pairs=args.pairs, posterior=args.posterior, seed=args.seed, progress=progress)
     summary = result.summary
     print(f"split by group: {summary['n_train']} train, {summary['n_calibration']} calibration, "
           f"{summary['n_test']} test examples")
-    out = Path(args.out)
+    out = Path(args.out or "hja_confidence")
     out.mkdir(parents=True, exist_ok=True)
     (out / "confidence.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     result.predictions.to_csv(out / "test_predictions.csv", index=False)
-    target, threshold = 1 - args.alpha, summary["threshold"]
-    if threshold is None:
-        print(f"No threshold certifies agreement >= {target:.0%} with probability "
-              f"{1 - args.delta:.0%} on these calibration examples: abstain on everything.")
-    else:
-        print(f"Threshold {threshold:.4f}: trust verdicts with confidence >= it "
-              f"(certified agreement >= {target:.0%} with probability >= {1 - args.delta:.0%}).")
+    print(summary["certificate"])
+    if summary["threshold"] is not None:
         print(f"Test: coverage {summary['test_coverage']:.1%}, agreement among kept "
               f"{summary['test_agreement_selected']:.1%} (all: {summary['test_agreement_all']:.1%}); "
               f"AUROC {summary['test_auroc']:.3f}")
@@ -46,33 +67,109 @@ def _cmd_confidence(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args) -> int:
+    from ..confidence import save_ranker
+    from ..confidence.pipeline import feature_spec, group_split, train_and_certify
+
+    if not args.out:
+        raise ParameterError("confidence train needs --out DIR (where the ranker is saved)")
+    progress = Progress(args.quiet)
+    data = _read(args, progress)
+    fraction = 0.5 if args.calibration_fraction is None else args.calibration_fraction
+    if not 0.0 < fraction < 1.0:
+        raise ParameterError(f"--calibration-fraction must lie in (0, 1), got {fraction}")
+    train, cal = (data.subset(i) for i in group_split(data.groups, (1.0 - fraction, fraction), args.seed))
+    print(f"split by group: {train.n} train, {cal.n} calibration examples")
+    ranker = train_and_certify(train, cal, alpha=args.alpha, delta=args.delta, ranker=_ranker(args),
+                               progress=progress)
+    spec = feature_spec(args.data, data, human_col=args.human_col, group_col=args.group_col)
+    save_ranker(ranker, args.out, extra={"features": spec, "trained_on": args.data,
+                                         "n_train": train.n, "n_calibration": cal.n})
+    print(ranker.certificate_.describe())
+    progress(f"saved the ranker and its certificate in {args.out}")
+    return 0
+
+
+def _apply(args, folder: str) -> int:
+    import numpy as np
+
+    from ..confidence import load_ranker
+    from ..confidence.pipeline import apply_ranker, features_for_apply
+
+    progress = Progress(args.quiet)
+    ranker = load_ranker(folder)
+    if getattr(ranker, "certificate_", None) is None:
+        raise ParameterError(f"the ranker in {folder} carries no certificate: train it with 'confidence train'")
+    spec = ranker.saved_extra_.get("features", {})
+    progress(f"reading {args.data}")
+    features, agree, _, verdict = features_for_apply(spec, args.data, data_dir=args.data_dir)
+    frame, summary = apply_ranker(ranker, features, agree)
+    frame.insert(0, "verdict", np.asarray(verdict))
+    print(ranker.certificate_.describe())
+    line = f"{summary['n']} verdicts: {summary['coverage']:.1%} trusted"
+    if agree is not None and summary.get("agreement_trusted") is not None:
+        line += (f"; agreement among trusted {summary['agreement_trusted']:.1%} "
+                 f"(all: {summary['agreement_all']:.1%})")
+    print(line)
+    out = Path(args.out) if args.out else Path(folder) / "applied.csv"
+    frame.to_csv(out, index=False)
+    progress(f"wrote {out}")
+    return 0
+
+
+def _cmd_confidence(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    if words[0] == "train":
+        if len(words) != 2:
+            raise ParameterError("usage: hja-bayes confidence train DATA --out DIR")
+        args.data = words[1]
+        return _train(args)
+    if words[0] == "apply":
+        if len(words) != 3:
+            raise ParameterError("usage: hja-bayes confidence apply DIR DATA [--out CSV]")
+        args.data = words[2]
+        return _apply(args, words[1])
+    if len(words) != 1:
+        raise ParameterError("usage: hja-bayes confidence DATA | train DATA --out DIR | apply DIR DATA")
+    args.data = words[0]
+    return _one_shot(args)
+
+
 def add_confidence_command(sub) -> None:
     """Register the ``confidence`` subcommand."""
     conf = sub.add_parser(
-        "confidence", help="train the confidence ranker, certify a threshold, apply it")
-    conf.add_argument("data", help="bundled:prd_vicuna80, trust_or_escalate, or a CSV of "
-                                   "per-prompt probabilities of preferring response 1 plus a "
-                                   "human column (1/2)")
+        "confidence", help="train the confidence ranker, certify a threshold, apply it",
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1])
+    conf.add_argument("words", nargs="+", metavar="DATA | train DATA | apply DIR DATA",
+                      help="DATA: bundled:prd_vicuna80, trust_or_escalate, or a CSV of per-prompt "
+                           "probabilities of preferring response 1 plus a human column (1/2)")
     conf.add_argument("--judge", default=None,
                       help="judge to assess (default gpt4 / gpt-4-turbo / the file name)")
     conf.add_argument("--human-col", default="human", help="CSV: human label column (default human)")
+    conf.add_argument("--group-col", default=None,
+                      help="CSV: column of group labels (e.g. question ids); certificates then treat "
+                           "groups, not examples, as independent")
     conf.add_argument("--data-dir", default=None, help="folder of the unbundled data sets")
     conf.add_argument("--alpha", type=float, default=0.15,
                       help="target disagreement rate among trusted verdicts (default 0.15)")
     conf.add_argument("--delta", type=float, default=0.1,
                       help="allowed failure probability of the guarantee (default 0.1)")
     conf.add_argument("--train-fraction", type=float, default=0.5,
-                      help="share of groups used to train the ranker (default 0.5)")
-    conf.add_argument("--calibration-fraction", type=float, default=0.25,
-                      help="share of groups used to pick the threshold (default 0.25); the "
-                           "rest is the test split")
-    conf.add_argument("--epochs", type=int, default=30, help="training epochs (default 30)")
-    conf.add_argument("--pairs", type=int, default=5000,
-                      help="(agree, disagree) training pairs (default 5000)")
+                      help="one-shot form: share of groups used to train the ranker (default 0.5)")
+    conf.add_argument("--calibration-fraction", type=float, default=None,
+                      help="share of groups used to certify the threshold (default 0.25 in the "
+                           "one-shot form, where the rest after training is the test split; 0.5 "
+                           "with train: a group-level certificate needs many groups)")
+    conf.add_argument("--epochs", type=int, default=None, help="training epochs (default: the ranker's)")
+    conf.add_argument("--pairs", type=int, default=None,
+                      help="(agree, disagree) training pairs (default: the ranker's)")
     conf.add_argument("--no-posterior", dest="posterior", action="store_false",
                       help="deterministic weights instead of the Gaussian weight posterior")
     conf.add_argument("--seed", type=int, default=0, help="seed of the split and the training")
-    conf.add_argument("--out", default="hja_confidence",
-                      help="folder for confidence.json and test_predictions.csv")
+    conf.add_argument("--out", default=None,
+                      help="one shot: folder for confidence.json and test_predictions.csv (default "
+                           "hja_confidence); train: folder for the saved ranker; apply: CSV of the "
+                           "scored verdicts (default DIR/applied.csv)")
     conf.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     conf.set_defaults(run=_cmd_confidence)

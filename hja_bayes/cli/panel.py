@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .common import Progress, add_common, print_table, rank_arg
+from .common import Progress, add_common, positive_int, print_table, rank_arg
 
 __all__ = ["add_panel_commands"]
 
@@ -15,36 +15,44 @@ BUNDLED = {"bundled:prd_vicuna80"}
 #: Columns taken as the cluster (prompt) of each judgment when --cluster-col is not given.
 CLUSTER_COLUMNS = ("question_id", "prompt_id", "conversation_id")
 
+FIT_EPILOG = """\
+input:
+  DATA is a CSV / TSV, JSON Lines, JSON array (FastChat clean_battle), or parquet file
+  (optionally .gz), '-' for standard input (CSV or JSON, recognised by its first
+  character), or bundled:prd_vicuna80. One row per verdict with the columns named by
+  --judge-col, --model-a-col, --model-b-col and --winner-col.
+  Verdicts: model_a / a (first shown wins), model_b / b, tie / draw / tie (bothbad) /
+  both_bad (a tie), or the winning model's own name; invalid / error / unknown / none /
+  n/a / na / null / an empty cell mean no usable verdict (counted, not fitted).
+  Kaggle-style one-hot columns winner_model_a / winner_model_b / winner_tie are read
+  when there is no winner column. With --counts: one row per cell with n, wins, ties.
+  One judge only (e.g. Chatbot Arena votes): --judge-col -
+
+examples:
+  hja-bayes fit votes.csv --rank bic --position-bias --report --out fit
+  hja-bayes fit clean_battle.json --judge-col - --style arena --baseline gpt-4=1200
+  hja-bayes fit votes.parquet --format json > result.json
+  cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict"""
+
 
 def _read_data(args: argparse.Namespace):
     from ..comparisons import Comparisons
     from ..datasets import load_prd_vicuna80
     from ..errors import DataError
+    from ..sources import read_table
 
     source = args.data
     if source in BUNDLED:
         frame = load_prd_vicuna80().judgments
         cluster = _cluster_column(frame, getattr(args, "cluster_col", None))
         return Comparisons.from_frame(frame, cluster=cluster), "PRD Vicuna80 (bundled)"
-    path = Path(source)
-    if not path.exists():
-        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)})")
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-1:] == [".gz"]:
-        suffixes = suffixes[:-1]
-    kind = suffixes[-1] if suffixes else ""
-    if kind in (".jsonl", ".json", ".ndjson"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-    elif kind in (".csv", ".txt", ".tsv"):
-        frame = pd.read_csv(path, dtype=str, sep="\t" if kind == ".tsv" else ",")
-    else:
-        raise DataError(f"{source}: unknown file type {kind or '(none)'!r}; use .csv, .tsv or .jsonl")
+    if source != "-" and not Path(source).exists():
+        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
+                        "standard input)")
+    frame = read_table(source)
     judge = None if args.judge_col == "-" else args.judge_col
     cluster = _cluster_column(frame, args.cluster_col)
     if args.counts:
-        for column in (args.n_col, args.wins_col) + ((args.ties_col,) if args.ties_col else ()):
-            if column in frame.columns:
-                frame[column] = pd.to_numeric(frame[column], errors="coerce")
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
                                        model_b=args.model_b_col, n=args.n_col,
                                        wins=args.wins_col, ties=args.ties_col or None,
@@ -53,7 +61,7 @@ def _read_data(args: argparse.Namespace):
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
                                       cluster=cluster)
-    return data, path.name
+    return data, "standard input" if source == "-" else Path(source).name
 
 
 def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
@@ -78,7 +86,8 @@ def _fit(data, args, progress):
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'})")
-    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed)
+    fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
+                  progress=isinstance(args.rank, str) and not args.quiet)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit
@@ -89,8 +98,6 @@ def _sample(data, fit, args, progress):
         return None
     from ..bayes import sample_hja
 
-    if args.samples < 1 or args.chains < 1:
-        raise ValueError("--samples and --chains must be at least 1")
     warmup = args.samples if args.warmup is None else args.warmup
     progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
              f"{warmup} warm-up + {args.samples} draws)")
@@ -100,38 +107,85 @@ def _sample(data, fit, args, progress):
     return idata
 
 
-def _show(fit, level, scale, progress, idata=None):
+def _baseline(args):
+    text = getattr(args, "baseline", None)
+    if not text:
+        return None
+    model, _, value = text.rpartition("=")
+    try:
+        return model, float(value)
+    except ValueError:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"--baseline must be MODEL=SCORE, e.g. gpt-4=1200, got {text!r}") \
+            from None
+
+
+def _tables(fit, args, idata=None):
     from ..reporting import judge_table, leaderboard, wald
 
-    progress("Wald intervals")
     inference = wald(fit)
-    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
-    kind = "Wald and credible" if idata is not None else "Wald"
-    print(f"\nLeaderboard ({level:.0%} {kind} intervals, {scale} scale):")
+    style = getattr(args, "style", "default")
+    board = leaderboard(fit, idata, level=args.level, scale=args.scale, style=style,
+                        baseline=_baseline(args), inference=inference)
+    return inference, board, judge_table(fit, idata, level=args.level, inference=inference)
+
+
+def _show(board, judges, args, progress, idata=None):
+    wald_kind = {"cluster": "cluster-robust Wald", "sandwich": "sandwich Wald"}.get(
+        board.attrs.get("meta", {}).get("cov_type", "fisher"), "Wald")
+    kind = f"{wald_kind} and credible" if idata is not None else wald_kind
+    scale = board.attrs["scale"]
+    print(f"\nLeaderboard ({args.level:.0%} {kind} intervals, {scale} scale):")
     print_table(board)
     print("\nJudges:")
-    print_table(judge_table(fit, idata, level=level, inference=inference))
-    return inference
+    print_table(judges)
+
+
+def _json_summary(data, fit, board, judges, out) -> str:
+    import dataclasses
+
+    from ..reporting.files import table_dict, to_json
+
+    summary = dataclasses.asdict(data.summary())
+    return to_json({
+        "data": summary,
+        "fit": {"rank": int(fit.rank), "position_bias": bool(fit.position_bias),
+                "nll": float(fit.nll), "bic": float(fit.bic), "n_iter": int(fit.n_iter),
+                "converged": bool(fit.converged), "saved_to": str(out),
+                "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {})},
+        "leaderboard": table_dict(board),
+        "judges": table_dict(judges),
+    })
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
     data, name = _read_data(args)
-    print(data.summary())
+    as_json = args.format == "json"
+    if not as_json:
+        print(data.summary())
     fit = _fit(data, args, progress)
     idata = _sample(data, fit, args, progress)
-    inference = _show(fit, args.level, args.scale, progress, idata)
+    progress("Wald intervals")
+    inference, board, judges = _tables(fit, args, idata)
     out = Path(args.out)
     fit.save(out, idata=idata)
+    if as_json:
+        print(_json_summary(data, fit, board, judges, out), end="")
+    else:
+        _show(board, judges, args, progress, idata)
     progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
              + (", posterior.nc)" if idata is not None else ")"))
     if args.report:
         from ..reporting import report
+        from ..reporting.sentences import default_title
 
         progress("writing the report")
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
-                       inference=inference, title=f"HJA leaderboard: {name}")
+                       inference=inference, title=args.title or f"{name}: "
+                       + default_title(data))
         progress(f"report written: {files.html}")
     return 0
 
@@ -169,10 +223,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print()
     print(fit.summary())
     idata = _sample(data, fit, args, progress)
-    inference = _show(fit, args.level, args.scale, progress, idata)
+    progress("Wald intervals")
+    inference, board, judges = _tables(fit, args, idata)
+    _show(board, judges, args, progress, idata)
     progress("writing the report (tables, figures, HTML)")
     files = report(fit, args.out, idata, level=args.level, scale=args.scale,
-                   inference=inference, title="HJA leaderboard: PRD Vicuna80 (five LLM judges)")
+                   inference=inference,
+                   title="PRD Vicuna80: 5 models ranked by 5 LLM judges (8,000 comparisons)")
     progress("done")
     print(f"\nReport: {files.html}")
     return 0
@@ -195,24 +252,31 @@ def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
     p.add_argument("--bayes", action="store_true",
                    help="also sample the posterior (NUTS from the MAP): credible columns, "
                         "posterior rank and predictive checks")
-    p.add_argument("--samples", type=int, default=samples,
+    p.add_argument("--samples", type=positive_int, default=samples,
                    help=f"with --bayes: draws per chain (default {samples})")
-    p.add_argument("--warmup", type=int, default=None,
+    p.add_argument("--warmup", type=positive_int, default=None,
                    help="with --bayes: warm-up steps per chain (default: --samples)")
-    p.add_argument("--chains", type=int, default=2, help="with --bayes: chains (default 2)")
+    p.add_argument("--chains", type=positive_int, default=2,
+                   help="with --bayes: chains (default 2)")
 
 
 def add_panel_commands(sub) -> None:
     """Register the ``fit``, ``report`` and ``demo`` subcommands."""
-    fit = sub.add_parser("fit", help="fit the HJA model to comparison data and save it")
-    fit.add_argument("data", help="CSV / JSONL file (one row per judgment), or "
+    fit = sub.add_parser(
+        "fit", help="fit the HJA model to comparison data and save it",
+        description="Fit the HJA model to comparison data, print the leaderboard and the\n"
+                    "judge table, and save the fit (and optionally its report).",
+        epilog=FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    fit.add_argument("data", help="file of verdicts (see 'input' below), '-' for stdin, or "
                                   "bundled:prd_vicuna80")
     fit.add_argument("--judge-col", default="judge",
-                     help="column naming the judge ('-': one judge) (default judge)")
+                     help="column naming the judge; '-' when one judge made every verdict "
+                          "(e.g. crowd votes) (default judge)")
     fit.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
     fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
     fit.add_argument("--winner-col", default="winner",
-                     help="verdict: model_a, model_b, tie, or the winner's name (default winner)")
+                     help="verdict: model_a, model_b, tie, or the winner's name; see 'input' "
+                          "below (default winner)")
     fit.add_argument("--cluster-col", default=None,
                      help="column naming the prompt / question of each judgment; verdicts on "
                           "one prompt are dependent and the intervals become cluster-robust "
@@ -228,17 +292,39 @@ def add_panel_commands(sub) -> None:
     _add_bayes(fit, samples=1000)
     fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")
     fit.add_argument("--report", action="store_true", help="also write the report to OUT/report")
+    fit.add_argument("--title", default=None, help="with --report: its title (default: from "
+                                                   "the file name and the data)")
+    fit.add_argument("--format", choices=("text", "json"), default="text",
+                     help="stdout: tables as text, or one JSON object (data summary, fit, "
+                          "leaderboard and judges as {meta, rows}) (default text)")
+    fit.add_argument("--style", choices=("default", "arena"), default="default",
+                     help="leaderboard columns: ours, or FastChat's (rating, variance, "
+                          "rank_ub, num_battles; Elo) (default default)")
+    fit.add_argument("--baseline", default=None, metavar="MODEL=SCORE",
+                     help="pin one model's score, e.g. gpt-4=1200 with --scale elo")
     add_common(fit)
     fit.set_defaults(run=_cmd_fit)
 
-    rep = sub.add_parser("report", help="write the HTML/Markdown/CSV/JSON report of a saved fit")
+    rep = sub.add_parser(
+        "report", help="write the HTML/Markdown/CSV/JSON report of a saved fit",
+        description="Write the report of a fit saved by 'hja-bayes fit': report.html\n"
+                    "(self-contained), report.md with figures/, and every table as CSV and\n"
+                    "JSON.",
+        epilog="example:\n  hja-bayes report hja_fit --scale elo --level 0.9 --out board",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
     rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
-    rep.add_argument("--title", default=None, help="report title")
+    rep.add_argument("--title", default=None, help="report title (default: from the data)")
     add_common(rep)
     rep.set_defaults(run=_cmd_report)
 
-    demo = sub.add_parser("demo", help="the full report on the bundled PRD Vicuna80 data")
+    demo = sub.add_parser(
+        "demo", help="the full report on the bundled PRD Vicuna80 data",
+        description="Fit the bundled PRD Vicuna80 panel (5 LLM judges, 5 models, 8,000\n"
+                    "verdicts) and write its full report.",
+        epilog="examples:\n  hja-bayes demo --out report\n"
+               "  hja-bayes demo --bayes --samples 300 --out report",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--out", default="report", help="report folder (default report)")
     _add_model(demo, rank_default="bic", bias_default=True)
     _add_bayes(demo, samples=500)

@@ -6,8 +6,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from .data import check_agree, check_features
-from ..errors import DataError
+from .examples import check_agree, check_features
+from ..checks import check_positive
 
 __all__ = ["predictive_probability", "simulated_annotators_max_mean", "LogisticConfidence"]
 
@@ -30,7 +30,7 @@ def predictive_probability(probs) -> np.ndarray:
     >>> predictive_probability([0.2, 0.7]).tolist()
     [0.8, 0.7]
     """
-    p = check_features(probs, name="probabilities")[:, 0]
+    p = check_features(probs, name="probabilities", unit=True)[:, 0]
     return np.maximum(p, 1.0 - p)
 
 
@@ -52,7 +52,7 @@ def simulated_annotators_max_mean(probs) -> np.ndarray:
     >>> simulated_annotators_max_mean([[0.2, 0.4], [0.9, 0.7]]).round(2).tolist()
     [0.7, 0.8]
     """
-    m = check_features(probs, name="probabilities").mean(axis=1)
+    m = check_features(probs, name="probabilities", unit=True).mean(axis=1)
     return np.maximum(m, 1.0 - m)
 
 
@@ -75,9 +75,7 @@ class LogisticConfidence:
     """
 
     def __init__(self, C: float = 1.0):
-        if not C > 0:
-            raise DataError("C must be positive")
-        self.C = float(C)
+        self.C = check_positive(C, "C")
 
     def fit(self, features, agree) -> "LogisticConfidence":
         """Fit the coefficients.
@@ -85,7 +83,7 @@ class LogisticConfidence:
         Parameters
         ----------
         features : array_like, shape (n, d)
-            Values in ``[0, 1]``.
+            Finite values.
         agree : array_like, shape (n,)
             Agreement indicators (both classes needed).
 

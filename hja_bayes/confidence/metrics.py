@@ -10,21 +10,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import rankdata
 
-from .data import check_agree
-from ..errors import DataError
+from .examples import check_agree, check_confidence
 
 __all__ = ["auroc", "ranking_loss", "SelectiveCurve", "selective_curve", "selective_accuracy"]
-
-
-def _confidence(confidence, n: int | None = None) -> np.ndarray:
-    c = np.asarray(confidence, dtype=np.float64)
-    if c.ndim != 1:
-        raise DataError(f"confidence must be a vector, got shape {c.shape}")
-    if n is not None and len(c) != n:
-        raise DataError(f"confidence has {len(c)} entries but agree has {n}")
-    if not np.all(np.isfinite(c)):
-        raise DataError("confidence contains NaN or infinite values")
-    return c
 
 
 def auroc(confidence, agree) -> float:
@@ -56,7 +44,7 @@ def auroc(confidence, agree) -> float:
     0.875
     """
     a = check_agree(agree, need_both=True)
-    c = _confidence(confidence, len(a))
+    c = check_confidence(confidence, len(a))
     ranks = rankdata(c)
     n_pos = int(a.sum())
     n_neg = len(a) - n_pos
@@ -126,7 +114,7 @@ def selective_curve(confidence, agree) -> SelectiveCurve:
     ([0.25, 0.75, 1.0], [1.0, 0.667, 0.5])
     """
     a = check_agree(agree)
-    c = _confidence(confidence, len(a))
+    c = check_confidence(confidence, len(a))
     order = np.argsort(-c, kind="stable")
     cs, as_ = c[order], a[order].astype(np.float64)
     # last position of each run of equal confidences (sorted descending)
@@ -152,7 +140,7 @@ def selective_accuracy(confidence, agree, threshold: float) -> tuple[float, floa
         Accuracy is NaN when nothing is selected.
     """
     a = check_agree(agree)
-    c = _confidence(confidence, len(a))
+    c = check_confidence(confidence, len(a))
     if threshold is None:
         return 0.0, float("nan")
     keep = c >= threshold

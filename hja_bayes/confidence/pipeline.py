@@ -1,4 +1,13 @@
-"""Train -> certify -> apply: the confidence pipeline shared by the CLI and the benchmarks."""
+"""Train -> certify -> apply: the confidence pipeline shared by the CLI and the benchmarks.
+
+* :func:`read_confidence_source` reads labelled examples (a named data set or a CSV of
+  per-prompt probabilities) and remembers how their features were built;
+* :func:`train_and_certify` trains a :class:`ConfidenceRanker` on one split and certifies a
+  threshold on another (group-level test whenever the examples come in groups);
+* :func:`apply_ranker` scores new examples with a trained (possibly saved and reloaded)
+  ranker and keeps those at or above the certified threshold;
+* :func:`run_pipeline` does all three on one data set split by group.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +19,23 @@ import pandas as pd
 
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
-from .data import (
-    ConfidenceData,
-    from_probability_table,
-    load_prd_vicuna80_confidence,
-    load_trust_or_escalate_confidence,
-)
-from .metrics import auroc, ranking_loss, selective_accuracy
+from .examples import ConfidenceData, check_features
+from .loaders import from_probability_table, load_prd_vicuna80_confidence, load_trust_or_escalate_confidence
+from .metrics import auroc, ranking_loss
 from .ranker import ConfidenceRanker
-from .selective import fixed_sequence_threshold
+from .selective import is_grouped
 
-__all__ = ["PipelineResult", "group_split", "read_confidence_source", "run_pipeline"]
+__all__ = [
+    "NAMED_SOURCES",
+    "PipelineResult",
+    "apply_ranker",
+    "feature_spec",
+    "features_for_apply",
+    "group_split",
+    "read_confidence_source",
+    "run_pipeline",
+    "train_and_certify",
+]
 
 #: Sources the pipeline knows by name.
 NAMED_SOURCES = ("bundled:prd_vicuna80", "trust_or_escalate")
@@ -32,12 +47,12 @@ class PipelineResult(NamedTuple):
     Attributes
     ----------
     summary : dict
-        Sizes, the certified threshold (None: abstain on everything), test coverage,
-        agreement and ranking metrics.
+        Sizes, the certificate (threshold, None: abstain on everything; grouped or not),
+        test coverage, agreement and ranking metrics.
     predictions : DataFrame
         Test examples: confidence, agree, selected.
     ranker : ConfidenceRanker
-        The trained ranker.
+        The trained ranker, with its ``certificate_``.
     """
 
     summary: dict
@@ -46,45 +61,162 @@ class PipelineResult(NamedTuple):
 
 
 def read_confidence_source(source: str, *, judge: str | None = None, human_col: str = "human",
-                           data_dir: str | None = None) -> ConfidenceData:
-    """Examples for the confidence ranker from a named source or a CSV of probabilities.
+                           group_col: str | None = None, data_dir: str | None = None) -> ConfidenceData:
+    """Labelled examples from a named source or a CSV of probabilities.
 
     ``source`` is ``bundled:prd_vicuna80``, ``trust_or_escalate``, or a CSV whose columns are
-    the judge's probabilities of preferring response 1 plus a human label column (1/2).
+    the judge's probabilities of preferring response 1, a human label column (1/2) and
+    optionally a group column.  :func:`feature_spec` says how the features were built, so
+    :func:`features_for_apply` can rebuild them on new data.
     """
     if source == "bundled:prd_vicuna80":
         return load_prd_vicuna80_confidence(judge or "gpt4")
     if source == "trust_or_escalate":
         return load_trust_or_escalate_confidence(judge or "gpt-4-turbo", data_dir=data_dir)
-    path = Path(source)
-    if not path.exists():
-        raise DataError(f"no such file: {source} (or use one of {list(NAMED_SOURCES)})")
-    frame = pd.read_csv(path)
-    if human_col not in frame.columns:
-        raise DataError(f"column {human_col!r} not found; the columns there are "
-                        f"{list(frame.columns)}")
-    columns = [c for c in frame.columns if c != human_col]
+    frame = _read_csv(source)
+    columns = _probability_columns(frame, human_col, group_col, need_human=True)
     try:
         probs = frame[columns].to_numpy(dtype=float)
     except ValueError as exc:
         raise DataError(f"every column but {human_col!r} must hold probabilities: {exc}") from None
-    return from_probability_table(probs, frame[human_col].to_numpy(),
-                                  judge=judge or path.stem, feature_names=columns)
+    groups = None if group_col is None else frame[group_col].to_numpy()
+    base = from_probability_table(probs, frame[human_col].to_numpy(),
+                                  judge=judge or Path(source).stem, feature_names=columns)
+    return ConfidenceData(features=base.features, verdict=base.verdict, human=base.human,
+                          feature_names=base.feature_names, judge=base.judge,
+                          baselines=base.baselines, groups=groups)
+
+
+def feature_spec(source: str, data: ConfidenceData, *, human_col: str = "human",
+                 group_col: str | None = None) -> dict:
+    """How the features of ``data`` (read from ``source``) were built, as a JSON-able dict."""
+    if source in NAMED_SOURCES:
+        return {"kind": source, "judge": data.judge}
+    return {"kind": "probability_table", "columns": list(data.feature_names), "human_col": human_col,
+            "group_col": group_col, "judge": data.judge}
+
+
+def _read_csv(source: str) -> pd.DataFrame:
+    path = Path(source)
+    if not path.exists():
+        raise DataError(f"no such file: {source} (or use one of {list(NAMED_SOURCES)})")
+    return pd.read_csv(path)
+
+
+def _probability_columns(frame, human_col, group_col, *, need_human: bool) -> list[str]:
+    for col, what in ((human_col, "human label"), (group_col, "group")):
+        if col is not None and col not in frame.columns and (need_human or what == "group"):
+            raise DataError(f"{what} column {col!r} not found; the columns there are {list(frame.columns)}")
+    return [c for c in frame.columns if c not in (human_col, group_col)]
+
+
+def features_for_apply(spec: dict, source: str, *, data_dir: str | None = None):
+    """Features (built as in training), human labels if present, groups: for :func:`apply_ranker`.
+
+    Parameters
+    ----------
+    spec : dict
+        How the training features were built (``ConfidenceData.spec``, saved with the ranker).
+    source : str
+        A named source or a CSV with the same probability columns (human labels optional).
+
+    Returns
+    -------
+    (features, agree or None, groups or None, verdict)
+    """
+    if source in NAMED_SOURCES:
+        data = read_confidence_source(source, judge=spec.get("judge"), data_dir=data_dir)
+        return data.features, data.agree, data.groups if is_grouped(data.groups) else None, data.verdict
+    frame = _read_csv(source)
+    missing = [c for c in spec["columns"] if c not in frame.columns]
+    if missing:
+        raise DataError(f"{source} lacks the probability columns the ranker was trained on: {missing}")
+    p = check_features(frame[spec["columns"]].to_numpy(dtype=float), name="probabilities", unit=True)
+    verdict = np.where(p.mean(axis=1) >= 0.5, 1, 2)
+    features = np.where(verdict[:, None] == 1, p, 1.0 - p)
+    agree = None
+    if spec.get("human_col") in frame.columns:
+        agree = verdict == frame[spec["human_col"]].to_numpy()
+    group_col = spec.get("group_col")
+    groups = frame[group_col].to_numpy() if group_col and group_col in frame.columns else None
+    return features, agree, groups, verdict
 
 
 def group_split(groups, fractions, seed) -> list[np.ndarray]:
-    """Indices of train / calibration / test examples, whole groups kept together."""
+    """Indices of the parts of a split (e.g. train / calibration / test), whole groups together."""
     rng = np.random.default_rng(seed)
     unique = rng.permutation(np.unique(groups))
     cuts = np.round(np.cumsum(fractions)[:-1] * len(unique)).astype(int)
-    parts = np.split(unique, cuts)
-    return [np.flatnonzero(np.isin(groups, part)) for part in parts]
+    return [np.flatnonzero(np.isin(groups, part)) for part in np.split(unique, cuts)]
+
+
+def train_and_certify(train: ConfidenceData, calibration: ConfidenceData, *, alpha: float = 0.15,
+                      delta: float = 0.1, ranker: ConfidenceRanker | None = None,
+                      progress=None) -> ConfidenceRanker:
+    """Fit a ranker on ``train`` and certify a threshold on ``calibration``.
+
+    The certificate uses the group-level test whenever the calibration examples come in
+    groups (some group with several examples), the binomial test otherwise.
+
+    Parameters
+    ----------
+    train, calibration : ConfidenceData
+        Disjoint examples (whole groups in one of them).
+    alpha, delta : float
+        Target disagreement rate and failure probability.
+    ranker : ConfidenceRanker, optional
+        An unfitted ranker with the settings to use (default settings otherwise).
+    progress : callable, optional
+        Receives stage messages.
+
+    Returns
+    -------
+    ConfidenceRanker
+        Fitted, with ``certificate_``.
+    """
+    check_probability(alpha, "alpha", open_low=True, open_high=True)
+    check_probability(delta, "delta", open_low=True, open_high=True)
+    say = progress or (lambda message: None)
+    model = ConfidenceRanker() if ranker is None else ranker
+    say(f"training the confidence ranker on {train.n} examples "
+        f"({'Gaussian weight posterior' if model.posterior else 'deterministic weights'})")
+    model.fit(train.features, train.agree)
+    grouped = is_grouped(calibration.groups)
+    say(f"certifying a threshold on {calibration.n} calibration examples "
+        f"({'group-level test' if grouped else 'binomial test'})")
+    model.certify(calibration.features, calibration.agree, alpha, delta,
+                  groups=calibration.groups if grouped else None)
+    return model
+
+
+def apply_ranker(ranker: ConfidenceRanker, features, agree=None) -> tuple[pd.DataFrame, dict]:
+    """Score examples and keep those at or above the certified threshold.
+
+    Returns
+    -------
+    (predictions, summary)
+        ``predictions`` has columns confidence, trusted (and agree when known); ``summary``
+        the coverage and, with labels, the agreement among trusted and all examples, AUROC.
+    """
+    confidence = ranker.predict_confidence(features)
+    threshold = ranker.certificate_.threshold
+    trusted = np.zeros(len(confidence), dtype=bool) if threshold is None else confidence >= threshold
+    frame = pd.DataFrame({"confidence": confidence, "trusted": trusted})
+    summary = {"n": int(len(confidence)), "threshold": threshold, "coverage": float(trusted.mean())}
+    if agree is not None:
+        agree = np.asarray(agree, dtype=bool)
+        frame["agree"] = agree
+        summary["agreement_trusted"] = float(agree[trusted].mean()) if trusted.any() else None
+        summary["agreement_all"] = float(agree.mean())
+        if 0 < agree.sum() < len(agree):
+            summary["auroc"] = auroc(confidence, agree)
+    return frame, summary
 
 
 def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.1,
                  train_fraction: float = 0.5, calibration_fraction: float = 0.25,
-                 epochs: int = 30, pairs: int = 5000, posterior: bool = True, seed: int = 0,
-                 progress=None) -> PipelineResult:
+                 epochs: int | None = None, pairs: int | None = None, posterior: bool = True,
+                 seed: int = 0, progress=None) -> PipelineResult:
     """Split by group, train the ranker, certify a threshold on calibration, apply to test.
 
     Raises
@@ -98,31 +230,30 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
     fractions = (train_fraction, calibration_fraction, 1.0 - train_fraction - calibration_fraction)
     if min(fractions) <= 0:
         raise ParameterError("train and calibration fractions must be positive and sum below 1")
-    say = progress or (lambda message: None)
     groups = np.arange(data.n) if data.groups is None else np.asarray(data.groups)
     train, cal, test = (data.subset(i) for i in group_split(groups, fractions, seed))
-    say(f"training the confidence ranker ({epochs} epochs, {pairs} pairs, "
-        f"{'Gaussian weight posterior' if posterior else 'deterministic weights'})")
-    ranker = ConfidenceRanker(posterior=posterior, n_pairs=pairs, n_epochs=epochs, seed=seed)
-    ranker.fit(train.features, train.agree)
-    say("calibrating the threshold by fixed-sequence testing")
-    c_cal, c_test = ranker.predict(cal.features), ranker.predict(test.features)
-    threshold = fixed_sequence_threshold(c_cal, cal.agree, alpha, delta)
-    coverage, agreement = selective_accuracy(c_test, test.agree, threshold)
+    settings = {"posterior": posterior, "seed": seed}
+    if epochs is not None:
+        settings["n_epochs"] = epochs
+    if pairs is not None:
+        settings["n_pairs"] = pairs
+    ranker = train_and_certify(train, cal, alpha=alpha, delta=delta,
+                               ranker=ConfidenceRanker(**settings), progress=progress)
+    frame, applied = apply_ranker(ranker, test.features, test.agree)
+    c_test = frame["confidence"].to_numpy()
+    cert = ranker.certificate_
     summary = {
         "judge": data.judge, "alpha": alpha, "delta": delta, "seed": seed,
         "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
-        "threshold": threshold, "margin": float(ranker.margin_),
-        "test_coverage": coverage,
-        "test_agreement_selected": None if np.isnan(agreement) else agreement,
-        "test_agreement_all": float(np.mean(test.agree)),
+        "threshold": cert.threshold, "grouped_certificate": cert.grouped,
+        "certificate": cert.describe(), "margin": float(ranker.margin_),
+        "test_coverage": applied["coverage"],
+        "test_agreement_selected": applied["agreement_trusted"],
+        "test_agreement_all": applied["agreement_all"],
         "test_auroc": auroc(c_test, test.agree),
         "test_ranking_loss": ranking_loss(c_test, test.agree),
     }
     for name, scores in test.baselines.items():
         summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
-    predictions = pd.DataFrame({
-        "confidence": c_test, "agree": test.agree,
-        "selected": (c_test >= threshold) if threshold is not None else False,
-    })
-    return PipelineResult(summary, predictions, ranker)
+    frame = frame.rename(columns={"trusted": "selected"})[["confidence", "agree", "selected"]]
+    return PipelineResult(summary, frame, ranker)

@@ -1,4 +1,4 @@
-"""Selective evaluation with a guarantee: fixed-sequence testing and judge cascades.
+"""Selective evaluation with a guarantee: fixed-sequence testing of a confidence threshold.
 
 Given a confidence ``C`` and a calibration set, fixed-sequence testing picks the lowest
 threshold ``lambda`` such that every threshold at or above it passes the test
@@ -8,26 +8,31 @@ threshold ``lambda`` such that every threshold at or above it passes the test
 at the first failure, so no multiplicity correction is needed:
 ``P(risk(lambda_hat) <= alpha) >= 1 - delta`` over the draw of the calibration set
 (Bates et al. 2021; Jung, Brahman & Choi 2025).
+
+That argument needs independent calibration examples.  When examples come in groups
+(several verdicts per question), pass ``groups=``: each test is then made at the level of
+groups (:mod:`.grouped`), which holds whatever the dependence inside a group.  Cascades of
+judges are in :mod:`.cascade`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from .data import check_agree
-from .metrics import _confidence
-from ..errors import DataError
+from ..checks import check_choice, check_probability
+from ..errors import DataError, ParameterError
+from .examples import check_agree, check_confidence
+from .grouped import group_sizes, grouped_passes
 
 __all__ = [
+    "Certificate",
     "binomial_upper_bound",
+    "certify_threshold",
     "fixed_sequence_threshold",
-    "Cascade",
-    "CascadeResult",
-    "calibrate_cascade",
-    "apply_cascade",
+    "is_grouped",
 ]
 
 #: Settings of the peers' implementation (their ``util.py``): grid size and minimum selected.
@@ -35,11 +40,29 @@ JUNG_GRID = 5000
 JUNG_MIN_SELECTED = 30
 
 
-def _check_level(value: float, name: str) -> float:
-    v = float(value)
-    if not 0.0 < v < 1.0:
-        raise DataError(f"{name} must lie strictly between 0 and 1, got {value!r}")
-    return v
+#: The grouped test scans at most this many candidate thresholds (evenly spaced in rank).
+MAX_GROUPED_THRESHOLDS = 1000
+#: The grouped scan starts at the highest threshold that would pass with this share of alpha
+#: as the disagreement rate of the kept examples.
+PLANNED_SHARE = 0.5
+
+
+def check_level(value, name: str) -> float:
+    """``value`` as a float strictly inside (0, 1); ParameterError otherwise."""
+    return check_probability(value, name, open_low=True, open_high=True)
+
+
+def is_grouped(groups) -> bool:
+    """True when ``groups`` is given and some group holds more than one example.
+
+    Examples
+    --------
+    >>> is_grouped(None), is_grouped([1, 2, 3]), is_grouped(["a", "b", "a"])
+    (False, False, True)
+    """
+    if groups is None:
+        return False
+    return bool(group_sizes(groups)[1].max() > 1)
 
 
 def binomial_upper_bound(k, n, delta: float) -> np.ndarray:
@@ -67,11 +90,11 @@ def binomial_upper_bound(k, n, delta: float) -> np.ndarray:
     >>> round(float(binomial_upper_bound(0, 30, 0.1)), 4)   # 1 - 0.1 ** (1 / 30)
     0.0739
     """
-    delta = _check_level(delta, "delta")
+    delta = check_level(delta, "delta")
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
-        raise DataError("need 0 <= k <= n and n >= 1")
+        raise ParameterError("need 0 <= k <= n and n >= 1")
     full = k >= n
     out = beta_dist.ppf(1.0 - delta, k + 1.0, np.where(full, 1.0, n - k))
     return np.where(full, 1.0, out)
@@ -125,6 +148,30 @@ def _jung_threshold(c, a, alpha, delta, grid=JUNG_GRID, min_selected=JUNG_MIN_SE
     return float(cands[hit[-1]]) if len(hit) else float(cands[0])
 
 
+def _grouped_threshold(c, a, groups, alpha, delta, min_selected, seed):
+    group, sizes = group_sizes(groups)
+    cs = np.sort(c)[::-1]
+    ends = np.flatnonzero(np.r_[cs[1:] != cs[:-1], True])
+    lam = cs[ends][ends + 1 >= min_selected]  # candidates, high to low
+    if len(lam) == 0:
+        return None
+    if len(lam) > MAX_GROUPED_THRESHOLDS:
+        lam = lam[np.unique(np.linspace(0, len(lam) - 1, MAX_GROUPED_THRESHOLDS).round().astype(int))]
+    first = np.searchsorted(-lam, -c, side="left")  # first candidate at which each example is kept
+    inside = first < len(lam)
+    args = (first[inside], ~a[inside], group[inside], int(sizes.max()), len(lam), alpha, delta)
+    # the scan starts where the test would pass with disagreement at half the target among the
+    # kept examples, leaving room for chance; the rule uses confidences and groups only, so
+    # the fixed sequence stays valid
+    possible = grouped_passes(*args, seed=seed, planned_rate=PLANNED_SHARE * alpha)
+    lam = lam[possible]
+    passes = grouped_passes(*args, seed=seed)[possible]
+    if len(lam) == 0 or not passes[0]:
+        return None
+    first_fail = np.flatnonzero(~passes)
+    return float(lam[(first_fail[0] - 1) if len(first_fail) else len(lam) - 1])
+
+
 def fixed_sequence_threshold(
     confidence,
     agree,
@@ -133,6 +180,8 @@ def fixed_sequence_threshold(
     min_selected: int = 30,
     *,
     method: str = "exact",
+    groups=None,
+    seed: int = 0,
 ) -> float | None:
     """Lowest confidence threshold whose selective disagreement is certified below ``alpha``.
 
@@ -160,6 +209,15 @@ def fixed_sequence_threshold(
         test at each candidate made at ``lambda - 1/m`` (m = number of candidates), and,
         when even the highest candidate fails, that highest candidate returned anyway
         (uncertified); None only when there is no candidate.
+    groups : array_like, shape (n,), optional
+        Group label of every calibration example (e.g. the question).  When some group has
+        more than one example, every test is made at the level of groups (see
+        :mod:`hja_bayes.confidence.grouped`): valid whatever the dependence inside a group,
+        provided the groups are independent.  At most 1,000 candidate thresholds (evenly
+        spaced in rank) are scanned, and candidates that would fail even with no
+        disagreement are skipped.  Only with ``method="exact"``.
+    seed : int
+        Seed of the group orders of the grouped test.
 
     Returns
     -------
@@ -169,9 +227,11 @@ def fixed_sequence_threshold(
 
     Raises
     ------
+    ParameterError
+        On ``alpha`` or ``delta`` outside (0, 1), an unknown method, or groups with
+        ``method="jung"``.
     DataError
-        On ``alpha`` or ``delta`` outside (0, 1), mismatched lengths, NaN confidences or an
-        unknown method.
+        On mismatched lengths or NaN confidences.
 
     Notes
     -----
@@ -179,7 +239,8 @@ def fixed_sequence_threshold(
     disagreement rate among future examples with ``C >= lambda_hat`` (None counts as a
     success: nothing is selected).  Skipping candidates by their selected count keeps the
     guarantee: the count at each threshold is set before testing, and the sequence is still
-    scanned in a fixed order.
+    scanned in a fixed order.  With groups, ``risk`` is ``E[K] / E[N]`` over new groups (K
+    kept and disagreeing, N kept): the disagreement rate among kept verdicts.
 
     Examples
     --------
@@ -190,185 +251,93 @@ def fixed_sequence_threshold(
     >>> fixed_sequence_threshold(conf[:10], agree[:10], alpha=0.15, delta=0.1) is None
     True
     """
-    alpha = _check_level(alpha, "alpha")
-    delta = _check_level(delta, "delta")
+    alpha = check_level(alpha, "alpha")
+    delta = check_level(delta, "delta")
+    method = check_choice(method, "method", ("exact", "jung"))
     a = check_agree(agree)
-    c = _confidence(confidence, len(a))
-    if method == "exact":
-        if int(min_selected) < 1:
-            raise DataError("min_selected must be at least 1")
-        return _exact_threshold(c, a, alpha, delta, int(min_selected))
+    c = check_confidence(confidence, len(a))
     if method == "jung":
+        if groups is not None:
+            raise ParameterError("groups are supported with method='exact' only")
         return _jung_threshold(c, a, alpha, delta)
-    raise DataError(f"unknown method {method!r}; choose 'exact' or 'jung'")
+    if int(min_selected) < 1:
+        raise ParameterError("min_selected must be at least 1")
+    if groups is not None and len(np.asarray(groups)) != len(a):
+        raise DataError(f"groups has {len(np.asarray(groups))} entries but there are {len(a)} examples")
+    if is_grouped(groups):
+        return _grouped_threshold(c, a, groups, alpha, delta, int(min_selected), int(seed))
+    return _exact_threshold(c, a, alpha, delta, int(min_selected))
 
 
-# --------------------------------------------------------------------------------------
-# Cascades
-# --------------------------------------------------------------------------------------
-class Cascade(NamedTuple):
-    """Thresholds of a calibrated cascade of judges (cheapest first).
+class Certificate(NamedTuple):
+    """A certified confidence threshold and the terms of its guarantee.
 
     Attributes
     ----------
-    thresholds : tuple of (float or None)
-        One per judge; None: the judge never answers (everything is escalated past it).
+    threshold : float or None
+        Trust verdicts with confidence at or above it; None: abstain on everything.
     alpha, delta : float
-        The target disagreement rate and failure probability used.
-    method : str
-        ``"exact"`` or ``"jung"``.
+        Target disagreement rate and failure probability.
+    n_calibration : int
+        Calibration examples.
+    n_groups : int
+        Independent units the test used (groups, or examples when ungrouped).
+    grouped : bool
+        Whether the group-level test was used.
+    assumption : str
+        What the guarantee assumes, in words (printed with it).
     """
 
-    thresholds: tuple
+    threshold: float | None
     alpha: float
     delta: float
-    method: str
+    n_calibration: int
+    n_groups: int
+    grouped: bool
+    assumption: str
+
+    def describe(self) -> str:
+        """One paragraph stating the certificate and its assumption."""
+        target = f"agreement >= {1 - self.alpha:.0%} with probability >= {1 - self.delta:.0%}"
+        if self.threshold is None:
+            head = f"No threshold certifies {target} on these calibration examples: abstain on everything."
+        else:
+            head = f"Threshold {self.threshold:.4f}: trust verdicts with confidence >= it ({target})."
+        return f"{head} Assumes {self.assumption}."
 
 
-class CascadeResult(NamedTuple):
-    """What a cascade decided on a set of examples.
-
-    Attributes
-    ----------
-    verdict : ndarray of int, shape (n,)
-        The verdict of the judge that answered; -1 where the cascade abstained.
-    judge : ndarray of int, shape (n,)
-        Index of the judge that answered; -1 where the cascade abstained.
-    coverage : float
-        Share of examples answered.
-    agreement : float
-        Agreement with the human label among answered examples (NaN without human labels or
-        when nothing was answered).
-    judge_share : ndarray, shape (n_judges,)
-        Share of the answered examples each judge answered.
-    """
-
-    verdict: np.ndarray
-    judge: np.ndarray
-    coverage: float
-    agreement: float
-    judge_share: np.ndarray
-
-
-def _stack(confidences, name) -> list[np.ndarray]:
-    if len(confidences) == 0:
-        raise DataError(f"{name}: need at least one judge")
-    out = [_confidence(c) for c in confidences]
-    if len({len(c) for c in out}) != 1:
-        raise DataError(f"{name}: every judge needs the same examples")
-    return out
-
-
-def calibrate_cascade(
-    confidences: Sequence,
-    agrees: Sequence,
-    alpha: float,
-    delta: float,
-    min_selected: int = 30,
-    *,
-    method: str = "exact",
-) -> Cascade:
-    """Calibrate one threshold per judge for cascaded selective evaluation.
-
-    Judges are taken in the given order (cheapest first).  Judge j's threshold is chosen by
-    :func:`fixed_sequence_threshold` on the calibration examples that no earlier judge
-    answered; examples it then answers (``C_j >= lambda_j``) are removed for the judges that
-    follow.  Each judge's answered set thus meets the target on its own, and so does the union.
+def certify_threshold(confidence, agree, alpha: float, delta: float, *, groups=None,
+                      min_selected: int = 30, seed: int = 0) -> Certificate:
+    """:func:`fixed_sequence_threshold` with its terms, as a :class:`Certificate`.
 
     Parameters
     ----------
-    confidences : sequence of array_like, each shape (n,)
-        Per-judge confidences on the same calibration examples.
-    agrees : sequence of array_like, each shape (n,)
-        Per-judge agreement with the human label.
-    alpha, delta : float
-        Target disagreement rate and failure probability, both in (0, 1).
-    min_selected : int
-        See :func:`fixed_sequence_threshold`.
-    method : {"exact", "jung"}
-        See :func:`fixed_sequence_threshold`.  With ``"jung"`` a judge left with no candidate
-        threshold reuses the previous judge's threshold, as the peers' code does.
+    confidence, agree, alpha, delta, min_selected, seed
+        As in :func:`fixed_sequence_threshold` (method ``"exact"``).
+    groups : array_like, optional
+        Group labels; the group-level test is used when some group has several examples.
 
     Returns
     -------
-    Cascade
+    Certificate
 
     Examples
     --------
-    >>> conf = [[0.9] * 40 + [0.5] * 40, [0.5] * 40 + [0.9] * 40]
-    >>> agree = [[1] * 40 + [0] * 40, [0] * 40 + [1] * 40]
-    >>> calibrate_cascade(conf, agree, 0.15, 0.1).thresholds
-    (0.9, 0.9)
+    >>> cert = certify_threshold([0.95] * 40 + [0.6] * 40, [1] * 40 + [1, 0] * 20, 0.15, 0.1)
+    >>> cert.threshold, cert.grouped
+    (0.95, False)
     """
-    alpha = _check_level(alpha, "alpha")
-    delta = _check_level(delta, "delta")
-    confs = _stack(confidences, "confidences")
-    if len(agrees) != len(confs):
-        raise DataError("give one agreement vector per judge")
-    ags = [check_agree(a, len(confs[0])) for a in agrees]
-    answered = np.zeros(len(confs[0]), dtype=bool)
-    thresholds: list = []
-    for c, a in zip(confs, ags):
-        rest = ~answered
-        lam = (
-            fixed_sequence_threshold(c[rest], a[rest], alpha, delta, min_selected, method=method)
-            if rest.any()
-            else None
-        )
-        if lam is None and method == "jung" and thresholds:
-            lam = thresholds[-1]
-        thresholds.append(lam)
-        if lam is not None:
-            answered |= (c.astype(np.float32) >= np.float32(lam)) if method == "jung" else (c >= lam)
-    return Cascade(tuple(thresholds), alpha, delta, method)
-
-
-def apply_cascade(cascade: Cascade | Sequence, confidences: Sequence, verdicts: Sequence, human=None) -> CascadeResult:
-    """Run a calibrated cascade: each example goes to the first judge confident enough.
-
-    Parameters
-    ----------
-    cascade : Cascade or sequence of (float or None)
-        The thresholds, one per judge.
-    confidences : sequence of array_like, each shape (n,)
-        Per-judge confidences.
-    verdicts : sequence of array_like of int, each shape (n,)
-        Per-judge verdicts.
-    human : array_like of int, shape (n,), optional
-        Human labels, for the agreement rate.
-
-    Returns
-    -------
-    CascadeResult
-        With a ``"jung"`` cascade the comparisons are made in float32, as the peers' code
-        does.  Examples no judge is confident enough about are abstained on (judge -1).
-    """
-    thresholds = cascade.thresholds if isinstance(cascade, Cascade) else tuple(cascade)
-    confs = _stack(confidences, "confidences")
-    if not (len(thresholds) == len(confs) == len(verdicts)):
-        raise DataError("need one threshold, confidence vector and verdict vector per judge")
-    n = len(confs[0])
-    vs = [np.asarray(v) for v in verdicts]
-    if any(v.shape != (n,) for v in vs):
-        raise DataError("every verdict vector must match the confidences")
-    judge = np.full(n, -1, dtype=np.int64)
-    verdict = np.full(n, -1, dtype=np.int64)
-    jung = isinstance(cascade, Cascade) and cascade.method == "jung"
-    for j, (lam, c, v) in enumerate(zip(thresholds, confs, vs)):
-        if lam is None:
-            continue
-        above = (c.astype(np.float32) >= np.float32(lam)) if jung else (c >= lam)
-        take = (judge < 0) & above
-        judge[take] = j
-        verdict[take] = v[take]
-    answered = judge >= 0
-    coverage = float(answered.mean())
-    share = np.array([(judge == j).sum() for j in range(len(confs))], dtype=np.float64)
-    share = share / answered.sum() if answered.any() else share
-    agreement = float("nan")
-    if human is not None and answered.any():
-        h = np.asarray(human)
-        if h.shape != (n,):
-            raise DataError(f"human must have shape ({n},)")
-        agreement = float((verdict[answered] == h[answered]).mean())
-    return CascadeResult(verdict, judge, coverage, agreement, share)
+    threshold = fixed_sequence_threshold(confidence, agree, alpha, delta, min_selected,
+                                         groups=groups, seed=seed)
+    n = len(np.asarray(agree))
+    grouped = is_grouped(groups)
+    if grouped:
+        n_units = len(group_sizes(groups)[1])
+        assumption = (f"the {n_units} groups (not the examples) are independent draws from the "
+                      "population the verdicts will come from; examples inside a group may depend "
+                      "on each other, and no new group is larger than the largest calibration group")
+    else:
+        n_units = n
+        assumption = (f"the {n} calibration examples are independent draws from the population the "
+                      "verdicts will come from, and the confidence was trained on other data")
+    return Certificate(threshold, float(alpha), float(delta), n, n_units, grouped, assumption)

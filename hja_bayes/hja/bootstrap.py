@@ -15,7 +15,7 @@ import pandas as pd
 from ..checks import check_level
 from ..decomposition import canonicalize
 from ..errors import ParameterError
-from ..likelihood import cells_of
+from ..likelihood import cells_of, outcome_model
 from .result import HJAFit
 from .solve import solve
 from .state import SolverState, scores
@@ -36,6 +36,9 @@ class Bootstrap(NamedTuple):
     cluster : bool
         Whether clusters (True) or single comparisons (False) were resampled.
     judges, items : tuple of str
+    nu : (n, K) or None
+        Davidson tie propensities (fits with ``ties="davidson"``); a judge held at 0 in the
+        fit stays at 0.
     """
 
     mu: np.ndarray
@@ -46,9 +49,11 @@ class Bootstrap(NamedTuple):
     cluster: bool
     judges: tuple[str, ...]
     items: tuple[str, ...]
+    nu: np.ndarray | None = None
 
     def table(self, level: float = 0.95) -> pd.DataFrame:
-        """Bootstrap sd and percentile intervals of mu, gamma (and beta when it varies).
+        """Bootstrap sd and percentile intervals of mu, gamma (and beta when it varies, nu
+        with Davidson ties).
 
         Columns: quantity, label, mean, sd, lower, upper.
         """
@@ -56,8 +61,8 @@ class Bootstrap(NamedTuple):
         q = [(1 - level) / 2, (1 + level) / 2]
         frames = []
         for name, draws, labels in (("mu", self.mu, self.items), ("gamma", self.gamma, self.judges),
-                                    ("beta", self.beta, self.judges)):
-            if name == "beta" and not np.any(draws):
+                                    ("beta", self.beta, self.judges), ("nu", self.nu, self.judges)):
+            if draws is None or (name == "beta" and not np.any(draws)):
                 continue
             lo, hi = np.quantile(draws, q, axis=0)
             frames.append(pd.DataFrame({"quantity": name, "label": list(labels),
@@ -116,24 +121,31 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     layout = cells_of(data, pad=True)
     extra = len(layout.judge) - data.n_cells
     r = fit.rank
+    outcome = outcome_model(fit.ties)
+    with np.errstate(divide="ignore"):
+        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
     start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.beta]),
-                        jnp.column_stack([fit.mu, fit.V]), float(fit.tau))
+                        jnp.column_stack([fit.mu, fit.V]), float(fit.tau),
+                        None if log_aux is None else jnp.asarray(log_aux))
     K, N = len(fit.judges), len(fit.items)
     out = {name: np.empty((n,) + shape) for name, shape in
-           (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)))}
+           (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)),
+            ("nu", (K,) if fit.nu is not None else (0,)))}
     converged = np.empty(n, dtype=bool)
     for b in range(n):
         fw, t, sw = (jnp.asarray(np.concatenate([x, np.zeros(extra)]))
                      for x in _resampled_counts(data, rng, cluster))
         cells = layout._replace(first_wins=fw, ties=t, second_wins=sw)
         result = solve(start, cells, r, position_bias=fit.position_bias, ridge=fit.ridge,
-                       tol=tol, max_iter=max_iter)
+                       tol=tol, max_iter=max_iter, outcome=outcome)
         S, beta = scores(result.state.B, result.state.T, r)
         d = canonicalize(S, 0)
         out["mu"][b], out["gamma"][b] = d.mu, d.gamma
         out["beta"][b], out["S"][b] = beta, np.asarray(S) - np.asarray(S).mean(1, keepdims=True)
+        if fit.nu is not None:
+            out["nu"][b] = np.exp(np.asarray(result.state.aux))[:, outcome.aux_names.index("nu")]
         converged[b] = result.converged
         if progress is not None:
             progress(b + 1, n)
     return Bootstrap(out["mu"], out["gamma"], out["beta"], out["S"], converged, cluster,
-                     fit.judges, fit.items)
+                     fit.judges, fit.items, out["nu"] if fit.nu is not None else None)

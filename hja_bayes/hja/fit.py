@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
@@ -10,10 +13,10 @@ from ..btl import fit_per_judge_btl
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
-from ..errors import ParameterError
-from ..likelihood import cells_of
+from ..errors import DataError, DataWarning, ParameterError
+from ..likelihood import cells_of, outcome_model
 from . import kernels
-from .inputs import check_fit_inputs
+from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import candidate_ranks, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
@@ -35,6 +38,8 @@ def fit_hja(
     seed: int = 0,
     reanchor: bool = True,
     progress: bool = False,
+    ties: str = "half",
+    min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
 ) -> HJAFit:
     """Fit the HJA model by the anchored proximal alternating algorithm with ReAnchor.
 
@@ -64,7 +69,23 @@ def fit_hja(
     reanchor : bool
         Apply ReAnchor after every iteration (turn off only for ablations).
     progress : bool
-        Print the objective every 25 iterations.
+        On stderr: each rank candidate as it is fitted (iterations, NLL, BIC, CV), and the
+        objective every 25 iterations of a single-rank fit.
+    ties : {"half", "davidson"}
+        The outcome model.  "half" (default; Chatbot Arena's convention and the papers'):
+        a tie counts 1/2 to each side of a Bernoulli likelihood.  "davidson": three
+        outcomes, ``P(first) = e^{eta/2}/Z``, ``P(tie) = nu_k/Z``, ``P(second) =
+        e^{-eta/2}/Z`` with a tie propensity ``nu_k`` per judge, estimated on the log scale
+        with the judge block (under the same ridge); a judge that never tied has nu_k held
+        at 0 (reported so by ``summary()``).  The scores keep their meaning: the odds of
+        first over second are ``e^eta`` in both.
+    min_judge_comparisons : int
+        Judges with fewer comparisons are left out (default 10) when the median judge made
+        at least ten times as many, and so are, with
+        ``position_bias``, judges whose every verdict went to one slot; each is named in a
+        DataWarning, in ``fit.excluded_judges`` and in ``fit.summary()``.  Every judge
+        weighs equally in the consensus, so a judge with a handful of verdicts would move
+        it as much as one with thousands.
 
     Returns
     -------
@@ -74,7 +95,7 @@ def fit_hja(
     ------
     ParameterError
         ``rank`` neither an integer nor "bic"/"cv"; a non-positive ``tau``, negative
-        ``ridge`` or ``tol``.
+        ``ridge`` or ``tol``; an unknown ``ties``.
     IdentifiabilityError
         Rank not identifiable (r + 1 > min(K, N - 1): the message states the maximum); no
         consensus (|mu| = 0); position bias requested on folded data.
@@ -82,11 +103,13 @@ def fit_hja(
         The pooled comparison graph is disconnected.
     """
     check_fit_inputs(data, position_bias)
+    data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
-    printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", flush=True)
-               if it % 25 == 0 else None) if progress else None
+    outcome = outcome_model(ties)
+    printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", file=sys.stderr,
+                                   flush=True) if it % 25 == 0 else None) if progress else None
     if isinstance(rank, str):
         if rank.lower() not in ("bic", "cv"):
             raise ParameterError(f"rank must be an integer, 'bic' or 'cv', got {rank!r}")
@@ -94,19 +117,48 @@ def fit_hja(
         table, solutions = rank_search(
             data, candidate_ranks(data, max_rank), position_bias=position_bias,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
-            cv=rule == "cv")
+            cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
         if reanchor:  # the search already fitted the chosen rank
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result.n_iter, tol)
-            return make_fit(data, result, r, position_bias, ridge, table)
+            return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+                           excluded_judges=excluded)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
     result = fit_rank(data, cells_of(data, pad=True), r, position_bias=position_bias, tau=tau,
                       ridge=ridge, tol=tol, max_iter=max_iter, reanchored=reanchor,
-                      progress=printer)
-    return make_fit(data, result, r, position_bias, ridge, table)
+                      progress=printer, outcome=outcome)
+    return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+                   excluded_judges=excluded)
+
+
+def _report_candidate(row: dict) -> None:
+    """One stderr line per rank candidate of the search."""
+    cv = "" if np.isnan(row["cv_nll"]) else f", CV NLL {row['cv_nll']:.3f}"
+    print(f"  rank {row['rank']}: {row['n_iter']} iterations"
+          f"{'' if row['converged'] else ' (NOT converged)'}, NLL {row['nll']:.3f}, "
+          f"BIC {row['bic']:.3f}{cv}", file=sys.stderr, flush=True)
+
+
+def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):
+    """The data without the judges :func:`judges_to_leave_out` names, and those judges."""
+    if isinstance(min_comparisons, bool) or not isinstance(min_comparisons, (int, np.integer)) \
+            or min_comparisons < 0:
+        raise ParameterError(f"min_judge_comparisons must be an integer >= 0, got {min_comparisons!r}")
+    excluded = judges_to_leave_out(data, position_bias, min_comparisons)
+    if not excluded:
+        return data, {}
+    kept = [j for j in data.judges if j not in excluded]
+    if not kept:
+        raise DataError("every judge was left out: " + "; ".join(
+            f"{name}: {why}" for name, why in excluded.items()))
+    warnings.warn("left out of the fit: " + "; ".join(
+        f"judge {name!r} {why}" for name, why in excluded.items()), DataWarning, stacklevel=3)
+    data = data.select_judges(kept)
+    data.check_connected()
+    return data, excluded
 
 
 def fit_btl_svd(data: Comparisons, rank: int = 1, *, ridge: float = 1e-3) -> HJAFit:

@@ -9,7 +9,13 @@ import numpy as np
 from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError
 
-__all__ = ["check_fit_inputs", "separated_judges"]
+__all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "judges_to_leave_out", "separated_items",
+           "separated_judges"]
+
+#: Judges with fewer comparisons are left out of a fit by default: with so few verdicts their
+#: score row is barely estimable, yet the consensus (the mean of the rows) weighs it like any
+#: other judge's.  A single comparison moved PRD scores by up to 3.9 logits.
+MIN_JUDGE_COMPARISONS = 10
 
 
 def separated_judges(data: Comparisons) -> list[str]:
@@ -37,6 +43,42 @@ def separated_judges(data: Comparisons) -> list[str]:
     return out
 
 
+def separated_items(data: Comparisons) -> list[str]:
+    """Items that won every comparison or lost every one (pooled over judges; ties break it)."""
+    won = np.bincount(data.first, data.wins, data.n_items) \
+        + np.bincount(data.second, data.n - data.wins, data.n_items)
+    played = data.comparisons_per_item()
+    return [data.items[i] for i in np.flatnonzero((played > 0) & ((won <= 0) | (won >= played)))]
+
+
+def judges_to_leave_out(data: Comparisons, position_bias: bool,
+                        min_comparisons: int = MIN_JUDGE_COMPARISONS) -> dict[str, str]:
+    """Judges a fit should leave out, with the reason.
+
+    * fewer than ``min_comparisons`` comparisons while the median judge has at least ten
+      times as many: too little to estimate the judge's row, which would still count fully
+      in the consensus (a panel of uniformly small judges is left as it is);
+    * with ``position_bias``: every verdict went to the same slot (no ties): beta_k is then
+      infinite and the judge's verdicts carry no information about the models at all.
+    """
+    out = {}
+    per_judge = data.comparisons_per_judge()
+    first = np.bincount(data.judge, data.first_wins, data.n_judges)
+    second = np.bincount(data.judge, data.second_wins, data.n_judges)
+    ties = np.bincount(data.judge, data.ties, data.n_judges)
+    typical = float(np.median(per_judge))
+    for k, name in enumerate(data.judges):
+        if per_judge[k] < min_comparisons and 10 * per_judge[k] <= typical:
+            out[name] = (f"made only {per_judge[k]:g} comparison(s) (minimum {min_comparisons}; "
+                         f"the median judge made {typical:g})")
+        elif position_bias and ties[k] == 0 and (first[k] == 0 or second[k] == 0):
+            slot = "first" if second[k] == 0 else "second"
+            out[name] = (f"chose the {slot}-shown answer in all {per_judge[k]:g} comparisons: "
+                         "its position bias is infinite and its verdicts say nothing about "
+                         "the models")
+    return out
+
+
 def check_fit_inputs(data, position_bias: bool) -> None:
     """Validate what every fitter needs: Comparisons, a connected graph, order for beta.
 
@@ -52,7 +94,8 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     Warns
     -----
     DataWarning
-        For judges whose verdicts are perfectly separated.
+        For judges whose verdicts are perfectly separated, and for items that won or lost
+        every comparison.
     """
     if not isinstance(data, Comparisons):
         hint = ""
@@ -70,6 +113,15 @@ def check_fit_inputs(data, position_bias: bool) -> None:
             f"judge(s) {sep}: every verdict agrees with one ordering (perfect separation), so "
             "their maximum-likelihood scores are infinite; the ridge keeps them finite, "
             "so read their sensitivity as 'very large'",
+            DataWarning,
+            stacklevel=3,
+        )
+    items = separated_items(data)
+    if items:
+        warnings.warn(
+            f"item(s) {items} won or lost every comparison: their scores are held finite only "
+            "by the ridge and their intervals are wide and not meaningful; the other items' "
+            "differences are",
             DataWarning,
             stacklevel=3,
         )

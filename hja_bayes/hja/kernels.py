@@ -3,15 +3,22 @@
 With one block fixed the cell logits are linear in the other, so each block step is a
 convex penalised regression with linear (centring) constraints:
 
-    judge step   min_B  F(B, T) + tau/2 |B - B_t|^2     s.t. sum(gamma) = K, 1^T U = 0
-    item step    min_T  F(B, T) + tau/2 |T - T_t|^2     s.t. 1^T mu = 0, 1^T V = 0
+    judge step   min_{B, a}  F(B, T, a) + tau/2 (|B - B_t|^2 + |a - a_t|^2)
+                             s.t. sum(gamma) = K, 1^T U = 0
+    item step    min_T       F(B, T, a) + tau/2 |T - T_t|^2     s.t. 1^T mu = 0, 1^T V = 0
 
-with ``F = NLL + ridge/2 (|S|_F^2 + |beta|^2)``.  The paper solves each block with L-BFGS;
-here each block step is one damped Newton step on the exact block objective (the block
-Hessian is small and known in closed form from the information blocks), which decreases
-the block objective monotonically; the outer loop iterates to the joint optimum.  After
-each pair of block steps, ReAnchor maps (B, T) back to the canonical coordinates
-(:func:`~hja_bayes.decomposition.canonical_decomposition`), which leaves S unchanged.
+with ``F = NLL + ridge/2 (|S|_F^2 + |beta|^2 + |a|^2)`` and ``a`` the outcome model's
+per-judge parameters (``log nu_k`` for Davidson ties; none for ties counted 1/2).  They
+belong to the judge block: they are per judge like gamma, U and beta, the outcome models'
+log-likelihood is jointly concave in (eta, a) (Davidson's is an exponential family in
+them), so the judge step stays convex, and its Hessian stays block diagonal over judges.
+An ``a`` held at its boundary (``-inf``, a judge that never tied) is not stepped.
+The paper solves each block with L-BFGS; here each block step is one damped Newton step on
+the exact block objective (the block Hessian is small and known in closed form from the
+information blocks), which decreases the block objective monotonically; the outer loop
+iterates to the joint optimum.  After each pair of block steps, ReAnchor maps (B, T) back
+to the canonical coordinates (:func:`~hja_bayes.decomposition.canonical_decomposition`),
+which leaves S (and a) unchanged.
 """
 
 from __future__ import annotations
@@ -22,18 +29,34 @@ import jax
 import jax.numpy as jnp
 
 from ..decomposition import canonical_decomposition, canonicalize
-from ..likelihood import Cells, OutcomeModel, fisher_blocks, negative_log_likelihood
-from ..likelihood.half import HALF
+from ..likelihood import (
+    HALF,
+    Cells,
+    OutcomeModel,
+    aux_blocks,
+    fisher_blocks,
+    negative_log_likelihood,
+)
 from .state import SolverState, StepInfo, scores
 
 __all__ = ["objective", "init", "step", "judge_step", "item_step", "reanchor"]
 
 
-def objective(B, T, cells: Cells, rank: int, ridge, outcome: OutcomeModel = HALF):
-    """Penalised negative log-likelihood ``NLL + ridge/2 (|S|^2 + |beta|^2)``."""
+def _no_aux(B):
+    return jnp.zeros((B.shape[0], 0))
+
+
+def objective(B, T, cells: Cells, rank: int, ridge, outcome: OutcomeModel = HALF, aux=None):
+    """Penalised negative log-likelihood ``NLL + ridge/2 (|S|^2 + |beta|^2 + |aux|^2)``.
+
+    ``aux`` (K x n_aux, log scale) is needed for outcome models with extra parameters;
+    entries at ``-inf`` (held at the boundary) are not penalised.
+    """
     S, beta = scores(B, T, rank)
-    return (negative_log_likelihood(S, beta, cells, outcome=outcome)
-            + 0.5 * ridge * (jnp.sum(S**2) + beta @ beta))
+    penalty = jnp.sum(S**2) + beta @ beta
+    if outcome.n_aux:
+        penalty = penalty + jnp.sum(jnp.where(jnp.isfinite(aux), aux, 0.0) ** 2)
+    return negative_log_likelihood(S, beta, cells, outcome=outcome, aux=aux) + 0.5 * ridge * penalty
 
 
 def _damped_newton_step(fun, direction, x0):
@@ -54,39 +77,63 @@ def _damped_newton_step(fun, direction, x0):
     return jnp.where(accept, x0 + t * d, x0)
 
 
-def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF):
-    """Proximal step on the judge block ``[gamma | U | beta]`` under ``sum(gamma) = K, 1^T U = 0``."""
+def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=None):
+    """Proximal step on the judge block ``[gamma | U | beta | aux]`` under ``sum(gamma) = K,
+    1^T U = 0``; returns ``(B, aux)``.
+
+    ``aux`` (K x n_aux) holds the outcome model's per-judge parameters on the log scale;
+    entries at ``-inf`` stay there.
+    """
     r = rank
-    B_prox = B
-    mask = jnp.ones(r + 2).at[r + 1].set(1.0 if position_bias else 0.0)
+    K = B.shape[0]
+    aux = _no_aux(B) if aux is None else aux
+    m = aux.shape[1]
+    free = jnp.isfinite(aux)
+    x_prox = jnp.concatenate([B, jnp.where(free, aux, 0.0)], axis=1)
+    mask = jnp.concatenate([jnp.ones((K, r + 1)),
+                            jnp.full((K, 1), 1.0 if position_bias else 0.0),
+                            free.astype(float)], axis=1)
 
-    def fun(Bx):
-        return objective(Bx, T, cells, r, ridge, outcome) + 0.5 * tau * jnp.sum((Bx - B_prox) ** 2)
+    def split(x):
+        return x[:, : r + 2], jnp.where(free, x[:, r + 2:], -jnp.inf)
 
-    def direction(Bx):
-        K = Bx.shape[0]
-        g = jax.grad(fun)(Bx) * mask
+    def fun(x):
+        Bx, ax = split(x)
+        return objective(Bx, T, cells, r, ridge, outcome, ax) + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
+
+    def direction(x):
+        g = jax.grad(fun)(x) * mask
+        Bx, ax = split(x)
         S_, beta_ = scores(Bx, T, r)
-        SS, Sb, bb = fisher_blocks(S_, beta_, cells, outcome=outcome)
-        H = jnp.zeros((K, r + 2, r + 2))
+        SS, Sb, bb = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=ax)
+        H = jnp.zeros((K, r + 2 + m, r + 2 + m))
         H = H.at[:, : r + 1, : r + 1].set(jnp.einsum("ip,kij,jq->kpq", T, SS, T) + ridge * (T.T @ T))
-        cross = (Sb @ T) * mask[r + 1]
+        cross = Sb @ T
         H = H.at[:, : r + 1, r + 1].set(cross).at[:, r + 1, : r + 1].set(cross)
-        H = H.at[:, r + 1, r + 1].set(jnp.where(position_bias, bb + ridge, 1.0))
-        H = H + tau * jnp.eye(r + 2)
+        H = H.at[:, r + 1, r + 1].set(bb + ridge)
+        if m:
+            Sa, ba, aa = aux_blocks(S_, beta_, cells, outcome=outcome, aux=ax)
+            Ta = jnp.einsum("ip,kia->kpa", T, Sa)
+            H = H.at[:, : r + 1, r + 2:].set(Ta).at[:, r + 2:, : r + 1].set(jnp.swapaxes(Ta, 1, 2))
+            H = H.at[:, r + 1, r + 2:].set(ba).at[:, r + 2:, r + 1].set(ba)
+            H = H.at[:, r + 2:, r + 2:].set(aa + ridge * jnp.eye(m))
+        # coordinates not stepped (beta without position bias, aux at the boundary): identity
+        H = H * mask[:, :, None] * mask[:, None, :] + jax.vmap(jnp.diag)(1.0 - mask)
+        H = H + tau * jnp.eye(r + 2 + m)
         # equality constraints on the column sums of gamma and U (coordinates 0..r)
         Hinv = jnp.linalg.inv(H)
-        E = jnp.eye(r + 2)[: r + 1]
+        E = jnp.eye(r + 2 + m)[: r + 1]
         schur = jnp.einsum("pa,kab->pb", E, Hinv @ E.T)  # sum_k E H_k^-1 E^T
         rhs = jnp.einsum("pa,kab,kb->p", E, Hinv, g)
         lam = -jnp.linalg.solve(schur, rhs)
         d = -jnp.einsum("kab,kb->ka", Hinv, g + lam @ E) * mask
         return d, -jnp.sum(g * d)
 
-    return _damped_newton_step(fun, direction, B)
+    x = _damped_newton_step(fun, direction, x_prox)
+    return split(x)
 
 
-def item_step(B, T, cells, rank, ridge, tau, outcome=HALF):
+def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
     """Proximal step on the item block ``[mu | V]`` under ``1^T mu = 0, 1^T V = 0``."""
     N = T.shape[0]
     p = rank + 1
@@ -95,12 +142,12 @@ def item_step(B, T, cells, rank, ridge, tau, outcome=HALF):
     C = jnp.eye(N) - 1.0 / N  # centring projector
 
     def fun(Tx):
-        return objective(B, Tx, cells, rank, ridge, outcome) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
+        return objective(B, Tx, cells, rank, ridge, outcome, aux) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
 
     def direction(Tx):
         g = C @ jax.grad(fun)(Tx)
         S_, beta_ = scores(B, Tx, rank)
-        SS, _, _ = fisher_blocks(S_, beta_, cells, outcome=outcome)
+        SS, _, _ = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=aux)
         H = jnp.einsum("kij,kp,kq->ipjq", SS, A, A)
         H = H + jnp.einsum("ij,pq->ipjq", jnp.eye(N), ridge * (A.T @ A) + tau * jnp.eye(p))
         P = jnp.einsum("ij,pq->ipjq", C, jnp.eye(p)).reshape(N * p, N * p)
@@ -121,31 +168,35 @@ def reanchor(B, T, rank):
     return B, T, jnp.linalg.norm(d.mu), sigma_r
 
 
-def init(S0, rank: int, beta0, tau: float) -> SolverState:
-    """Solver state at the canonical rank-``rank`` truncation of a start ``S0``."""
+def init(S0, rank: int, beta0, tau: float, aux0=None) -> SolverState:
+    """Solver state at the canonical rank-``rank`` truncation of a start ``S0``
+    (``aux0``: the outcome model's starting per-judge parameters, default none)."""
     d = canonicalize(S0, rank)
     B = jnp.column_stack([d.gamma, d.U, jnp.asarray(beta0, dtype=float)])
     T = jnp.column_stack([d.mu, d.V])
-    return SolverState(B, T, float(tau))
+    aux = _no_aux(B) if aux0 is None else jnp.asarray(aux0, dtype=float).reshape(B.shape[0], -1)
+    return SolverState(B, T, float(tau), aux)
 
 
 @partial(jax.jit, static_argnames=("rank", "position_bias", "reanchored", "outcome"))
-def _outer_step(B, T, cells, tau, ridge, rank, position_bias, reanchored, outcome):
-    B = judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome)
-    T = item_step(B, T, cells, rank, ridge, tau, outcome)
+def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, outcome):
+    B, aux = judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome, aux)
+    T = item_step(B, T, cells, rank, ridge, tau, outcome, aux)
     if reanchored:
         B, T, mu_norm, sigma_r = reanchor(B, T, rank)
     else:
         mu_norm, sigma_r = jnp.linalg.norm(T[:, 0]), jnp.inf
-    return B, T, objective(B, T, cells, rank, ridge, outcome), mu_norm, sigma_r
+    return B, T, aux, objective(B, T, cells, rank, ridge, outcome, aux), mu_norm, sigma_r
 
 
 def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_bias: bool,
          reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, StepInfo]:
-    """One outer iteration: judge step, item step, ReAnchor (tau is left to the driver)."""
-    B, T, f, mu_norm, sigma_r = _outer_step(state.B, state.T, cells, state.tau, ridge, rank,
-                                            position_bias, reanchored, outcome)
-    return SolverState(B, T, state.tau), StepInfo(f, mu_norm, sigma_r)
+    """One outer iteration: judge step (with the outcome parameters), item step, ReAnchor
+    (tau is left to the driver)."""
+    aux = _no_aux(state.B) if state.aux is None else state.aux
+    B, T, aux, f, mu_norm, sigma_r = _outer_step(state.B, state.T, aux, cells, state.tau, ridge,
+                                                 rank, position_bias, reanchored, outcome)
+    return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
 
 
 objective_jit = jax.jit(objective, static_argnames=("rank", "outcome"))

@@ -11,6 +11,8 @@ import pandas as pd
 from ..checks import index_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
+from ..errors import DataError
+from ..likelihood import outcome_model
 
 __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 
@@ -32,7 +34,9 @@ class HJAFit:
     rank : int
     position_bias : bool
     nll : float
-        Negative log-likelihood at the estimate (ties 1/2; without the ridge).
+        Negative log-likelihood at the estimate under the fit's outcome model (without the
+        ridge); the "half" and "davidson" values are likelihoods of different things and
+        are not comparable.
     bic : float
         ``2 nll + r (K + N - r - 3) log n`` (SPEC §3; constant terms dropped).
     n_iter : int
@@ -44,6 +48,15 @@ class HJAFit:
         Final proximal weight and ridge.
     rank_table : DataFrame or None
         Criteria for every candidate rank when the rank was selected.
+    ties : str
+        The outcome model: "half" (ties count 1/2 to each side) or "davidson" (three
+        outcomes, per-judge tie propensity nu_k).
+    aux : ndarray (K, n_aux) or None
+        The outcome model's per-judge parameters on their natural scale (Davidson: nu_k in
+        column 0, exactly 0 for a judge that never tied, where it is held); None for "half".
+    excluded_judges : dict
+        Judges of the input left out of the fit, with the reason (see ``fit_hja``'s
+        ``min_judge_comparisons``); ``data`` holds the judges that were fitted.
     """
 
     gamma: np.ndarray
@@ -65,10 +78,30 @@ class HJAFit:
     tau: float = 30.0
     ridge: float = DEFAULT_RIDGE
     rank_table: pd.DataFrame | None = field(default=None, repr=False)
+    ties: str = "half"
+    aux: np.ndarray | None = field(default=None, repr=False)
+    excluded_judges: dict = field(default_factory=dict, repr=False)
     _wald_cache: dict = field(default_factory=dict, init=False, repr=False)
 
+    @property
+    def outcome(self):
+        """The :class:`~hja_bayes.likelihood.OutcomeModel` of the fit."""
+        return outcome_model(self.ties)
+
+    @property
+    def nu(self) -> np.ndarray | None:
+        """Davidson tie propensities nu_k (0 for a judge that never tied), or None."""
+        if self.aux is None or "nu" not in self.outcome.aux_names:
+            return None
+        return np.asarray(self.aux)[:, self.outcome.aux_names.index("nu")]
+
     def predict_proba(self, judge, first, second) -> float:
-        """Probability that ``judge`` prefers ``first`` (shown first) over ``second``."""
+        """Probability that ``judge`` prefers ``first`` (shown first) over ``second``.
+
+        ``expit(beta_k + S_k,first - S_k,second)``: with ties counted 1/2 the probability of
+        a win (a tie being half of one); under Davidson the probability that ``first`` wins
+        a decisive verdict.  :meth:`outcome_proba` gives all three outcomes.
+        """
         k = index_of(judge, self.judges, "judge")
         i = index_of(first, self.items, "item")
         j = index_of(second, self.items, "item")
@@ -84,10 +117,61 @@ class HJAFit:
         return expit(self.beta[data.judge] + self.S[data.judge, data.first]
                      - self.S[data.judge, data.second])
 
+    def outcome_proba(self, frame) -> pd.DataFrame:
+        """Probability of each outcome for every row of ``frame``.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            With columns ``judge``, ``model_a`` (shown first) and ``model_b``, names as in
+            the fit.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``p_first``, ``p_tie``, ``p_second`` (rows sum to 1), on ``frame``'s
+            index.  Under Davidson they are the model's three probabilities; with ties
+            counted 1/2 the model has no tie probability, so ``p_tie`` is the judge's tie
+            rate in the training data and the rest is split by the logistic probability.
+
+        Raises
+        ------
+        DataError
+            When a column is missing or a judge or model is not in the fit.
+        """
+        missing = [c for c in ("judge", "model_a", "model_b") if c not in frame]
+        if missing:
+            raise DataError(f"outcome_proba needs the columns judge, model_a, model_b; missing {missing}")
+        index = []
+        for column, names, what in (("judge", self.judges, "judge"), ("model_a", self.items, "model"),
+                                    ("model_b", self.items, "model")):
+            codes = pd.Series(frame[column]).map({name: i for i, name in enumerate(names)})
+            if codes.isna().any():
+                unknown = sorted(set(pd.Series(frame[column])[codes.isna()].astype(str)))[:5]
+                raise DataError(f"unknown {what}(s) in column {column!r}: {unknown}")
+            index.append(codes.to_numpy(dtype=np.int64))
+        k, i, j = index
+        eta = self.beta[k] + self.S[k, i] - self.S[k, j]
+        if self.outcome.n_aux:
+            with np.errstate(divide="ignore"):
+                aux = np.log(np.asarray(self.aux, dtype=float))[k]
+            p_first, p_tie, p_second = self.outcome.probabilities(eta, aux)
+        else:
+            data = self.data
+            n = np.bincount(data.judge, data.n, len(self.judges))
+            tie_rate = np.bincount(data.judge, data.ties, len(self.judges)) / np.maximum(n, 1e-300)
+            p_tie = tie_rate[k]
+            p_first = (1 - p_tie) * self.outcome.probabilities(eta, None)[0]
+            p_second = (1 - p_tie) - p_first
+        return pd.DataFrame({"p_first": p_first, "p_tie": p_tie, "p_second": p_second},
+                            index=getattr(frame, "index", None))
+
     @property
     def n_params(self) -> int:
-        """Free parameters: ``(r+1)(K+N-r-2)`` plus K with position bias."""
-        return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias)
+        """Free parameters: ``(r+1)(K+N-r-2)``, plus K with position bias, plus the outcome
+        model's estimated per-judge parameters (Davidson: one nu_k per judge that tied)."""
+        extra = 0 if self.aux is None else int(np.count_nonzero(np.asarray(self.aux) > 0))
+        return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias) + extra
 
     @property
     def cov_type(self) -> str:
@@ -117,11 +201,12 @@ class HJAFit:
         if key not in self._wald_cache:
             self._wald_cache[key] = wald_inference(
                 self.data, self.S, self.beta, self.rank, position_bias=self.position_bias,
-                cov_type=key, ridge=self.ridge)
+                cov_type=key, ridge=self.ridge, ties=self.ties, aux=self.aux)
         return self._wald_cache[key]
 
     def intervals(self, level: float = 0.95, cov_type: str | None = None) -> pd.DataFrame:
-        """Wald intervals for mu, gamma, beta (with position bias) and every mu_i - mu_j.
+        """Wald intervals for mu, gamma, beta (with position bias), nu (Davidson ties) and
+        every mu_i - mu_j.
 
         Columns: quantity, label, estimate, se, lower, upper.  ``cov_type`` as in
         :meth:`wald_inference` (default: cluster-robust when clusters are known).
@@ -164,19 +249,42 @@ class HJAFit:
 
         return save_fit(self, path, idata=idata)
 
+    def _ties_line(self) -> str:
+        if self.nu is None:
+            return "ties: counted 1/2 to each side (\"half\")"
+        line = ("ties: Davidson model (\"davidson\"), tie propensity nu per judge "
+                f"{np.min(self.nu):.3g}..{np.max(self.nu):.3g}")
+        fixed = [self.judges[k] for k in np.flatnonzero(self.nu == 0)]
+        if fixed:
+            line += f"; nu held at 0 (no ties in the data) for {fixed}"
+        return line
+
+    def __repr__(self) -> str:
+        """One line: what was fitted, to what, and whether it converged (no arrays)."""
+        K, N = len(self.judges), len(self.items)
+        return (f"HJAFit(rank={self.rank}, {K} judge{'s' * (K != 1)}, {N} models, "
+                f"{self.data.n_comparisons:g} comparisons, position_bias={self.position_bias}, "
+                f"ties={self.ties!r}, "
+                f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
+                f"in {self.n_iter} iterations)")
+
     def summary(self) -> str:
         """A short text summary of the fit."""
+        K, N = len(self.judges), len(self.items)
         lines = [
-            f"HJA fit: rank {self.rank}, {len(self.judges)} judges, {len(self.items)} items, "
+            f"HJA fit: rank {self.rank}, {K} judge{'s' * (K != 1)}, {N} item{'s' * (N != 1)}, "
             f"position bias {'on' if self.position_bias else 'off'}",
             f"NLL {self.nll:.3f}, BIC {self.bic:.3f}, {self.n_iter} iterations, "
             f"{'converged' if self.converged else 'NOT converged'}",
+            self._ties_line(),
         ]
         if self.data.one_orientation_only:
             lines.append(
                 "note: every pair is shown in one orientation only, so position bias and "
                 "structured disagreement cannot be told apart"
             )
+        for name, why in self.excluded_judges.items():
+            lines.append(f"left out: judge {name!r} {why}")
         order = np.argsort(-self.mu)
         lines.append("consensus: " + " > ".join(self.items[i] for i in order))
         return "\n".join(lines)

@@ -13,7 +13,7 @@ from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, canonicalize
 from ..errors import ConvergenceWarning, IdentifiabilityError
-from ..likelihood import cells_of
+from ..likelihood import HALF, OutcomeModel, cells_of, judge_totals
 from . import kernels
 from .result import HJAFit
 from .state import SolverState, scores
@@ -40,19 +40,24 @@ class SolveResult(NamedTuple):
 
 def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: float, tol: float,
           max_iter: int, reanchored: bool = True,
-          progress: Callable[[int, float], None] | None = None) -> SolveResult:
+          progress: Callable[[int, float], None] | None = None,
+          outcome: OutcomeModel = HALF) -> SolveResult:
     """Run outer steps from ``state`` until the relative change of the objective is below ``tol``.
 
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
-    not finite) and multiplies tau by 10.
+    not finite) and multiplies tau by 10.  ``outcome`` is the outcome model (its per-judge
+    parameters travel in ``state.aux``).
     """
-    f = float(kernels.objective_jit(state.B, state.T, cells, rank, ridge))
+    if state.aux is None:
+        state = state._replace(aux=jnp.zeros((state.B.shape[0], outcome.n_aux)))
+    f = float(kernels.objective_jit(state.B, state.T, cells, rank, ridge, outcome, state.aux))
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
         new, info = kernels.step(state, cells, rank=rank, ridge=ridge,
-                                 position_bias=position_bias, reanchored=reanchored)
+                                 position_bias=position_bias, reanchored=reanchored,
+                                 outcome=outcome)
         f_new = float(info.objective)
         if (float(info.mu_norm) < MU_FLOOR or float(info.sigma_r) < SIGMA_FLOOR
                 or not math.isfinite(f_new)):
@@ -75,9 +80,11 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
 
 
 def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
-                  S0=None) -> SolverState:
+                  S0=None, outcome: OutcomeModel = HALF) -> SolverState:
     """Start: the canonical truncation of a mildly ridged per-judge BTL; beta from the
-    judge's first-slot win rate."""
+    judge's first-slot win rate; the outcome model's parameters from each judge's totals
+    (for Davidson, log nu_k from the tie rate; -inf, i.e. nu_k held at 0, for a judge
+    that never tied)."""
     if S0 is None:
         S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     if position_bias:
@@ -85,16 +92,17 @@ def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
         beta = np.log((first + 0.5) / (data.comparisons_per_judge() - first + 0.5))
     else:
         beta = np.zeros(data.n_judges)
-    return kernels.init(S0, rank, beta, tau)
+    aux = outcome.initial_aux(*judge_totals(data, data.n_judges))
+    return kernels.init(S0, rank, beta, tau, aux)
 
 
 def fit_rank(data: Comparisons, cells, rank: int, *, position_bias: bool, tau: float, ridge: float,
              tol: float, max_iter: int, reanchored: bool = True, S0=None, warn: bool = True,
-             progress=None) -> SolveResult:
+             progress=None, outcome: OutcomeModel = HALF) -> SolveResult:
     """Solve one rank from the standard start; warn when it does not converge."""
-    state = initial_state(data, rank, position_bias, tau, S0)
+    state = initial_state(data, rank, position_bias, tau, S0, outcome)
     result = solve(state, cells, rank, position_bias=position_bias, ridge=ridge, tol=tol,
-                   max_iter=max_iter, reanchored=reanchored, progress=progress)
+                   max_iter=max_iter, reanchored=reanchored, progress=progress, outcome=outcome)
     if warn and not result.converged:
         warn_not_converged(rank, result.n_iter, tol)
     return result
@@ -111,20 +119,23 @@ def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
 
 
 def make_fit(data: Comparisons, result: SolveResult, rank: int, position_bias: bool, ridge: float,
-             rank_table=None) -> HJAFit:
+             rank_table=None, outcome: OutcomeModel = HALF) -> HJAFit:
     """The :class:`HJAFit` of a solver result, in canonical coordinates."""
     S, beta = scores(result.state.B, result.state.T, rank)
     d = canonicalize(S, rank)
     S = np.asarray(jnp.outer(d.gamma, d.mu) + d.U @ d.V.T)
     beta = np.asarray(beta)
+    log_aux = np.asarray(result.state.aux) if outcome.n_aux else None
     # the padded layout: the same compiled objective as the solver, no new shapes
     B = jnp.column_stack([d.gamma, d.U, beta])
     T = jnp.column_stack([d.mu, d.V])
-    nll = float(kernels.objective_jit(B, T, cells_of(data, pad=True), rank, 0.0))
+    nll = float(kernels.objective_jit(B, T, cells_of(data, pad=True), rank, 0.0, outcome,
+                                      None if log_aux is None else jnp.asarray(log_aux)))
     return HJAFit(
         gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
         D=np.asarray(d.D), S=S, beta=beta, rank=rank, position_bias=position_bias, nll=nll,
         bic=bic(nll, rank, data.n_judges, data.n_items, data.n_comparisons),
         n_iter=result.n_iter, converged=result.converged, judges=data.judges,
         items=data.items, data=data, tau=result.state.tau, ridge=ridge, rank_table=rank_table,
+        ties=outcome.name, aux=None if log_aux is None else np.exp(log_aux),
     )

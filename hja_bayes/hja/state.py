@@ -5,7 +5,9 @@ The parameters are kept as two blocks,
     judge block  B = [gamma | U | beta]    (K x (r + 2))
     item block   T = [mu | V]              (N x (r + 1))
 
-so that ``S = B[:, :r+1] @ T.T`` and ``beta = B[:, r+1]``.
+so that ``S = B[:, :r+1] @ T.T`` and ``beta = B[:, r+1]``; the outcome model's per-judge
+extra parameters (``log nu_k`` for Davidson ties) are ``aux`` (K x n_aux), stepped with the
+judge block (``-inf``: held at the boundary 0).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ __all__ = ["SolverState", "StepInfo", "scores"]
 
 
 class SolverState(NamedTuple):
-    """Where the solver stands: the two blocks and the current proximal weight."""
+    """Where the solver stands: the two blocks, the current proximal weight and the outcome
+    model's per-judge parameters (K x 0 for ties counted 1/2; None is read as that)."""
 
     B: jax.Array
     T: jax.Array
     tau: float
+    aux: jax.Array | None = None
 
 
 class StepInfo(NamedTuple):

@@ -1,5 +1,6 @@
-"""Wald inference for fitted HJA models: the tangent chart, the information (Fisher, sandwich,
-cluster-robust) and delta-method intervals."""
+"""Wald inference for fitted HJA models: the tangent chart (chart.py), the information
+(Fisher, sandwich, cluster-robust; information.py), the builder (wald.py) and its result with
+delta-method intervals (result.py)."""
 
 from .chart import RANK_TOLERANCE, tangent_basis
 from .information import (
@@ -8,7 +9,8 @@ from .information import (
     default_cov_type,
     score_covariance,
 )
-from .wald import MAX_CONDITION, Interval, WaldInference, wald_inference
+from .result import Interval, WaldInference
+from .wald import MAX_CONDITION, wald_inference
 
 __all__ = [
     "COV_TYPES",

@@ -8,7 +8,9 @@ ties and strict second-wins.  The linear predictor of a cell is
 and an :class:`~hja_bayes.likelihood.outcome.OutcomeModel` says how the counts depend on
 it.  The MAP solver, the Wald and sandwich information, the NumPyro model, the predictive
 checks, ``simulate`` and the pooled Bradley–Terry fit all go through this module, so a new
-outcome model is one new file here plus its keyword in :data:`OUTCOME_MODELS`.
+outcome model is one new file here plus its keyword in :data:`OUTCOME_MODELS`.  Two ship:
+``"half"`` (ties count 1/2, the default) and ``"davidson"`` (three outcomes with a per-judge
+tie propensity).
 """
 
 from __future__ import annotations
@@ -20,17 +22,22 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..checks import check_choice
+from .davidson import DAVIDSON
 from .half import HALF
 from .outcome import OutcomeModel
 
 __all__ = [
     "Cells",
+    "DAVIDSON",
+    "HALF",
     "OutcomeModel",
     "OUTCOME_MODELS",
+    "aux_blocks",
     "cells_of",
     "cell_logits",
     "cell_log_likelihood",
     "fisher_blocks",
+    "judge_totals",
     "negative_log_likelihood",
     "outcome_model",
     "padded_size",
@@ -38,11 +45,11 @@ __all__ = [
 ]
 
 #: The outcome models by keyword.
-OUTCOME_MODELS: dict[str, OutcomeModel] = {HALF.name: HALF}
+OUTCOME_MODELS: dict[str, OutcomeModel] = {HALF.name: HALF, DAVIDSON.name: DAVIDSON}
 
 
 def outcome_model(ties: str | OutcomeModel = "half") -> OutcomeModel:
-    """The outcome model for a keyword (``"half"``), or the model itself if one is passed.
+    """The outcome model for a keyword (``"half"``, ``"davidson"``), or the model itself.
 
     Raises
     ------
@@ -118,6 +125,18 @@ def _aux_per_cell(aux, cells: Cells, outcome: OutcomeModel):
     return aux[cells.judge]
 
 
+def judge_totals(cells: Cells, n_judges: int):
+    """Each judge's total (first_wins, ties, second_wins), arrays of shape (K,)."""
+    xp = jnp if isinstance(cells.ties, jax.Array) else np
+    out = []
+    for x in (cells.first_wins, cells.ties, cells.second_wins):
+        if xp is jnp:
+            out.append(jnp.zeros(n_judges).at[cells.judge].add(x))
+        else:
+            out.append(np.bincount(np.asarray(cells.judge), np.asarray(x, dtype=float), n_judges))
+    return tuple(out)
+
+
 def cell_log_likelihood(S: jax.Array, beta: jax.Array, cells: Cells, *,
                         outcome: OutcomeModel = HALF, aux=None) -> jax.Array:
     """Log-likelihood of every cell under ``outcome`` (constant terms dropped)."""
@@ -157,6 +176,36 @@ def fisher_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *,
     Sb = jnp.zeros((K, N)).at[k, i].add(w).at[k, j].add(-w)
     bb = jnp.zeros(K).at[k].add(w)
     return SS, Sb, bb
+
+
+def aux_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *, outcome: OutcomeModel = HALF,
+               aux=None):
+    """Expected information of the extra outcome parameters and their cross information.
+
+    Companion of :func:`fisher_blocks` for the per-judge parameters ``aux`` (K, n_aux) on
+    the log scale (``-inf``: held at the boundary, zero information there).  Like the rest
+    of the information it does not couple different judges.
+
+    Returns
+    -------
+    Sa : (K, N, n_aux)
+        Cross information between judge k's scores and its extra parameters.
+    ba : (K, n_aux)
+        Cross information between beta_k and the extra parameters.
+    aa : (K, n_aux, n_aux)
+        Information of the extra parameters.
+    """
+    K, N = S.shape
+    m = outcome.n_aux
+    eta = cell_logits(S, beta, cells)
+    a = _aux_per_cell(aux, cells, outcome)
+    c = outcome.cross_information(eta, a, cells)
+    A = outcome.aux_information(eta, a, cells)
+    k, i, j = cells.judge, cells.first, cells.second
+    Sa = jnp.zeros((K, N, m)).at[k, i].add(c).at[k, j].add(-c)
+    ba = jnp.zeros((K, m)).at[k].add(c)
+    aa = jnp.zeros((K, m, m)).at[k].add(A)
+    return Sa, ba, aa
 
 
 def sample_outcomes(rng: np.random.Generator, eta, n, *, outcome: OutcomeModel = HALF,

@@ -8,7 +8,8 @@ Per cell with logit ``eta`` of the first-shown item winning, ``n`` comparisons a
     information       n p (1 - p)
 
 A tie is half a win for each side, so this is a Bernoulli quasi-likelihood rather than a
-model of three outcomes; it has no parameter beyond ``eta``.  The functions accept NumPy or
+model of three outcomes; it has no parameter beyond ``eta`` (its extra-parameter functions
+return empty arrays).  The functions accept NumPy or
 JAX arrays and return the same kind, so small NumPy fits need no compilation.
 """
 
@@ -53,11 +54,30 @@ def _probabilities(eta, aux):
     return p, zeros, 1.0 - p
 
 
+def _no_aux(*trailing):
+    """No extra parameters: an empty array per cell (shape cells x 0 [x 0])."""
+
+    def empty(eta, aux, cells):
+        xp = jnp if _is_jax(eta) else np
+        return xp.zeros(xp.shape(eta) + trailing)
+
+    return empty
+
+
+def _initial_aux(first_wins, ties, second_wins):
+    return np.zeros((len(np.asarray(ties)), 0))
+
+
 HALF = OutcomeModel(
     name="half",
     n_aux=0,
+    aux_names=(),
     log_likelihood=_log_likelihood,
     score=_score,
     information_weight=_information_weight,
     probabilities=_probabilities,
+    aux_score=_no_aux(0),
+    aux_information=_no_aux(0, 0),
+    cross_information=_no_aux(0),
+    initial_aux=_initial_aux,
 )

@@ -14,11 +14,16 @@ from matplotlib.figure import Figure
 from ..diagnostics import bicluster_residual
 from ..errors import HJAError
 from ..inference import WaldInference
-from .leaderboard import Scale, judge_table, leaderboard, pairwise_table
+from .judges import judge_table
+from .leaderboard import leaderboard
+from .observed import battle_counts, observed_win_fraction
+from .pairwise import pairwise_table
+from .scales import Scale
 
 __all__ = [
     "forest_plot",
     "judge_map",
+    "observed_heatmap",
     "residual_heatmap",
     "win_probability_heatmap",
 ]
@@ -27,6 +32,18 @@ WALD_COLOR = "#1f5fa8"
 FLAG_COLOR = "#c0392b"
 CREDIBLE_COLOR = "#e67e22"
 MUTED_COLOR = "#555555"
+
+
+def _label_inches(labels, fontsize: float = 8) -> float:
+    """Width taken by the longest tick label (about 0.6 em per character)."""
+    longest = max((len(str(x)) for x in labels), default=0)
+    return 0.6 * fontsize / 72 * longest
+
+
+def _short(name, width: int = 22) -> str:
+    """A judge or model name shortened for a point label: the part after the last '/', cut."""
+    text = str(name).rsplit("/", 1)[-1]
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _scale_label(scale: str) -> str:
@@ -67,7 +84,8 @@ def forest_plot(
         table = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
     board = table
     n = len(board)
-    fig = Figure(figsize=(5.2, 1.0 + 0.45 * n), layout="constrained")
+    fig = Figure(figsize=(4.6 + _label_inches(board["model"], 10), 1.2 + 0.4 * n),
+                 layout="constrained")
     ax = fig.add_subplot()
     y = np.arange(n)[::-1]
     ax.errorbar(
@@ -89,8 +107,7 @@ def forest_plot(
     ax.set_yticks(y, [str(m) for m in board["model"]])
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(_scale_label(scale))
-    ax.set_title(f"Consensus ranking ({level:.0%} intervals; dotted lines separate tiers)",
-                 fontsize=10)
+    ax.set_title(f"Consensus scores, {level:.0%} intervals", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     return fig
@@ -103,6 +120,8 @@ def judge_map(
 
     A judge far right agrees strongly with the consensus direction; a judge high up departs
     from it in a structured way.  Judges flagged as high-leverage (both) are drawn in red.
+    At rank 0 there is no leverage (S = gamma mu^T): the figure then shows each judge's
+    sensitivity with its interval, one judge per line.
 
     Parameters
     ----------
@@ -117,8 +136,11 @@ def judge_map(
     matplotlib.figure.Figure
     """
     judges = judge_table(fit, level=level, inference=inference) if table is None else table
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    if "leverage" not in judges.columns:
+        return _sensitivity_plot(judges, level)
+    fig = Figure(figsize=(7.0, 4.8), layout="constrained")
     ax = fig.add_subplot()
+    ax.margins(x=0.2, y=0.12)  # room for the point labels
     flag = judges["high_leverage"].to_numpy(dtype=bool)
     for mask, color, label in ((~flag, WALD_COLOR, "judge"),
                                (flag, FLAG_COLOR, "high sensitivity and high leverage")):
@@ -131,17 +153,58 @@ def judge_map(
             fmt="o", color=color, capsize=3, label=label,
         )
     for _, row in judges.iterrows():
-        ax.annotate(str(row["judge"]), (row["gamma"], row["leverage"]),
-                    textcoords="offset points", xytext=(5, 5), fontsize=8)
+        ax.annotate(_short(row["judge"]), (row["gamma"], row["leverage"]),
+                    textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"sensitivity γ_k ({level:.0%} Wald interval; panel mean is 1)")
     ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
-    if fit.rank == 0:
-        ax.set_title("Judge map (rank 0: no structured disagreement, all h_k = 0)", fontsize=10)
-    else:
-        ax.set_title("Judge map: sensitivity against leverage", fontsize=10)
+    ax.set_title("Judges: sensitivity against leverage", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def _sensitivity_plot(judges, level: float) -> Figure:
+    """Each judge's gamma with its interval, one line per judge (most sensitive on top)."""
+    board = judges.sort_values("gamma", ascending=False, kind="stable")
+    n = len(board)
+    fig = Figure(figsize=(4.4 + _label_inches(board["judge"]), 1.2 + 0.35 * n),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(n)[::-1]
+    ax.errorbar(board["gamma"], y,
+                xerr=[board["gamma"] - board["gamma_lower"], board["gamma_upper"] - board["gamma"]],
+                fmt="o", color=WALD_COLOR, capsize=3)
+    ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
+    ax.set_yticks(y, [str(j) for j in board["judge"]], fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlabel(f"sensitivity γ_k, {level:.0%} Wald interval (mean 1)")
+    ax.set_title("Judge sensitivity", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _heatmap(M, rows, cols, *, cmap, vmin, vmax, text, colorbar, title, xlabel, ylabel,
+             hatch=None, light=None) -> Figure:
+    """A labelled heat map sized to its cells (about 0.5 inch each, numbers readable)."""
+    n_rows, n_cols = M.shape
+    fig = Figure(figsize=(2.4 + 0.5 * n_cols, 1.6 + 0.42 * n_rows), layout="constrained")
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    light = light or (lambda v: False)
+    for a in range(n_rows):
+        for b in range(n_cols):
+            if np.isfinite(M[a, b]):
+                ax.text(b, a, text(M[a, b]), ha="center", va="center", fontsize=7,
+                        color="white" if light(M[a, b]) else "black")
+            if hatch is not None and hatch[a, b]:
+                ax.add_patch(_hatch(a, b))
+    ax.set_xticks(range(n_cols), [str(m) for m in cols], rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(n_rows), [str(m) for m in rows], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.colorbar(image, ax=ax, label=colorbar, shrink=min(1.0, 0.4 + 0.06 * n_rows))
+    ax.set_title(title, fontsize=10, loc="left")
     return fig
 
 
@@ -167,7 +230,7 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
     U, V = np.asarray(fit.U), np.asarray(fit.V)
     R = U @ V.T if fit.rank > 0 else np.zeros((len(fit.judges), len(fit.items)))
     K, N = R.shape
-    fig = Figure(figsize=(1.6 + 0.62 * N, 1.4 + 0.42 * K), layout="constrained")
+    fig = Figure(figsize=(2.4 + 0.5 * N, 1.6 + 0.42 * K), layout="constrained")
     ax = fig.add_subplot()
     blocks = None
     if fit.rank > 0 and np.any(R):
@@ -184,7 +247,7 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
     M = R[np.ix_(jo, io)]
     vmax = float(np.abs(M).max()) or 1.0
     image = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto")
-    if K * N <= 400:
+    if fit.rank > 0 and K * N <= 600:
         for a in range(K):
             for b in range(N):
                 ax.text(b, a, f"{M[a, b]:.2f}", ha="center", va="center", fontsize=7,
@@ -195,15 +258,15 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
             ax.axhline(a + 0.5, color="black", linewidth=1.2)
         for b in np.flatnonzero(np.diff(il)):
             ax.axvline(b + 0.5, color="black", linewidth=1.2)
-    ax.set_xticks(range(N), [str(fit.items[i]) for i in io], rotation=45, ha="right")
-    ax.set_yticks(range(K), [str(fit.judges[k]) for k in jo])
+    ax.set_xticks(range(N), [str(fit.items[i]) for i in io], rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(K), [str(fit.judges[k]) for k in jo], fontsize=8)
     ax.set_xlabel("model")
     ax.set_ylabel("judge")
-    fig.colorbar(image, ax=ax, label="residual (UVᵀ)_ki, logit")
+    fig.colorbar(image, ax=ax, label="(UVᵀ)_ki, logit", shrink=min(1.0, 0.4 + 0.06 * K))
     if fit.rank == 0:
-        ax.set_title("Structured disagreement: none at rank 0 (S = γμᵀ)", fontsize=10)
+        ax.set_title("Structured disagreement: none at rank 0", fontsize=10, loc="left")
     else:
-        ax.set_title(f"Structured disagreement UVᵀ (rank {fit.rank})", fontsize=10)
+        ax.set_title(f"Structured disagreement UVᵀ (rank {fit.rank})", fontsize=10, loc="left")
     return fig
 
 
@@ -235,29 +298,53 @@ def win_probability_heatmap(
     N = len(order)
     index = {m: i for i, m in enumerate(order)}
     P = np.full((N, N), np.nan)
-    sig = np.ones((N, N), dtype=bool)
+    sig = np.zeros((N, N), dtype=bool)
     for a, b, p, s in zip(pairs["model_a"], pairs["model_b"], pairs["p_win"], pairs["significant"]):
         P[index[a], index[b]], sig[index[a], index[b]] = p, s
-    fig = Figure(figsize=(1.8 + 0.62 * N, 1.4 + 0.55 * N), layout="constrained")
-    ax = fig.add_subplot()
-    image = ax.imshow(P, cmap="RdBu_r", vmin=0.0, vmax=1.0)
-    for a in range(N):
-        for b in range(N):
-            if a == b:
-                continue
-            ax.text(b, a, f"{P[a, b]:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if abs(P[a, b] - 0.5) > 0.3 else "black")
-            if not sig[a, b]:
-                ax.add_patch(_hatch(a, b))
-    labels = [str(m) for m in order]
-    ax.set_xticks(range(N), labels, rotation=45, ha="right")
-    ax.set_yticks(range(N), labels)
-    ax.set_xlabel("opponent")
-    ax.set_ylabel("model")
-    fig.colorbar(image, ax=ax, label="P(row beats column)")
-    ax.set_title(f"Consensus win probability (hatched: not significant at {level:.0%})",
-                 fontsize=10)
-    return fig
+    not_sig = ~sig
+    np.fill_diagonal(not_sig, False)
+    return _heatmap(P, order, order, cmap="RdBu_r", vmin=0.0, vmax=1.0,
+                    text=lambda v: f"{v:.2f}", light=lambda v: abs(v - 0.5) > 0.3,
+                    colorbar="P(row beats column)", hatch=not_sig,
+                    title="Consensus win probability", xlabel="opponent", ylabel="model")
+
+
+def observed_heatmap(data, kind: str = "win_fraction", order=None) -> Figure:
+    """The observed data between every pair of models, as a heat map.
+
+    Parameters
+    ----------
+    data : Comparisons
+    kind : {"win_fraction", "battles"}
+        ``"win_fraction"``: share of their comparisons the row model won (ties 1/2;
+        :func:`~hja_bayes.reporting.observed.observed_win_fraction`); ``"battles"``: number
+        of comparisons between them (:func:`~hja_bayes.reporting.observed.battle_counts`).
+    order : sequence of str, optional
+        Model order (e.g. the leaderboard's; default the data's).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Blank cells: the two models never met.
+    """
+    from ..checks import check_choice
+
+    kind = check_choice(kind, "kind", ("win_fraction", "battles"))
+    if kind == "win_fraction":
+        table = observed_win_fraction(data, order)
+        M = table.to_numpy(dtype=float)
+        return _heatmap(M, table.index, table.columns, cmap="RdBu_r", vmin=0.0, vmax=1.0,
+                        text=lambda v: f"{v:.2f}", light=lambda v: abs(v - 0.5) > 0.3,
+                        colorbar="observed share won by row", title="Observed win fraction",
+                        xlabel="opponent", ylabel="model")
+    table = battle_counts(data, order)
+    M = table.to_numpy(dtype=float, copy=True)
+    M[M == 0] = np.nan
+    top = np.nanmax(M) if np.isfinite(M).any() else 1.0
+    return _heatmap(M, table.index, table.columns, cmap="Greens", vmin=0.0, vmax=top,
+                    text=lambda v: f"{v:,.0f}", light=lambda v: v > 0.6 * top,
+                    colorbar="comparisons", title="Comparisons between each pair",
+                    xlabel="opponent", ylabel="model")
 
 
 def _hatch(a: int, b: int):

@@ -1,0 +1,138 @@
+"""Saving a trained confidence ranker (and its certificate) without pickle.
+
+A saved ranker is a folder with ``ranker.json`` (format version, constructor settings,
+fitted scalars, the certificate, anything the caller adds under ``extra``) and
+``weights.npz`` (every array; read back with ``allow_pickle=False``).  Loading rebuilds the
+estimator so that it predicts exactly what it predicted before saving.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError
+from .inputs import InputTransform
+from .selective import Certificate
+
+__all__ = ["FORMAT_VERSION", "load_ranker", "save_ranker"]
+
+#: Version of the on-disk layout.
+FORMAT_VERSION = 1
+_JSON, _ARRAYS = "ranker.json", "weights.npz"
+
+
+def _plain(value):
+    """JSON-safe copy: tuples to lists, numpy scalars to Python numbers."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def save_ranker(ranker, path, *, extra: dict | None = None) -> Path:
+    """Write a fitted :class:`~hja_bayes.confidence.ConfidenceRanker` to the folder ``path``.
+
+    Parameters
+    ----------
+    ranker : ConfidenceRanker
+        A fitted ranker (with ``certificate_`` if :meth:`certify` was called).
+    path : path
+        Folder (created if needed; files in it are overwritten).
+    extra : dict, optional
+        JSON-serialisable information stored alongside (e.g. how features were built).
+
+    Returns
+    -------
+    Path
+        The folder.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(ranker)
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = {f"loc__{k}": np.asarray(v) for k, v in ranker.params_.items()}
+    if ranker.posterior_scale_ is not None:
+        arrays.update({f"scale__{k}": np.asarray(v) for k, v in ranker.posterior_scale_.items()})
+    arrays.update(knots=ranker.transform_.knots, levels=ranker.transform_.levels,
+                  history=ranker.history_, margin_history=ranker.margin_history_)
+    classes = ranker.classes_
+    cert = getattr(ranker, "certificate_", None)
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "kind": "hja_bayes.confidence.ConfidenceRanker",
+        "params": _plain(ranker.get_params()),
+        "classes": _plain(list(classes)),
+        "classes_dtype": classes.dtype.str,
+        "n_features_in": int(ranker.n_features_in_),
+        "feature_names_in": _plain(list(getattr(ranker, "feature_names_in_", []))) or None,
+        "transform": ranker.transform_.kind,
+        "prior_scale": float(ranker.prior_scale_),
+        "calibration": list(ranker.calibration_),
+        "margin": float(ranker.margin_),
+        "n_effective": int(ranker.n_effective_),
+        "certificate": None if cert is None else _plain(cert._asdict()),
+        "extra": _plain(extra or {}),
+    }
+    (folder / _JSON).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    with open(folder / _ARRAYS, "wb") as fh:
+        np.savez(fh, **arrays)
+    return folder
+
+
+def load_ranker(path):
+    """Read a ranker written by :func:`save_ranker` / :meth:`ConfidenceRanker.save`.
+
+    Parameters
+    ----------
+    path : path
+        The folder.
+
+    Returns
+    -------
+    ConfidenceRanker
+        Fitted, with ``certificate_`` when one was saved and ``saved_extra_`` holding the
+        ``extra`` dict.
+
+    Raises
+    ------
+    DataError
+        When the folder holds no saved ranker or one of an unknown format version.
+    """
+    from .ranker import ConfidenceRanker
+
+    folder = Path(path)
+    if not (folder / _JSON).exists() or not (folder / _ARRAYS).exists():
+        raise DataError(f"no saved confidence ranker in {folder} (expected {_JSON} and {_ARRAYS})")
+    meta = json.loads((folder / _JSON).read_text(encoding="utf-8"))
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise DataError(f"{folder}: unknown format version {meta.get('format_version')!r}")
+    params = dict(meta["params"])
+    params["hidden"] = tuple(params["hidden"])
+    ranker = ConfidenceRanker(**params)
+    with np.load(folder / _ARRAYS, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    ranker.params_ = {k[5:]: v for k, v in arrays.items() if k.startswith("loc__")}
+    scales = {k[7:]: v for k, v in arrays.items() if k.startswith("scale__")}
+    ranker.posterior_scale_ = scales or None
+    ranker.transform_ = InputTransform(meta["transform"], arrays["knots"], arrays["levels"])
+    ranker.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
+    ranker.n_features_in_ = int(meta["n_features_in"])
+    if meta.get("feature_names_in"):
+        ranker.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
+    ranker.prior_scale_ = float(meta["prior_scale"])
+    ranker.calibration_ = tuple(meta["calibration"])
+    ranker.margin_ = float(meta["margin"])
+    ranker.n_effective_ = int(meta["n_effective"])
+    ranker.history_ = arrays["history"]
+    ranker.margin_history_ = arrays["margin_history"]
+    if meta.get("certificate") is not None:
+        ranker.certificate_ = Certificate(**meta["certificate"])
+    ranker.saved_extra_ = meta.get("extra", {})
+    return ranker

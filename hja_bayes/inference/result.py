@@ -1,0 +1,364 @@
+"""The result of Wald inference: intervals for the standard quantities and any smooth
+``q(S, beta)`` by the delta method, from the covariance of the chart coordinates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from ..checks import check_level, indices_of
+from ..decomposition import canonicalize
+from ..errors import IdentifiabilityError
+
+__all__ = ["Interval", "WaldInference"]
+
+
+class Interval(NamedTuple):
+    """Point estimate with a Wald standard error and a two-sided confidence interval.
+
+    Attributes
+    ----------
+    estimate, se, lower, upper : ndarray
+        Arrays of the shape of the quantity (0-d for a scalar).
+    """
+
+    estimate: np.ndarray
+    se: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+def _flat_jacobian(q: Callable, S: jax.Array, beta: jax.Array):
+    """Value of ``q`` and its Jacobian (outputs flattened) with respect to (vec S, beta).
+
+    One ``jax.jacfwd`` or ``jax.jacrev`` over all outputs at once, whichever is cheaper.
+    """
+
+    def flat(S_, beta_):
+        value = jnp.asarray(q(S_, beta_), dtype=S_.dtype)
+        return jnp.ravel(value), value
+
+    size = jax.eval_shape(flat, S, beta)[0].size
+    jac_fn = jax.jacfwd if size > S.size + beta.size else jax.jacrev
+    (dS, dbeta), value = jac_fn(flat, argnums=(0, 1), has_aux=True)(S, beta)
+    G = jnp.concatenate([dS.reshape(size, -1), dbeta.reshape(size, -1)], axis=1)
+    return np.asarray(value), np.asarray(G)
+
+
+def _core_quantities(S: jax.Array, beta: jax.Array) -> jax.Array:
+    """(mu, gamma, beta) stacked: gamma and mu do not depend on the rank, so rank 0 is used."""
+    d = canonicalize(S, 0)
+    return jnp.concatenate([d.mu, d.gamma, beta])
+
+
+_core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
+
+
+def _z(level: float) -> float:
+    from scipy.special import ndtri  # imported on use: the package imports light
+
+    return float(ndtri(0.5 + check_level(level) / 2))
+
+
+def _interval(estimate, variance, level) -> Interval:
+    """Wald interval from estimates and their variances (same number of entries)."""
+    estimate = np.asarray(estimate, dtype=float)
+    se = np.sqrt(np.clip(np.asarray(variance, dtype=float), 0.0, None)).reshape(estimate.shape)
+    z = _z(level)
+    return Interval(estimate, se, estimate - z * se, estimate + z * se)
+
+
+@dataclass(frozen=True, eq=False)
+class WaldInference:
+    """Wald (delta-method) inference at a fitted HJA score matrix.
+
+    Build it with :func:`wald_inference`.
+
+    Attributes
+    ----------
+    basis : ndarray (K N + K + K n_aux, dim)
+        Orthonormal chart basis in (vec S, beta, log aux) coordinates (the beta rows are zero
+        when position bias is not estimated; ``n_aux`` is the outcome model's number of
+        per-judge parameters, 0 for ties counted 1/2).
+    information : ndarray (dim, dim)
+        Expected Fisher information in the chart (plus the ridge's curvature).
+    covariance : ndarray (dim, dim)
+        The asymptotic covariance of the chart coordinates: ``I^-1`` for
+        ``cov_type="fisher"``, else the sandwich ``I^-1 M I^-1``.
+    S : ndarray (K, N)
+        The fitted scores, rows centred.
+    beta : ndarray (K,)
+        The fitted position biases (zeros when not estimated).
+    rank : int
+    position_bias : bool
+    judges, items : tuple of str
+        Names, from the data.
+    condition_number : float
+        Of ``information``.
+    cov_type : str
+        "fisher", "sandwich" or "cluster".
+    n_clusters : int
+        Clusters behind a cluster-robust covariance (0 otherwise).
+    ties : str
+        The outcome model ("half" or "davidson").
+    aux : ndarray (K, n_aux)
+        The outcome model's per-judge parameters on their natural scale (Davidson: nu_k);
+        0 where held at the boundary.
+    aux_names : tuple of str
+        Their names (``("nu",)``).
+    """
+
+    basis: np.ndarray
+    information: np.ndarray
+    covariance: np.ndarray
+    S: np.ndarray
+    beta: np.ndarray
+    rank: int
+    position_bias: bool
+    judges: tuple[str, ...]
+    items: tuple[str, ...]
+    condition_number: float
+    cov_type: str = "fisher"
+    n_clusters: int = 0
+    ties: str = "half"
+    aux: np.ndarray | None = None
+    aux_names: tuple[str, ...] = ()
+
+    @property
+    def _score_basis(self) -> np.ndarray:
+        """The rows of :attr:`basis` for (vec S, beta)."""
+        K, N = len(self.judges), len(self.items)
+        return self.basis[: K * N + K]
+
+    # ----------------------------------------------------------- delta method
+    def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
+        """Estimate and delta-method covariance of a smooth quantity ``q(S, beta)``.
+
+        Parameters
+        ----------
+        q : callable
+            ``q(S, beta) -> scalar or array``, differentiable by JAX (it may call
+            :func:`~hja_bayes.decomposition.canonicalize`).  ``S`` is passed row-centred.
+
+        Returns
+        -------
+        estimate : ndarray, shape of q's output
+        covariance : ndarray (q.size, q.size)
+            ``G B C B^T G^T`` with ``G`` the Jacobian of q (one ``jax.jacfwd``/``jacrev``
+            over all outputs at once).
+        """
+        S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
+        value, G = _flat_jacobian(q, S, beta)
+        GB = G @ self._score_basis
+        return value, GB @ self.covariance @ GB.T
+
+    def se(self, q: Callable) -> np.ndarray:
+        """Wald standard error of every output of ``q(S, beta)`` (delta method)."""
+        estimate, cov = self.covariance_of(q)
+        return np.sqrt(np.clip(np.diagonal(cov), 0.0, None)).reshape(np.shape(estimate))
+
+    def contrast(self, q: Callable, level: float = 0.95) -> Interval:
+        """Estimate, standard error and Wald interval of ``q(S, beta)``.
+
+        Parameters
+        ----------
+        q : callable
+            ``q(S, beta) -> scalar or array``, differentiable by JAX.
+        level : float
+            Confidence level of the two-sided interval ``estimate +- z se``.
+
+        Returns
+        -------
+        Interval
+
+        Examples
+        --------
+        Any differentiable function of the scores works, e.g. the leading disagreement
+        strength ``D_1`` of the canonical decomposition:
+        ``inference.contrast(lambda S, b: canonicalize(S, 1).D[0])``.
+        """
+        estimate, cov = self.covariance_of(q)
+        return _interval(estimate, np.diagonal(cov), level)
+
+    # ------------------------------------------------------ standard quantities
+    @cached_property
+    def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+        S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
+        value = np.asarray(_core_quantities(S, beta))
+        dS, dbeta = _core_jacobian(S, beta)
+        G = np.concatenate([np.asarray(dS).reshape(value.size, -1), np.asarray(dbeta)], axis=1)
+        GB = G @ self._score_basis
+        return value, GB @ self.covariance @ GB.T
+
+    def _item_index(self, item) -> np.ndarray:
+        return indices_of(item, self.items, "item")
+
+    def _judge_index(self, judge) -> np.ndarray:
+        return indices_of(judge, self.judges, "judge")
+
+    def mu_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+        """Consensus scores mu and their covariance matrix (N x N, singular: sum(mu) = 0)."""
+        value, cov = self._core_covariance
+        N = len(self.items)
+        return value[:N].copy(), cov[:N, :N].copy()
+
+    def mu(self, level: float = 0.95) -> Interval:
+        """Consensus scores mu_i (the mean of the judges' centred score rows)."""
+        value, cov = self._core_covariance
+        N = len(self.items)
+        return _interval(value[:N], np.diagonal(cov)[:N], level)
+
+    def gamma(self, level: float = 0.95) -> Interval:
+        """Judge sensitivities gamma_k (``sum(gamma) = K``)."""
+        value, cov = self._core_covariance
+        N, K = len(self.items), len(self.judges)
+        return _interval(value[N:N + K], np.diagonal(cov)[N:N + K], level)
+
+    def position_biases(self, level: float = 0.95) -> Interval:
+        """Per-judge position biases beta_k (only when they were estimated)."""
+        if not self.position_bias:
+            raise IdentifiabilityError("position bias was not estimated in this fit")
+        value, cov = self._core_covariance
+        N, K = len(self.items), len(self.judges)
+        return _interval(value[N + K:], np.diagonal(cov)[N + K:], level)
+
+    def outcome_parameters(self, name: str = "nu", level: float = 0.95) -> Interval:
+        """The outcome model's per-judge parameter ``name`` (Davidson: the tie propensity nu_k).
+
+        The interval is a Wald interval for ``log nu_k`` mapped back, ``nu_k exp(+- z se)``,
+        so it stays positive; ``se`` is the delta-method standard error on the natural
+        scale.  A judge whose parameter is held at 0 (it never tied) has estimate 0 and NaN
+        for se, lower and upper: the data give no interval there, only the boundary.
+
+        Raises
+        ------
+        IdentifiabilityError
+            When the fit's outcome model has no parameter of that name.
+        """
+        if name not in self.aux_names:
+            raise IdentifiabilityError(
+                f"the {self.ties!r} outcome model has no per-judge parameter {name!r}"
+                + (f" (it has {list(self.aux_names)})" if self.aux_names else "")
+            )
+        K, N = len(self.judges), len(self.items)
+        m = len(self.aux_names)
+        a = self.aux_names.index(name)
+        value = np.asarray(self.aux, dtype=float)[:, a]
+        rows = self.basis[K * N + K + np.arange(K) * m + a]
+        var = np.einsum("kd,de,ke->k", rows, self.covariance, rows)
+        z = _z(level)
+        se_log = np.sqrt(np.clip(var, 0.0, None))
+        held = value <= 0
+        se_log = np.where(held, np.nan, se_log)
+        return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
+
+    def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
+        """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
+
+        Returns
+        -------
+        pairs : list of (a, b)
+            Item indices of each difference.
+        Interval
+            One entry per pair.
+        """
+        value, cov = self._core_covariance
+        N = len(self.items)
+        a, b = np.triu_indices(N, k=1)
+        C = cov[:N, :N]
+        est = value[a] - value[b]
+        var = C[a, a] + C[b, b] - 2 * C[a, b]
+        return list(zip(a.tolist(), b.tolist())), _interval(est, var, level)
+
+    def score_difference(self, judge, first, second, level: float = 0.95) -> Interval:
+        """Judge-specific contrast ``S[k, i] - S[k, j]``.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge and the two items, by name or index; arrays are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name or an index out of range.
+        """
+        k, i, j = np.broadcast_arrays(
+            self._judge_index(judge), self._item_index(first), self._item_index(second)
+        )
+        return self.contrast(lambda S, beta: S[k, i] - S[k, j], level)
+
+    def win_probability(self, judge, first, second, level: float = 0.95) -> Interval:
+        """Probability that ``judge`` prefers ``first`` (shown first) over ``second``.
+
+        ``p = expit(beta_k + S[k, i] - S[k, j])``.  The interval is computed on the logit
+        scale and mapped through the logistic function (so it stays inside (0, 1)); ``se``
+        is the delta-method standard error on the probability scale.
+
+        Parameters
+        ----------
+        judge, first, second : str, int or array-like of them
+            Judge, the item shown first and the item shown second, by name or index; arrays
+            are broadcast together.
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        Interval
+            Of the broadcast shape, on the probability scale.
+        """
+        k, i, j = np.broadcast_arrays(
+            self._judge_index(judge), self._item_index(first), self._item_index(second)
+        )
+        logit = self.contrast(lambda S, beta: beta[k] + S[k, i] - S[k, j], level)
+        from scipy.special import expit
+
+        p = expit(logit.estimate)
+        return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper))
+
+    def intervals(self, level: float = 0.95) -> pd.DataFrame:
+        """Tidy table of Wald intervals for mu, gamma, beta and every mu difference.
+
+        Parameters
+        ----------
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        DataFrame
+            Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), "nu"
+            (only with Davidson ties, see :meth:`outcome_parameters`), "mu_diff"),
+            ``label`` (item, judge, or "a - b"), ``estimate``, ``se``, ``lower``, ``upper``.
+        """
+        frames = []
+
+        def add(quantity, labels, iv):
+            frames.append(pd.DataFrame({
+                "quantity": quantity, "label": list(labels), "estimate": iv.estimate,
+                "se": iv.se, "lower": iv.lower, "upper": iv.upper,
+            }))
+
+        add("mu", self.items, self.mu(level))
+        add("gamma", self.judges, self.gamma(level))
+        if self.position_bias:
+            add("beta", self.judges, self.position_biases(level))
+        for name in self.aux_names:
+            add(name, self.judges, self.outcome_parameters(name, level))
+        pairs, differences = self.mu_differences(level)
+        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
+        return pd.concat(frames, ignore_index=True)

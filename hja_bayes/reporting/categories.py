@@ -1,0 +1,107 @@
+"""Per-category leaderboards: one fit per category (e.g. language, task), one table.
+
+Chatbot Arena shows a leaderboard per category of prompt; :func:`leaderboard_by` does the
+same for any column of the rows: it splits them, reads and fits each part on its own
+(a pooled Bradley-Terry fit by default, or any fitter given), and stacks the leaderboards
+with a ``category`` column.  The fitting is the fitter's; this module only splits and
+arranges.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import pandas as pd
+
+from ..checks import check_level
+from ..errors import DataError, DataWarning
+from .leaderboard import Scale, Style, leaderboard, table_meta
+
+__all__ = ["ALL", "leaderboard_by"]
+
+#: Category label of the leaderboard over all rows (``overall=True``).
+ALL = "(all)"
+
+
+def leaderboard_by(
+    rows,
+    by: str = "category",
+    *,
+    fitter: Callable | None = None,
+    style: Style = "arena",
+    level: float = 0.95,
+    scale: Scale = "elo",
+    baseline: tuple[str, float] | None = None,
+    overall: bool = True,
+    **columns,
+) -> pd.DataFrame:
+    """One leaderboard per value of the column ``by``, stacked into one table.
+
+    Parameters
+    ----------
+    rows : DataFrame, or a table with ``.to_pandas()``
+        One row per verdict, with the column ``by``.
+    by : str
+        The column that names each row's category (default ``"category"``).
+    fitter : callable, optional
+        ``fitter(comparisons) -> fit`` for one category's data; default
+        :func:`hja_bayes.fit_pooled_btl` (Arena style: every vote pooled).  E.g.
+        ``lambda d: hja_bayes.fit_hja(d, rank=0)`` for a panel of judges.
+    style, level, scale, baseline
+        As in :func:`~hja_bayes.reporting.leaderboard` (default: Arena columns on the Elo
+        scale).  A baseline must be a model that every category has (else a
+        ParameterError).
+    overall : bool
+        Also a leaderboard over all rows, labelled ``"(all)"``, first.
+    **columns
+        Column names for :func:`hja_bayes.readers.read_frame` (``judge``, ``model_a``,
+        ``model_b``, ``winner``, ...); ``judge`` defaults to None (one judge).
+
+    Returns
+    -------
+    DataFrame
+        The leaderboards, each best first, with a first column ``category``.
+        ``attrs["meta"]`` says what they are and which categories were left out (a
+        category whose comparisons do not link all its models, or that cannot be fitted,
+        is left out with a DataWarning).
+
+    Raises
+    ------
+    DataError
+        When the column ``by`` is missing, or no category could be fitted.
+    """
+    from ..readers import read_frame
+    from ..sources import as_frame
+
+    level = check_level(level)
+    frame = as_frame(rows, "leaderboard_by")
+    if by not in frame.columns:
+        raise DataError(f"no category column {by!r}; the columns there are {list(frame.columns)}")
+    if fitter is None:
+        from ..btl import fit_pooled_btl as fitter
+    columns.setdefault("judge", None)
+    parts = [(ALL, frame)] if overall else []
+    parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
+    tables, skipped, last_fit = [], {}, None
+    for name, group in parts:
+        try:
+            fit = fitter(read_frame(group, **columns))
+            board = leaderboard(fit, level=level, scale=scale, style=style, baseline=baseline)
+        except DataError as exc:
+            skipped[name] = " ".join(str(exc).split())
+            continue
+        board.insert(0, "category", name)
+        tables.append(board)
+        last_fit = fit
+    if skipped:
+        warnings.warn(f"categories left out: {skipped}", DataWarning, stacklevel=2)
+    if not tables:
+        raise DataError(f"no category of {by!r} could be fitted: {skipped}")
+    table = pd.concat(tables, ignore_index=True)
+    meta = dict(tables[-1].attrs["meta"])
+    meta.update(table_meta(last_fit, "leaderboard_by", level, tables[-1].attrs["scale"]),
+                style=style, by=by, categories=[t["category"].iloc[0] for t in tables],
+                skipped=skipped)
+    table.attrs.update(meta=meta, level=level, scale=tables[-1].attrs["scale"])
+    return table

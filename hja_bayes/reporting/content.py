@@ -1,0 +1,190 @@
+"""What a report says: its tables, figures, notes, sentences, captions and glossary.
+
+:func:`build_report` gathers everything into a :class:`Report` without writing anything;
+the renderers (:mod:`~hja_bayes.reporting.html`, :mod:`~hja_bayes.reporting.markdown`)
+and the writer (:mod:`~hja_bayes.reporting.files`) only lay it out.  Nothing here is
+estimated: the numbers come from the tables, the sentences read them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pandas as pd
+
+from ..checks import check_level
+from ..inference import WaldInference
+from .convergence import convergence_table
+from .judges import judge_table
+from .leaderboard import check_fit, is_hja, leaderboard, wald
+from .observed import battle_counts, observed_win_fraction
+from .pairwise import pairwise_table
+from .plots import (
+    forest_plot,
+    judge_map,
+    observed_heatmap,
+    residual_heatmap,
+    win_probability_heatmap,
+)
+from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
+from .scales import Scale, check_scale
+from .sentences import (
+    captions,
+    convergence_sentence,
+    default_title,
+    disagreement_sentence,
+    glance_sentence,
+    judges_sentence,
+    report_notes,
+)
+
+__all__ = ["Report", "build_report"]
+
+
+class Report(NamedTuple):
+    """Everything a report shows, before it is written anywhere.
+
+    Attributes
+    ----------
+    title : str
+    leaderboard, judges, pairwise : DataFrame
+        The tables (see :func:`~hja_bayes.reporting.leaderboard`,
+        :func:`~hja_bayes.reporting.judge_table`, :func:`~hja_bayes.reporting.pairwise_table`).
+    rank_table : DataFrame or None
+        Rank-selection criteria, when the rank was selected.
+    intervals : DataFrame or None
+        Wald against credible intervals (:func:`hja_bayes.compare_intervals`), with a
+        posterior.
+    convergence : DataFrame or None
+        R-hat, ESS and divergences of the posterior draws
+        (:func:`~hja_bayes.reporting.convergence.convergence_table`).
+    matrices : dict
+        ``observed_win_fraction`` and ``battle_counts``: square tables of the observed
+        data, models in leaderboard order.
+    figures : dict
+        Name -> matplotlib Figure.
+    captions : dict
+        Figure name -> caption.
+    sentences : dict
+        ``glance`` (who ranks first, the tiers), ``judges``, ``disagreement``,
+        ``convergence`` (with a posterior): one-paragraph readings of the tables.
+    notes : tuple of str
+        Warnings for the reader (e.g. one orientation only, no convergence).
+    data_summary, fit_summary : str
+        Plain-text summaries of the data and the fit.
+    level : float
+    scale : str
+    """
+
+    title: str
+    leaderboard: pd.DataFrame
+    judges: pd.DataFrame
+    pairwise: pd.DataFrame
+    rank_table: pd.DataFrame | None
+    intervals: pd.DataFrame | None
+    convergence: pd.DataFrame | None
+    matrices: dict
+    figures: dict
+    captions: dict
+    sentences: dict
+    notes: tuple[str, ...]
+    data_summary: str
+    fit_summary: str
+    level: float
+    scale: str
+
+    @property
+    def bayes(self) -> bool:
+        """Whether the report shows posterior draws."""
+        return self.convergence is not None
+
+
+def build_report(
+    fit,
+    idata=None,
+    level: float = 0.95,
+    scale: Scale = "logit",
+    *,
+    title: str | None = None,
+    inference: WaldInference | None = None,
+) -> Report:
+    """Collect the tables, figures and notes of a report (nothing is written).
+
+    Parameters
+    ----------
+    fit : HJAFit
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model (:func:`hja_bayes.sample_hja`): adds credible
+        columns, the posterior rank, posterior predictive figures and the sampler's
+        convergence diagnostics.
+    level : float
+        Level of every interval.
+    scale : {"logit", "elo"}
+        Scale of the score columns.
+    title : str, optional
+        Report title (default: from the data, e.g. "5 models ranked by 5 judges").
+    inference : WaldInference, optional
+        Reused instead of recomputing the Wald inference.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    ParameterError
+        For a bad level or scale (checked before any work), or data instead of an HJA fit.
+    """
+    check_fit(fit, "report")
+    if not is_hja(fit):
+        from ..errors import ParameterError
+
+        raise ParameterError("a report needs an HJA fit (fit_hja); for a pooled BTL fit use "
+                             "leaderboard(fit)")
+    level = check_level(level)
+    scale = check_scale(scale)
+    inference = wald(fit) if inference is None else inference
+    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    judges = judge_table(fit, idata, level=level, inference=inference)
+    pairs = pairwise_table(fit, level, scale, inference=inference)
+    order = list(board["model"])
+    matrices = {"observed_win_fraction": observed_win_fraction(fit.data, order),
+                "battle_counts": battle_counts(fit.data, order)}
+    figures = {
+        "forest": forest_plot(fit, level=level, scale=scale, table=board),
+        "win_probability": win_probability_heatmap(fit, level, table=pairwise_table(
+            fit, level, inference=inference)),
+        "judge_map": judge_map(fit, level, table=judges),
+    }
+    if fit.rank > 0:
+        figures["residual"] = residual_heatmap(fit)
+    figures["observed_win_fraction"] = observed_heatmap(fit.data, "win_fraction", order)
+    figures["battle_counts"] = observed_heatmap(fit.data, "battles", order)
+    intervals = convergence = None
+    if idata is not None:
+        from ..bayes import compare_intervals
+
+        figures["rank_posterior"] = rank_posterior_plot(idata, level)
+        figures["ppc"] = posterior_predictive_plot(idata, level)
+        intervals = compare_intervals(fit, idata, level)
+        convergence = convergence_table(idata)
+    sentences = {
+        "glance": glance_sentence(board, level, scale),
+        "judges": judges_sentence(judges),
+        "disagreement": disagreement_sentence(fit),
+    }
+    if convergence is not None:
+        sentences["convergence"] = convergence_sentence(convergence)
+    rank_table = fit.rank_table
+    if rank_table is not None:  # the criterion that was not computed is all NaN
+        rank_table = rank_table.dropna(axis=1, how="all")
+    return Report(
+        title=title or default_title(fit.data),
+        leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,
+        intervals=intervals, convergence=convergence, matrices=matrices, figures=figures,
+        captions=captions(fit, level), sentences=sentences,
+        notes=tuple(report_notes(fit, judges, convergence)),
+        data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
+        scale=scale,
+    )
+

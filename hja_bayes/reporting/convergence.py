@@ -1,0 +1,67 @@
+"""The sampler's convergence diagnostics, one row per posterior quantity.
+
+R-hat and effective sample sizes are ArviZ's (rank-normalised split R-hat, bulk and tail
+ESS); divergences are NUTS's own count.  The report shows them beside every posterior
+column, so a reader can tell whether the draws can carry the claims made from them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["RHAT_LIMIT", "convergence_table"]
+
+#: R-hat above this value flags a quantity whose chains disagree.
+RHAT_LIMIT = 1.01
+#: Quantities shown, in this order (those present in the posterior).
+QUANTITIES = ("mu", "gamma", "beta", "D", "S", "U", "V")
+
+
+def convergence_table(idata) -> pd.DataFrame:
+    """Largest R-hat and smallest bulk and tail ESS of every posterior quantity.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`hja_bayes.sample_hja`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``quantity``, ``entries``, ``max_rhat``, ``min_ess_bulk``,
+        ``min_ess_tail``.  ``attrs``: ``n_draws`` (all chains), ``n_chains``,
+        ``divergences`` (after warm-up), ``rhat_limit``.
+    """
+    from ..persistence import import_arviz
+
+    az = import_arviz()
+    post = idata.posterior
+    names = [q for q in QUANTITIES if q in post.data_vars and post[q].size > 0]
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give NaN R-hat
+        rhat = az.rhat(post[names])
+        bulk = az.ess(post[names], method="bulk")
+        tail = az.ess(post[names], method="tail")
+    for name in names:
+        r, b, t = (np.asarray(x[name], dtype=float).ravel() for x in (rhat, bulk, tail))
+        rows.append((name, r.size, _nanmax(r), _nanmin(b), _nanmin(t)))
+    table = pd.DataFrame(rows, columns=["quantity", "entries", "max_rhat", "min_ess_bulk",
+                                        "min_ess_tail"])
+    stats = getattr(idata, "sample_stats", None)
+    divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
+    table.attrs.update(n_draws=int(post.sizes["chain"] * post.sizes["draw"]),
+                       n_chains=int(post.sizes["chain"]), divergences=divergences,
+                       rhat_limit=RHAT_LIMIT)
+    return table
+
+
+def _nanmax(x: np.ndarray) -> float:
+    return float(np.nanmax(x)) if np.isfinite(x).any() else float("nan")
+
+
+def _nanmin(x: np.ndarray) -> float:
+    return float(np.nanmin(x)) if np.isfinite(x).any() else float("nan")

@@ -1,0 +1,166 @@
+"""Writing a report to a folder: HTML, Markdown, figures as PNG, tables as CSV and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ..inference import WaldInference
+from .content import build_report
+from .formatting import csv_safe
+from .html import png, render_html
+from .scales import Scale
+from .markdown import render_markdown
+
+__all__ = ["ReportFiles", "plain_json", "report", "table_dict", "table_json", "to_json"]
+
+
+class ReportFiles(NamedTuple):
+    """Paths written by :func:`report`.
+
+    Attributes
+    ----------
+    html : Path
+        The self-contained HTML report.
+    markdown : Path
+        The same content in Markdown (figures as PNG files beside it).
+    tables : tuple of Path
+        CSV and JSON files of the tables.
+    figures : tuple of Path
+        PNG files of the figures.
+    """
+
+    html: Path
+    markdown: Path
+    tables: tuple[Path, ...]
+    figures: tuple[Path, ...]
+
+
+def table_dict(df: pd.DataFrame, meta: dict | None = None) -> dict:
+    """``{"meta": {...}, "rows": [...]}``: the rows as records (NaN as null) beside what they
+    are (default meta: ``df.attrs["meta"]``)."""
+    rows = json.loads(df.to_json(orient="records", force_ascii=False, double_precision=15))
+    return {"meta": df.attrs.get("meta", {}) if meta is None else meta, "rows": rows}
+
+
+def table_json(df: pd.DataFrame, meta: dict | None = None) -> str:
+    """:func:`table_dict` as indented JSON text."""
+    return to_json(table_dict(df, meta))
+
+
+def to_json(obj) -> str:
+    """Indented JSON, numpy scalars and arrays as plain values."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, default=plain_json) + "\n"
+
+
+def plain_json(x):
+    """numpy scalars and arrays as plain JSON values."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not JSON serializable")
+
+
+def _write_tables(tables: Iterable[tuple[str, pd.DataFrame, dict]], folder: Path) -> list[Path]:
+    written = []
+    for name, df, meta in tables:
+        csv, js = folder / f"{name}.csv", folder / f"{name}.json"
+        csv_safe(df).to_csv(csv, index=False)
+        js.write_text(table_json(df, meta), encoding="utf-8")
+        written += [csv, js]
+    return written
+
+
+def _write_matrices(matrices: dict, folder: Path) -> list[Path]:
+    written = []
+    for name, df in matrices.items():
+        path = folder / f"{name}.csv"
+        csv_safe(df).to_csv(path, index=True)
+        written.append(path)
+    return written
+
+
+def report(
+    fit,
+    out_dir: str | Path,
+    idata=None,
+    level: float = 0.95,
+    scale: Scale = "logit",
+    *,
+    title: str | None = None,
+    inference: WaldInference | None = None,
+) -> ReportFiles:
+    """Write the full report of a fitted model to the folder ``out_dir``.
+
+    Files written: ``report.html`` (self-contained: figures inline, no external assets,
+    every user string escaped), ``report.md`` with ``figures/*.png``; the tables
+    ``leaderboard``, ``judges``, ``pairwise`` (and ``rank_table`` when the rank was
+    selected, ``intervals`` and ``convergence`` with a posterior) as ``.csv`` and as
+    ``.json`` -- ``{"meta": {...}, "rows": [...]}``, the rows as records (NaN as null) and
+    the meta saying what they are (level, scale, interval method and covariance type, tie
+    model, rank, package version; :func:`~hja_bayes.reporting.leaderboard.table_meta`);
+    and the observed data as ``observed_win_fraction.csv`` and ``battle_counts.csv``
+    (square, models in leaderboard order).  In every CSV, text that a spreadsheet would
+    read as a formula (starting with ``= + - @``) is prefixed with ``'``.
+
+    Parameters
+    ----------
+    fit : HJAFit
+    out_dir : str or Path
+        Created if needed; existing report files are overwritten.
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model: adds credible columns, the posterior rank and
+        posterior predictive figures, and ``intervals.csv``/``.json`` (Wald against
+        credible, :func:`hja_bayes.compare_intervals`).
+    level : float
+        Level of every interval.
+    scale : {"logit", "elo"}
+        Scale of the score columns.
+    title : str, optional
+        Title of the report (default: from the data).
+    inference : WaldInference, optional
+        Reused instead of recomputing the Wald inference.
+
+    Returns
+    -------
+    ReportFiles
+    """
+    rep = build_report(fit, idata, level, scale, title=title, inference=inference)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    figure_dir = folder / "figures"
+    figure_dir.mkdir(exist_ok=True)
+    images = {name: png(fig) for name, fig in rep.figures.items()}
+    for stale in set(rep.captions) - set(images):  # figures an earlier report left there
+        (figure_dir / f"{stale}.png").unlink(missing_ok=True)
+    figure_paths = []
+    for name, data in images.items():
+        path = figure_dir / f"{name}.png"
+        path.write_bytes(data)
+        figure_paths.append(path)
+    html_path = folder / "report.html"
+    html_path.write_text(render_html(rep, images), encoding="utf-8")
+    md_path = folder / "report.md"
+    md_path.write_text(render_markdown(rep, {n: f"figures/{n}.png" for n in images}),
+                       encoding="utf-8")
+    base = rep.leaderboard.attrs["meta"]
+
+    def meta(name, df, **extra):
+        return {**base, **df.attrs.get("meta", {}), "table": name, **extra}
+
+    tables = [(name, df, meta(name, df)) for name, df in (
+        ("leaderboard", rep.leaderboard), ("judges", rep.judges), ("pairwise", rep.pairwise))]
+    if rep.rank_table is not None:
+        tables.append(("rank_table", rep.rank_table, meta("rank_table", rep.rank_table)))
+    if rep.intervals is not None:
+        tables.append(("intervals", rep.intervals, meta("intervals", rep.intervals)))
+    if rep.convergence is not None:
+        tables.append(("convergence", rep.convergence,
+                       meta("convergence", rep.convergence, **rep.convergence.attrs)))
+    written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
+    return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))

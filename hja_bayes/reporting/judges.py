@@ -1,0 +1,139 @@
+"""The judge table: one row per judge of an HJA fit.
+
+It arranges the fit's sensitivities and position biases with their Wald intervals, the
+leverage diagnostics (:mod:`hja_bayes.diagnostics`), credible intervals from posterior
+draws, and bookkeeping of the judge's own data (comparisons, share of its pairs shown in
+both orders, share of its rows without a usable verdict).  Kendall's tau compares the
+judge's own ranking -- its per-judge Bradley-Terry scores (:func:`hja_bayes.fit_per_judge_btl`),
+fitted to its verdicts alone -- with the consensus.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from ..btl import fit_per_judge_btl
+from ..checks import check_level
+from ..diagnostics import judge_leverage
+from ..errors import ParameterError
+from ..inference import WaldInference
+from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
+from .observed import both_orders_share, invalid_share
+
+__all__ = ["judge_table", "own_ranking_agreement"]
+
+
+def own_ranking_agreement(fit) -> np.ndarray:
+    """Kendall's tau-b between each judge's own Bradley-Terry scores and the consensus mu.
+
+    The judge's scores are a per-judge Bradley-Terry fit to its verdicts alone (presentation
+    order ignored), compared over the models the judge saw.  NaN when the judge saw fewer
+    than two models or its comparisons do not link them all (its own ranking is then not
+    defined), or when either ranking is constant.
+
+    Parameters
+    ----------
+    fit : HJAFit
+
+    Returns
+    -------
+    ndarray (K,)
+    """
+    data = fit.data
+    own = fit_per_judge_btl(data)
+    mu = np.asarray(fit.mu)
+    tau = np.full(data.n_judges, np.nan)
+    for k in range(data.n_judges):
+        m = data.judge == k
+        seen = np.unique(np.concatenate([data.first[m], data.second[m]]))
+        labels = data.components(k)[seen]
+        if len(seen) < 2 or np.unique(labels).size > 1:
+            continue
+        x, y = own[k, seen], mu[seen]
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            continue
+        tau[k] = float(kendalltau(x, y).statistic)
+    return tau
+
+
+def judge_table(
+    fit,
+    idata=None,
+    level: float = 0.95,
+    *,
+    inference: WaldInference | None = None,
+) -> pd.DataFrame:
+    """One row per judge: sensitivity, position bias, leverage and agreement with the consensus.
+
+    Parameters
+    ----------
+    fit : HJAFit
+    idata : arviz.InferenceData, optional
+        Posterior draws of the same model: adds ``gamma_cred_lower``, ``gamma_cred_upper``
+        (and ``beta_cred_lower``, ``beta_cred_upper``), equal-tailed credible intervals.
+    level : float
+        Level of the intervals.
+    inference : WaldInference, optional
+        Wald inference to use instead of the fit's.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``judge``; ``gamma``, ``gamma_lower``, ``gamma_upper`` (Wald);
+        ``beta``, ``beta_lower``, ``beta_upper`` and ``both_orders`` (the share of the
+        judge's pairs of models it saw in both presentation orders: at 0, its beta rests on
+        the model's structure alone and cannot be told apart from a preference for the
+        models it saw first) when position bias was estimated; at rank >= 1, ``leverage``
+        (h_k = |(U V^T)_k|), ``rho`` (relative leverage) and ``high_leverage`` (high gamma
+        and high h, :func:`hja_bayes.diagnostics.judge_leverage`) -- at rank 0 there is no
+        structured disagreement and these columns are left out; ``comparisons``;
+        ``invalid_share`` (rows of the judge without a usable verdict, when any row was
+        rejected); ``rank_corr``, Kendall's tau-b between the judge's own ranking and the
+        consensus (:func:`own_ranking_agreement`).  ``attrs["meta"]`` says what the
+        numbers are.
+
+    Raises
+    ------
+    ParameterError
+        For a BTL fit (it has no judges), data instead of a fit, or a bad level.
+    """
+    check_fit(fit, "judge_table")
+    if not is_hja(fit):
+        raise ParameterError("judge_table needs an HJA fit: a pooled BTL fit has no judges")
+    level = check_level(level)
+    inference = wald(fit) if inference is None else inference
+    g = inference.gamma(level)
+    columns = {
+        "judge": list(fit.judges),
+        "gamma": g.estimate,
+        "gamma_lower": g.lower,
+        "gamma_upper": g.upper,
+    }
+    if fit.position_bias:
+        b = inference.position_biases(level)
+        columns.update(beta=b.estimate, beta_lower=b.lower, beta_upper=b.upper,
+                       both_orders=both_orders_share(fit.data))
+    if fit.rank > 0:
+        lev = judge_leverage(fit.gamma, fit.mu, fit.U, fit.V)
+        columns.update(leverage=lev.h, rho=lev.rho, high_leverage=lev.high)
+    columns["comparisons"] = counts(fit.data.comparisons_per_judge())
+    invalid = invalid_share(fit.data)
+    if invalid is not None:
+        columns["invalid_share"] = invalid
+    columns["rank_corr"] = own_ranking_agreement(fit)
+    n_draws = None
+    if idata is not None:
+        draws = posterior_draws(idata, "gamma", fit.judges, "judge")
+        n_draws = int(draws.shape[0])
+        _, lo, hi = credible(draws, level)
+        columns.update(gamma_cred_lower=lo, gamma_cred_upper=hi)
+        if fit.position_bias:
+            _, lo, hi = credible(posterior_draws(idata, "beta", fit.judges, "judge"), level)
+            columns.update(beta_cred_lower=lo, beta_cred_upper=hi)
+    table = pd.DataFrame(columns)
+    table.attrs.update(level=level, rank=int(fit.rank), position_bias=bool(fit.position_bias),
+                       bayes=idata is not None, n_draws=n_draws,
+                       meta=table_meta(fit, "judges", level, None, n_draws=n_draws))
+    return table

@@ -1,0 +1,61 @@
+"""The report in Markdown (GitHub tables; figures linked as PNG files beside it)."""
+
+from __future__ import annotations
+
+from .content import Report
+from .formatting import md_escape, md_table
+from .html import interval_words
+from .sentences import BAYES_GLOSSARY, GLOSSARY
+
+__all__ = ["render_markdown"]
+
+
+def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> str:
+    """The report in Markdown (GitHub tables; user strings escaped).
+
+    Parameters
+    ----------
+    rep : Report
+    figure_files : dict, optional
+        Figure name -> relative path of its PNG, to link the figures.
+
+    Returns
+    -------
+    str
+    """
+    figure_files = figure_files or {}
+
+    def figures(*names: str) -> list[str]:
+        out = []
+        for name in names:
+            if name in figure_files:
+                out += [f"![{md_escape(rep.captions.get(name, name))}]({figure_files[name]})", ""]
+        return out
+
+    lines = [f"# {md_escape(rep.title)}", "", md_escape(rep.sentences["glance"]), ""]
+    lines += [f"> {md_escape(n)}\n" for n in rep.notes]
+    lines += ["## Leaderboard", "", md_table(rep.leaderboard, rep.scale), "",
+              f"Scores on the {'Elo' if rep.scale == 'elo' else 'logit'} scale; "
+              f"{interval_words(rep)}.", ""]
+    lines += figures("forest", "win_probability")
+    lines += ["## Judges", "", md_escape(rep.sentences["judges"]), "",
+              md_escape(rep.sentences["disagreement"]), "", md_table(rep.judges, rep.scale), ""]
+    lines += figures("judge_map", "residual")
+    if rep.bayes:
+        lines += ["## Posterior", "", md_escape(rep.sentences["convergence"]), "",
+                  md_table(rep.convergence, rep.scale), ""]
+        lines += figures("rank_posterior", "ppc")
+    lines += ["## Data", ""]
+    lines += [f"- {md_escape(line.strip())}" for line in rep.data_summary.splitlines()
+              if line.strip()]
+    lines += [""] + figures("observed_win_fraction", "battle_counts")
+    lines += ["## Fit", ""]
+    lines += [f"- {md_escape(line.strip())}" for line in rep.fit_summary.splitlines()
+              if line.strip()]
+    lines += [""]
+    if rep.rank_table is not None:
+        lines += ["### Rank selection", "", md_table(rep.rank_table, rep.scale), ""]
+    entries = GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+    lines += ["## Reading the tables", ""]
+    lines += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in entries]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,228 @@
+"""The words of a report: title, one-paragraph readings of the tables, notes, captions, glossary.
+
+Each function reads a table (or the fit's own fields) and says what it shows; none computes
+a statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .formatting import format_value
+from .observed import unbeaten_or_winless
+
+__all__ = ["BAYES_GLOSSARY", "GLOSSARY", "captions", "convergence_sentence", "default_title",
+           "disagreement_sentence", "glance_sentence", "judges_sentence", "plural",
+           "report_notes", "tiers_sentence"]
+
+#: A judge losing more than this share of its rows to invalid verdicts gets a note.
+INVALID_NOTE = 0.2
+#: A judge with position bias whose share of pairs seen both ways is below this gets a note.
+BOTH_ORDERS_NOTE = 0.1
+
+GLOSSARY = (
+    ("Score", "consensus score μ_i, the mean of the judges' score rows; differences are log-odds "
+              "for a judge of average sensitivity (Elo scale: 400/ln10 · μ + 1000)."),
+    ("Lower / Upper", "Wald (delta-method) interval of the score."),
+    ("Rank (UB)", "1 + the number of models whose whole interval lies above this model's "
+                  "(the Chatbot Arena convention)."),
+    ("Rank from / to", "joint rank intervals: all of them cover the true ranks at once with "
+                       "the stated probability (simultaneous intervals of every score "
+                       "difference)."),
+    ("P(better than next)", "Φ(d / se(d)) for the score difference d to the next model down. "
+                            "The pair is the one the estimates put next to each other, so the "
+                            "value is at least 0.5 by construction and overstates how sure "
+                            "that order is (blank on the last row)."),
+    ("Tier", "going down the ranking, a model joins the tier when it is not significantly "
+             "different from any model already in it (at the joint level), else it opens the "
+             "next tier: members of one tier are pairwise indistinguishable; where to cut "
+             "between tiers is a convention."),
+    ("γ", "judge sensitivity: how strongly the judge's scores follow the consensus (mean 1; "
+          "negative: reversed)."),
+    ("β", "position bias: the judge's logit bonus for the answer shown first."),
+    ("Both orders", "share of the judge's pairs of models it saw in both presentation orders; "
+                    "at 0 its β rests on the model's structure alone."),
+    ("Leverage h / ρ", "size of the judge's structured disagreement ‖(UVᵀ)_k‖, absolute and "
+                       "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
+    ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
+                      "consensus and pulls away from it."),
+    ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
+    ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
+                  "alone) with the consensus ranking; blank when its comparisons do not link "
+                  "the models it saw."),
+    ("Observed win fraction / Comparisons", "the raw data: share of their meetings the row "
+     "model won (ties 1/2), and how often each pair met, all judges and orders pooled."),
+)
+
+BAYES_GLOSSARY = (
+    ("Posterior mean / Cred. lower / upper", "posterior mean and equal-tailed credible "
+     "interval of the score, from the NUTS draws (same level as the Wald interval)."),
+    ("Post. rank from / to, P(best)", "equal-tailed posterior interval of the model's rank and "
+     "the posterior probability that it ranks first."),
+    ("Post. P(better than next)", "share of posterior draws in which the model's score beats "
+     "the next model's."),
+    ("< 1/n", "a posterior probability estimated as 0 from n draws: all the draws can say is "
+              "that it is below about 1/n (likewise > 1 − 1/n)."),
+    ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not) and the "
+                   "effective sample sizes of the bulk and the tails of the draws."),
+)
+
+
+def plural(n: float, word: str, many: str | None = None) -> str:
+    """``"1 judge"``, ``"3 judges"``, ``"1,200 comparisons"``."""
+    count = f"{n:,.0f}" if float(n) == round(float(n)) else f"{n:,.1f}"
+    return f"{count} {word if float(n) == 1 else (many or word + 's')}"
+
+
+def default_title(data) -> str:
+    """A title from the data, e.g. ``"5 models ranked by 5 judges (8,000 comparisons)"``."""
+    return (f"{plural(data.n_items, 'model')} ranked by {plural(data.n_judges, 'judge')} "
+            f"({plural(data.n_comparisons, 'comparison')})")
+
+
+def tiers_sentence(board: pd.DataFrame) -> str:
+    """"tier 1: a, b; tier 2: c" from a leaderboard."""
+    parts = []
+    for tier, group in board.groupby("tier", sort=True):
+        parts.append(f"tier {int(tier)}: " + ", ".join(str(m) for m in group["model"]))
+    return "; ".join(parts)
+
+
+def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
+    """Who ranks first, with its interval, and the tiers."""
+    top = board.iloc[0]
+
+    def f(x):
+        return format_value(x, "score", scale)
+
+    n_tiers = int(board["tier"].max())
+    return (f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
+            f"{f(top['score_lower'])} to {f(top['score_upper'])}). "
+            + ("No two models can be told apart at this level: they share one tier."
+               if n_tiers == 1 and len(board) > 1 else
+               f"Models that cannot be told apart share a tier ({plural(n_tiers, 'tier')}) — "
+               f"{tiers_sentence(board)}."))
+
+
+def judges_sentence(judges: pd.DataFrame) -> str:
+    """Who follows the consensus most and least, who is flagged, who has the largest bias."""
+    most = judges.loc[judges["gamma"].idxmax()]
+    least = judges.loc[judges["gamma"].idxmin()]
+    parts = [f"Most sensitive judge: {most['judge']} (γ = {most['gamma']:.2f}); least: "
+             f"{least['judge']} (γ = {least['gamma']:.2f})."]
+    if "high_leverage" in judges.columns:
+        flagged = [str(j) for j in judges.loc[judges["high_leverage"].astype(bool), "judge"]]
+        parts.append("High sensitivity with high leverage: "
+                     + (", ".join(flagged) if flagged else "none") + ".")
+    if "beta" in judges.columns:
+        big = judges.loc[judges["beta"].abs().idxmax()]
+        side = "first" if big["beta"] > 0 else "second"
+        parts.append(f"Largest position bias: {big['judge']} (β = {big['beta']:.2f}, favours "
+                     f"the answer shown {side}).")
+    return " ".join(parts)
+
+
+def disagreement_sentence(fit) -> str:
+    """Whether the judges disagree in a structured way, in one sentence."""
+    if fit.rank == 0:
+        how = ("rank selection chose rank 0" if fit.rank_table is not None
+               else "the model was fitted at rank 0")
+        return (f"No structured disagreement was found ({how}): each judge's scores are its "
+                "sensitivity times the consensus, S = γμᵀ, so leverage and the residual map "
+                "are left out.")
+    return (f"The judges disagree in a structured way beyond their sensitivity (rank "
+            f"{fit.rank}): the leverage columns and the residual map show who and on which "
+            "models.")
+
+
+def convergence_sentence(table: pd.DataFrame) -> str:
+    """Draws, divergences and the worst R-hat / ESS, in one sentence."""
+    a = table.attrs
+    worst = table["max_rhat"].max()
+    ess = table["min_ess_bulk"].min()
+    return (f"{plural(a['n_draws'], 'draw')} from {plural(a['n_chains'], 'chain')}, "
+            f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
+            f"{worst:.3f}{' (above ' + str(a['rhat_limit']) + ')' if worst > a['rhat_limit'] else ''}"
+            f", smallest bulk ESS {ess:,.0f}.")
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.1f}%" if x < 0.995 else "100%"
+
+
+def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) -> list[str]:
+    """Warnings for the reader, most important first."""
+    data = fit.data
+    notes = []
+    if not fit.converged:
+        notes.append(f"The fit did not converge in {plural(fit.n_iter, 'iteration')}: "
+                     "estimates may be inaccurate.")
+    if data.one_orientation_only:
+        notes.append("Every pair of models is shown in one orientation only, so position bias "
+                     "and structured disagreement cannot be told apart in these data.")
+    elif "both_orders" in judges.columns:
+        low = judges[judges["both_orders"] < BOTH_ORDERS_NOTE]
+        if len(low):
+            shown = ", ".join(f"{r.judge} ({_percent(r.both_orders)})" for r in low.itertuples())
+            notes.append("Judges that saw (almost) every pair of models in one order only "
+                         f"(share of pairs seen both ways): {shown}. Their β rests on the "
+                         "model's structure, not on their own pairs; read it as confounded "
+                         "with a preference for the models they saw first.")
+    excluded = getattr(fit, "excluded_judges", None) or {}
+    if excluded:
+        notes.append("Judges left out of the fit (the consensus does not use them): "
+                     + "; ".join(f"{j}, which {why}" for j, why in excluded.items()) + ".")
+    unbeaten, winless = unbeaten_or_winless(data)
+    if unbeaten or winless:
+        parts = ([f"won every comparison: {', '.join(unbeaten)}"] if unbeaten else []) + (
+            [f"lost every comparison: {', '.join(winless)}"] if winless else [])
+        notes.append("Models that " + "; that ".join(parts) + ". Their scores are held finite "
+                     "only by the fit's prior, so their own intervals are wide and say little; "
+                     "the differences among the other models are not affected.")
+    if not data.order_known:
+        notes.append("The presentation order was not kept (cells folded): no position bias.")
+    bad = [fit.judges[k] for k in np.flatnonzero(np.asarray(fit.gamma) <= 0)]
+    if bad:
+        notes.append("Judge(s) with non-positive sensitivity γ (their ranking runs against the "
+                     "consensus): " + ", ".join(bad) + ".")
+    if "invalid_share" in judges.columns:
+        lost = judges[judges["invalid_share"] > INVALID_NOTE]
+        if len(lost):
+            notes.append("Judges that gave no usable verdict in many rows (left out of the "
+                         "fit): " + ", ".join(f"{r.judge} {_percent(r.invalid_share)}"
+                                              for r in lost.itertuples()) + ".")
+    if data.dropped_judges:
+        notes.append("Judges with no usable verdict at all, left out: "
+                     + ", ".join(data.dropped_judges) + ".")
+    if convergence is not None:
+        a = convergence.attrs
+        if a["divergences"] or convergence["max_rhat"].max() > a["rhat_limit"]:
+            notes.append("The posterior draws show convergence problems ("
+                         + convergence_sentence(convergence).rstrip(".")
+                         + "): read the credible intervals with care, or sample longer.")
+    return notes
+
+
+def captions(fit, level: float) -> dict[str, str]:
+    """Figure name -> caption."""
+    return {
+        "forest": f"Consensus scores with {level:.0%} Wald intervals, best first; dotted lines "
+                  "separate tiers (models in one tier cannot be told apart).",
+        "judge_map": ("Judges by sensitivity γ_k and leverage h_k; red: high sensitivity and "
+                      "high leverage." if fit.rank > 0 else
+                      f"Judge sensitivity γ_k with {level:.0%} Wald intervals (rank 0: a "
+                      "judge's scores are γ_k times the consensus)."),
+        "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
+                    "red, the judge rates the model above its consensus part; blue, below.",
+        "win_probability": "Probability that the row model beats the column model for a judge "
+                           "of average sensitivity without position bias; hatched: the "
+                           f"difference is not significant at {level:.0%}.",
+        "observed_win_fraction": "Observed share of their comparisons that the row model won "
+                                 "(ties 1/2, all judges and orders pooled); blank: never met.",
+        "battle_counts": "Number of comparisons between each pair of models (all judges).",
+        "rank_posterior": "Posterior probability of every rank for every model.",
+        "ppc": "Posterior predictive checks: each judge's win rate of each model (and of the "
+               "first-shown answer) against its predictive interval, red when outside; "
+               "calibration of predicted against observed win rates.",
+    }

@@ -1,0 +1,168 @@
+"""Where rows of verdicts come from: files and streams read into a DataFrame of text.
+
+:func:`read_table` reads CSV / TSV, JSON Lines, a JSON array of objects (FastChat's
+``clean_battle`` files), parquet, any of them gzipped, or ``"-"`` (standard input, CSV or
+JSON recognised by its first character).  Text stays text: a CSV cell ``N/A`` reaches the
+readers as ``"N/A"`` (an invalid-verdict marker), not as a missing value, and a count
+column as written, so :mod:`hja_bayes.readers` can say exactly which value is wrong.
+A malformed JSON line is a :class:`~hja_bayes.errors.DataError` naming its line number.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import DataError
+
+__all__ = ["FORMATS", "as_frame", "file_format", "read_table"]
+
+#: File suffix (after an optional ``.gz``) -> format.
+FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
+           ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
+    """A pandas DataFrame from a DataFrame or anything with ``.to_pandas()`` (polars,
+    pyarrow, Hugging Face datasets).
+
+    Raises
+    ------
+    DataError
+        For a path (with the function to call instead) or anything else.
+    """
+    if isinstance(table, pd.DataFrame):
+        return table
+    if isinstance(table, (str, os.PathLike)):
+        raise DataError(
+            f"{what} reads a table in memory, got the path {str(table)!r}: for a file use "
+            "Comparisons.from_file(path) (or from_csv / from_jsonl)")
+    to_pandas = getattr(table, "to_pandas", None)
+    if callable(to_pandas):
+        frame = to_pandas()
+        if isinstance(frame, pd.DataFrame):
+            return frame
+    raise DataError(f"expected a pandas DataFrame or a table with .to_pandas() (polars, "
+                    f"pyarrow, datasets), got {type(table).__name__}")
+
+
+def file_format(path: str | os.PathLike) -> str:
+    """The format of a file from its suffix (``.gz`` allowed): csv, tsv, jsonl, json, parquet."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes = suffixes[:-1]
+    kind = suffixes[-1] if suffixes else ""
+    if kind not in FORMATS:
+        raise DataError(f"{path}: unknown file type {kind or '(none)'!r}; use one of "
+                        f"{sorted(FORMATS)} (optionally .gz), or '-' for standard input")
+    return FORMATS[kind]
+
+
+def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFrame:
+    """Read a file (or ``"-"``, standard input) of rows into a DataFrame, text kept as text.
+
+    Parameters
+    ----------
+    source : str or PathLike
+        A path, or ``"-"`` for standard input.
+    fmt : {"csv", "tsv", "jsonl", "json", "parquet"}, optional
+        Default: from the suffix; for standard input, JSON when the first character is
+        ``[`` or ``{``, else CSV.
+
+    Returns
+    -------
+    DataFrame
+        CSV and TSV cells as strings (empty cells as ``""``); JSON values as parsed.
+
+    Raises
+    ------
+    DataError
+        Missing file, unknown type, malformed JSON (with the line number), a JSON value
+        that is not an object, parquet without pyarrow.
+    """
+    if str(source) == "-":
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        if fmt is None:
+            first = text.lstrip()[:1]
+            fmt = "json" if first == "[" else "jsonl" if first == "{" else "csv"
+        return _parse_text(text, fmt, "standard input")
+    path = Path(source)
+    if not path.is_file():
+        raise DataError(f"no such file: {source}")
+    fmt = fmt or file_format(path)
+    if fmt == "parquet":
+        try:
+            return pd.read_parquet(path)
+        except ImportError:
+            raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
+        except Exception as exc:  # ArrowInvalid, OSError ...
+            raise DataError(f"{path}: not a readable parquet file ({exc})") from None
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise DataError(f"cannot read {path}: {exc}") from None
+    return _parse_text(text, fmt, str(path))
+
+
+def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
+    if fmt in ("csv", "tsv"):
+        if not text.strip():
+            raise DataError(f"{name} is empty")
+        try:
+            return pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", dtype=str,
+                               keep_default_na=False)
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise DataError(f"{name}: not a readable {fmt.upper()} file ({exc})") from None
+    if fmt == "jsonl":
+        return _records(_json_lines(text, name), name)
+    if fmt == "json":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if text.lstrip()[:1] == "{":  # JSON Lines under a .json name
+                return _records(_json_lines(text, name), name)
+            raise DataError(f"{name}: not valid JSON at line {exc.lineno}, column {exc.colno} "
+                            f"({exc.msg})") from None
+        if isinstance(value, dict):
+            value = [value]
+        if not isinstance(value, list):
+            raise DataError(f"{name}: expected a JSON array of objects, got a "
+                            f"{type(value).__name__}")
+        for i, record in enumerate(value):
+            if not isinstance(record, dict):
+                raise DataError(f"{name}: element {i} of the array is a "
+                                f"{type(record).__name__}, not an object with named fields")
+        return _records(value, name)
+    raise DataError(f"unknown format {fmt!r}")
+
+
+def _json_lines(text: str, name: str) -> list[dict]:
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{name} line {number}: not valid JSON ({exc.msg}, column "
+                            f"{exc.colno})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{name} line {number}: expected one JSON object per line, got a "
+                            f"{type(record).__name__}")
+        records.append(record)
+    return records
+
+
+def _records(records: list[dict], name: str) -> pd.DataFrame:
+    if not records:
+        raise DataError(f"{name} holds no rows")
+    return pd.DataFrame.from_records(records)

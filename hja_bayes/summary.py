@@ -1,0 +1,92 @@
+"""What went into a :class:`~hja_bayes.comparisons.Comparisons`, what was left out and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+__all__ = ["ComparisonSummary", "count_of"]
+
+
+def count_of(n: float, word: str) -> str:
+    """"1 judge", "3 judges": a count with its noun."""
+    return f"{n:g} {word}{'' if n == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    """What went into a :class:`Comparisons`, and what was left out and why.
+
+    Attributes
+    ----------
+    n_judges, n_items, n_cells : int
+        Sizes of the aggregated data.
+    n_comparisons : float
+        Total comparisons used (sum of cell counts).
+    n_ties : float
+        Ties among them (each counted as half a win for both sides).
+    rows_read, rows_used : int
+        Rows in the input and rows that became comparisons (from counts: rows with n > 0).
+    rejected : dict
+        Reason -> number of rows not used.
+    dropped_judges : tuple
+        Judges whose every row was rejected.
+    order_known : bool
+        Whether cells keep the presentation order.
+    one_orientation_only : bool
+        True when every unordered pair appears in one presentation order only: position bias
+        and order-specific disagreement cannot then be told apart.
+    connected : bool
+        Whether the pooled comparison graph over items is connected.
+    disconnected_judges : tuple
+        Judges whose own comparison graph does not connect all items.
+    n_clusters : int
+        Clusters (prompts, questions) the comparisons come from; 0 when none were given.
+    comparisons_per_cluster : tuple of float
+        Median and largest number of comparisons in one cluster (empty without clusters).
+    """
+
+    n_judges: int
+    n_items: int
+    n_cells: int
+    n_comparisons: float
+    n_ties: float
+    rows_read: int
+    rows_used: int
+    rejected: Mapping[str, int]
+    dropped_judges: tuple[str, ...]
+    order_known: bool
+    one_orientation_only: bool
+    connected: bool
+    disconnected_judges: tuple[str, ...]
+    n_clusters: int = 0
+    comparisons_per_cluster: tuple[float, ...] = ()
+
+    def __str__(self) -> str:
+        lines = [
+            f"{count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
+            f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')} "
+            f"({count_of(self.n_ties, 'tie')}, counted 1/2 each)",
+            f"rows: {self.rows_read} read, {self.rows_used} used",
+        ]
+        for reason, count in self.rejected.items():
+            lines.append(f"  rejected {count} rows: {reason}")
+        if self.dropped_judges:
+            lines.append(f"judges with no valid rows (dropped): {', '.join(self.dropped_judges)}")
+        if not self.order_known:
+            lines.append("presentation order: not kept (folded)")
+        elif self.one_orientation_only:
+            lines.append(
+                "presentation order: every pair is shown in one orientation only, so position "
+                "bias and structured disagreement cannot be told apart"
+            )
+        if self.n_clusters:
+            median, largest = self.comparisons_per_cluster
+            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
+                         f"{median:g}, largest {largest:g}); intervals are cluster-robust")
+        lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
+        if self.disconnected_judges:
+            lines.append(
+                "judges whose own graph is disconnected: " + ", ".join(self.disconnected_judges)
+            )
+        return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""The confidence ranker as a scikit-learn estimator, and saving it without pickle."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from hja_bayes.confidence import ConfidenceRanker, auroc, load_ranker
+from hja_bayes.errors import DataError
+
+# small settings that still learn the checks' toy problems (one compiled trainer per width)
+TINY = dict(n_pairs=256, batch_size=32, n_epochs=4, hidden=(8,), n_draws=16)
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    agree = rng.random(n) < expit(2.0 * x[:, 0] - np.abs(x[:, 1]))
+    return x, agree
+
+
+def test_passes_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the checks provoke warnings on purpose
+        results = check_estimator(ConfidenceRanker(**TINY), on_fail=None)
+    failed = [(r["check_name"], repr(r["exception"])[:300]) for r in results if r["status"] == "failed"]
+    assert not failed and len(results) > 40
+
+
+def test_sklearn_tools_and_the_prediction_methods():
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    x, agree = _data(300, 0)
+    y = np.where(agree, "agree", "disagree")  # any two labels; sorted, the second... is "disagree"
+    model = ConfidenceRanker(hidden=[8], **{k: v for k, v in TINY.items() if k != "hidden"})
+    twin = clone(model)
+    assert twin.get_params() == model.get_params() and twin.hidden == [8]  # kept as passed
+    scores = cross_val_score(clone(model), x, agree, cv=3, scoring="roc_auc")
+    assert scores.shape == (3,) and np.all(scores > 0.6)
+    search = GridSearchCV(clone(model), {"prior_scale": [0.5, 2.0]}, cv=2, scoring="roc_auc").fit(x, agree)
+    assert search.best_params_["prior_scale"] in (0.5, 2.0)
+    fitted = clone(model).fit(x, y)
+    assert fitted.classes_.tolist() == ["agree", "disagree"]
+    proba = fitted.predict_proba(x)
+    c = fitted.predict_confidence(x)
+    assert np.allclose(proba[:, 1], c) and np.allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(fitted.predict(x), np.where(c >= 0.5, "disagree", "agree"))
+    assert np.allclose(expit(fitted.decision_function(x)), c)
+    # "agree" is the second sorted label: with strings that is "disagree", so the score ranks
+    # disagreement; with booleans or 0/1 it ranks agreement
+    assert auroc(c, ~agree) > 0.6
+
+
+def test_save_and_load_give_identical_predictions(tmp_path):
+    x, agree = _data(400, 1)
+    cal_x, cal_agree = _data(300, 2)
+    model = ConfidenceRanker(**TINY).fit(x, agree)
+    cert = model.certify(cal_x, cal_agree, alpha=0.3, delta=0.1, groups=np.arange(300) // 3)
+    model.save(tmp_path / "r")
+    back = load_ranker(tmp_path / "r")
+    new_x, _ = _data(500, 3)
+    assert np.array_equal(back.predict_confidence(new_x), model.predict_confidence(new_x))
+    assert np.array_equal(back.predict(new_x), model.predict(new_x))
+    assert back.certificate_ == cert and back.get_params() == model.get_params()
+    assert np.array_equal(back.trusted(new_x), model.trusted(new_x))
+    # plain files: JSON and an npz that loads without pickle
+    meta = json.loads((tmp_path / "r" / "ranker.json").read_text())
+    assert meta["certificate"]["grouped"] is True and meta["params"]["hidden"] == [8]
+    with np.load(tmp_path / "r" / "weights.npz", allow_pickle=False) as npz:
+        assert "loc__W0" in npz.files and "scale__W0" in npz.files
+    with pytest.raises(DataError, match="no saved"):
+        load_ranker(tmp_path / "nothing")
+    # a deterministic ranker round-trips too (no posterior scales)
+    det = ConfidenceRanker(posterior=False, **TINY).fit(x, agree)
+    det.save(tmp_path / "d")
+    assert np.array_equal(load_ranker(tmp_path / "d").predict_confidence(new_x), det.predict_confidence(new_x))

@@ -1,0 +1,74 @@
+"""Judges and items the data cannot support: left out or flagged, never wrecking the rest."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+
+
+@pytest.fixture(scope="module")
+def prd():
+    return hb.datasets.load_prd_vicuna80().judgments
+
+
+def _fit(frame, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = hb.fit_hja(hb.Comparisons.from_frame(frame), rank=0, position_bias=True, **kwargs)
+    return fit, [str(w.message) for w in caught if issubclass(w.category, hb.HJAWarning)]
+
+
+def _se(fit):
+    iv = fit.intervals(cov_type="fisher")
+    return iv.set_index(["quantity", "label"])["se"]
+
+
+def test_a_judge_with_one_comparison_moves_nothing(prd):
+    base, _ = _fit(prd)
+    one = pd.DataFrame({"judge": ["newcomer"], "model_a": ["gpt4"], "model_b": ["bard"],
+                        "winner": ["model_b"]})
+    fit, messages = _fit(pd.concat([prd, one], ignore_index=True))
+    assert any("newcomer" in m and "only 1 comparison" in m for m in messages)
+    assert "newcomer" in fit.excluded_judges and "newcomer" not in fit.judges
+    assert "left out: judge 'newcomer'" in fit.summary()
+    assert np.max(np.abs(fit.mu - base.mu)) <= 0.1
+    ratio = (_se(fit) / _se(base)).dropna()
+    assert ratio.max() <= 1.5
+
+
+def test_a_judge_that_always_picks_the_first_answer_is_left_out(prd):
+    base, _ = _fit(prd)
+    yes = prd[prd.judge == prd.judge.iloc[0]].assign(judge="yes-man", winner="model_a")
+    fit, messages = _fit(pd.concat([prd, yes], ignore_index=True))
+    assert any("yes-man" in m and "first-shown" in m for m in messages)
+    gamma = _se(fit).loc["gamma"] / _se(base).loc["gamma"]
+    assert gamma.max() <= 1.5
+    # without position bias its verdicts are information about the models: it stays
+    fit0 = hb.fit_hja(hb.Comparisons.from_frame(pd.concat([prd, yes])), rank=0)
+    assert "yes-man" in fit0.judges
+
+
+def test_a_model_that_never_loses_is_named(prd):
+    frame = prd.copy()
+    involved = (frame.model_a == "gpt4") | (frame.model_b == "gpt4")
+    frame.loc[involved, "winner"] = np.where(frame.loc[involved, "model_a"] == "gpt4",
+                                             "model_a", "model_b")
+    fit, messages = _fit(frame)
+    assert any("['gpt4'] won or lost every comparison" in m for m in messages)
+    # the other models' differences stay as precise as they were
+    base, _ = _fit(prd)
+    iv, iv0 = (f.intervals().query("quantity == 'mu_diff'").set_index("label")["se"]
+               for f in (fit, base))
+    others = [label for label in iv.index if "gpt4" not in label]
+    assert (iv[others] / iv0[others]).max() <= 1.5
+
+
+def test_min_judge_comparisons_is_checked():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=50, seed=0)
+    with pytest.raises(hb.ParameterError, match="min_judge_comparisons"):
+        hb.fit_hja(data, rank=0, min_judge_comparisons=-1)
+    # a panel of uniformly small judges is fitted as it is
+    assert hb.fit_hja(data, rank=0, min_judge_comparisons=1000).excluded_judges == {}

@@ -1,0 +1,314 @@
+"""Readers: rows (frames, CSV, JSON Lines, counts) into Comparisons, validated once."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hja_bayes import Comparisons, DataError, DataWarning
+from hja_bayes.readers import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, SECOND_LABELS,
+                               TIE_LABELS, read_json, read_parquet)
+
+
+def frame(**cols):
+    return pd.DataFrame(cols)
+
+
+def test_winner_may_be_the_item_name_and_judge_none_means_one_judge():
+    df = frame(model_a=["x", "y"], model_b=["y", "x"], winner=["y", "y"])
+    data = Comparisons.from_frame(df, judge=None)
+    assert data.judges == ("judge",)
+    c = data.to_frame().set_index(["model_a", "model_b"])
+    assert c.loc[("x", "y"), "wins"] == 0.0 and c.loc[("y", "x"), "wins"] == 1.0
+
+
+def test_unknown_winner_label_names_row_and_value():
+    df = frame(model_a=["a", "b"], model_b=["b", "c"], winner=["model_a", "banana"])
+    with pytest.raises(DataError, match=r"row 1.*'banana'"):
+        Comparisons.from_frame(df, judge=None)
+
+
+def test_self_comparison_rejected():
+    with pytest.raises(DataError, match="itself"):
+        Comparisons.from_frame(frame(model_a=["a"], model_b=["a"], winner=["tie"]), judge=None)
+
+
+def test_missing_values_rejected():
+    df = frame(model_a=["a", None], model_b=["b", "a"], winner=["tie", "tie"])
+    with pytest.raises(DataError, match="missing"):
+        Comparisons.from_frame(df, judge=None)
+
+
+def test_unknown_columns_listed():
+    df = frame(first=["a"], second=["b"], outcome=["tie"])
+    with pytest.raises(DataError, match=r"columns there are \['first', 'second', 'outcome'\]"):
+        Comparisons.from_frame(df, judge=None)
+
+
+def test_empty_frame_rejected():
+    with pytest.raises(DataError, match="empty"):
+        Comparisons.from_frame(frame(model_a=[], model_b=[], winner=[]))
+
+
+def test_invalid_verdicts_counted_and_judge_without_valid_rows_reported():
+    df = frame(
+        judge=["j1", "j1", "j2"],
+        model_a=["a", "a", "a"],
+        model_b=["b", "b", "b"],
+        winner=["model_a", "invalid", "invalid"],
+    )
+    with pytest.warns(DataWarning, match="j2"):
+        data = Comparisons.from_frame(df)
+    s = data.summary()
+    assert s.rows_read == 3 and s.rows_used == 1
+    assert sum(s.rejected.values()) == 2
+    assert s.dropped_judges == ("j2",)
+    assert "rejected 2 rows" in str(s) and "j2" in str(s)
+
+
+def test_all_rows_invalid_is_an_error():
+    df = frame(model_a=["a"], model_b=["b"], winner=["invalid"])
+    with pytest.raises(DataError, match="no valid rows"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        Comparisons.from_frame(df, judge=None)
+
+
+def test_names_differing_in_case_warn_and_are_not_merged():
+    df = frame(model_a=["GPT-4", "gpt-4 "], model_b=["b", "b"], winner=["model_a", "model_b"])
+    with pytest.warns(DataWarning, match="case or spaces"):
+        data = Comparisons.from_frame(df, judge=None)
+    assert data.n_items == 3
+
+
+def test_from_counts_matches_from_frame():
+    rng = np.random.default_rng(3)
+    items = ["a", "b", "c", "d"]
+    rows = []
+    for _ in range(300):
+        i, j = rng.choice(4, 2, replace=False)
+        rows.append(dict(judge=f"j{rng.integers(2)}", model_a=items[i], model_b=items[j],
+                         winner=rng.choice(["model_a", "model_b", "tie"])))
+    df = pd.DataFrame(rows)
+    by_rows = Comparisons.from_frame(df)
+    counts = by_rows.to_frame()
+    # split every cell in two rows to check that repeated cells are summed
+    half = counts.assign(n=counts.n / 2, wins=counts.wins / 2, ties=counts.ties / 2)
+    by_counts = Comparisons.from_counts(pd.concat([half, half]))
+    a = by_rows.to_frame().sort_values(["judge", "model_a", "model_b"]).reset_index(drop=True)
+    b = by_counts.to_frame().sort_values(["judge", "model_a", "model_b"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_from_counts_rejects_inconsistent_counts():
+    df = frame(model_a=["a"], model_b=["b"], n=[2.0], wins=[3.0])
+    with pytest.raises(DataError, match="wins"):
+        Comparisons.from_counts(df, judge=None)
+
+
+def test_csv_and_jsonl_readers(tmp_path):
+    df = frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "a"], winner=["model_a", "tie"])
+    df.to_csv(tmp_path / "x.csv", index=False)
+    with open(tmp_path / "x.jsonl", "w") as fh:
+        for rec in df.to_dict("records"):
+            fh.write(json.dumps(rec) + "\n")
+    a = Comparisons.from_csv(tmp_path / "x.csv").to_frame()
+    b = Comparisons.from_jsonl(tmp_path / "x.jsonl").to_frame()
+    pd.testing.assert_frame_equal(a, b)
+
+
+
+# ------------------------------------------------------------- silent wrong answers (13.1, 13.3)
+def test_model_names_that_are_verdict_labels_are_an_error_naming_both_readings():
+    # models "A" and "B", winner given by name: row 1 shows B first, so "A" as a label says
+    # "first shown (B) won" and as a name says "A won"
+    df = frame(model_a=["A", "B", "A"], model_b=["B", "A", "B"], winner=["A", "A", "B"])
+    with pytest.raises(DataError, match=r"row 1: the verdict 'A' reads two ways.*first-shown "
+                                        r"model won.*model 'A' shown second"):
+        Comparisons.from_frame(df, judge=None)
+    # a model named "tie": once a tie, once that model's win
+    tie = frame(model_a=["tie", "x"], model_b=["x", "y"], winner=["tie", "tie"])
+    with pytest.raises(DataError, match=r"'tie' reads two ways: as the label for 'a tie'"):
+        Comparisons.from_frame(tie, judge=None)
+    none = frame(model_a=["None", "x"], model_b=["x", "None"], winner=["None", "x"])
+    with pytest.raises(DataError, match="no usable verdict"):
+        Comparisons.from_frame(none, judge=None)
+    # where both readings agree in every row, nothing is ambiguous
+    agree = frame(model_a=["A", "A"], model_b=["B", "B"], winner=["A", "B"])
+    cells = Comparisons.from_frame(agree, judge=None).to_frame()
+    assert cells["wins"].tolist() == [1.0]
+
+
+def test_a_missing_judge_column_is_an_error_saying_what_to_do():
+    df = frame(judge_model=["j1", "j2"], model_a=["x", "y"], model_b=["y", "x"],
+               winner=["model_a", "tie"])
+    with pytest.raises(DataError, match=r"no judge column 'judge'.*'judge_model'.*judge=None "
+                                        r"\(CLI --judge-col -\)"):
+        Comparisons.from_frame(df)
+    with pytest.raises(DataError, match="judge=None"):
+        Comparisons.from_counts(df.assign(n=1, wins=1))
+    assert Comparisons.from_frame(df, judge="judge_model").n_judges == 2
+    assert Comparisons.from_frame(df, judge=None).n_judges == 1
+
+
+def test_a_judge_column_of_voters_warns_and_suggests_one_judge():
+    rng = np.random.default_rng(0)
+    n = 300
+    df = frame(judge=[f"arena_user_{i}" for i in rng.integers(0, 100, n)],
+               model_a=rng.choice(["x", "y", "z"], n), model_b=["w"] * n,
+               winner=rng.choice(["model_a", "model_b"], n))
+    with pytest.warns(DataWarning, match=r"median of \d+ verdicts each.*judge=None"):
+        Comparisons.from_frame(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Comparisons.from_frame(df, judge=None)  # pooled: no warning
+
+
+# --------------------------------------------------------------------- input edge cases (13.7)
+def test_jsonl_lines_that_are_not_objects_are_errors_with_their_line_number(tmp_path):
+    path = tmp_path / "x.jsonl"
+    good = json.dumps({"judge": "j", "model_a": "x", "model_b": "y", "winner": "model_a"})
+    path.write_text(good + "\n\n" + '["j", "x", "y", "model_a"]\n')
+    with pytest.raises(DataError, match="line 3: expected one JSON object per line, got a list"):
+        Comparisons.from_jsonl(path)
+    path.write_text(good + "\n" + '{"judge": "j", "model_a": "x",\n')
+    with pytest.raises(DataError, match="line 2: not valid JSON"):
+        Comparisons.from_jsonl(path)
+
+
+def test_invalid_markers_in_a_csv_are_counted_per_judge_not_errors(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("judge,model_a,model_b,winner\n"
+                    "j1,x,y,model_a\nj1,y,x,N/A\nj1,x,y,NA\nj1,x,y,null\nj1,x,y,None\n"
+                    "j1,x,y,\nj2,x,y,model_b\nj2,y,x,tie\n")
+    data = Comparisons.from_csv(path)
+    assert data.n_comparisons == 3 and sum(data.rejected.values()) == 5
+    assert data.rejected_by_judge == {"j1": 5}
+    # a frame with missing verdicts (pandas' NaN) counts them the same way
+    frame_nan = pd.read_csv(path)
+    assert frame_nan["winner"].isna().sum() == 5
+    same = Comparisons.from_frame(frame_nan)
+    assert same.rejected_by_judge == {"j1": 5} and same.n_comparisons == 3
+
+
+def test_empty_names_are_refused_from_a_frame_and_from_a_csv(tmp_path):
+    df = frame(judge=["j", "j"], model_a=["", "x"], model_b=["x", "y"], winner=["tie", "tie"])
+    with pytest.raises(DataError, match="empty name in column 'model_a'"):
+        Comparisons.from_frame(df)
+    df.to_csv(tmp_path / "x.csv", index=False)
+    with pytest.raises(DataError, match="empty name in column 'model_a'"):
+        Comparisons.from_csv(tmp_path / "x.csv")
+    with pytest.raises(DataError, match="empty name in column 'judge'"):
+        Comparisons.from_frame(df.assign(judge=["  ", "j"], model_a=["z", "x"]))
+
+
+def test_count_columns_say_which_value_is_wrong():
+    df = frame(model_a=["x", "y"], model_b=["y", "x"], n=["5", "five"], wins=[2, 1])
+    with pytest.raises(DataError, match=r"row 1: column 'n' holds 'five', not a finite number"):
+        Comparisons.from_counts(df, judge=None)
+    with pytest.raises(DataError, match="missing value"):
+        Comparisons.from_counts(df.assign(n=[5, None]), judge=None)
+    # numeric text is fine (a CSV read as text), and the rows used are counted
+    ok = Comparisons.from_counts(df.assign(n=["5", "3"], ties=["0", "1"]), judge=None)
+    assert ok.n_comparisons == 8 and ok.rows_used == 2
+    assert "2 read, 2 used" in str(ok.summary())
+
+
+def test_counts_scaled_beyond_float_precision_are_refused():
+    df = frame(model_a=["x", "y", "x"], model_b=["y", "z", "z"], n=[10, 10, 10], wins=[6, 5, 7])
+    fine = Comparisons.from_counts(df, judge=None)
+    with pytest.raises(DataError, match="check their units"):
+        Comparisons.from_counts(df.assign(n=df.n * 1e15, wins=df.wins * 1e15), judge=None)
+    # large but plausible totals are kept (Chatbot Arena has millions of votes)
+    big = Comparisons.from_counts(df.assign(n=df.n * 1e5, wins=df.wins * 1e5), judge=None)
+    assert big.n_comparisons == 1e5 * fine.n_comparisons
+
+
+def test_a_path_given_to_from_frame_gets_a_hint():
+    with pytest.raises(DataError, match=r"got the path 'x.csv'.*from_file"):
+        Comparisons.from_frame("x.csv")
+
+
+def test_one_judge_gets_a_singular_word():
+    data = Comparisons.from_frame(frame(model_a=["x"], model_b=["y"], winner=["tie"]),
+                                  judge=None)
+    assert repr(data) == "Comparisons(1 judge, 2 items, 1 cell, 1 comparison)"
+    assert str(data.summary()).startswith("1 judge, 2 items, 1 cell, 1 comparison (1 tie,")
+
+
+# -------------------------------------------------------------------- Arena-ready input (13.12)
+def _battles():
+    return [
+        {"model_a": "gpt-4", "model_b": "claude-1", "winner": "model_a", "judge": "arena_user_1",
+         "turn": 1, "anony": True, "language": "English", "tstamp": 1.0},
+        {"model_a": "claude-1", "model_b": "vicuna-13b", "winner": "tie (bothbad)",
+         "judge": "arena_user_2", "turn": 1, "anony": True, "language": "English"},
+        {"model_a": "vicuna-13b", "model_b": "gpt-4", "winner": "model_b", "judge": "arena_user_3",
+         "turn": 2, "anony": False, "language": "German"},
+        {"model_a": "gpt-4", "model_b": "vicuna-13b", "winner": "both_bad", "judge": "arena_user_1",
+         "turn": 1, "anony": True, "language": "English"},
+    ]
+
+
+def test_fastchat_clean_battle_json_array(tmp_path):
+    path = tmp_path / "clean_battle_20240101.json"
+    path.write_text(json.dumps(_battles(), indent=1))
+    data = read_json(path, judge=None)
+    assert data.n_judges == 1 and data.n_comparisons == 4 and data.ties.sum() == 2
+    c = data.to_frame().set_index(["model_a", "model_b"])
+    assert c.loc[("vicuna-13b", "gpt-4"), "wins"] == 0.0
+    assert Comparisons.from_file(path, judge=None).n_cells == data.n_cells
+    path.write_text(json.dumps([_battles()[0], ["not", "an", "object"]]))
+    with pytest.raises(DataError, match="element 1 of the array is a list"):
+        Comparisons.from_file(path, judge=None)
+
+
+def test_parquet_and_tables_with_to_pandas(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    df = pd.DataFrame(_battles())
+    df.to_parquet(tmp_path / "b.parquet")
+    from_parquet = read_parquet(tmp_path / "b.parquet", judge=None)
+    from_file = Comparisons.from_file(tmp_path / "b.parquet", judge=None)
+    table = pa.Table.from_pandas(df)  # anything with .to_pandas(): pyarrow, polars, datasets
+    from_table = Comparisons.from_frame(table, judge=None)
+
+    class Frame:  # the protocol, nothing more
+        def to_pandas(self):
+            return df
+
+    from_protocol = Comparisons.from_frame(Frame(), judge=None)
+    for other in (from_file, from_table, from_protocol):
+        pd.testing.assert_frame_equal(other.to_frame(), from_parquet.to_frame())
+    counts = Comparisons.from_counts(pa.Table.from_pandas(from_parquet.to_frame()))
+    assert counts.n_comparisons == 4
+
+
+def test_kaggle_one_hot_winner_columns():
+    df = frame(model_a=["x", "y", "x"], model_b=["y", "z", "z"],
+               winner_model_a=[1, 0, 0], winner_model_b=[0, 1, 0], winner_tie=[0, 0, 1])
+    data = Comparisons.from_frame(df, judge=None)
+    c = data.to_frame().set_index(["model_a", "model_b"])
+    assert c.loc[("x", "y"), "wins"] == 1 and c.loc[("y", "z"), "wins"] == 0
+    assert c.loc[("x", "z"), "ties"] == 1
+    as_text = df.astype(str)  # as a CSV reads them
+    pd.testing.assert_frame_equal(Comparisons.from_frame(as_text, judge=None).to_frame(),
+                                  data.to_frame())
+    with pytest.raises(DataError, match="exactly one 1"):
+        Comparisons.from_frame(df.assign(winner_tie=[1, 0, 1]), judge=None)
+
+
+def test_every_documented_label_is_read_as_documented():
+    import hja_bayes.readers as readers
+
+    doc = readers.__doc__
+    for label in sorted(FIRST_LABELS | SECOND_LABELS | TIE_LABELS | INVALID_LABELS - {""}):
+        assert f"``{label}``" in doc, label
+    labels = sorted(FIRST_LABELS) + sorted(SECOND_LABELS) + sorted(TIE_LABELS)
+    df = frame(model_a=["x"] * len(labels), model_b=["y"] * len(labels),
+               winner=[lab.upper() for lab in labels])  # any case
+    cells = Comparisons.from_frame(df, judge=None).to_frame().iloc[0]
+    n_first, n_tie = len(FIRST_LABELS), len(TIE_LABELS)
+    assert cells["n"] == len(labels) and cells["ties"] == n_tie
+    assert cells["wins"] == n_first + n_tie / 2
+    assert ONE_HOT_COLUMNS == ("winner_model_a", "winner_model_b", "winner_tie")

@@ -1,0 +1,97 @@
+"""What a report says: title, notes, sentences and figures chosen (nothing written)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.reporting import build_report
+from hja_bayes.reporting.sentences import default_title, plural
+
+from .report_support import evil_fit, small_fit
+
+
+def test_one_orientation_note():
+    fit = evil_fit()
+    assert fit.data.one_orientation_only
+    rep = build_report(fit)
+    assert any("one orientation" in n for n in rep.notes)
+
+
+def test_title_comes_from_the_data_and_counts_are_plural_only_when_plural():
+    fit = small_fit()
+    assert build_report(fit).title == "5 models ranked by 4 judges (2,400 comparisons)"
+    assert build_report(fit, title="Mine").title == "Mine"
+    assert plural(1, "judge") == "1 judge" and plural(2, "judge") == "2 judges"
+    one = hb.Comparisons.from_frame(pd.DataFrame(
+        {"model_a": ["a", "b"], "model_b": ["b", "a"], "winner": ["model_a", "tie"]}),
+        judge=None)
+    assert default_title(one) == "2 models ranked by 1 judge (2 comparisons)"
+
+
+def test_rank_zero_says_so_in_one_sentence_and_draws_no_residual():
+    rep = build_report(evil_fit())
+    assert rep.sentences["disagreement"].startswith("No structured disagreement was found")
+    assert "residual" not in rep.figures and "judge_map" in rep.figures
+    rep1 = build_report(small_fit())
+    assert "residual" in rep1.figures and "rank 1" in rep1.sentences["disagreement"]
+
+
+def test_a_judge_seeing_pairs_one_way_only_gets_a_note():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=500,
+                          position_bias=0.5, seed=2)
+    cells = data.to_frame()
+    one_way = (cells["judge"] == data.judges[0]) & (cells["model_a"] > cells["model_b"])
+    data = hb.Comparisons.from_counts(cells[~one_way])
+    fit = hb.fit_hja(data, rank=0, position_bias=True)
+    rep = build_report(fit)
+    shares = rep.judges.set_index("judge")["both_orders"]
+    assert shares[data.judges[0]] == 0 and (shares.iloc[1:] == 1).all()
+    note = [n for n in rep.notes if "one order only" in n]
+    assert len(note) == 1 and data.judges[0] in note[0] and data.judges[1] not in note[0]
+
+
+def test_bad_arguments_are_refused_before_any_work():
+    fit = small_fit()
+    with pytest.raises(hb.ParameterError, match="level"):
+        hb.report(fit, "/nonexistent/never/written", level="0.9")
+    with pytest.raises(hb.ParameterError, match="scale"):
+        build_report(fit, scale="glicko")
+    with pytest.raises(hb.ParameterError, match="fit_hja"):
+        build_report(fit.data)
+    assert np.isfinite(fit.nll)
+
+
+def test_with_clusters_the_report_states_cluster_robust_intervals():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          questions=8)
+    fit = hb.fit_hja(data, rank=0)
+    assert fit.cov_type == "cluster"
+    rep = build_report(fit)
+    assert rep.leaderboard.attrs["meta"]["cov_type"] == "cluster"
+    from hja_bayes.reporting import render_html
+
+    assert "cluster-robust covariance by prompt" in render_html(rep)
+    # the intervals are the cluster-robust ones
+    mu = fit.wald_inference("cluster").mu()
+    board = rep.leaderboard.set_index("model")
+    for i, m in enumerate(fit.items):
+        assert board.loc[m, "score_upper"] == pytest.approx(mu.upper[i])
+
+
+def test_left_out_judges_and_unbeaten_models_are_flagged():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=5)
+    cells = data.to_frame()
+    champ = pd.DataFrame([{"judge": j, "model_a": "champ", "model_b": m, "n": 10, "wins": 10,
+                           "ties": 0} for j in data.judges for m in data.items])
+    newcomer = pd.DataFrame([{"judge": "newcomer", "model_a": data.items[0],
+                              "model_b": data.items[1], "n": 1, "wins": 1, "ties": 0}])
+    panel = hb.Comparisons.from_counts(pd.concat([cells, champ, newcomer]))
+    with pytest.warns(hb.DataWarning):
+        fit = hb.fit_hja(panel, rank=0)
+    assert "newcomer" in fit.excluded_judges
+    notes = build_report(fit).notes
+    left = [n for n in notes if n.startswith("Judges left out")]
+    assert len(left) == 1 and "newcomer" in left[0] and "1 comparison" in left[0]
+    unbeaten = [n for n in notes if "won every comparison: champ" in n]
+    assert len(unbeaten) == 1 and "lost every" not in unbeaten[0]

@@ -1,0 +1,27 @@
+"""The convergence table flags chains that disagree and counts divergences."""
+
+import numpy as np
+import pytest
+
+from hja_bayes.persistence import import_arviz
+from hja_bayes.reporting import convergence_table
+
+
+def test_convergence_table_flags_disagreeing_chains_and_counts_divergences():
+    az = import_arviz()
+    rng = np.random.default_rng(1)
+    mu = rng.standard_normal((4, 500, 3))  # four chains of one distribution: R-hat ~ 1
+    gamma = rng.standard_normal((4, 500, 2)) + np.arange(4)[:, None, None]  # shifted chains
+    diverging = np.zeros((4, 500), dtype=bool)
+    diverging[1, [3, 70]] = True
+    idata = az.from_dict(posterior={"mu": mu, "gamma": gamma},
+                         sample_stats={"diverging": diverging})
+    table = convergence_table(idata).set_index("quantity")
+    assert list(table.index) == ["mu", "gamma"]
+    assert table.loc["mu", "entries"] == 3 and table.loc["gamma", "entries"] == 2
+    assert table.loc["mu", "max_rhat"] < 1.01 < 1.5 < table.loc["gamma", "max_rhat"]
+    # iid draws: the effective sample size is about the number of draws (2000)
+    assert table.loc["mu", "min_ess_bulk"] == pytest.approx(2000, rel=0.25)
+    assert table.loc["gamma", "min_ess_bulk"] < 100
+    a = convergence_table(idata).attrs
+    assert a["divergences"] == 2 and a["n_draws"] == 2000 and a["n_chains"] == 4

@@ -1,0 +1,89 @@
+"""report(): the files it writes, with and without a posterior."""
+
+import json
+
+import pandas as pd
+
+import hja_bayes as hb
+
+from .report_support import parse_html, posterior, small_fit
+
+
+def test_report_files(tmp_path):
+    fit = small_fit()
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "ppc.png").write_bytes(b"left by an earlier report")
+    files = hb.report(fit, tmp_path, level=0.9, title="Test & report")
+    assert not (tmp_path / "figures" / "ppc.png").exists()  # it would not belong to this one
+    board = hb.leaderboard(fit, level=0.9)
+    parsed = parse_html(files.html.read_text(encoding="utf-8"))
+    assert [r[0] for r in parsed.tables["leaderboard"][1:]] == list(board["model"])
+    assert files.markdown.read_text(encoding="utf-8").startswith("# Test & report")
+    names = {p.name for p in files.tables}
+    assert {"leaderboard.csv", "leaderboard.json", "judges.csv", "judges.json",
+            "pairwise.csv"} <= names
+    csv = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert list(csv["model"]) == list(board["model"])
+    judges = json.loads((tmp_path / "judges.json").read_text(encoding="utf-8"))
+    assert set(judges) == {"meta", "rows"}
+    assert [r["judge"] for r in judges["rows"]] == list(fit.judges)
+    board_json = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
+    meta = board_json["meta"]
+    assert meta["table"] == "leaderboard" and meta["level"] == 0.9 and meta["scale"] == "logit"
+    assert meta["cov_type"] == "fisher" and meta["tie_model"] == "half"
+    assert meta["rank"] == fit.rank and meta["hja_bayes_version"] == hb.__version__
+    assert board_json["rows"][-1]["p_better_next"] is None  # no next model: null, not NaN
+    for name in ("pairwise", "rank_table"):
+        if (tmp_path / f"{name}.json").exists():
+            assert json.loads((tmp_path / f"{name}.json").read_text())["meta"]["table"] == name
+    assert all((tmp_path / "figures" / f"{n}.png").stat().st_size > 1000
+               for n in ("forest", "judge_map", "residual", "win_probability",
+                         "observed_win_fraction", "battle_counts"))
+    battles = pd.read_csv(tmp_path / "battle_counts.csv", index_col="model")
+    wins = pd.read_csv(tmp_path / "observed_win_fraction.csv", index_col="model")
+    assert list(battles.index) == list(board["model"]) == list(wins.columns)
+    assert battles.to_numpy().sum() == 2 * fit.data.n_comparisons
+
+
+def test_names_that_look_like_formulas_are_neutralised_in_csv(tmp_path):
+    data, _ = hb.simulate(n_judges=2, n_items=3, rank=0, comparisons_per_judge=200, seed=4)
+    frame = data.to_frame()
+    evil = '=HYPERLINK("http://evil","x")'
+    for column in ("model_a", "model_b"):
+        frame[column] = frame[column].replace({data.items[0]: evil})
+    fit = hb.fit_hja(hb.Comparisons.from_counts(frame), rank=0)
+    hb.report(fit, tmp_path)
+    for name in ("leaderboard.csv", "pairwise.csv", "battle_counts.csv"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "'=HYPERLINK" in text and not any(
+            cell.startswith("=") for line in text.splitlines() for cell in line.split(",")), name
+    rows = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))["rows"]
+    assert evil in [r["model"] for r in rows]  # JSON keeps the name as it is
+
+
+def test_report_with_posterior(tmp_path):
+    fit, idata = posterior()
+    files = hb.report(fit, tmp_path, idata)
+    parsed = parse_html(files.html.read_text(encoding="utf-8"))
+    header = parsed.tables["leaderboard"][0]
+    assert "Cred. lower" in header and "P(best)" in header
+    assert "γ cred. lower" in parsed.tables["judges"][0]
+    assert parsed.tags.count("img") == 7  # rank 0: no residual map
+    intervals = pd.read_csv(tmp_path / "intervals.csv")
+    assert {"mu_diff", "gamma", "beta"} <= set(intervals["quantity"])
+    # the sampler's diagnostics, and posterior probabilities no finer than the draws
+    conv = parsed.tables["convergence"]
+    assert conv[0][:2] == ["Quantity", "Entries"] and [r[0] for r in conv[1:3]] == ["mu", "gamma"]
+    meta = json.loads((tmp_path / "convergence.json").read_text())["meta"]
+    assert meta["n_draws"] == 120 and "divergences" in meta
+    col = header.index("P(best)")
+    p_best = [r[col] for r in parsed.tables["leaderboard"][1:]]
+    assert all(p.startswith(("< 1/120", "> 1 − 1/120")) or 0 < float(p) < 1 for p in p_best)
+    assert "0.000" not in p_best and "< 0.001" not in p_best
+    # saved with the fit, the posterior comes back into the report from the command line
+    from hja_bayes.cli import main
+
+    fit.save(tmp_path / "fit", idata=idata)
+    assert main(["report", str(tmp_path / "fit"), "--quiet"]) == 0
+    text = (tmp_path / "fit" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Posterior</h2>" in text

@@ -1,0 +1,80 @@
+"""HTML and Markdown renderings: tables match the report's tables, user strings escaped."""
+
+import html
+
+import numpy as np
+
+import hja_bayes as hb
+from hja_bayes.reporting import build_report, render_html, render_markdown
+
+from .report_support import EVIL_JUDGE, EVIL_MODEL, evil_fit, parse_html, small_fit
+
+
+def test_html_tables_match_the_tables(tmp_path):
+    fit = small_fit()
+    rep = build_report(fit, level=0.9, title="Test & report")
+    text = render_html(rep)
+    parsed = parse_html(text)
+    board = hb.leaderboard(fit, level=0.9)
+    rows = parsed.tables["leaderboard"]
+    header, body = rows[0], rows[1:]
+    assert header[:2] == ["Model", "Score"] and "Rank (UB)" in header
+    assert [r[0] for r in body] == list(board["model"])
+    col = header.index("Rank (UB)")
+    assert [int(r[col]) for r in body] == list(board["rank_ub"])
+    np.testing.assert_allclose([float(r[1]) for r in body], board["score"], atol=5e-4)
+    judges = parsed.tables["judges"]
+    assert [r[0] for r in judges[1:]] == list(fit.judges)
+    assert "γ" in judges[0] and "β" in judges[0] and "High leverage" in judges[0]
+    # self-contained: no scripts, every image inline, no external references
+    assert "script" not in parsed.tags
+    assert parsed.urls and all(u.startswith("data:image/png;base64,") for u in parsed.urls)
+    assert "Test &amp; report" in text
+    assert render_markdown(rep).startswith("# Test & report")
+
+
+def test_user_strings_are_escaped():
+    rep = build_report(evil_fit(), title="<b>bold</b>")
+    text = render_html(rep)
+    for raw in (EVIL_MODEL, EVIL_JUDGE, "<b>bold</b>"):
+        assert raw not in text
+    assert html.escape(EVIL_MODEL) in text and html.escape(EVIL_JUDGE) in text
+    parsed = parse_html(text)
+    assert "script" not in parsed.tags and parsed.tags.count("img") == len(rep.figures)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in text
+    assert all(u.startswith("data:image/png;base64,") for u in parsed.urls)
+    # the parser gives the original name back as text
+    assert EVIL_MODEL in [r[0] for r in parsed.tables["leaderboard"][1:]]
+    assert EVIL_JUDGE in [r[0] for r in parsed.tables["judges"][1:]]
+    md = render_markdown(rep)
+    assert EVIL_MODEL not in md and EVIL_JUDGE not in md
+    assert "\\<script>alert(1)\\</script>" in md  # backslash escapes: inert, readable
+    assert "\\<b>bold\\</b>" in md
+
+
+def test_render_without_writing():
+    fit = small_fit()
+    rep = build_report(fit)
+    assert rep.leaderboard.equals(hb.leaderboard(fit))
+    assert render_html(rep).startswith("<!DOCTYPE html>")
+    assert "| Model |" in render_markdown(rep)
+
+
+def test_dark_style_and_no_entities_in_markdown():
+    fit = small_fit()
+    rep = build_report(fit)
+    text = render_html(rep)
+    assert "@media (prefers-color-scheme: dark)" in text
+    md = render_markdown(rep)
+    assert "&gt;" not in md and "&lt;" not in md and "&amp;" not in md
+    assert "> 0.999" in md  # P(better than next) near 1, written as text
+    assert "nan" not in md.lower().replace("nanmax", "")
+
+
+def test_rank_zero_report_leaves_out_the_empty_disagreement():
+    rep = build_report(evil_fit())
+    text = render_html(rep)
+    header = parse_html(text).tables["judges"][0]
+    assert "Leverage h" not in header and "High leverage" not in header
+    assert "No structured disagreement was found" in text
+    assert "residual" not in rep.figures and "Structured disagreement UV" not in text

@@ -1,0 +1,74 @@
+"""Figures: every function returns a Figure built without pyplot, and its text fits."""
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+import hja_bayes as hb
+
+from .report_support import evil_fit, posterior, small_fit
+
+
+def _text_fits(fig):
+    """Every title and axis label lies inside the figure and clear of the other axes
+    (e.g. a heat map's title does not run into its colour bar)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    bounds = fig.bbox
+    for ax in fig.axes:
+        texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        for t in texts:
+            if not t.get_text():
+                continue
+            box = t.get_window_extent(renderer)
+            assert box.x0 >= bounds.x0 - 1 and box.x1 <= bounds.x1 + 1, t.get_text()
+            assert box.y0 >= bounds.y0 - 1 and box.y1 <= bounds.y1 + 1, t.get_text()
+            for other in fig.axes:
+                if other is not ax and t in (ax.title, ax._left_title, ax._right_title):
+                    assert not box.overlaps(other.get_window_extent(renderer)), t.get_text()
+
+
+def test_figures_are_figures_and_their_text_fits():
+    fit = small_fit()
+    for fig in (hb.forest_plot(fit), hb.judge_map(fit), hb.residual_heatmap(fit),
+                hb.win_probability_heatmap(fit), hb.observed_heatmap(fit.data),
+                hb.observed_heatmap(fit.data, "battles")):
+        assert isinstance(fig, Figure) and fig.axes
+        _text_fits(fig)
+
+
+def test_long_names_and_many_models_still_fit():
+    rng = np.random.default_rng(0)
+    names = [f"organisation-{i}/a-rather-long-model-name-v{i}" for i in range(17)]
+    rows = []
+    for _ in range(3000):
+        i, j = rng.choice(17, 2, replace=False)
+        rows.append((f"judge/with-a-long-name-{rng.integers(3)}", names[i], names[j],
+                     "model_a" if rng.random() < 0.5 + (j - i) / 40 else "model_b"))
+    data = hb.Comparisons.from_frame(pd.DataFrame(rows, columns=["judge", "model_a", "model_b",
+                                                                 "winner"]))
+    fit = hb.fit_pooled_btl(data)  # the figures draw tables; a quick fit makes them
+    judges = pd.DataFrame({"judge": sorted(set(data.judges)), "gamma": [0.5, 1.0, 1.5],
+                           "gamma_lower": [0.2, 0.7, 1.2], "gamma_upper": [0.8, 1.3, 1.8]})
+    for fig in (hb.forest_plot(fit, table=hb.leaderboard(fit)),
+                hb.judge_map(None, table=judges), hb.win_probability_heatmap(fit)):
+        _text_fits(fig)
+    # a 17 x 17 heat map is drawn large enough to read: about half an inch per cell
+    assert hb.win_probability_heatmap(fit).get_size_inches()[0] >= 0.45 * 17
+
+
+def test_rank_zero_figures():
+    fit = evil_fit()
+    assert "rank 0" in hb.residual_heatmap(fit).axes[0].get_title(loc="left")
+    fig = hb.judge_map(fit)  # no leverage at rank 0: the sensitivities, one judge a line
+    assert fig.axes[0].get_title() == "Judge sensitivity"
+    assert len(fig.axes[0].get_yticklabels()) == len(fit.judges)
+
+
+def test_posterior_figures():
+    fit, idata = posterior()
+    assert len(hb.forest_plot(fit, idata).axes[0].containers) == 2  # Wald and credible
+    assert isinstance(hb.posterior_predictive_plot(idata), Figure)
