@@ -63,7 +63,7 @@ def zero_loading_panel():
     S = zero_loading_scores()
     data = panel_from_scores(S, np.zeros(4), 60, seed=5)
     fit = fit_hja(data, 1)
-    return data, S, fit, quiet_sample(data, 1, init=fit, seed=2)
+    return data, S, fit, quiet_sample(data, 1, init=fit, seed=2, num_warmup=150, num_samples=200)
 
 
 def zero_loading_scores(eps: float = 0.0, seed: int = 0):

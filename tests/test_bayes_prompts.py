@@ -30,7 +30,7 @@ def posterior():
     fit = fit_hja(data, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return fit, sample_hja(data, 1, init=fit, num_warmup=150, num_samples=150,
+        return fit, sample_hja(data, 1, init=fit, num_warmup=100, num_samples=100,
                                num_chains=2, seed=0, progress_bar=False)
 
 
