@@ -38,6 +38,7 @@ __all__ = [
     "compose",
     "canonical_decomposition",
     "check_rank",
+    "check_score_matrix",
     "constraint_violations",
     "free_parameters",
     "bic",
@@ -176,32 +177,50 @@ def canonicalize(S, rank: int) -> Decomposition:
     >>> [round(float(g), 6) for g in d.gamma]
     [0.857143, 1.714286, 0.428571]
     """
-    if jnp.ndim(S) != 2:
-        raise ParameterError(f"S must be a K x N matrix, got shape {jnp.shape(S)}")
-    rank = check_rank(rank, *jnp.shape(S))
-    if not isinstance(S, jax.core.Tracer):
-        S_np = np.asarray(S, dtype=float)
-        if not np.all(np.isfinite(S_np)):
-            raise IdentifiabilityError("the score matrix has non-finite entries")
-        S_c = S_np - S_np.mean(axis=1, keepdims=True)
-        mu = S_c.mean(axis=0)
-        if np.linalg.norm(mu) <= 1e-10 * max(1.0, np.linalg.norm(S_c)):
-            raise IdentifiabilityError(
-                "no consensus: the mean score row is (numerically) zero, so gamma and mu are "
-                "not identified"
+    if isinstance(S, jax.core.Tracer):
+        return canonical_decomposition(S, check_rank(rank, *jnp.shape(S)))
+    S = check_score_matrix(S, rank)
+    return _canonical_decomposition_jit(jnp.asarray(S), int(rank))
+
+
+_canonical_decomposition_jit = jax.jit(canonical_decomposition, static_argnames="rank")
+
+
+def check_score_matrix(S, rank: int) -> np.ndarray:
+    """The checks of :func:`canonicalize` on a concrete score matrix; returns it as floats.
+
+    Raises
+    ------
+    ParameterError
+        ``S`` is not a matrix.
+    IdentifiabilityError
+        Non-finite entries, no consensus (``|mu|`` numerically zero) or an unidentifiable
+        rank.  Tied singular values give a :class:`~hja_bayes.errors.DataWarning`.
+    """
+    if np.ndim(S) != 2:
+        raise ParameterError(f"S must be a K x N matrix, got shape {np.shape(S)}")
+    rank = check_rank(rank, *np.shape(S))
+    S_np = np.asarray(S, dtype=float)
+    if not np.all(np.isfinite(S_np)):
+        raise IdentifiabilityError("the score matrix has non-finite entries")
+    S_c = S_np - S_np.mean(axis=1, keepdims=True)
+    mu = S_c.mean(axis=0)
+    if np.linalg.norm(mu) <= 1e-10 * max(1.0, np.linalg.norm(S_c)):
+        raise IdentifiabilityError(
+            "no consensus: the mean score row is (numerically) zero, so gamma and mu are "
+            "not identified"
+        )
+    if rank > 0:
+        resid = S_c - np.outer(S_c @ mu / (mu @ mu), mu)
+        sv = np.linalg.svd(resid, compute_uv=False)[: rank + 1]
+        top = sv[0] if sv.size else 0.0
+        gaps = np.abs(np.diff(sv[:rank]))
+        if top > 1e-12 and np.any(gaps <= 1e-8 * top):
+            warnings.warn(
+                "tied singular values in the residual: the columns of U and V are not "
+                "identified (S is)", DataWarning, stacklevel=3,
             )
-        if rank > 0:
-            resid = S_c - np.outer(S_c @ mu / (mu @ mu), mu)
-            sv = np.linalg.svd(resid, compute_uv=False)[: rank + 1]
-            top = sv[0] if sv.size else 0.0
-            gaps = np.abs(np.diff(sv[:rank]))
-            if top > 1e-12 and np.any(gaps <= 1e-8 * top):
-                warnings.warn(
-                    "tied singular values in the residual: the columns of U and V are not "
-                    "identified (S is)", DataWarning, stacklevel=2,
-                )
-        S = jnp.asarray(S_np)
-    return canonical_decomposition(S, rank)
+    return S_np
 
 
 def constraint_violations(d: Decomposition) -> dict[str, float]:

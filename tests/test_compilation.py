@@ -38,3 +38,19 @@ def test_second_fit_of_a_same_size_panel_does_not_recompile():
         logger.removeHandler(handler)
     assert first > 0  # the check can see compilations at all
     assert [m for m in handler.messages[first:] if m.startswith("Compiling")] == []
+
+
+def test_a_rank_search_compiles_one_solver_step():
+    # a size no other test uses, so the step is compiled here (once per rank would be 4)
+    data, _ = hb.simulate(n_judges=6, n_items=9, rank=1, comparisons_per_judge=77, seed=4)
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles():
+            fit = hb.fit_hja(data, rank="bic", max_rank=3)
+    finally:
+        logger.removeHandler(handler)
+    assert list(fit.rank_table["rank"]) == [0, 1, 2, 3]
+    steps = [m for m in handler.messages if m.startswith("Compiling") and "_outer_step" in m]
+    assert len(steps) <= 1, steps

@@ -138,7 +138,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         cells = layout._replace(first_wins=fw, ties=t, second_wins=sw)
         result = solve(start, cells, r, position_bias=fit.position_bias, ridge=fit.ridge,
                        tol=tol, max_iter=max_iter, outcome=outcome)
-        S, beta = scores(result.state.B, result.state.T, r)
+        S, beta = scores(result.state.B, result.state.T)
         d = canonicalize(S, 0)
         out["mu"][b], out["gamma"][b] = d.mu, d.gamma
         out["beta"][b], out["S"][b] = beta, np.asarray(S) - np.asarray(S).mean(1, keepdims=True)

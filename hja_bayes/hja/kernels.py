@@ -19,6 +19,11 @@ information blocks), which decreases the block objective monotonically; the oute
 iterates to the joint optimum.  After each pair of block steps, ReAnchor maps (B, T) back
 to the canonical coordinates (:func:`~hja_bayes.decomposition.canonical_decomposition`),
 which leaves S (and a) unchanged.
+
+The rank is data: the blocks carry a static *width* of disagreement columns
+(:func:`~hja_bayes.hja.state.width`) and ``rank <= width`` of them are active; the others are
+held at zero (not stepped, zeroed by ReAnchor).  So one compiled step serves every rank of
+a search, and a fit at a fixed rank uses width = rank.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from ..decomposition import canonical_decomposition, canonicalize
+from ..decomposition import canonical_decomposition, check_score_matrix
 from ..likelihood import (
     HALF,
     Cells,
@@ -37,22 +42,27 @@ from ..likelihood import (
     fisher_blocks,
     negative_log_likelihood,
 )
-from .state import SolverState, StepInfo, scores
+from .state import SolverState, StepInfo, scores, width
 
-__all__ = ["objective", "init", "step", "judge_step", "item_step", "reanchor"]
+__all__ = ["objective", "init", "step", "judge_step", "item_step", "reanchor", "padded_decomposition"]
 
 
 def _no_aux(B):
     return jnp.zeros((B.shape[0], 0))
 
 
-def objective(B, T, cells: Cells, rank: int, ridge, outcome: OutcomeModel = HALF, aux=None):
+def _active(rank, w: int) -> jax.Array:
+    """1.0 for the disagreement columns in use, 0.0 for those held at zero."""
+    return (jnp.arange(w) < rank).astype(float)
+
+
+def objective(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None):
     """Penalised negative log-likelihood ``NLL + ridge/2 (|S|^2 + |beta|^2 + |aux|^2)``.
 
     ``aux`` (K x n_aux, log scale) is needed for outcome models with extra parameters;
     entries at ``-inf`` (held at the boundary) are not penalised.
     """
-    S, beta = scores(B, T, rank)
+    S, beta = scores(B, T)
     penalty = jnp.sum(S**2) + beta @ beta
     if outcome.n_aux:
         penalty = penalty + jnp.sum(jnp.where(jnp.isfinite(aux), aux, 0.0) ** 2)
@@ -82,15 +92,16 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
     1^T U = 0``; returns ``(B, aux)``.
 
     ``aux`` (K x n_aux) holds the outcome model's per-judge parameters on the log scale;
-    entries at ``-inf`` stay there.
+    entries at ``-inf`` stay there.  Disagreement columns beyond ``rank`` are not stepped.
     """
-    r = rank
+    r = width(T)
     K = B.shape[0]
     aux = _no_aux(B) if aux is None else aux
     m = aux.shape[1]
     free = jnp.isfinite(aux)
     x_prox = jnp.concatenate([B, jnp.where(free, aux, 0.0)], axis=1)
-    mask = jnp.concatenate([jnp.ones((K, r + 1)),
+    mask = jnp.concatenate([jnp.ones((K, 1)),
+                            jnp.broadcast_to(_active(rank, r), (K, r)),
                             jnp.full((K, 1), 1.0 if position_bias else 0.0),
                             free.astype(float)], axis=1)
 
@@ -99,12 +110,12 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
 
     def fun(x):
         Bx, ax = split(x)
-        return objective(Bx, T, cells, r, ridge, outcome, ax) + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
+        return objective(Bx, T, cells, ridge, outcome, ax) + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
 
     def direction(x):
         g = jax.grad(fun)(x) * mask
         Bx, ax = split(x)
-        S_, beta_ = scores(Bx, T, r)
+        S_, beta_ = scores(Bx, T)
         SS, Sb, bb = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=ax)
         H = jnp.zeros((K, r + 2 + m, r + 2 + m))
         H = H.at[:, : r + 1, : r + 1].set(jnp.einsum("ip,kij,jq->kpq", T, SS, T) + ridge * (T.T @ T))
@@ -117,7 +128,8 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
             H = H.at[:, : r + 1, r + 2:].set(Ta).at[:, r + 2:, : r + 1].set(jnp.swapaxes(Ta, 1, 2))
             H = H.at[:, r + 1, r + 2:].set(ba).at[:, r + 2:, r + 1].set(ba)
             H = H.at[:, r + 2:, r + 2:].set(aa + ridge * jnp.eye(m))
-        # coordinates not stepped (beta without position bias, aux at the boundary): identity
+        # coordinates not stepped (inactive columns, beta without position bias, aux at the
+        # boundary): identity
         H = H * mask[:, :, None] * mask[:, None, :] + jax.vmap(jnp.diag)(1.0 - mask)
         H = H + tau * jnp.eye(r + 2 + m)
         # equality constraints on the column sums of gamma and U (coordinates 0..r)
@@ -134,51 +146,71 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
 
 
 def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
-    """Proximal step on the item block ``[mu | V]`` under ``1^T mu = 0, 1^T V = 0``."""
+    """Proximal step on the item block ``[mu | V]`` under ``1^T mu = 0, 1^T V = 0``
+    (V columns beyond ``rank`` are not stepped)."""
     N = T.shape[0]
-    p = rank + 1
+    p = width(T) + 1
+    keep = jnp.concatenate([jnp.ones(1), _active(rank, p - 1)])
     A = B[:, :p]
     T_prox = T
     C = jnp.eye(N) - 1.0 / N  # centring projector
 
     def fun(Tx):
-        return objective(B, Tx, cells, rank, ridge, outcome, aux) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
+        return objective(B, Tx, cells, ridge, outcome, aux) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
 
     def direction(Tx):
-        g = C @ jax.grad(fun)(Tx)
-        S_, beta_ = scores(B, Tx, rank)
+        g = C @ jax.grad(fun)(Tx) * keep
+        S_, beta_ = scores(B, Tx)
         SS, _, _ = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=aux)
         H = jnp.einsum("kij,kp,kq->ipjq", SS, A, A)
         H = H + jnp.einsum("ij,pq->ipjq", jnp.eye(N), ridge * (A.T @ A) + tau * jnp.eye(p))
         P = jnp.einsum("ij,pq->ipjq", C, jnp.eye(p)).reshape(N * p, N * p)
         M = P @ H.reshape(N * p, N * p) @ P + (jnp.eye(N * p) - P)
-        d = C @ (-jnp.linalg.solve(M, g.reshape(-1)).reshape(N, p))
+        d = C @ (-jnp.linalg.solve(M, g.reshape(-1)).reshape(N, p)) * keep
         return d, -jnp.sum(g * d)
 
     return _damped_newton_step(fun, direction, T)
 
 
+def padded_decomposition(S, rank, w: int):
+    """Canonical coordinates of ``S`` at ``rank`` laid out in ``w >= rank`` columns (the
+    columns beyond ``rank`` zero); ``rank`` may be traced."""
+    d = canonical_decomposition(S, w)
+    on = _active(rank, w)
+    return d._replace(U=d.U * on, V=d.V * on, D=d.D * on)
+
+
 def reanchor(B, T, rank):
     """ReAnchor: canonical coordinates of the same S; returns (B, T, |mu|, sigma_r)."""
-    S, beta = scores(B, T, rank)
-    d = canonical_decomposition(S, rank)
+    S, beta = scores(B, T)
+    w = width(T)
+    d = padded_decomposition(S, rank, w)
     B = jnp.column_stack([d.gamma, d.U, beta])
     T = jnp.column_stack([d.mu, d.V])
-    sigma_r = jnp.sqrt(d.D[-1] * S.shape[0] * S.shape[1]) if rank > 0 else jnp.inf
+    if w == 0:
+        sigma_r = jnp.inf
+    else:
+        D_r = d.D[jnp.clip(rank - 1, 0, w - 1)]
+        sigma_r = jnp.where(rank > 0, jnp.sqrt(D_r * S.shape[0] * S.shape[1]), jnp.inf)
     return B, T, jnp.linalg.norm(d.mu), sigma_r
 
 
-def init(S0, rank: int, beta0, tau: float, aux0=None) -> SolverState:
-    """Solver state at the canonical rank-``rank`` truncation of a start ``S0``
-    (``aux0``: the outcome model's starting per-judge parameters, default none)."""
-    d = canonicalize(S0, rank)
+_padded_decomposition_jit = jax.jit(padded_decomposition, static_argnames="w")
+
+
+def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) -> SolverState:
+    """Solver state at the canonical rank-``rank`` truncation of a start ``S0``, in blocks of
+    ``width >= rank`` disagreement columns (default ``rank``); ``aux0``: the outcome model's
+    starting per-judge parameters (default none)."""
+    w = rank if width is None else width
+    S0 = check_score_matrix(S0, rank)
+    d = _padded_decomposition_jit(jnp.asarray(S0), rank, w)
     B = jnp.column_stack([d.gamma, d.U, jnp.asarray(beta0, dtype=float)])
     T = jnp.column_stack([d.mu, d.V])
     aux = _no_aux(B) if aux0 is None else jnp.asarray(aux0, dtype=float).reshape(B.shape[0], -1)
     return SolverState(B, T, float(tau), aux)
 
 
-@partial(jax.jit, static_argnames=("rank", "position_bias", "reanchored", "outcome"))
 def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, outcome):
     B, aux = judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome, aux)
     T = item_step(B, T, cells, rank, ridge, tau, outcome, aux)
@@ -186,17 +218,30 @@ def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, o
         B, T, mu_norm, sigma_r = reanchor(B, T, rank)
     else:
         mu_norm, sigma_r = jnp.linalg.norm(T[:, 0]), jnp.inf
-    return B, T, aux, objective(B, T, cells, rank, ridge, outcome, aux), mu_norm, sigma_r
+    return B, T, aux, objective(B, T, cells, ridge, outcome, aux), mu_norm, sigma_r
+
+
+_STATIC = ("position_bias", "reanchored", "outcome")
+#: XLA options for small panels: a step then costs well under a millisecond either way, and
+#: skipping LLVM's expensive passes halves its compilation, most of a first fit's time.
+LIGHT_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+#: Panels with at most this many (padded cells) x (items) use :data:`LIGHT_COMPILE`.
+LIGHT_SIZE = 2**18
+_outer_step_jit = jax.jit(_outer_step, static_argnames=_STATIC)
+_outer_step_light = jax.jit(_outer_step, static_argnames=_STATIC, compiler_options=LIGHT_COMPILE)
 
 
 def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_bias: bool,
          reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, StepInfo]:
     """One outer iteration: judge step (with the outcome parameters), item step, ReAnchor
-    (tau is left to the driver)."""
+    (tau is left to the driver).  ``rank`` is data: any rank up to the blocks' width runs
+    the same compiled program."""
     aux = _no_aux(state.B) if state.aux is None else state.aux
-    B, T, aux, f, mu_norm, sigma_r = _outer_step(state.B, state.T, aux, cells, state.tau, ridge,
-                                                 rank, position_bias, reanchored, outcome)
+    light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
+    run = _outer_step_light if light else _outer_step_jit
+    B, T, aux, f, mu_norm, sigma_r = run(state.B, state.T, aux, cells, state.tau, ridge, rank,
+                                         position_bias, reanchored, outcome)
     return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
 
 
-objective_jit = jax.jit(objective, static_argnames=("rank", "outcome"))
+objective_jit = jax.jit(objective, static_argnames=("outcome",))

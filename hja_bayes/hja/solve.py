@@ -36,22 +36,26 @@ class SolveResult(NamedTuple):
     state: SolverState
     n_iter: int
     converged: bool
+    stopped_early: bool = False
 
 
 def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: float, tol: float,
           max_iter: int, reanchored: bool = True,
           progress: Callable[[int, float], None] | None = None,
-          outcome: OutcomeModel = HALF) -> SolveResult:
+          outcome: OutcomeModel = HALF,
+          stop: Callable[[int, float, SolverState], bool] | None = None) -> SolveResult:
     """Run outer steps from ``state`` until the relative change of the objective is below ``tol``.
 
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
     not finite) and multiplies tau by 10.  ``outcome`` is the outcome model (its per-judge
-    parameters travel in ``state.aux``).
+    parameters travel in ``state.aux``).  ``stop(iteration, objective, state)``, called after
+    every accepted step that has not converged, ends the run early when it returns True
+    (``stopped_early``; a rank search uses it for candidates that cannot win).
     """
     if state.aux is None:
         state = state._replace(aux=jnp.zeros((state.B.shape[0], outcome.n_aux)))
-    f = float(kernels.objective_jit(state.B, state.T, cells, rank, ridge, outcome, state.aux))
+    f = float(kernels.objective_jit(state.B, state.T, cells, ridge, outcome, state.aux))
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
@@ -76,15 +80,17 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
         if done:
             converged = True
             break
+        if stop is not None and stop(it, f, state):
+            return SolveResult(state, it, False, stopped_early=True)
     return SolveResult(state, it, converged)
 
 
 def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
-                  S0=None, outcome: OutcomeModel = HALF) -> SolverState:
+                  S0=None, outcome: OutcomeModel = HALF, width: int | None = None) -> SolverState:
     """Start: the canonical truncation of a mildly ridged per-judge BTL; beta from the
     judge's first-slot win rate; the outcome model's parameters from each judge's totals
     (for Davidson, log nu_k from the tie rate; -inf, i.e. nu_k held at 0, for a judge
-    that never tied)."""
+    that never tied).  ``width``: disagreement columns of the blocks (default ``rank``)."""
     if S0 is None:
         S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     if position_bias:
@@ -93,16 +99,23 @@ def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
     else:
         beta = np.zeros(data.n_judges)
     aux = outcome.initial_aux(*judge_totals(data, data.n_judges))
-    return kernels.init(S0, rank, beta, tau, aux)
+    return kernels.init(S0, rank, beta, tau, aux, width=width)
 
 
 def fit_rank(data: Comparisons, cells, rank: int, *, position_bias: bool, tau: float, ridge: float,
              tol: float, max_iter: int, reanchored: bool = True, S0=None, warn: bool = True,
-             progress=None, outcome: OutcomeModel = HALF) -> SolveResult:
-    """Solve one rank from the standard start; warn when it does not converge."""
-    state = initial_state(data, rank, position_bias, tau, S0, outcome)
+             progress=None, outcome: OutcomeModel = HALF, width: int | None = None,
+             stop=None) -> SolveResult:
+    """Solve one rank from the standard start; warn when it does not converge.
+
+    ``width`` lays the blocks out with that many disagreement columns (default ``rank``:
+    a rank search uses its largest candidate, so every candidate runs one compiled step);
+    ``stop`` is passed to :func:`solve`.
+    """
+    state = initial_state(data, rank, position_bias, tau, S0, outcome, width)
     result = solve(state, cells, rank, position_bias=position_bias, ridge=ridge, tol=tol,
-                   max_iter=max_iter, reanchored=reanchored, progress=progress, outcome=outcome)
+                   max_iter=max_iter, reanchored=reanchored, progress=progress, outcome=outcome,
+                   stop=stop)
     if warn and not result.converged:
         warn_not_converged(rank, result.n_iter, tol)
     return result
@@ -121,15 +134,14 @@ def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
 def make_fit(data: Comparisons, result: SolveResult, rank: int, position_bias: bool, ridge: float,
              rank_table=None, outcome: OutcomeModel = HALF) -> HJAFit:
     """The :class:`HJAFit` of a solver result, in canonical coordinates."""
-    S, beta = scores(result.state.B, result.state.T, rank)
+    S, beta = scores(result.state.B, result.state.T)
     d = canonicalize(S, rank)
     S = np.asarray(jnp.outer(d.gamma, d.mu) + d.U @ d.V.T)
     beta = np.asarray(beta)
     log_aux = np.asarray(result.state.aux) if outcome.n_aux else None
-    # the padded layout: the same compiled objective as the solver, no new shapes
-    B = jnp.column_stack([d.gamma, d.U, beta])
-    T = jnp.column_stack([d.mu, d.V])
-    nll = float(kernels.objective_jit(B, T, cells_of(data, pad=True), rank, 0.0, outcome,
+    # the solver's own blocks and compiled objective (canonical coordinates hold the same S)
+    nll = float(kernels.objective_jit(result.state.B, result.state.T, cells_of(data, pad=True),
+                                      0.0, outcome,
                                       None if log_aux is None else jnp.asarray(log_aux)))
     return HJAFit(
         gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),

@@ -8,6 +8,11 @@ The parameters are kept as two blocks,
 so that ``S = B[:, :r+1] @ T.T`` and ``beta = B[:, r+1]``; the outcome model's per-judge
 extra parameters (``log nu_k`` for Davidson ties) are ``aux`` (K x n_aux), stepped with the
 judge block (``-inf``: held at the boundary 0).
+
+The blocks may be wider than the rank: a *width* ``w >= r`` of disagreement columns is
+allocated (``w = T.shape[1] - 1``) and the columns beyond the rank are held at zero.  The
+rank is then data, not shape, so one compiled solver step serves every candidate of a
+rank search.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import NamedTuple
 
 import jax
 
-__all__ = ["SolverState", "StepInfo", "scores"]
+__all__ = ["SolverState", "StepInfo", "scores", "width"]
 
 
 class SolverState(NamedTuple):
@@ -37,6 +42,12 @@ class StepInfo(NamedTuple):
     sigma_r: jax.Array
 
 
-def scores(B: jax.Array, T: jax.Array, rank: int) -> tuple[jax.Array, jax.Array]:
+def width(T: jax.Array) -> int:
+    """Disagreement columns allocated in the blocks (static: read from the shape)."""
+    return T.shape[1] - 1
+
+
+def scores(B: jax.Array, T: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The score matrix ``S`` and position biases ``beta`` held by the blocks."""
-    return B[:, : rank + 1] @ T.T, B[:, rank + 1]
+    p = T.shape[1]
+    return B[:, :p] @ T.T, B[:, p]
