@@ -49,7 +49,10 @@ def fit_hja(
     rank : int, "bic" or "cv"
         Disagreement rank r (0 is JA-Ranking, ``S = gamma mu^T``), or a rule to choose it
         among 0..``max_rank``: BIC, or ``cv_folds``-fold cross-validation over single
-        comparisons (held-out NLL).
+        comparisons (held-out NLL).  The criteria of every candidate are in
+        ``fit.rank_table``; under BIC a candidate that cannot beat the smaller ranks' best
+        BIC even at its current pace is stopped early (``stopped_early``, see
+        :func:`~hja_bayes.hja.selection.cannot_win_bic`).
     position_bias : bool
         Add a per-judge logit bonus ``beta_k`` for the first-shown item (needs order).
     tau : float
@@ -137,8 +140,9 @@ def fit_hja(
 def _report_candidate(row: dict) -> None:
     """One stderr line per rank candidate of the search."""
     cv = "" if np.isnan(row["cv_nll"]) else f", CV NLL {row['cv_nll']:.3f}"
-    print(f"  rank {row['rank']}: {row['n_iter']} iterations"
-          f"{'' if row['converged'] else ' (NOT converged)'}, NLL {row['nll']:.3f}, "
+    state = ("" if row["converged"] else " (stopped early: cannot beat the best BIC so far)"
+             if row.get("stopped_early") else " (NOT converged)")
+    print(f"  rank {row['rank']}: {row['n_iter']} iterations{state}, NLL {row['nll']:.3f}, "
           f"BIC {row['bic']:.3f}{cv}", file=sys.stderr, flush=True)
 
 

@@ -9,13 +9,13 @@ import pandas as pd
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
-from ..likelihood import HALF, Cells, cells_of, negative_log_likelihood, outcome_model
+from ..likelihood import HALF, Cells, cells_of, outcome_model
+from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, SolveResult, fit_rank, solve
-from .state import scores
 
-__all__ = ["candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
+__all__ = ["cannot_win_bic", "candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
 
 
 def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0,
@@ -53,26 +53,70 @@ def candidate_ranks(data: Comparisons, top: int | None = None) -> list[int]:
     return list(range(top + 1))
 
 
+#: A BIC candidate is checked for early stopping only after this many iterations ...
+STOP_AFTER = 100
+#: ... at its pace over this many recent iterations.
+PACE_WINDOW = 50
+
+
+def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
+                   outcome=HALF):
+    """A ``stop`` rule for :func:`~hja_bayes.hja.solve.solve`: True once a rank candidate
+    cannot bring its BIC below ``best_bic`` (the best of the smaller ranks) within its
+    remaining iterations.
+
+    After :data:`STOP_AFTER` iterations the NLL is extrapolated at twice its mean decrease
+    over the last :data:`PACE_WINDOW` iterations until ``max_iter``; if even that leaves
+    ``2 NLL + penalty`` above ``best_bic``, the candidate is stopped.  This is what a
+    candidate above the true rank looks like when the proximal solver crawls (the extra
+    singular value creeping to zero, or scores drifting under a tiny ridge): each
+    iteration buys almost nothing and the BIC penalty already decides.
+    """
+    history: list[float] = []
+
+    def stop(it: int, objective: float, state) -> bool:
+        if it + PACE_WINDOW < STOP_AFTER or not np.isfinite(best_bic):
+            return False
+        nll = float(kernels.objective_jit(state.B, state.T, cells, 0.0, outcome, state.aux))
+        history.append(nll)
+        if it < STOP_AFTER or len(history) <= PACE_WINDOW:
+            return False
+        pace = max(history[-PACE_WINDOW - 1] - nll, 0.0) / PACE_WINDOW
+        floor = nll - 2.0 * pace * (max_iter - it)
+        return 2.0 * floor + penalty > best_bic
+
+    return stop
+
+
 def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol,
                 max_iter, cv, outcome=HALF, report=None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
     """Criteria table and the full-data solver result of every candidate rank.
 
-    Cross-validation folds start from the full-data solution, so an outcome parameter held
-    at its boundary there (a judge that never tied) is held in every fold, and a free one
-    stays free (kept finite by the ridge when a fold has none of that judge's ties).
+    Every candidate runs in blocks as wide as the largest one (the rank is data), so the
+    search compiles one solver step.  Cross-validation folds start from the full-data
+    solution, so an outcome parameter held at its boundary there (a judge that never tied)
+    is held in every fold, and a free one stays free (kept finite by the ridge when a fold
+    has none of that judge's ties).  Without cross-validation, a candidate that cannot beat
+    the best BIC of the smaller ranks is stopped early (:func:`cannot_win_bic`; column
+    ``stopped_early``, its NLL and BIC are those where it stopped).
     """
     ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
     cells = cells_of(data, pad=True)
     S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
     folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
     K, N = data.n_judges, data.n_items
+    width = max(ranks)
     rows, solutions = [], {}
+    best_bic = np.inf
     for r in ranks:
+        penalty = bic(0.0, r, K, N, data.n_comparisons)
+        stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
         result = fit_rank(data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge,
-                          tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome)
+                          tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
+                          width=width, stop=stop)
         solutions[r] = result
-        S, beta = scores(result.state.B, result.state.T, r)
-        nll = float(negative_log_likelihood(S, beta, cells, outcome=outcome, aux=result.state.aux))
+        nll = float(kernels.objective_jit(result.state.B, result.state.T, cells, 0.0, outcome,
+                                          result.state.aux))
         cv_nll = np.nan
         if cv:
             cv_nll = 0.0
@@ -80,12 +124,12 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
             for test in folds:
                 train = solve(start, cells.minus(test), r, position_bias=position_bias,
                               ridge=ridge, tol=tol, max_iter=max_iter, outcome=outcome)
-                Sf, bf = scores(train.state.B, train.state.T, r)
-                cv_nll += float(negative_log_likelihood(Sf, bf, test, outcome=outcome,
-                                                        aux=train.state.aux))
+                cv_nll += float(kernels.objective_jit(train.state.B, train.state.T, test, 0.0,
+                                                      outcome, train.state.aux))
         rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),
-                         bic=bic(nll, r, K, N, data.n_comparisons), cv_nll=cv_nll,
-                         n_iter=result.n_iter, converged=result.converged))
+                         bic=2.0 * nll + penalty, cv_nll=cv_nll, n_iter=result.n_iter,
+                         converged=result.converged, stopped_early=result.stopped_early))
+        best_bic = min(best_bic, rows[-1]["bic"])
         if report is not None:
             report(rows[-1])
     return pd.DataFrame(rows), solutions
@@ -103,7 +147,7 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     Returns
     -------
     DataFrame with columns rank, nll, n_params, bic, cv_nll (NaN when ``cv=False``),
-    n_iter, converged.
+    n_iter, converged, stopped_early (see :func:`rank_search`).
     """
     check_fit_inputs(data, position_bias)
     ranks = candidate_ranks(data) if ranks is None else ranks
