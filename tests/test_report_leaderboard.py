@@ -311,3 +311,17 @@ def test_one_leaderboard_per_category_equals_fitting_each_category():
     assert meta["by"] == "language" and "Klingon" in meta["skipped"]
     with pytest.raises(hb.DataError, match="no category column 'category'"):
         hb.leaderboard_by(df)
+
+
+def test_kendall_tau_matches_scipy_with_and_without_ties():
+    from scipy.stats import kendalltau
+
+    from hja_bayes.reporting.judges import kendall_tau
+
+    rng = np.random.default_rng(5)
+    for n in (2, 5, 20):
+        x, y = rng.normal(size=n), rng.normal(size=n)
+        assert kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+        xt, yt = np.round(x), np.round(y * 2) / 2  # ties in both
+        if np.ptp(xt) > 0 and np.ptp(yt) > 0:
+            assert kendall_tau(xt, yt) == pytest.approx(kendalltau(xt, yt).statistic, abs=1e-12)

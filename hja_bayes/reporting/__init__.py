@@ -11,25 +11,40 @@ words), ``content`` (a Report, gathered), ``formatting``, ``html`` and ``markdow
 (rendering), ``files`` (writing a report folder).
 """
 
-from .categories import leaderboard_by
-from .content import Report, build_report
-from .convergence import convergence_table
-from .files import ReportFiles, report
-from .html import render_html
-from .judges import judge_table
-from .leaderboard import leaderboard, table_meta, wald
-from .markdown import render_markdown
-from .observed import battle_counts, observed_win_fraction
-from .pairwise import pairwise_table
-from .plots import (
-    forest_plot,
-    judge_map,
-    observed_heatmap,
-    residual_heatmap,
-    win_probability_heatmap,
-)
-from .posterior_plots import posterior_predictive_plot, prior_predictive_plot, rank_posterior_plot
-from .scales import to_scale
+# eager: the function shares its module's name, which a lazy attribute could not shadow
+from .leaderboard import leaderboard, table_meta, wald  # noqa: E402
+
+#: Where each public name lives; modules load on first use, so a leaderboard does not pay
+#: for matplotlib (figures) and a figure does not pay for the HTML renderer.
+_HOMES = {
+    "leaderboard_by": "categories",
+    "Report": "content", "build_report": "content",
+    "convergence_table": "convergence",
+    "ReportFiles": "files", "report": "files",
+    "render_html": "html",
+    "judge_table": "judges",
+    "render_markdown": "markdown",
+    "battle_counts": "observed", "observed_win_fraction": "observed",
+    "pairwise_table": "pairwise",
+    "forest_plot": "plots", "judge_map": "plots", "observed_heatmap": "plots",
+    "residual_heatmap": "plots", "win_probability_heatmap": "plots",
+    "posterior_predictive_plot": "posterior_plots", "prior_predictive_plot": "posterior_plots",
+    "rank_posterior_plot": "posterior_plots",
+    "to_scale": "scales",
+}
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _HOMES:
+        return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Report",

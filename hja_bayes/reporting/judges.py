@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from ..btl import fit_per_judge_btl
 from ..checks import check_level
@@ -22,7 +21,7 @@ from ..inference import WaldInference
 from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
 from .observed import both_orders_share, invalid_share
 
-__all__ = ["judge_table", "own_ranking_agreement"]
+__all__ = ["judge_table", "kendall_tau", "own_ranking_agreement"]
 
 
 def own_ranking_agreement(fit) -> np.ndarray:
@@ -54,8 +53,20 @@ def own_ranking_agreement(fit) -> np.ndarray:
         x, y = own[k, seen], mu[seen]
         if np.ptp(x) == 0 or np.ptp(y) == 0:
             continue
-        tau[k] = float(kendalltau(x, y).statistic)
+        tau[k] = kendall_tau(x, y)
     return tau
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's tau-b of two score vectors (ties allowed; both non-constant).
+
+    Computed over all pairs here rather than by ``scipy.stats.kendalltau``: the vectors hold
+    one score per model, and importing ``scipy.stats`` costs a command-line fit a second.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    i, j = np.triu_indices(x.size, 1)
+    a, b = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    return float(np.sum(a * b) / np.sqrt(np.count_nonzero(a) * np.count_nonzero(b)))
 
 
 def judge_table(

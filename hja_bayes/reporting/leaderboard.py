@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from ..checks import check_choice, check_level, index_of
 from ..errors import ParameterError
@@ -259,7 +259,7 @@ def leaderboard(
         raise ParameterError("posterior draws (idata) go with an HJA fit, not a BTL fit")
     sc = score_intervals(fit, inference)
     N = len(sc.items)
-    z = float(norm.ppf(0.5 + level / 2))
+    z = float(ndtri(0.5 + level / 2))
     est, se, Dse = sc.estimate, sc.se, sc.difference_se
     order = np.argsort(-est, kind="stable")
     lower, upper = est - z * se, est + z * se

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from ..checks import check_level
 from ..inference import WaldInference
@@ -46,7 +45,7 @@ def pairwise_table(
     level = check_level(level)
     scale = check_scale(scale)
     sc = score_intervals(fit, inference)
-    z = float(norm.ppf(0.5 + level / 2))
+    z = float(ndtri(0.5 + level / 2))
     est = sc.difference
     lo, hi = est - z * sc.difference_se, est + z * sc.difference_se
     order = np.argsort(-sc.estimate, kind="stable")
