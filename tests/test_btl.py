@@ -118,3 +118,14 @@ def test_wald_coverage_by_simulation():
         hits += abs(est - (truth[0] - truth[1])) <= 1.6449 * se
     sd = np.sqrt(0.9 * 0.1 / reps)
     assert abs(hits / reps - 0.90) <= 3 * sd
+
+
+def test_large_panels_take_newton_steps_by_conjugate_gradients(monkeypatch):
+    from hja_bayes import btl
+
+    data, _ = simulate(n_judges=3, n_items=50, rank=1, comparisons_per_judge=600, seed=2)
+    monkeypatch.setattr(btl, "BTL_DENSE_MAX", 10**6)
+    dense = btl.fit_per_judge_btl(data, ridge=0.1)
+    monkeypatch.setattr(btl, "BTL_DENSE_MAX", 0)
+    iterative = btl.fit_per_judge_btl(data, ridge=0.1)
+    np.testing.assert_allclose(iterative, dense, atol=1e-9)

@@ -62,3 +62,4 @@ def test_cross_validation_runs_every_candidate_to_the_end():
     data, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=200, seed=1)
     table = hb.rank_criteria(data, ranks=[0, 1, 2], cv_folds=2)
     assert not table["stopped_early"].any()
+

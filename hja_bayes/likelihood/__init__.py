@@ -34,6 +34,7 @@ __all__ = [
     "OUTCOME_MODELS",
     "aux_blocks",
     "cells_of",
+    "cell_information",
     "cell_logits",
     "cell_log_likelihood",
     "fisher_blocks",
@@ -150,6 +151,14 @@ def negative_log_likelihood(S: jax.Array, beta: jax.Array, cells: Cells, *,
     return -jnp.sum(cell_log_likelihood(S, beta, cells, outcome=outcome, aux=aux))
 
 
+def cell_information(S: jax.Array, beta: jax.Array, cells: Cells, *,
+                     outcome: OutcomeModel = HALF, aux=None) -> jax.Array:
+    """The outcome model's information weight of every cell's logit (``n p (1 - p)`` for
+    ties counted 1/2): the information is ``J^T diag(w) J`` with J the logits' derivative."""
+    eta = cell_logits(S, beta, cells)
+    return outcome.information_weight(eta, _aux_per_cell(aux, cells, outcome), cells)
+
+
 def fisher_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *,
                   outcome: OutcomeModel = HALF, aux=None):
     """Expected information of (S, beta) in its natural, judge-block form.
@@ -168,8 +177,7 @@ def fisher_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *,
         Information of beta_k.
     """
     K, N = S.shape
-    eta = cell_logits(S, beta, cells)
-    w = outcome.information_weight(eta, _aux_per_cell(aux, cells, outcome), cells)
+    w = cell_information(S, beta, cells, outcome=outcome, aux=aux)
     k, i, j = cells.judge, cells.first, cells.second
     SS = jnp.zeros((K, N, N))
     SS = SS.at[k, i, i].add(w).at[k, j, j].add(w).at[k, i, j].add(-w).at[k, j, i].add(-w)
