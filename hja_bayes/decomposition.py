@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .errors import DataWarning, IdentifiabilityError, ParameterError
+from .jitting import light_jit
 
 __all__ = [
     "Alignment",
@@ -183,7 +184,7 @@ def canonicalize(S, rank: int) -> Decomposition:
     return _canonical_decomposition_jit(jnp.asarray(S), int(rank))
 
 
-_canonical_decomposition_jit = jax.jit(canonical_decomposition, static_argnames="rank")
+_canonical_decomposition_jit = light_jit(canonical_decomposition, static_argnames="rank")
 
 
 def check_score_matrix(S, rank: int) -> np.ndarray:

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from ..decomposition import canonical_decomposition, check_score_matrix
+from ..jitting import light_jit
 from ..likelihood import (
     HALF,
     Cells,
@@ -236,7 +237,7 @@ def reanchor(B, T, rank):
     return B, T, jnp.linalg.norm(d.mu), sigma_r
 
 
-_padded_decomposition_jit = jax.jit(padded_decomposition, static_argnames="w")
+_padded_decomposition_jit = light_jit(padded_decomposition, static_argnames="w")
 
 
 def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) -> SolverState:
@@ -263,13 +264,10 @@ def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, o
 
 
 _STATIC = ("position_bias", "reanchored", "outcome")
-#: XLA options for small panels: a step then costs well under a millisecond either way, and
-#: skipping LLVM's expensive passes halves its compilation, most of a first fit's time.
-LIGHT_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
-#: Panels with at most this many (padded cells) x (items) use :data:`LIGHT_COMPILE`.
-LIGHT_SIZE = 2**18
-_outer_step_jit = jax.jit(_outer_step, static_argnames=_STATIC)
-_outer_step_light = jax.jit(_outer_step, static_argnames=_STATIC, compiler_options=LIGHT_COMPILE)
+#: Panels with at most this many (padded cells) x (items) compile their step with
+#: :func:`~hja_bayes.jitting.light_jit`: most of a first small fit's time is compilation.
+LIGHT_SIZE = 2**16
+_outer_step_jit = light_jit(_outer_step, static_argnames=_STATIC)
 
 
 def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_bias: bool,
@@ -279,7 +277,7 @@ def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_
     the same compiled program."""
     aux = _no_aux(state.B) if state.aux is None else state.aux
     light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
-    run = _outer_step_light if light else _outer_step_jit
+    run = _outer_step_jit if light else _outer_step_jit.plain
     B, T, aux, f, mu_norm, sigma_r = run(state.B, state.T, aux, cells, state.tau, ridge, rank,
                                          position_bias, reanchored, outcome)
     return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
