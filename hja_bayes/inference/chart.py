@@ -161,7 +161,7 @@ class FactorChart(NamedTuple):
         q = dS.shape[0]
         out = np.zeros((q, self.dim))
         out[:, : K * m] = (dS @ self.Q).reshape(q, K * m)
-        out[:, self.y_offset:] = np.einsum("qkn,ka->qna", dS, self.P).reshape(q, N * m)
+        out[:, self.y_offset:] = np.matmul(dS.transpose(0, 2, 1), self.P).reshape(q, N * m)
         if self.n_beta and dbeta is not None:
             out[:, self.beta_offset: self.aux_offset] = dbeta
         return out

@@ -131,9 +131,11 @@ def assemble(chart: FactorChart, judge, first, second, weights) -> np.ndarray:
         F[y:, cols[ok, l]] = block.T
     # item x item: a weighted graph Laplacian per pair of factor columns
     pair = first * N + second
+    weighted = w_ee[:, None] * chart.P[judge]
+    Pk = chart.P[judge]
     for a in range(m):
         for b in range(a, m):
-            W = np.bincount(pair, w_ee * chart.P[judge, a] * chart.P[judge, b], N * N).reshape(N, N)
+            W = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
             W += W.T
             lap = np.diag(W.sum(axis=1)) - W
             F[y + a::m, y + b::m] = lap

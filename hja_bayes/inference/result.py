@@ -12,12 +12,16 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ..checks import check_level, indices_of
+from ..checks import check_choice, check_level, indices_of
 from ..decomposition import canonicalize
-from ..errors import IdentifiabilityError
+from ..errors import IdentifiabilityError, ParameterError
 from .chart import FactorChart
 
-__all__ = ["Interval", "WaldInference"]
+__all__ = ["ALL_PAIRS_MAX_ITEMS", "Interval", "WaldInference"]
+
+#: Up to this many models ``intervals()`` lists every pairwise difference by default; above
+#: it only the neighbours in the ranking (N - 1 rows instead of N (N - 1) / 2).
+ALL_PAIRS_MAX_ITEMS = 100
 
 
 class Interval(NamedTuple):
@@ -316,8 +320,44 @@ class WaldInference:
         se_log = np.where(held, np.nan, se_log)
         return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
 
-    def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
-        """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
+    def pairs(self, pairs="all") -> np.ndarray:
+        """Item index pairs ``(a, b)`` of the differences ``mu_a - mu_b`` named by ``pairs``.
+
+        Parameters
+        ----------
+        pairs : "all", "adjacent", "none", None or sequence of (item, item)
+            ``"all"``: every ``a < b`` in the data's item order (N (N - 1) / 2 rows);
+            ``"adjacent"``: each model and the next one in the ranking by estimated mu, best
+            first (N - 1 rows, ``mu_a >= mu_b``); ``"none"``: no pair; a sequence of pairs of
+            item names or indices: those.  None: ``"all"`` up to :data:`ALL_PAIRS_MAX_ITEMS`
+            items, else ``"adjacent"``.
+
+        Returns
+        -------
+        ndarray (n_pairs, 2) of int
+        """
+        N = len(self.items)
+        if pairs is None:
+            pairs = "all" if N <= ALL_PAIRS_MAX_ITEMS else "adjacent"
+        if isinstance(pairs, str):
+            check_choice(pairs, "pairs", ("all", "adjacent", "none"))
+            if pairs == "all":
+                return np.column_stack(np.triu_indices(N, k=1))
+            if pairs == "none":
+                return np.zeros((0, 2), dtype=int)
+            order = np.argsort(-self._core_covariance[0][:N], kind="stable")
+            return np.column_stack([order[:-1], order[1:]])
+        listed = list(pairs)
+        if any(np.ndim(p) != 1 or len(p) != 2 for p in listed):
+            raise ParameterError("pairs must be 'all', 'adjacent', 'none' or a sequence of (item, item)")
+        if not listed:
+            return np.zeros((0, 2), dtype=int)
+        a, b = zip(*listed)
+        return np.column_stack([self._item_index(list(a)), self._item_index(list(b))])
+
+    def mu_differences(self, level: float = 0.95, pairs="all") -> tuple[list[tuple[int, int]], Interval]:
+        """``mu_a - mu_b`` for the pairs of items named by ``pairs`` (see :meth:`pairs`;
+        default every pair ``a < b`` in the data's item order).
 
         Returns
         -------
@@ -328,7 +368,8 @@ class WaldInference:
         """
         value, cov = self._core_covariance
         N = len(self.items)
-        a, b = np.triu_indices(N, k=1)
+        index = self.pairs(pairs)
+        a, b = index[:, 0], index[:, 1]
         C = cov[:N, :N]
         est = value[a] - value[b]
         var = C[a, a] + C[b, b] - 2 * C[a, b]
@@ -388,13 +429,19 @@ class WaldInference:
         p = expit(logit.estimate)
         return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper))
 
-    def intervals(self, level: float = 0.95) -> pd.DataFrame:
-        """Tidy table of Wald intervals for mu, gamma, beta and every mu difference.
+    def intervals(self, level: float = 0.95, pairs=None) -> pd.DataFrame:
+        """Tidy table of Wald intervals for mu, gamma, beta and differences of mu.
 
         Parameters
         ----------
         level : float
             Confidence level.
+        pairs : "all", "adjacent", "none", None or sequence of (item, item)
+            Which differences ``mu_a - mu_b`` get rows (see :meth:`pairs`).  Default
+            (None): every pair up to :data:`ALL_PAIRS_MAX_ITEMS` models (N (N - 1) / 2
+            rows), above that the N - 1 neighbours in the ranking ("adjacent"); ask for
+            ``pairs="all"`` to get every pair of a large panel.  The full covariance of mu
+            is :meth:`mu_covariance`.
 
         Returns
         -------
@@ -417,6 +464,6 @@ class WaldInference:
             add("beta", self.judges, self.position_biases(level))
         for name in self.aux_names:
             add(name, self.judges, self.outcome_parameters(name, level))
-        pairs, differences = self.mu_differences(level)
-        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
+        index, differences = self.mu_differences(level, pairs)
+        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in index], differences)
         return pd.concat(frames, ignore_index=True)
