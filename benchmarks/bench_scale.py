@@ -104,8 +104,9 @@ def run_json(cmd: list[str]) -> tuple[dict, float]:
 
 
 def make_rows(args, path: Path) -> dict:
-    import hja_bayes as hb
     from bench_fresh_process import rows_of
+
+    import hja_bayes as hb
 
     t = time.perf_counter()
     data, _ = hb.simulate(n_judges=args.judges, n_items=args.items, rank=args.rank,

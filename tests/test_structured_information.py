@@ -1,6 +1,8 @@
 """The structured (factor-coordinate) Wald computations against dense ones, and the size of
 the interval table on a larger panel."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -130,7 +132,7 @@ def test_intervals_of_a_larger_panel_list_the_neighbours_in_the_ranking(larger):
     mu = table[table.quantity == "mu"].set_index("label")["estimate"]
     order = list(mu.sort_values(ascending=False, kind="stable").index)
     diff = table[table.quantity == "mu_diff"]
-    assert list(diff.label) == [f"{a} - {b}" for a, b in zip(order[:-1], order[1:])]
+    assert list(diff.label) == [f"{a} - {b}" for a, b in itertools.pairwise(order)]
     assert np.all(diff.estimate.to_numpy() >= 0)
     _, C = inf.mu_covariance()
     a, b = (np.array([data.items.index(x) for x in col]) for col in (order[:-1], order[1:]))

@@ -195,7 +195,7 @@ def _cluster_scores(data: Comparisons, chart: FactorChart, eta, aux, outcome):
     """Each cluster's summed score in the chart, a sparse (clusters x dim) matrix."""
     from scipy import sparse
 
-    K, N, m = chart.shape
+    m = chart.shape[2]
     c = data.clusters
     cols = _judge_columns(chart)
     total = sparse.csr_matrix((c.n_clusters, chart.dim))

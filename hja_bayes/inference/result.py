@@ -12,16 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, check_level, indices_of
+from ..checks import check_level, indices_of
 from ..decomposition import canonicalize
-from ..errors import IdentifiabilityError, ParameterError
+from ..errors import IdentifiabilityError
 from .chart import FactorChart
+from .pairs import item_pairs
 
-__all__ = ["ALL_PAIRS_MAX_ITEMS", "Interval", "WaldInference"]
-
-#: Up to this many models ``intervals()`` lists every pairwise difference by default; above
-#: it only the neighbours in the ranking (N - 1 rows instead of N (N - 1) / 2).
-ALL_PAIRS_MAX_ITEMS = 100
+__all__ = ["Interval", "WaldInference"]
 
 
 class Interval(NamedTuple):
@@ -321,43 +318,14 @@ class WaldInference:
         return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
 
     def pairs(self, pairs="all") -> np.ndarray:
-        """Item index pairs ``(a, b)`` of the differences ``mu_a - mu_b`` named by ``pairs``.
-
-        Parameters
-        ----------
-        pairs : "all", "adjacent", "none", None or sequence of (item, item)
-            ``"all"``: every ``a < b`` in the data's item order (N (N - 1) / 2 rows);
-            ``"adjacent"``: each model and the next one in the ranking by estimated mu, best
-            first (N - 1 rows, ``mu_a >= mu_b``); ``"none"``: no pair; a sequence of pairs of
-            item names or indices: those.  None: ``"all"`` up to :data:`ALL_PAIRS_MAX_ITEMS`
-            items, else ``"adjacent"``.
-
-        Returns
-        -------
-        ndarray (n_pairs, 2) of int
-        """
-        N = len(self.items)
-        if pairs is None:
-            pairs = "all" if N <= ALL_PAIRS_MAX_ITEMS else "adjacent"
-        if isinstance(pairs, str):
-            check_choice(pairs, "pairs", ("all", "adjacent", "none"))
-            if pairs == "all":
-                return np.column_stack(np.triu_indices(N, k=1))
-            if pairs == "none":
-                return np.zeros((0, 2), dtype=int)
-            order = np.argsort(-self._core_covariance[0][:N], kind="stable")
-            return np.column_stack([order[:-1], order[1:]])
-        listed = list(pairs)
-        if any(np.ndim(p) != 1 or len(p) != 2 for p in listed):
-            raise ParameterError("pairs must be 'all', 'adjacent', 'none' or a sequence of (item, item)")
-        if not listed:
-            return np.zeros((0, 2), dtype=int)
-        a, b = zip(*listed)
-        return np.column_stack([self._item_index(list(a)), self._item_index(list(b))])
+        """Item index pairs ``(a, b)`` named by ``pairs``: see :func:`~hja_bayes.inference.pairs.item_pairs`
+        ("adjacent" follows the estimated mu, best first)."""
+        return item_pairs(pairs, self.items, self._core_covariance[0][: len(self.items)])
 
     def mu_differences(self, level: float = 0.95, pairs="all") -> tuple[list[tuple[int, int]], Interval]:
-        """``mu_a - mu_b`` for the pairs of items named by ``pairs`` (see :meth:`pairs`;
-        default every pair ``a < b`` in the data's item order).
+        """``mu_a - mu_b`` for the pairs of items named by ``pairs`` (see
+        :func:`~hja_bayes.inference.pairs.item_pairs`; default every pair ``a < b`` in the
+        data's item order).
 
         Returns
         -------
@@ -437,7 +405,8 @@ class WaldInference:
         level : float
             Confidence level.
         pairs : "all", "adjacent", "none", None or sequence of (item, item)
-            Which differences ``mu_a - mu_b`` get rows (see :meth:`pairs`).  Default
+            Which differences ``mu_a - mu_b`` get rows (see
+            :func:`~hja_bayes.inference.pairs.item_pairs`).  Default
             (None): every pair up to :data:`ALL_PAIRS_MAX_ITEMS` models (N (N - 1) / 2
             rows), above that the N - 1 neighbours in the ranking ("adjacent"); ask for
             ``pairs="all"`` to get every pair of a large panel.  The full covariance of mu

@@ -21,7 +21,7 @@ from ..checks import check_choice, check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
 from ..errors import IdentifiabilityError, ParameterError
-from ..likelihood import cells_of, outcome_model
+from ..likelihood import outcome_model
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
 from .information import (
     COV_TYPES,
