@@ -67,7 +67,7 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         raise IdentifiabilityError(
             "fit and posterior describe different models (rank, position bias, judges or items)")
     wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias)
-    table = wald.intervals(level)
+    table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
     mu, gamma, S = (np.asarray(post[v]) for v in ("mu", "gamma", "S"))

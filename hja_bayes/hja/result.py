@@ -204,14 +204,19 @@ class HJAFit:
                 cov_type=key, ridge=self.ridge, ties=self.ties, aux=self.aux)
         return self._wald_cache[key]
 
-    def intervals(self, level: float = 0.95, cov_type: str | None = None) -> pd.DataFrame:
+    def intervals(self, level: float = 0.95, cov_type: str | None = None,
+                  pairs=None) -> pd.DataFrame:
         """Wald intervals for mu, gamma, beta (with position bias), nu (Davidson ties) and
-        every mu_i - mu_j.
+        differences mu_a - mu_b.
 
         Columns: quantity, label, estimate, se, lower, upper.  ``cov_type`` as in
         :meth:`wald_inference` (default: cluster-robust when clusters are known).
+        ``pairs`` names the differences (see
+        :meth:`~hja_bayes.inference.WaldInference.pairs`): by default every pair up to 100
+        models, above that each model and its neighbour in the ranking; ``"all"``,
+        ``"adjacent"``, ``"none"`` or a list of (model, model).
         """
-        return self.wald_inference(cov_type).intervals(level)
+        return self.wald_inference(cov_type).intervals(level, pairs)
 
     def contrast(self, q: Callable, level: float = 0.95, cov_type: str | None = None):
         """Wald interval of any differentiable ``q(S, beta)`` (delta method); see

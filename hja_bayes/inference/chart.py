@@ -7,17 +7,30 @@ tangent space of that set is
     { P M Q^T + X Q^T + P Y^T :  X^T P = 0,  Y^T Q = 0,  Y^T 1 = 0 }
 
 of dimension ``m (K + N - m - 1) = (r + 1)(K + N - r - 2)``.  An orthonormal basis of it (in
-the flattened, row-major coordinates of S) is a local chart of the model.
+the flattened, row-major coordinates of S) is a local chart of the model
+(:func:`tangent_basis`, the public chart of :class:`~hja_bayes.inference.WaldInference`).
+
+The computations use the same space in *factor coordinates* (:class:`FactorChart`):
+``dS = A Q^T + P Y^T`` with ``A`` (K x m) free and ``Y`` (N x m) constrained to
+``Y^T 1 = 0, Y^T Q = 0``, plus the position biases and the outcome model's per-judge
+parameters.  A cell (k, i, j) then touches only judge k's ``A`` row (through
+``Q_i - Q_j``), its beta and extra parameters, and the rows ``Y_i``, ``Y_j`` (through
+``+-P_k``): the information is assembled from per-cell weights without forming a
+(K N) x dim basis.  The map from the orthonormal chart to these coordinates is an
+isometry onto the constrained subspace (``|dS|_F^2 = |A|^2 + |Y|^2`` there), so a ridge
+is still the identity and covariances agree exactly.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ..decomposition import check_rank
 from ..errors import IdentifiabilityError, ParameterError
 
-__all__ = ["RANK_TOLERANCE", "centre_rows", "tangent_basis"]
+__all__ = ["FactorChart", "RANK_TOLERANCE", "centre_rows", "factor_chart", "tangent_basis"]
 
 #: Relative size of the (r+2)-th singular value of S above which S is not of rank <= r+1.
 RANK_TOLERANCE = 1e-6
@@ -37,6 +50,166 @@ def centre_rows(S) -> np.ndarray:
     if not np.all(np.isfinite(S)):
         raise IdentifiabilityError("the score matrix has non-finite entries")
     return S - S.mean(axis=1, keepdims=True)
+
+
+def _factors(S: np.ndarray, rank: int, rank_tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, Q)``: the leading r + 1 singular vectors of the row-centred ``S``, checked."""
+    K, N = S.shape
+    rank = check_rank(rank, K, N)
+    m = rank + 1
+    left, sigma, right_t = np.linalg.svd(S, full_matrices=False)
+    top = sigma[0] if sigma.size else 0.0
+    if top <= 0 or sigma[m - 1] <= 1e-10 * top:
+        raise IdentifiabilityError(
+            f"S has rank below r + 1 = {m} (singular values {np.array2string(sigma[:m + 1], precision=3)}): "
+            "the tangent space of the rank-r model is not defined there; fit a smaller rank"
+        )
+    if sigma.size > m and sigma[m] > rank_tolerance * top:
+        raise IdentifiabilityError(
+            f"S is not a point of the rank-{rank} model: its singular value {m + 1} is "
+            f"{sigma[m] / top:.3g} of the largest (tolerance {rank_tolerance:g}); pass the "
+            f"fitted rank-{rank} score matrix"
+        )
+    return left[:, :m], right_t[:m].T
+
+
+class FactorChart(NamedTuple):
+    """Factor coordinates ``phi`` of the tangent space (plus beta and extra parameters).
+
+    Layout of ``phi``: ``A`` (K x m, row-major), then beta (K entries when estimated),
+    then the estimated extra outcome parameters (``free``: flat indices ``k n_aux + a``),
+    then ``Y`` (N x m, row-major).  ``Y`` is constrained to the complement of the
+    orthonormal columns :meth:`constraints`; on that subspace the coordinates are an
+    isometric image of the orthonormal chart (:meth:`tangent_map`).
+
+    Attributes
+    ----------
+    P : ndarray (K, m)
+        Left singular vectors of S.
+    Q : ndarray (N, m)
+        Right singular vectors of S (orthogonal to the all-ones vector).
+    n_beta : int
+        K with position bias, else 0.
+    n_aux : int
+        The outcome model's per-judge parameters.
+    free : ndarray of int
+        The estimated ones (see :func:`~hja_bayes.inference.information.free_aux`).
+    """
+
+    P: np.ndarray
+    Q: np.ndarray
+    n_beta: int
+    n_aux: int
+    free: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """``(K, N, m)``."""
+        return self.P.shape[0], self.Q.shape[0], self.P.shape[1]
+
+    @property
+    def beta_offset(self) -> int:
+        K, _, m = self.shape
+        return K * m
+
+    @property
+    def aux_offset(self) -> int:
+        return self.beta_offset + self.n_beta
+
+    @property
+    def y_offset(self) -> int:
+        return self.aux_offset + self.free.size
+
+    @property
+    def dim(self) -> int:
+        """Length of ``phi`` (the constrained subspace has ``m (m + 1)`` fewer dimensions)."""
+        _, N, m = self.shape
+        return self.y_offset + N * m
+
+    @property
+    def chart_dim(self) -> int:
+        """Dimension of the model's chart: free parameters (with beta and extra ones)."""
+        _, _, m = self.shape
+        return self.dim - m * (m + 1)
+
+    def constraints(self) -> np.ndarray:
+        """Orthonormal columns ``C`` (dim x m(m+1)): ``phi`` is in the chart iff ``C^T phi = 0``
+        (``Y^T 1 = 0`` and ``Y^T Q = 0``)."""
+        _, N, m = self.shape
+        C = np.zeros((self.dim, m * (m + 1)))
+        rows = self.y_offset + np.arange(N)[:, None] * m
+        directions = np.column_stack([np.full(N, 1 / np.sqrt(N)), self.Q])  # orthonormal
+        for a in range(m):
+            for b in range(m + 1):
+                C[rows[:, 0] + a, a * (m + 1) + b] = directions[:, b]
+        return C
+
+    def pullback(self, dS: np.ndarray, dbeta: np.ndarray | None = None) -> np.ndarray:
+        """Gradients in ``phi`` from gradients with respect to (S, beta).
+
+        Parameters
+        ----------
+        dS : ndarray (q, K, N)
+        dbeta : ndarray (q, K), optional
+
+        Returns
+        -------
+        ndarray (q, dim)
+            Zero along the extra outcome parameters.
+        """
+        K, N, m = self.shape
+        q = dS.shape[0]
+        out = np.zeros((q, self.dim))
+        out[:, : K * m] = (dS @ self.Q).reshape(q, K * m)
+        out[:, self.y_offset:] = np.matmul(dS.transpose(0, 2, 1), self.P).reshape(q, N * m)
+        if self.n_beta and dbeta is not None:
+            out[:, self.beta_offset: self.aux_offset] = dbeta
+        return out
+
+    def complements(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(P_perp, Q_c)``: orthonormal complements of P in R^K and of ``{1, Q}`` in R^N."""
+        _, N, _ = self.shape
+        return (_orthonormal_complement(self.P),
+                _orthonormal_complement(np.column_stack([np.ones(N) / np.sqrt(N), self.Q])))
+
+    def tangent_map(self) -> np.ndarray:
+        """The orthonormal chart in ``phi`` coordinates: ``T`` (dim x chart_dim), orthonormal
+        columns spanning the constrained subspace, column c the image of coordinate c of
+        :func:`tangent_basis` (then beta, then the extra parameters).  Dense: for small
+        panels (tests, :attr:`WaldInference.covariance`)."""
+        K, N, m = self.shape
+        P_perp, Q_c = self.complements()
+        T = np.zeros((self.dim, self.chart_dim))
+        col = 0
+        for a in range(m):  # kron(P, [Q, Q_c]) columns a (N - 1) + b
+            for b in range(m):
+                T[np.arange(K) * m + b, col] = self.P[:, a]
+                col += 1
+            for b in range(N - 1 - m):
+                T[self.y_offset + np.arange(N) * m + a, col] = Q_c[:, b]
+                col += 1
+        for c in range(K - m):  # kron(P_perp, Q) columns
+            for b in range(m):
+                T[np.arange(K) * m + b, col] = P_perp[:, c]
+                col += 1
+        extra = self.n_beta + self.free.size
+        T[self.beta_offset: self.y_offset, col: col + extra] = np.eye(extra)
+        return T
+
+    def score_basis(self) -> np.ndarray:
+        """The orthonormal tangent basis in vec S coordinates (see :func:`tangent_basis`)."""
+        P_perp, Q_c = self.complements()
+        Q_all = np.column_stack([self.Q, Q_c])  # orthonormal basis of 1-perp in R^N
+        return np.column_stack([np.kron(self.P, Q_all), np.kron(P_perp, self.Q)])
+
+
+def factor_chart(S, rank: int, *, position_bias: bool = False, n_aux: int = 0, free=None,
+                 rank_tolerance: float = RANK_TOLERANCE) -> FactorChart:
+    """The :class:`FactorChart` at ``S`` (checked as in :func:`tangent_basis`)."""
+    S = centre_rows(S)
+    P, Q = _factors(S, rank, rank_tolerance)
+    free = np.zeros(0, dtype=int) if free is None else np.asarray(free, dtype=int)
+    return FactorChart(P, Q, S.shape[0] if position_bias else 0, int(n_aux), free)
 
 
 def tangent_basis(S, rank: int, *, rank_tolerance: float = RANK_TOLERANCE) -> np.ndarray:
@@ -62,7 +235,8 @@ def tangent_basis(S, rank: int, *, rank_tolerance: float = RANK_TOLERANCE) -> np
     Returns
     -------
     ndarray (K * N, (r + 1)(K + N - r - 2))
-        Orthonormal columns; column c reshaped to (K, N) is a tangent direction.
+        Orthonormal columns; column c reshaped to (K, N) is a tangent direction.  Dense:
+        (K N) x dim numbers, meant for small panels; the Wald computations never form it.
 
     Raises
     ------
@@ -79,25 +253,4 @@ def tangent_basis(S, rank: int, *, rank_tolerance: float = RANK_TOLERANCE) -> np
     >>> B.shape, bool(np.allclose(B.T @ B, np.eye(B.shape[1])))
     ((15, 10), True)
     """
-    S = centre_rows(S)
-    K, N = S.shape
-    rank = check_rank(rank, K, N)
-    m = rank + 1
-    left, sigma, right_t = np.linalg.svd(S, full_matrices=False)
-    top = sigma[0] if sigma.size else 0.0
-    if top <= 0 or sigma[m - 1] <= 1e-10 * top:
-        raise IdentifiabilityError(
-            f"S has rank below r + 1 = {m} (singular values {np.array2string(sigma[:m + 1], precision=3)}): "
-            "the tangent space of the rank-r model is not defined there; fit a smaller rank"
-        )
-    if sigma.size > m and sigma[m] > rank_tolerance * top:
-        raise IdentifiabilityError(
-            f"S is not a point of the rank-{rank} model: its singular value {m + 1} is "
-            f"{sigma[m] / top:.3g} of the largest (tolerance {rank_tolerance:g}); pass the "
-            f"fitted rank-{rank} score matrix"
-        )
-    P, Q = left[:, :m], right_t[:m].T
-    P_perp = _orthonormal_complement(P)
-    Q_c = _orthonormal_complement(np.column_stack([np.ones(N) / np.sqrt(N), Q]))
-    Q_all = np.column_stack([Q, Q_c])  # orthonormal basis of 1-perp in R^N
-    return np.column_stack([np.kron(P, Q_all), np.kron(P_perp, Q)])
+    return factor_chart(S, rank, rank_tolerance=rank_tolerance).score_basis()

@@ -15,6 +15,8 @@ import pandas as pd
 from ..checks import check_level, indices_of
 from ..decomposition import canonicalize
 from ..errors import IdentifiabilityError
+from .chart import FactorChart
+from .pairs import item_pairs
 
 __all__ = ["Interval", "WaldInference"]
 
@@ -78,19 +80,24 @@ def _interval(estimate, variance, level) -> Interval:
 class WaldInference:
     """Wald (delta-method) inference at a fitted HJA score matrix.
 
-    Build it with :func:`wald_inference`.
+    Build it with :func:`wald_inference`.  It keeps the chart in factor coordinates
+    (:class:`~hja_bayes.inference.chart.FactorChart`), the Cholesky factor of the
+    information there and, for a sandwich, the meat: every variance is computed from those
+    for the quantities asked for, so nothing of size (K N)^2 or (pairs of items) is formed.
+    :attr:`basis`, :attr:`information` and :attr:`covariance` give the same objects in the
+    orthonormal tangent chart of :func:`~hja_bayes.inference.tangent_basis`; they are formed
+    on first use (dense, (K N) x dim for the basis: meant for small panels).
 
     Attributes
     ----------
-    basis : ndarray (K N + K + K n_aux, dim)
-        Orthonormal chart basis in (vec S, beta, log aux) coordinates (the beta rows are zero
-        when position bias is not estimated; ``n_aux`` is the outcome model's number of
-        per-judge parameters, 0 for ties counted 1/2).
-    information : ndarray (dim, dim)
-        Expected Fisher information in the chart (plus the ridge's curvature).
-    covariance : ndarray (dim, dim)
-        The asymptotic covariance of the chart coordinates: ``I^-1`` for
-        ``cov_type="fisher"``, else the sandwich ``I^-1 M I^-1``.
+    chart : FactorChart
+        The factor coordinates at the fit (with beta and the estimated extra parameters).
+    factor : ndarray (chart.dim, chart.dim)
+        Lower Cholesky factor of the information in the factor coordinates, made
+        invertible along the chart's constraints (see
+        :func:`~hja_bayes.inference.wald.constrained`); the ridge's curvature included.
+    meat : ndarray (chart.dim, chart.dim) or None
+        The sandwich's meat in the factor coordinates (None for ``cov_type="fisher"``).
     S : ndarray (K, N)
         The fitted scores, rows centred.
     beta : ndarray (K,)
@@ -100,7 +107,7 @@ class WaldInference:
     judges, items : tuple of str
         Names, from the data.
     condition_number : float
-        Of ``information``.
+        Of the information in the chart.
     cov_type : str
         "fisher", "sandwich" or "cluster".
     n_clusters : int
@@ -114,9 +121,9 @@ class WaldInference:
         Their names (``("nu",)``).
     """
 
-    basis: np.ndarray
-    information: np.ndarray
-    covariance: np.ndarray
+    chart: FactorChart
+    factor: np.ndarray
+    meat: np.ndarray | None
     S: np.ndarray
     beta: np.ndarray
     rank: int
@@ -130,13 +137,64 @@ class WaldInference:
     aux: np.ndarray | None = None
     aux_names: tuple[str, ...] = ()
 
-    @property
-    def _score_basis(self) -> np.ndarray:
-        """The rows of :attr:`basis` for (vec S, beta)."""
-        K, N = len(self.judges), len(self.items)
-        return self.basis[: K * N + K]
+    # ------------------------------------------------ the orthonormal chart (small panels)
+    @cached_property
+    def _tangent_map(self) -> np.ndarray:
+        return self.chart.tangent_map()
+
+    @cached_property
+    def basis(self) -> np.ndarray:
+        """Orthonormal chart basis (K N + K + K n_aux, dim) in (vec S, beta, log aux)
+        coordinates (the beta rows are zero when position bias is not estimated; ``n_aux``
+        is the outcome model's number of per-judge parameters, 0 for ties counted 1/2)."""
+        K, N, _ = self.chart.shape
+        m, free = self.chart.n_aux, self.chart.free
+        basis_S = self.chart.score_basis()
+        d, n_beta = basis_S.shape[1], self.chart.n_beta
+        basis = np.zeros((K * N + K + K * m, d + n_beta + free.size))
+        basis[: K * N, :d] = basis_S
+        basis[K * N: K * N + n_beta, d: d + n_beta] = np.eye(n_beta)
+        basis[K * N + K + free, d + n_beta + np.arange(free.size)] = 1.0
+        return basis
+
+    @cached_property
+    def information(self) -> np.ndarray:
+        """Expected Fisher information (dim, dim) in the orthonormal chart (plus the ridge's
+        curvature)."""
+        LT = self.factor.T @ self._tangent_map
+        return LT.T @ LT
+
+    @cached_property
+    def covariance(self) -> np.ndarray:
+        """The asymptotic covariance (dim, dim) of the orthonormal chart coordinates:
+        ``I^-1`` for ``cov_type="fisher"``, else the sandwich ``I^-1 M I^-1``."""
+        return self._chart_covariance(self._tangent_map.T)
 
     # ----------------------------------------------------------- delta method
+    @cached_property
+    def _constraints(self) -> np.ndarray:
+        return self.chart.constraints()
+
+    def _chart_covariance(self, G: np.ndarray) -> np.ndarray:
+        """``G H G^T`` (or ``G H M H G^T``) for gradients ``G`` (q, chart.dim) in the factor
+        coordinates, ``H`` the inverse information on the chart: two triangular solves."""
+        from scipy.linalg import solve_triangular
+
+        C = self._constraints
+        projected = G.T - C @ (C.T @ G.T)
+        X = solve_triangular(self.factor, projected, lower=True, check_finite=False)
+        if self.meat is None:
+            out = X.T @ X
+        else:
+            Y = solve_triangular(self.factor, X, lower=True, trans="T", check_finite=False)
+            out = Y.T @ (self.meat @ Y)
+        return (out + out.T) / 2
+
+    def _gradient(self, G: np.ndarray) -> np.ndarray:
+        """Factor-coordinate gradients from gradients in (vec S, beta) (q, K N + K)."""
+        K, N, _ = self.chart.shape
+        return self.chart.pullback(G[:, : K * N].reshape(-1, K, N), G[:, K * N:])
+
     def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
         """Estimate and delta-method covariance of a smooth quantity ``q(S, beta)``.
 
@@ -151,12 +209,11 @@ class WaldInference:
         estimate : ndarray, shape of q's output
         covariance : ndarray (q.size, q.size)
             ``G B C B^T G^T`` with ``G`` the Jacobian of q (one ``jax.jacfwd``/``jacrev``
-            over all outputs at once).
+            over all outputs at once), computed in the factor coordinates.
         """
         S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
         value, G = _flat_jacobian(q, S, beta)
-        GB = G @ self._score_basis
-        return value, GB @ self.covariance @ GB.T
+        return value, self._chart_covariance(self._gradient(G))
 
     def se(self, q: Callable) -> np.ndarray:
         """Wald standard error of every output of ``q(S, beta)`` (delta method)."""
@@ -192,9 +249,8 @@ class WaldInference:
         S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
         value = np.asarray(_core_quantities(S, beta))
         dS, dbeta = _core_jacobian(S, beta)
-        G = np.concatenate([np.asarray(dS).reshape(value.size, -1), np.asarray(dbeta)], axis=1)
-        GB = G @ self._score_basis
-        return value, GB @ self.covariance @ GB.T
+        G = self.chart.pullback(np.asarray(dS), np.asarray(dbeta))
+        return value, self._chart_covariance(G)
 
     def _item_index(self, item) -> np.ndarray:
         return indices_of(item, self.items, "item")
@@ -246,20 +302,30 @@ class WaldInference:
                 f"the {self.ties!r} outcome model has no per-judge parameter {name!r}"
                 + (f" (it has {list(self.aux_names)})" if self.aux_names else "")
             )
-        K, N = len(self.judges), len(self.items)
+        K = len(self.judges)
         m = len(self.aux_names)
         a = self.aux_names.index(name)
         value = np.asarray(self.aux, dtype=float)[:, a]
-        rows = self.basis[K * N + K + np.arange(K) * m + a]
-        var = np.einsum("kd,de,ke->k", rows, self.covariance, rows)
+        G = np.zeros((K, self.chart.dim))
+        position = np.searchsorted(self.chart.free, np.arange(K) * m + a)
+        estimated = np.isin(np.arange(K) * m + a, self.chart.free)
+        G[estimated, self.chart.aux_offset + position[estimated]] = 1.0
+        var = np.diagonal(self._chart_covariance(G))
         z = _z(level)
         se_log = np.sqrt(np.clip(var, 0.0, None))
         held = value <= 0
         se_log = np.where(held, np.nan, se_log)
         return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
 
-    def mu_differences(self, level: float = 0.95) -> tuple[list[tuple[int, int]], Interval]:
-        """``mu_a - mu_b`` for every pair of items ``a < b`` (in the data's item order).
+    def pairs(self, pairs="all") -> np.ndarray:
+        """Item index pairs ``(a, b)`` named by ``pairs``: see :func:`~hja_bayes.inference.pairs.item_pairs`
+        ("adjacent" follows the estimated mu, best first)."""
+        return item_pairs(pairs, self.items, self._core_covariance[0][: len(self.items)])
+
+    def mu_differences(self, level: float = 0.95, pairs="all") -> tuple[list[tuple[int, int]], Interval]:
+        """``mu_a - mu_b`` for the pairs of items named by ``pairs`` (see
+        :func:`~hja_bayes.inference.pairs.item_pairs`; default every pair ``a < b`` in the
+        data's item order).
 
         Returns
         -------
@@ -270,7 +336,8 @@ class WaldInference:
         """
         value, cov = self._core_covariance
         N = len(self.items)
-        a, b = np.triu_indices(N, k=1)
+        index = self.pairs(pairs)
+        a, b = index[:, 0], index[:, 1]
         C = cov[:N, :N]
         est = value[a] - value[b]
         var = C[a, a] + C[b, b] - 2 * C[a, b]
@@ -330,13 +397,20 @@ class WaldInference:
         p = expit(logit.estimate)
         return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper))
 
-    def intervals(self, level: float = 0.95) -> pd.DataFrame:
-        """Tidy table of Wald intervals for mu, gamma, beta and every mu difference.
+    def intervals(self, level: float = 0.95, pairs=None) -> pd.DataFrame:
+        """Tidy table of Wald intervals for mu, gamma, beta and differences of mu.
 
         Parameters
         ----------
         level : float
             Confidence level.
+        pairs : "all", "adjacent", "none", None or sequence of (item, item)
+            Which differences ``mu_a - mu_b`` get rows (see
+            :func:`~hja_bayes.inference.pairs.item_pairs`).  Default
+            (None): every pair up to :data:`ALL_PAIRS_MAX_ITEMS` models (N (N - 1) / 2
+            rows), above that the N - 1 neighbours in the ranking ("adjacent"); ask for
+            ``pairs="all"`` to get every pair of a large panel.  The full covariance of mu
+            is :meth:`mu_covariance`.
 
         Returns
         -------
@@ -359,6 +433,6 @@ class WaldInference:
             add("beta", self.judges, self.position_biases(level))
         for name in self.aux_names:
             add(name, self.judges, self.outcome_parameters(name, level))
-        pairs, differences = self.mu_differences(level)
-        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in pairs], differences)
+        index, differences = self.mu_differences(level, pairs)
+        add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in index], differences)
         return pd.concat(frames, ignore_index=True)

@@ -21,8 +21,8 @@ from ..checks import check_choice, check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
 from ..errors import IdentifiabilityError, ParameterError
-from ..likelihood import cells_of, outcome_model
-from .chart import RANK_TOLERANCE, centre_rows, tangent_basis
+from ..likelihood import outcome_model
+from .chart import RANK_TOLERANCE, centre_rows, factor_chart
 from .information import (
     COV_TYPES,
     chart_information,
@@ -32,10 +32,68 @@ from .information import (
 )
 from .result import Interval, WaldInference
 
-__all__ = ["Interval", "WaldInference", "wald_inference"]
+__all__ = ["Interval", "WaldInference", "cholesky_factor", "condition_number", "constrained",
+           "wald_inference"]
 
 #: Default bound on the condition number of the chart information before it is called singular.
 MAX_CONDITION = 1e10
+
+#: Up to this dimension the condition number comes from all eigenvalues; above it from the
+#: two extreme ones (Lanczos; the smallest through the Cholesky factor).
+EXACT_EIGEN_MAX = 1000
+
+
+def constrained(info: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``Pi F Pi + s C C^T`` with ``Pi = I - C C^T`` (``C`` orthonormal columns).
+
+    On the complement of ``C`` it is the information restricted to the chart; along ``C``
+    it is ``s``, the mean eigenvalue of that restriction, so its extreme eigenvalues (and
+    condition number) are those of the chart information, and with ``T`` an orthonormal
+    basis of the complement ``T (T^T F T)^-1 T^T = Pi F'^-1 Pi = F'^-1 - C C^T / s``.
+    """
+    FC = info @ C
+    CFC = C.T @ FC
+    scale = (np.trace(info) - np.trace(CFC)) / (len(info) - C.shape[1])
+    # F - C FC^T - FC C^T + C (CFC + s I) C^T = F - [C, Z] [Z, C]^T, Z = FC - C (CFC + s I) / 2
+    Z = FC - C @ (CFC + scale * np.eye(C.shape[1])) / 2
+    out = info - np.hstack([C, Z]) @ np.hstack([Z, C]).T
+    return (out + out.T) / 2
+
+
+def condition_number(info: np.ndarray, factor: np.ndarray | None) -> float:
+    """Ratio of the extreme eigenvalues of a symmetric matrix (inf unless positive definite).
+
+    ``factor`` is its lower Cholesky factor, None when it has none.
+    """
+    if len(info) <= EXACT_EIGEN_MAX:
+        eig = np.linalg.eigvalsh(info)
+        return float(eig[-1] / eig[0]) if eig[0] > 0 and factor is not None else float("inf")
+    if factor is None:
+        return float("inf")
+    from scipy.linalg import cho_solve
+    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
+
+    start = np.random.default_rng(0).standard_normal(len(info))
+    inverse = LinearOperator(info.shape, matvec=lambda x: cho_solve((factor, True), x),
+                             dtype=float)
+    try:
+        top = eigsh(info, k=1, which="LA", v0=start, tol=1e-6, return_eigenvectors=False)[0]
+        bottom = 1 / eigsh(inverse, k=1, which="LA", v0=start, tol=1e-6,
+                           return_eigenvectors=False)[0]
+    except ArpackNoConvergence:  # pragma: no cover - then all eigenvalues, slowly
+        eig = np.linalg.eigvalsh(info)
+        bottom, top = eig[0], eig[-1]
+    return float(top / bottom) if bottom > 0 else float("inf")
+
+
+def cholesky_factor(info: np.ndarray) -> np.ndarray | None:
+    """Lower Cholesky factor, or None when ``info`` is not (numerically) positive definite."""
+    from scipy.linalg import LinAlgError, cholesky
+
+    try:
+        return cholesky(info, lower=True, check_finite=False)
+    except (LinAlgError, np.linalg.LinAlgError):
+        return None
 
 
 def wald_inference(
@@ -152,12 +210,13 @@ def wald_inference(
             raise ParameterError(f"aux must hold {K} x {m} finite non-negative values, got shape {aux.shape}")
         with np.errstate(divide="ignore"):
             log_aux = np.log(aux)
-    basis_S = tangent_basis(S, rank, rank_tolerance=rank_tolerance)
-    info = chart_information(S, beta, cells_of(data, pad=True), basis_S, position_bias,
-                             outcome=outcome, log_aux=log_aux)
-    info = info + check_positive(ridge, "ridge", allow_zero=True) * np.eye(len(info))
-    eig, vectors = np.linalg.eigh(info)
-    condition = float(eig[-1] / eig[0]) if eig[0] > 0 else float("inf")
+    chart = factor_chart(S, rank, position_bias=position_bias, n_aux=m,
+                         free=free_aux(log_aux) if m else None, rank_tolerance=rank_tolerance)
+    info = chart_information(data, S, beta, chart, outcome=outcome, log_aux=log_aux)
+    info[np.diag_indices_from(info)] += check_positive(ridge, "ridge", allow_zero=True)
+    info = constrained(info, chart.constraints())
+    factor = cholesky_factor(info)
+    condition = condition_number(info, factor)
     if not condition <= max_condition:
         raise IdentifiabilityError(
             f"the Fisher information of the rank-{rank} model is singular or ill-conditioned "
@@ -165,25 +224,14 @@ def wald_inference(
             "model is not identified by these comparisons (e.g. a judge whose own comparisons "
             "do not link all items at a high rank, or position bias confounded with the scores)"
         )
-    inverse = (vectors / eig) @ vectors.T  # symmetric by construction
-    d = basis_S.shape[1]
-    free = free_aux(log_aux) if m else np.zeros(0, dtype=int)
-    n_beta = K if position_bias else 0
-    basis = np.zeros((K * N + K + K * m, d + n_beta + free.size))
-    basis[: K * N, :d] = basis_S
-    basis[K * N: K * N + n_beta, d: d + n_beta] = np.eye(n_beta)
-    basis[K * N + K + free, d + n_beta + np.arange(free.size)] = 1.0
-    if cov_type == "fisher":
-        covariance = inverse
-    else:
-        meat = score_covariance(data, S, beta, basis, cov_type, outcome, log_aux)
-        covariance = inverse @ meat @ inverse
-        covariance = (covariance + covariance.T) / 2
-    expected = free_parameters(K, N, rank, position_bias) + free.size
-    if basis.shape[1] != expected:  # pragma: no cover - a broken invariant, not bad input
-        raise AssertionError(f"chart dimension {basis.shape[1]} != free parameters {expected}")
+    meat = None
+    if cov_type != "fisher":
+        meat = score_covariance(data, S, beta, chart, cov_type, outcome, log_aux)
+    expected = free_parameters(K, N, rank, position_bias) + chart.free.size
+    if chart.chart_dim != expected:  # pragma: no cover - a broken invariant, not bad input
+        raise AssertionError(f"chart dimension {chart.chart_dim} != free parameters {expected}")
     return WaldInference(
-        basis=basis, information=info, covariance=covariance, S=S, beta=beta, rank=rank,
+        chart=chart, factor=factor, meat=meat, S=S, beta=beta, rank=rank,
         position_bias=bool(position_bias), judges=data.judges, items=data.items,
         condition_number=condition, cov_type=cov_type,
         n_clusters=data.clusters.n_clusters if cov_type == "cluster" else 0,

@@ -1,0 +1,205 @@
+"""Leaderboard scale: N=1000 models, K=20 judges, rank 2, 2M sparse comparisons.
+
+Goal (issue 14, 4): ``Comparisons.from_frame`` + ``fit_hja(rank=2)`` + ``fit.intervals()`` <= 1.0x
+arena-rank's pooled Bradley-Terry fit + confidence intervals on the same rows, with a peak
+memory (RSS) <= 3 GB.
+
+The panel comes from ``hja_bayes.simulate`` (each judge compares ``comparisons / K`` pairs
+drawn uniformly among the N (N - 1) / 2, so each judge sees a random ~20% of the pairs once
+or so).  Its rows (one per judgment) are written to a temporary parquet file.  Each side
+then runs in a fresh process that reads the rows (not timed) and times its stages:
+
+* ours: ``from_frame``, ``fit_hja(rank=2)`` (the MAP, JIT compilation included: a fresh
+  process), ``fit.wald_inference()`` (information, factorisation) and ``fit.intervals()``
+  (the table: mu, gamma, neighbouring differences); then, for reference, the per-comparison
+  sandwich (``cov_type="sandwich"``) on the same fit;
+* the peer (its own virtual environment, ``--arena-python``, default ``$ARENA_PYTHON``):
+  ``PairDataset.from_pandas``, ``BradleyTerry.fit``, ``compute_ratings_and_cis``.
+
+Peak memory is each process's maximum resident set (``getrusage``), the rows included.
+The machine is shared: the load average is recorded at the start and the end; compare the
+ratios, not the seconds.
+
+Usage: ``python benchmarks/bench_scale.py [--arena-python PATH] [--items 1000] ...``.
+Writes ``benchmarks/results/scale.json`` and ``scale.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OUT = Path(__file__).parent / "results"
+GOAL_RATIO, GOAL_GB = 1.0, 3.0
+
+WORKER = r"""
+import json, resource, sys, time, warnings
+import pandas as pd
+import hja_bayes as hb
+
+rows = pd.read_parquet(sys.argv[1])
+rank = int(sys.argv[2])
+times = {}
+t = time.perf_counter()
+data = hb.Comparisons.from_frame(rows)
+times["from_frame_s"] = time.perf_counter() - t
+t = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", hb.ConvergenceWarning)
+    fit = hb.fit_hja(data, rank=rank)
+times["fit_s"] = time.perf_counter() - t
+t = time.perf_counter()
+wald = fit.wald_inference()
+times["wald_s"] = time.perf_counter() - t
+t = time.perf_counter()
+table = fit.intervals()
+times["table_s"] = time.perf_counter() - t
+rss_main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+t = time.perf_counter()
+sandwich = fit.intervals(cov_type="sandwich")
+times["sandwich_s"] = time.perf_counter() - t
+print(json.dumps(dict(times, cells=int(data.n_cells), comparisons=float(data.n_comparisons),
+                      n_iter=int(fit.n_iter), converged=bool(fit.converged), rows=len(table),
+                      cov_type=wald.cov_type, condition_number=wald.condition_number,
+                      peak_gb=rss_main,
+                      peak_gb_with_sandwich=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
+"""
+
+PEER = r"""
+import json, resource, sys, time
+import pandas as pd
+from arena_rank.models.bradley_terry import BradleyTerry
+from arena_rank.utils.data_utils import PairDataset
+
+rows = pd.read_parquet(sys.argv[1])
+rows = rows[rows["winner"].isin(["model_a", "model_b", "tie"])]
+times = {}
+t = time.perf_counter()
+data = PairDataset.from_pandas(rows)
+times["dataset_s"] = time.perf_counter() - t
+t = time.perf_counter()
+model = BradleyTerry(len(data.competitors))
+model.fit(data)
+times["fit_s"] = time.perf_counter() - t
+t = time.perf_counter()
+out = model.compute_ratings_and_cis(data)
+times["cis_s"] = time.perf_counter() - t
+print(json.dumps(dict(times, competitors=len(out["competitors"]),
+                      peak_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
+"""
+
+
+def run_json(cmd: list[str]) -> tuple[dict, float]:
+    """Run a script that prints one JSON line last; its result and the process's wall time."""
+    t = time.perf_counter()
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    return json.loads(done.stdout.strip().splitlines()[-1]), wall
+
+
+def make_rows(args, path: Path) -> dict:
+    from bench_fresh_process import rows_of
+
+    import hja_bayes as hb
+
+    t = time.perf_counter()
+    data, _ = hb.simulate(n_judges=args.judges, n_items=args.items, rank=args.rank,
+                          comparisons_per_judge=args.comparisons // args.judges, seed=args.seed)
+    rows = rows_of(data)
+    rows.to_parquet(path)
+    return dict(rows=len(rows), cells=int(data.n_cells), seconds=time.perf_counter() - t)
+
+
+def verdict(value: float, goal: float) -> str:
+    return f"<= {goal:g}: {'met' if value <= goal else 'MISSED'}"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judges", type=int, default=20)
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--rank", type=int, default=2)
+    parser.add_argument("--comparisons", type=int, default=2_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--arena-python", default=os.environ.get("ARENA_PYTHON"))
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    result = dict(load_average_start=os.getloadavg(), cpus=os.cpu_count(),
+                  panel=dict(judges=args.judges, items=args.items, rank=args.rank,
+                             comparisons=args.comparisons, seed=args.seed))
+    with tempfile.TemporaryDirectory(prefix="hja_scale_") as work:
+        path = Path(work) / "rows.parquet"
+        result["panel"].update(make_rows(args, path))
+        print("panel", result["panel"], flush=True)
+        ours, wall = run_json([sys.executable, "-c", WORKER, str(path), str(args.rank)])
+        ours["process_s"] = wall
+        ours["total_s"] = ours["from_frame_s"] + ours["fit_s"] + ours["wald_s"] + ours["table_s"]
+        result["hja_bayes"] = ours
+        print("hja_bayes", ours, flush=True)
+        if args.arena_python:
+            peer, wall = run_json([args.arena_python, "-c", PEER, str(path)])
+            peer["process_s"] = wall
+            peer["total_s"] = peer["dataset_s"] + peer["fit_s"] + peer["cis_s"]
+            result["arena_rank"] = peer
+            result["ratio"] = ours["total_s"] / peer["total_s"]
+            result["met_ratio"] = result["ratio"] <= GOAL_RATIO
+            print("arena_rank", peer, flush=True)
+    result["met_memory"] = ours["peak_gb"] <= GOAL_GB
+    result["load_average_end"] = os.getloadavg()
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / "scale.md").write_text(report(result, args))
+    print(report(result, args))
+
+
+def report(result: dict, args) -> str:
+    p, o = result["panel"], result["hja_bayes"]
+    peer = result.get("arena_rank")
+    command = "python benchmarks/bench_scale.py" + (" --arena-python PATH" if peer else "")
+    lines = [
+        f"# Leaderboard scale (`{command}`)", "",
+        f"K={p['judges']} judges, N={p['items']} models, rank {p['rank']}, "
+        f"{p['rows']:,} comparisons in {p['cells']:,} cells (seed {p['seed']}); each side in a "
+        f"fresh process (JIT compilation included); {result['cpus']} CPUs, load average "
+        f"{result['load_average_start'][0]:.1f} at the start, {result['load_average_end'][0]:.1f} "
+        "at the end (a shared machine: compare the ratios).", "",
+        "| stage | hja_bayes (s) | arena-rank (s) |", "|---|---|---|",
+        f"| read the rows into the model's data | from_frame {o['from_frame_s']:.2f} | "
+        f"PairDataset.from_pandas {peer['dataset_s']:.2f} |" if peer else
+        f"| read the rows | from_frame {o['from_frame_s']:.2f} | |",
+        f"| fit | fit_hja(rank={p['rank']}) {o['fit_s']:.2f} ({o['n_iter']} iterations"
+        f"{'' if o['converged'] else ', NOT converged'}) | BradleyTerry.fit {peer['fit_s']:.2f} |"
+        if peer else f"| fit | fit_hja {o['fit_s']:.2f} | |",
+        f"| intervals | wald_inference {o['wald_s']:.2f} + intervals() table {o['table_s']:.2f} "
+        f"({o['rows']:,} rows) | compute_ratings_and_cis {peer['cis_s']:.2f} |" if peer else
+        f"| intervals | {o['wald_s']:.2f} + {o['table_s']:.2f} | |",
+        f"| total | {o['total_s']:.2f} | {peer['total_s']:.2f} |" if peer else
+        f"| total | {o['total_s']:.2f} | |",
+        f"| whole process (import, read, compile, all) | {o['process_s']:.1f} | "
+        f"{peer['process_s']:.1f} |" if peer else f"| whole process | {o['process_s']:.1f} | |",
+        f"| peak memory (GB, max RSS) | {o['peak_gb']:.2f} | {peer['peak_gb']:.2f} |" if peer else
+        f"| peak memory (GB) | {o['peak_gb']:.2f} | |",
+        "",
+        "| goal | figure | verdict |", "|---|---|---|",
+    ]
+    if peer:
+        lines.append(f"| from_frame + fit + intervals vs arena-rank fit + CIs | ratio "
+                     f"{result['ratio']:.2f} | {verdict(result['ratio'], GOAL_RATIO)} |")
+    else:
+        lines.append("| ratio to arena-rank | peer not run (pass --arena-python) | |")
+    lines.append(f"| peak memory | {o['peak_gb']:.2f} GB | {verdict(o['peak_gb'], GOAL_GB)} |")
+    lines += ["", f"For reference on the same fit: the per-comparison sandwich "
+              f"(`intervals(cov_type=\"sandwich\")`) {o['sandwich_s']:.2f} s, peak "
+              f"{o['peak_gb_with_sandwich']:.2f} GB after it; condition number of the "
+              f"information {o['condition_number']:.3g}."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
