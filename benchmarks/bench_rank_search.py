@@ -47,6 +47,8 @@ def main() -> None:
     rows = []
     for ridge in (0.01, 1e-6):
         for K, N, r, T in DESIGNS:
+            warm, _ = hb.simulate(K, N, r, T, seed=10**6, heterogeneity=0.5)
+            search(warm, ridge, True)  # compile this size class before timing
             for seed in range(args.seeds):
                 data, _ = hb.simulate(K, N, r, T, seed=seed, heterogeneity=0.5)
                 a, ta = search(data, ridge, True)
