@@ -134,26 +134,38 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     cells = Cells(np.zeros_like(first), first, second, wins, np.zeros_like(n), n - wins)
     s = np.zeros(n_items)
     rows, cols = np.concatenate([first, second]), np.concatenate([second, first])
+    # the sparsity pattern of the off-diagonal information, built once: slot[c] is where
+    # entry c of (rows, cols) sits in the CSR data (pairs are distinct, so no duplicates)
+    pattern = sparse.csr_matrix((np.arange(1.0, rows.size + 1), (rows, cols)),
+                                shape=(n_items, n_items))
+    slot = pattern.data.astype(np.int64) - 1
 
     def objective(s):
         return -float(np.sum(HALF.log_likelihood(s[first] - s[second], None, cells)))
 
     def laplacian(s):
+        """The information as (off-diagonal CSR, diagonal)."""
         w = HALF.information_weight(s[first] - s[second], None, cells)
-        off = sparse.csr_matrix((-np.concatenate([w, w]), (rows, cols)), shape=(n_items, n_items))
-        return off - sparse.diags(np.asarray(off.sum(axis=1)).ravel())
+        if pattern.nnz == rows.size:
+            off = pattern.copy()
+            off.data = -np.concatenate([w, w])[slot]
+        else:  # repeated pairs: let scipy sum them
+            off = sparse.csr_matrix((-np.concatenate([w, w]), (rows, cols)),
+                                    shape=(n_items, n_items))
+        return off, np.bincount(first, w, n_items) + np.bincount(second, w, n_items)
 
     def gradient(s):
         r = -HALF.score(s[first] - s[second], None, cells)
         return np.bincount(first, r, n_items) - np.bincount(second, r, n_items)
 
     def newton_step(L, g):
+        off, degree = L
         if n_items <= BTL_DENSE_MAX:
-            M = L.toarray() + ridge * np.eye(n_items) + 1.0 / n_items
+            M = off.toarray() + np.diag(degree + ridge) + 1.0 / n_items
             return -cho_solve(cho_factor(M), g)
-        diagonal = L.diagonal() + ridge + 1.0 / n_items
+        diagonal = degree + ridge + 1.0 / n_items
         system = LinearOperator((n_items, n_items), dtype=float,
-                                matvec=lambda x: L @ x + ridge * x + x.mean())
+                                matvec=lambda x: off @ x + (degree + ridge) * x + x.mean())
         step, _ = cg(system, -g, rtol=1e-12, maxiter=10 * n_items,
                      M=sparse.diags(1.0 / diagonal))
         return step
@@ -180,7 +192,11 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
                 t *= 0.5
         s_new = s + t * step
         s, f = s_new, objective(s_new)
-    H = laplacian(s).toarray() if information else None
+    if information:
+        off, degree = laplacian(s)
+        H = off.toarray() + np.diag(degree)
+    else:
+        H = None
     return s - s.mean(), H, f, it, converged
 
 

@@ -243,7 +243,8 @@ def _keys(df: pd.DataFrame, judge, model_a, model_b, cluster):
             out.append(np.full(len(df), SINGLE_JUDGE, dtype=object))
             continue
         values = df[col].astype(str).to_numpy().astype(object)
-        empty = np.array([not v.strip() for v in values])
+        codes, names = pd.factorize(values)  # check each distinct name once
+        empty = np.array([not v.strip() for v in names], dtype=bool)[codes]
         if empty.any():
             raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty name in column "
                             f"{col!r} ({int(empty.sum())} such rows)")

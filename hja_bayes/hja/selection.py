@@ -13,7 +13,7 @@ from ..likelihood import HALF, Cells, cells_of, outcome_model
 from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
-from .solve import INIT_RIDGE, SolveResult, fit_rank, solve
+from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve
 
 __all__ = ["cannot_win_bic", "candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
 
@@ -102,7 +102,7 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     """
     ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
     cells = cells_of(data, pad=True)
-    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE)
+    S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE, tol=INIT_TOL)
     folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
     K, N = data.n_judges, data.n_items
     width = max(ranks)
