@@ -16,7 +16,7 @@ from scipy import sparse
 from ..checks import check_level, check_positive
 from ..likelihood import outcome_model
 from .convert import coordinate_names, posterior_cells, posterior_units
-from .predictive import posterior_logits
+from .predictive import posterior_aux, posterior_logits
 
 __all__ = [
     "FIRST_SHOWN",
@@ -166,7 +166,8 @@ def expected_wins(idata) -> np.ndarray:
     units = posterior_units(idata)
     outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
     p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in
-                         outcome.probabilities(posterior_logits(idata, units), None))
+                         outcome.probabilities(posterior_logits(idata, units),
+                                               posterior_aux(idata, units)))
     per_unit = np.asarray(units.cells.n) * (p_first + 0.5 * p_tie)
     n_cells = len(posterior_cells(idata).judge)
     to_cells = sparse.csr_matrix((np.ones(len(units.cell)), (np.arange(len(units.cell)),
