@@ -28,7 +28,9 @@ Groups
     ``first_wins``, ``ties``, ``second_wins``; the ``cell`` dimension carries the labels
     ``cell_judge``, ``cell_first``, ``cell_second`` in every group.
 With prompt effects the posterior also holds ``alpha (answer)`` (one effect per (question,
-model), labelled ``"question / model"``) and ``tau (item)``, and ``constant_data`` holds the
+model), labelled ``"question / model"``), ``tau (item)`` and ``mu_marginal (item)`` (the
+population-averaged consensus; ``mu`` is then conditional on answers of typical quality,
+see :mod:`hja_bayes.bayes.prompts`), and ``constant_data`` holds the
 (question, cell) entries: ``entry_cluster``, ``entry_cell``, ``entry_first_wins``,
 ``entry_ties``, ``entry_second_wins``, ``entry_answer_first``, ``entry_answer_second``
 (dimension ``entry``).
@@ -98,6 +100,7 @@ def to_inference_data(
             "beta": ["judge"], "nu": ["judge"], "wins": ["cell"], "judge_of_cell": ["cell"], "first": ["cell"],
             "second": ["cell"], "n": ["cell"], "first_wins": ["cell"], "ties": ["cell"],
             "second_wins": ["cell"], "verdicts": ["comparison"], "alpha": ["answer"], "tau": ["item"],
+            "mu_marginal": ["item"],
             **{f"entry_{x}": ["entry"] for x in ("cluster", "cell", "first_wins", "ties",
                                                  "second_wins", "answer_first", "answer_second")}}
     rank = int(attrs["rank"])

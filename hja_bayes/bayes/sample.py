@@ -55,7 +55,7 @@ from .model import HJAPriors, chart_at, hja_model, unconstrain
 from .outcomes import stack_counts
 from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
                          unit_aux, unit_logits)
-from .prompts import entry_units, prompt_start
+from .prompts import entry_units, marginal_consensus, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -201,7 +201,10 @@ def sample_hja(
     prompt_effects : bool, optional
         Answer-quality random effects per (question, model), their sd tau_i learned per
         model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``
-        and ``tau``.  Default: on when the data carry clusters
+        and ``tau``, and ``mu_marginal``: ``mu`` is then on the conditional
+        (question-specific) scale, ``mu_marginal`` the population-averaged consensus on the
+        scale of ``fit_hja`` and of the model without prompt effects
+        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  Default: on when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``).
     ties : {"half", "davidson"}, optional
         The outcome model (default: as ``init``, else "half").  "davidson": three outcomes
@@ -379,7 +382,10 @@ def sample_hja(
     if pb:
         posterior["beta"] = beta
     if prompt:
-        posterior.update(alpha=alpha, tau=np.asarray(samples["tau_value"]))
+        tau = np.asarray(samples["tau_value"])
+        mu_bar, _ = marginal_consensus(S.reshape((-1, K, N)), np.asarray(d.gamma).reshape(-1, K),
+                                       tau.reshape(-1, N))
+        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(S.shape[:2] + (N,)))
     if outcome.n_aux:
         posterior["nu"] = nu
     steps = np.asarray(extra["num_steps"])
