@@ -126,3 +126,23 @@ def test_ties_must_match_the_map():
     with pytest.raises(ParameterError, match="davidson"):
         sample_hja(data, 0, init=fit, ties="davidson", num_warmup=5, num_samples=5,
                    num_chains=1, progress_bar=False)
+
+
+def test_ppc_of_tie_rates(panel):
+    from hja_bayes.bayes import ppc_tie_rates
+
+    data, _, _, idata = panel
+    table = ppc_tie_rates(idata)
+    np.testing.assert_allclose(table.observed, np.bincount(data.judge, data.ties, 3)
+                               / np.bincount(data.judge, data.n, 3))
+    assert table.predicted_upper[0] == 0.0  # nu_0 held at 0
+    assert np.all(table.p_value[1:].between(0.005, 0.995))
+
+
+def test_ppc_of_tie_rates_needs_replicated_ties():
+    from hja_bayes.bayes import ppc_tie_rates
+
+    from .bayes_support import panel as half_panel
+
+    with pytest.raises(ParameterError, match="davidson"):
+        ppc_tie_rates(half_panel()[3])
