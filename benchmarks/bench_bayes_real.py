@@ -134,7 +134,7 @@ def main(argv=None) -> dict:
         loo = rank_comparison(idatas)
         res["loo"] = loo.reset_index().to_dict(orient="records")
         results[name] = res
-    load = os.getloadavg()
+    load_avg = os.getloadavg()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(results, indent=2, default=float))
@@ -142,7 +142,7 @@ def main(argv=None) -> dict:
              f"{args.num_chains} chains x ({args.num_warmup} warm-up + {args.num_samples} draws), "
              f"seed {args.seed}; sample_hja's default target_accept_prob (0.8 at ranks 0-1, "
              f"0.95 at rank 2 and above).  Load average at the end: "
-             f"{', '.join(f'{x:.1f}' for x in load)}.", ""]
+             f"{', '.join(f'{x:.1f}' for x in load_avg)}.", ""]
     for name, res in results.items():
         lines += [f"## {name} ({res['data']}), position bias {'on' if res['position_bias'] else 'off'}"
                   + (" — every pair in one orientation only" if res["one_orientation_only"] else ""), "",
