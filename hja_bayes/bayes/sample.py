@@ -223,9 +223,12 @@ def sample_hja(
         same seed gives identical draws.
     target_accept_prob : float, optional
         NUTS step-size adaptation target.  Default 0.8 at rank 0 and 1, 0.95 at rank 2 and
-        above: there the posterior's curvature varies more (MT-Bench and PRD Vicuna80 at rank
-        2 gave 13 and 2 divergent transitions at 0.8 in one chain each, none at 0.95, for
-        1-3x the gradients per draw).  The divergence warning says where they occurred.
+        above: there the posterior's curvature varies more.  MT-Bench at rank 2 gave 13
+        divergent transitions at 0.8, all in the chain whose adapted step was largest, with
+        the divergent draws in the tails of the weak second V column (its entries at their
+        1st/99th posterior percentiles) rather than at small D; PRD Vicuna80 gave 2.  At 0.95
+        both had none, for 1-3x the gradients per draw.  The divergence warning says where
+        they occurred.
     start : {"laplace", "map"}
         "laplace": each chain starts from an independent draw of the Laplace approximation
         at the MAP, standard deviations inflated 1.5x; "map": every chain starts at the MAP.
