@@ -13,10 +13,17 @@ Two arms, each calibrated against its own prior:
 
 * ``default`` (200 draws): the default priors (:class:`hja_bayes.bayes.HJAPriors`);
 * ``small_D`` (100 draws): ``U_scale = 0.15``, so the disagreement D is near zero in every
-  draw (the over-specified-rank geometry).
+  draw (the over-specified-rank geometry);
+* ``davidson`` (``--draws-davidson``, default 200): default priors, Davidson ties with
+  ``log nu_k ~ N(0, 1.5^2)``; the data are simulated from Davidson's model, the MAP and
+  the posterior use ``ties="davidson"``.  A judge that never tied in a simulated panel has
+  its nu held at 0 (the MAP's rule, not the model's posterior), so the arm's ranks are
+  summarised over the draws in which every judge tied: SBC stays exact conditional on any
+  event of the data, and the number of draws left out is reported.
 
-Quantities: mu_0 - mu_1, mu_2 - mu_3, gamma_0, S_00 - S_01, S_12 - S_13, beta_0 and D_0.
-nu (the Davidson tie parameter) and tau (prompt effects) are not in the model yet.
+Quantities: mu_0 - mu_1, mu_2 - mu_3, gamma_0, S_00 - S_01, S_12 - S_13, beta_0 and D_0;
+in the davidson arm also nu_0 and nu_1.  tau (prompt effects) is not in the design (these
+panels have no questions).
 
 Runs are resumable: each draw is appended to ``<out>_<arm>.jsonl`` as it finishes.  The data
 enter the sampler as arguments (``compile_data=False``) and chains run one after the other,
@@ -48,26 +55,27 @@ from hja_bayes import Comparisons, HJAError, fit_hja, sample_hja  # noqa: E402
 from hja_bayes.bayes import HJAPriors  # noqa: E402
 from hja_bayes.bayes.model import default_chart, hja_model  # noqa: E402
 from hja_bayes.decomposition import canonicalize  # noqa: E402
-from hja_bayes.likelihood import cells_of, sample_outcomes  # noqa: E402
+from hja_bayes.likelihood import DAVIDSON, cells_of, sample_outcomes  # noqa: E402
 
 K, N, RANK = 3, 4, 1
 PER_CELL = (3, 15)
-ARMS = {"default": HJAPriors(), "small_D": HJAPriors(U_scale=0.15)}
+ARMS = {"default": HJAPriors(), "small_D": HJAPriors(U_scale=0.15), "davidson": HJAPriors()}
+TIES = {"default": "half", "small_D": "half", "davidson": "davidson"}
 THIN = 2
 SAMPLES = 99  # per chain; 2 x 99 draws thinned by 2 = 99 draws, ranks 0..99
 WARMUP = 200
 BINS = 20
 
 
-def quantities(S, beta, D) -> dict[str, np.ndarray]:
-    """The calibrated quantities from S (..., K, N), beta (..., K), D (..., r)."""
+def quantities(S, beta, D, nu=None) -> dict[str, np.ndarray]:
+    """The calibrated quantities from S (..., K, N), beta (..., K), D (..., r), nu (..., K)."""
     mu = S.mean(axis=-2)
     gamma = np.einsum("...kn,...n->...k", S - S.mean(-1, keepdims=True), mu) / np.sum(
         mu**2, axis=-1)[..., None]
     return {"mu_0 - mu_1": mu[..., 0] - mu[..., 1], "mu_2 - mu_3": mu[..., 2] - mu[..., 3],
             "gamma_0": gamma[..., 0], "S_00 - S_01": S[..., 0, 0] - S[..., 0, 1],
             "S_12 - S_13": S[..., 1, 2] - S[..., 1, 3], "beta_0": beta[..., 0],
-            "D_0": D[..., 0]}
+            "D_0": D[..., 0], **({} if nu is None else {"nu_0": nu[..., 0], "nu_1": nu[..., 1]})}
 
 
 def design(per_cell: int) -> Comparisons:
@@ -77,17 +85,21 @@ def design(per_cell: int) -> Comparisons:
     return k[keep], i[keep], j[keep], per_cell
 
 
-def panel(S, beta, per_cell: int, rng) -> Comparisons:
+def panel(S, beta, per_cell: int, rng, nu=None) -> Comparisons:
     k, i, j, n = design(per_cell)
     eta = beta[k] + S[k, i] - S[k, j]
-    first, ties, _ = sample_outcomes(rng, eta, np.full(len(k), n))
+    if nu is None:
+        first, ties, _ = sample_outcomes(rng, eta, np.full(len(k), n))
+    else:
+        first, ties, _ = sample_outcomes(rng, eta, np.full(len(k), n), outcome=DAVIDSON,
+                                         aux=np.log(nu)[k][:, None])
     frame = pd.DataFrame({"judge": [f"j{x}" for x in k], "model_a": [f"m{x}" for x in i],
                           "model_b": [f"m{x}" for x in j], "n": n, "wins": first + 0.5 * ties,
                           "ties": ties})
     return Comparisons.from_counts(frame)
 
 
-def prior_draws(priors: HJAPriors, n: int, seed: int):
+def prior_draws(priors: HJAPriors, n: int, seed: int, ties: str = "half"):
     """Parameters from the prior (the model's own Predictive, on a full design)."""
     from numpyro.infer import Predictive
 
@@ -97,8 +109,9 @@ def prior_draws(priors: HJAPriors, n: int, seed: int):
     data = Comparisons.from_counts(frame)
     out = Predictive(hja_model, num_samples=n)(
         jax.random.PRNGKey(seed), cells_of(data), default_chart(K, N), rank=RANK,
-        position_bias=True, priors=priors)
-    return np.asarray(out["S"]), np.asarray(out["beta"])
+        position_bias=True, priors=priors, outcome=ties)
+    nu = np.asarray(out["nu"]) if ties == "davidson" else [None] * n
+    return np.asarray(out["S"]), np.asarray(out["beta"]), nu
 
 
 def records_of(arm: str, out: Path) -> list[dict]:
@@ -110,20 +123,23 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
             chunk: int | None = None) -> list[dict]:
     path = out.parent / f"{out.name}_{arm}.jsonl"
     done = records_of(arm, out)
-    S_all, beta_all = prior_draws(priors, draws, seed)
+    ties = TIES[arm]
+    S_all, beta_all, nu_all = prior_draws(priors, draws, seed, ties)
     start = time.perf_counter()
     stop = draws if chunk is None else min(draws, len(done) + chunk)
     for m in range(len(done), stop):
-        S, beta = S_all[m], beta_all[m]
+        S, beta, nu = S_all[m], beta_all[m], nu_all[m]
         truth_d = canonicalize(S, RANK)
-        truth = {k: float(v) for k, v in quantities(S, beta, np.asarray(truth_d.D)).items()}
+        truth = {k: float(v) for k, v in quantities(S, beta, np.asarray(truth_d.D), nu).items()}
         per_cell = PER_CELL[m % 2]
-        data = panel(S, beta, per_cell, np.random.default_rng([seed, m]))
-        record = {"draw": m, "per_cell": per_cell, "truth": truth}
+        data = panel(S, beta, per_cell, np.random.default_rng([seed, m]), nu)
+        t_draw = time.perf_counter()
+        record = {"draw": m, "per_cell": per_cell, "truth": truth,
+                  "all_tied": bool(np.all(np.bincount(data.judge, data.ties, K) > 0))}
         try:
             # the MAP is only where the chains start: a loose stopping rule keeps the proximal
             # solver from crawling on these tiny panels
-            fit = fit_hja(data, RANK, position_bias=True, tol=1e-7, max_iter=300)
+            fit = fit_hja(data, RANK, position_bias=True, tol=1e-7, max_iter=300, ties=ties)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 idata = sample_hja(data, RANK, init=fit, priors=priors, num_warmup=WARMUP,
@@ -135,12 +151,13 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
         else:
             post = idata.posterior
             flat = {v: np.asarray(post[v]).reshape((-1,) + post[v].shape[2:])
-                    for v in ("S", "beta", "D")}
-            q = quantities(flat["S"], flat["beta"], flat["D"])
+                    for v in ("S", "beta", "D", "nu") if v in post}
+            q = quantities(flat["S"], flat["beta"], flat["D"], flat.get("nu"))
             record["ranks"] = {k: int(np.sum(v[::THIN] < truth[k])) for k, v in q.items()}
             record["divergences"] = int(idata.sample_stats["diverging"].sum())
             record["warnings"] = len(caught)
             record["aligned_share"] = float(post.attrs["aligned_share"])
+            record["seconds"] = time.perf_counter() - t_draw
         with path.open("a") as fh:
             fh.write(json.dumps(record) + "\n")
         done.append(record)
@@ -149,8 +166,12 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
     return done
 
 
-def summarise(records: list[dict]) -> dict:
+def summarise(records: list[dict], arm: str = "default") -> dict:
     ok = [r for r in records if "ranks" in r]
+    left_out = 0
+    if TIES[arm] == "davidson":  # nu held at 0 for a judge that never tied: see the docstring
+        left_out = sum(not r["all_tied"] for r in ok)
+        ok = [r for r in ok if r["all_tied"]]
     n_ranks = SAMPLES * 2 // THIN + 1  # 0..99
     table = {}
     for q in ok[0]["ranks"] if ok else []:
@@ -162,6 +183,9 @@ def summarise(records: list[dict]) -> dict:
     return {"draws": len(records), "sampled": len(ok),
             "failed": [r.get("error") for r in records if "error" in r],
             "with_divergences": sum(r["divergences"] > 0 for r in ok),
+            "left_out_untied": left_out,
+            "seconds_per_draw": float(np.mean([r["seconds"] for r in ok if "seconds" in r]))
+            if any("seconds" in r for r in ok) else None,
             "quantities": table}
 
 
@@ -191,6 +215,8 @@ def main(argv=None) -> dict:
     p.add_argument("--draws", type=int, default=200)
     p.add_argument("--draws-small-d", type=int, default=100,
                    help="prior draws of the small_D arm")
+    p.add_argument("--draws-davidson", type=int, default=200,
+                   help="prior draws of the davidson arm")
     p.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "bayes_sbc"))
@@ -201,7 +227,9 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    wanted = {arm: args.draws if arm == "default" else args.draws_small_d for arm in args.arms}
+    counts = {"default": args.draws, "small_D": args.draws_small_d,
+              "davidson": args.draws_davidson}
+    wanted = {arm: counts[arm] for arm in args.arms}
     if args.worker:  # one chunk of draws, then exit
         for arm in args.arms:
             if len(records_of(arm, out)) < wanted[arm]:
@@ -219,10 +247,15 @@ def main(argv=None) -> dict:
         if sum(len(records_of(arm, out)) for arm in args.arms) == before:
             raise RuntimeError("a worker made no progress; see its output above")
     result = {}
-    for arm in args.arms:
-        records = records_of(arm, out)[: wanted[arm]]
-        summary = summarise(records)
-        summary["seconds_this_run"] = time.perf_counter() - t0  # both arms
+    previous = json.loads(out.with_suffix(".json").read_text()) if out.with_suffix(
+        ".json").exists() else {}
+    for arm in ARMS:  # every arm with records, so that one arm's rerun keeps the others
+        records = records_of(arm, out)[: wanted.get(arm, None)]
+        if not records:
+            continue
+        summary = summarise(records, arm)
+        summary["seconds_this_run"] = (time.perf_counter() - t0 if arm in wanted  # run arms
+                                       else previous.get(arm, {}).get("seconds_this_run"))
         summary["priors"] = ARMS[arm]._asdict()
         figure(summary, arm, out.parent / f"{out.name}_{arm}.png")
         result[arm] = summary
@@ -237,9 +270,11 @@ def write(result: dict, out: Path) -> None:
              f"{SAMPLES} draws), thinned by {THIN}: ranks 0..{2 * SAMPLES // THIN}.  "
              f"Chi-square test of uniformity over {BINS} bins.", ""]
     for arm, s in result.items():
-        lines += [f"## arm {arm} (priors {s['priors']})", "",
+        lines += [f"## arm {arm} (ties {TIES[arm]}; priors {s['priors']})", "",
                   f"{s['sampled']} of {s['draws']} prior draws sampled; failed: "
-                  f"{len(s['failed'])}; draws with divergences: {s['with_divergences']}.", "",
+                  f"{len(s['failed'])}; draws with divergences: {s['with_divergences']}"
+                  + (f"; left out (a judge never tied): {s['left_out_untied']}"
+                     if s.get("left_out_untied") else "") + ".", "",
                   "| quantity | chi-square p-value | mean rank (uniform: 49.5) |", "|---|---|---|"]
         lines += [f"| {q} | {v['p_value']:.3f} | {v['mean_rank']:.1f} |"
                   for q, v in s["quantities"].items()]

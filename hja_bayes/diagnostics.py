@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .decomposition import anchor_signs
 from .errors import HJAError
 
 __all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage"]
@@ -204,9 +205,11 @@ def bicluster_residual(
     Returns
     -------
     Biclustering
-        Blocks are numbered by their mean position along the leading residual direction
-        (with the sign of its item loadings fixed so that the first non-zero entry is
-        positive), members ordered along it too.
+        Blocks are numbered by their mean position along the leading residual direction,
+        members ordered along it too.  That direction's sign follows the canonical rule of
+        :func:`~hja_bayes.decomposition.canonicalize` (its item of largest absolute loading
+        is positive), so numbering and order agree with the fit's V and do not flip when
+        some item's loading is near zero.
 
     Examples
     --------
@@ -232,8 +235,7 @@ def bicluster_residual(
         P, sigma, Qt = np.linalg.svd(R, full_matrices=False)
         r = min(U.shape[1], int(np.sum(sigma > 1e-12 * sigma[0])))
         Q = Qt[:r].T
-        first = np.argmax(np.abs(Q) > 1e-8 * np.abs(Q).max(axis=0), axis=0)
-        sign = np.sign(Q[first, np.arange(r)])
+        sign = np.asarray(anchor_signs(Q))
         row_feat = P[:, :r] * sigma[:r] * sign
         col_feat = Q * sigma[:r] * sign
 

@@ -120,3 +120,53 @@ def test_a_posterior_with_prompt_effects_saves_and_loads(tmp_path):
     back = load_posterior(tmp_path / "fit")
     np.testing.assert_array_equal(back.posterior["tau"], idata.posterior["tau"])
     assert psis_loo(back).elpd_loo == pytest.approx(psis_loo(idata).elpd_loo, rel=1e-12)
+
+
+def test_marginal_consensus_matches_monte_carlo_and_is_mu_without_spread():
+    from scipy.special import expit, logit
+
+    from hja_bayes.bayes.prompts import marginal_consensus
+
+    rng = np.random.default_rng(3)
+    K, N = 3, 4
+    S = rng.normal(size=(2, K, N)) * 1.5
+    S -= S.mean(-1, keepdims=True)
+    gamma = np.array([[1.2, 0.8, -0.4], [1.0, 1.0, 1.0]])
+    tau = np.array([[0.5, 1.5, 2.0, 0.1], [1.0, 1.0, 1.0, 1.0]])
+    mu_bar, S_bar = marginal_consensus(S, gamma, tau)
+    # no spread: the marginal scores are the conditional ones
+    same, S_same = marginal_consensus(S, gamma, np.zeros_like(tau))
+    np.testing.assert_allclose(S_same, S, atol=1e-12)
+    np.testing.assert_allclose(same, S.mean(1), atol=1e-12)
+    # Monte Carlo: draw the answer effects, average the win probability, back to logits;
+    # 400,000 draws put the sd of each averaged probability below 1e-3
+    alpha = rng.normal(size=(400_000, N))
+    for d in range(2):
+        a = alpha * tau[d]
+        expected = np.zeros((K, N))
+        for k in range(K):
+            for i in range(N):
+                for j in range(N):
+                    if i != j:
+                        eta = S[d, k, i] - S[d, k, j] + gamma[d, k] * (a[:, i] - a[:, j])
+                        expected[k, i] += logit(expit(eta).mean()) / N
+        np.testing.assert_allclose(S_bar[d], expected, atol=0.01)
+        np.testing.assert_allclose(mu_bar[d], expected.mean(0), atol=0.01)
+    # two items: the marginal logit of the pair lies between 0 and the conditional one
+    two = S[:, :, :2] - S[:, :, :2].mean(-1, keepdims=True)
+    _, S_two = marginal_consensus(two, gamma, tau[:, :2])
+    assert np.all(np.sign(S_two) == np.sign(two)) and np.all(np.abs(S_two) < np.abs(two))
+
+
+def test_prompt_posterior_stores_the_marginal_consensus():
+    _, idata = posterior()
+    post = idata.posterior
+    assert post["mu_marginal"].dims == ("chain", "draw", "item")
+    np.testing.assert_allclose(np.asarray(post["mu_marginal"]).sum(-1), 0.0, atol=1e-10)
+    # the draws' own S, gamma and tau put on the marginal scale
+    from hja_bayes.bayes.prompts import marginal_consensus
+
+    flat = {v: np.asarray(post[v]).reshape((-1,) + post[v].shape[2:])
+            for v in ("S", "gamma", "tau", "mu_marginal")}
+    expected, _ = marginal_consensus(flat["S"][::17], flat["gamma"][::17], flat["tau"][::17])
+    np.testing.assert_allclose(flat["mu_marginal"][::17], expected, rtol=1e-12, atol=1e-12)

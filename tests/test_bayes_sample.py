@@ -11,6 +11,7 @@ from scipy import stats
 from hja_bayes import (
     Comparisons,
     ConvergenceWarning,
+    ParameterError,
     fit_hja,
     sample_hja,
     simulate,
@@ -184,3 +185,37 @@ def test_divergences_with_an_empty_last_component_suggest_a_lower_rank():
     with pytest.warns(ConvergenceWarning) as record:
         warn_on_diagnostics(idata)
     assert all("not separated" not in str(w.message) for w in record)
+
+
+def test_divergence_warning_says_where_and_what_to_run():
+    from hja_bayes.bayes.diagnose import divergence_report
+
+    rng = np.random.default_rng(1)
+    D = np.stack([1.0 + 0.05 * rng.normal(size=(2, 200)),
+                  0.5 + 0.05 * rng.normal(size=(2, 200))], axis=-1)
+    div = np.zeros((2, 200), bool)
+    low = np.argsort(D[1, :, 1])[:3]  # chain 1's three smallest D[1]: near zero
+    div[1, low] = True
+
+    def idata(target):
+        return az.from_dict(posterior={"D": D}, sample_stats={"diverging": div},
+                            coords={"component": [0, 1]}, dims={"D": ["component"]},
+                            posterior_attrs={"rank": 2, "target_accept_prob": target})
+
+    text = divergence_report(idata(0.8))
+    assert text.startswith("3 divergent transition(s) after warm-up in chain(s) 1;")
+    assert "quantile (median) of the posterior of D[1] - near zero" in text
+    assert "target_accept_prob=0.95" in text
+    assert "target_accept_prob=0.99" in divergence_report(idata(0.95))
+    div[:] = False
+    div[0, np.argsort(D[0, :, 1])[100]] = True  # a middling D[1]
+    assert "not at its small values" in divergence_report(idata(0.8))
+    div[:] = False
+    assert divergence_report(idata(0.8)) == ""
+
+
+def test_target_accept_prob_is_checked():
+    data, _ = simulate(3, 4, 0, 100, seed=0)
+    with pytest.raises(ParameterError, match="target_accept_prob"):
+        sample_hja(data, 0, target_accept_prob=1.0, num_warmup=5, num_samples=5,
+                   progress_bar=False)

@@ -9,6 +9,7 @@ from hja_bayes import (
     simulate,
 )
 
+from .bayes_support import zero_loading_scores
 
 def test_leverage_matches_direct_formulas_on_a_hand_built_panel():
     gamma = np.array([1.6, 1.2, 0.7, 0.5])
@@ -100,3 +101,26 @@ def test_biclustering_edge_cases():
         bicluster_residual(np.zeros((4, 0)), np.zeros((6, 0)), 2, 1)
     with pytest.raises(HJAError, match="share r columns"):
         bicluster_residual(U, V[:, :1], 2, 2)
+
+
+def test_biclustering_signs_follow_the_fit_when_item_0_has_no_loading():
+    # rank 1, item 0's loading is 0 up to +-1e-6 noise: the old "first non-zero entry
+    # positive" rule anchored the direction on item 0 and reversed the block numbering with
+    # the noise's sign; the canonical rule anchors it on the largest-|entry| item
+    d = canonicalize(zero_loading_scores(), 1)
+    assert abs(d.V[0, 0]) < 1e-12
+    results = []
+    for eps in (1e-6, -1e-6):
+        V = np.array(d.V, dtype=float)
+        V[0, 0] = eps
+        results.append(bicluster_residual(d.U, V, 2, 3, seed=0))
+    for name in ("judge_labels", "item_labels", "judge_order", "item_order"):
+        np.testing.assert_array_equal(getattr(results[0], name), getattr(results[1], name))
+    np.testing.assert_allclose(results[0].block_means, results[1].block_means, atol=1e-5)
+    b = results[0]
+    # consistent with the fit: blocks and members run along the fit's V column, so the item
+    # of largest canonical loading (positive by the rule) is last, the most negative first
+    V = np.asarray(d.V)[:, 0]
+    assert V[np.argmax(np.abs(V))] > 0
+    assert b.item_order[-1] == np.argmax(V) and b.item_order[0] == np.argmin(V)
+    assert b.item_labels[np.argmax(V)] == b.item_labels.max()

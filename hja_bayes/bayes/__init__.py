@@ -33,6 +33,7 @@ _EXPORTS = {
     "ppc_calibration": ".ppc",
     "ppc_judge_win_rates": ".ppc",
     "ppc_pair_win_rates": ".ppc",
+    "ppc_tie_rates": ".ppc",
     "LooResult": ".loo",
     "RankComparison": ".loo",
     "compare_ranks": ".loo",

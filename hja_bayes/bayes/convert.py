@@ -10,7 +10,8 @@ Groups
 ``posterior``
     Identified quantities: ``gamma (judge)``, ``mu (item)``, ``S (judge, item)``, and at
     rank r > 0 ``U (judge, component)``, ``V (item, component)``, ``D (component)`` (left
-    out at rank 0, where they would be empty), ``beta (judge)`` with position bias.
+    out at rank 0, where they would be empty), ``beta (judge)`` with position bias,
+    ``nu (judge)`` with Davidson ties (0 for a judge held there).
 ``log_likelihood``
     ``verdicts (comparison)``: the log-probability of every single comparison (one
     verdict), so that PSIS-LOO leaves out one verdict, not a whole cell.  The
@@ -20,13 +21,16 @@ Groups
     it would hold more than the pointwise limit of values (see
     :func:`~hja_bayes.bayes.sample_hja`); :func:`~hja_bayes.bayes.psis_loo` does not need it.
 ``posterior_predictive`` / ``observed_data``
-    ``wins (cell)``: wins of the first-shown item per cell, ties counted 1/2.
+    ``wins (cell)``: wins of the first-shown item per cell, ties counted 1/2; with Davidson
+    ties also ``ties (cell)``, the number of ties per cell.
 ``constant_data``
     The cells: integer codes ``judge_of_cell``, ``first``, ``second`` and the counts ``n``,
     ``first_wins``, ``ties``, ``second_wins``; the ``cell`` dimension carries the labels
     ``cell_judge``, ``cell_first``, ``cell_second`` in every group.
 With prompt effects the posterior also holds ``alpha (answer)`` (one effect per (question,
-model), labelled ``"question / model"``) and ``tau (item)``, and ``constant_data`` holds the
+model), labelled ``"question / model"``), ``tau (item)`` and ``mu_marginal (item)`` (the
+population-averaged consensus; ``mu`` is then conditional on answers of typical quality,
+see :mod:`hja_bayes.bayes.prompts`), and ``constant_data`` holds the
 (question, cell) entries: ``entry_cluster``, ``entry_cell``, ``entry_first_wins``,
 ``entry_ties``, ``entry_second_wins``, ``entry_answer_first``, ``entry_answer_second``
 (dimension ``entry``).
@@ -51,7 +55,7 @@ __all__ = ["IDENTIFIED", "Units", "coordinate_names", "posterior_cells", "poster
 
 #: Posterior variables holding identified quantities (U, V, D only at rank > 0, beta only
 #: with position bias).
-IDENTIFIED = ("gamma", "mu", "U", "V", "D", "S", "beta")
+IDENTIFIED = ("gamma", "mu", "U", "V", "D", "S", "beta", "nu")
 
 
 def to_inference_data(
@@ -59,6 +63,7 @@ def to_inference_data(
     posterior: dict[str, np.ndarray],
     data,
     replicated_wins: np.ndarray,
+    replicated_ties: np.ndarray | None = None,
     pointwise: np.ndarray | None,
     comparison_labels: dict | None,
     sample_stats: dict[str, np.ndarray],
@@ -73,6 +78,8 @@ def to_inference_data(
         Identified draws; empty U, V, D (rank 0) are dropped here.
     data : Comparisons
     replicated_wins : array (chain, draw, cells)
+    replicated_ties : array (chain, draw, cells), optional
+        Replicated ties (Davidson): stored, with the observed ties, as ``ties``.
     pointwise : array (chain, draw, comparisons) or None
         Log-likelihood of every comparison.
     comparison_labels : dict or None
@@ -90,9 +97,10 @@ def to_inference_data(
     posterior = {k: np.asarray(v) for k, v in posterior.items() if np.asarray(v).size}
     dims = {"gamma": ["judge"], "mu": ["item"], "U": ["judge", "component"],
             "V": ["item", "component"], "D": ["component"], "S": ["judge", "item"],
-            "beta": ["judge"], "wins": ["cell"], "judge_of_cell": ["cell"], "first": ["cell"],
+            "beta": ["judge"], "nu": ["judge"], "wins": ["cell"], "judge_of_cell": ["cell"], "first": ["cell"],
             "second": ["cell"], "n": ["cell"], "first_wins": ["cell"], "ties": ["cell"],
             "second_wins": ["cell"], "verdicts": ["comparison"], "alpha": ["answer"], "tau": ["item"],
+            "mu_marginal": ["item"],
             **{f"entry_{x}": ["entry"] for x in ("cluster", "cell", "first_wins", "ties",
                                                  "second_wins", "answer_first", "answer_second")}}
     rank = int(attrs["rank"])
@@ -116,10 +124,13 @@ def to_inference_data(
     if pointwise is not None:
         groups["log_likelihood"] = {"verdicts": np.asarray(pointwise)}
         coords["comparison"] = np.arange(pointwise.shape[-1])
+    predictive, observed = {"wins": np.asarray(replicated_wins)}, {"wins": np.asarray(data.wins)}
+    if replicated_ties is not None:
+        predictive["ties"], observed["ties"] = np.asarray(replicated_ties), np.asarray(data.ties)
     idata = az.from_dict(
         posterior=posterior,
-        posterior_predictive={"wins": np.asarray(replicated_wins)},
-        observed_data={"wins": np.asarray(data.wins)},
+        posterior_predictive=predictive,
+        observed_data=observed,
         constant_data=constant,
         sample_stats=sample_stats,
         coords=coords,

@@ -24,7 +24,7 @@ from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..likelihood import outcome_model
 from .convert import posterior_units
-from .predictive import outcome_log_likelihood, posterior_logits
+from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 
 __all__ = ["LooResult", "RankComparison", "compare_ranks", "psis_loo", "rank_comparison",
            "PARETO_K_LIMIT"]
@@ -117,7 +117,8 @@ def psis_loo(idata, *, reff: float | None = None) -> LooResult:
         stop = min(start + chunk, n_cells)
         take = np.arange(start, start + chunk) if n_cells > chunk else np.arange(n_cells)
         take = np.minimum(take, n_cells - 1)  # pad the last chunk: one shape, one compilation
-        ll = outcome_log_likelihood(posterior_logits(idata, units, take), outcome)
+        ll = outcome_log_likelihood(posterior_logits(idata, units, take), outcome,
+                                    posterior_aux(idata, units, take))
         ll = ll[:, : stop - start]
         present = counts[start:stop] > 0
         c_idx, o_idx = np.nonzero(present)

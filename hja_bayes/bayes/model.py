@@ -106,6 +106,10 @@ class HJAPriors(NamedTuple):
         Scale of the half-normal prior of each model's tau_i, the sd of its answer-quality
         effects with prompt effects (default 1: tau_i above 2 logits has prior probability
         4.6%).
+    log_nu_loc, log_nu_scale : float
+        Mean and sd of the normal prior of each judge's log tie propensity ``log nu_k``
+        under Davidson ties (defaults 0 and 1.5: a tie between equally strong items has
+        prior probability 1/3 at the median, 90% interval [0.04, 0.86]).
     gram_pin : float
         Relative spread of the Gram matrix ``W^T W / (N - 2)`` of the raw V coordinates
         around the identity (default 0.1).  These r(r+1)/2 coordinates do not enter the
@@ -123,6 +127,8 @@ class HJAPriors(NamedTuple):
     beta_scale: float = 1.0
     gram_pin: float = 0.1
     tau_scale: float = 1.0
+    log_nu_loc: float = 0.0
+    log_nu_scale: float = 1.5
 
 
 class Chart(NamedTuple):
@@ -301,6 +307,7 @@ def hja_model(
     priors: HJAPriors = HJAPriors(),
     outcome: str | OutcomeModel = "half",
     answers=None,
+    tied=None,
 ) -> None:
     """NumPyro model of the rank-``rank`` HJA panel (with optional position bias).
 
@@ -330,13 +337,17 @@ def hja_model(
     priors : HJAPriors
         Prior scales.
     outcome : str or OutcomeModel
-        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`);
-        one without extra per-judge parameters.
+        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`):
+        "half", or "davidson", which adds the site ``log_nu`` (one per judge in ``tied``)
+        and the deterministic ``nu`` (K,).
     answers : (first, second, item), optional
         Prompt effects: ``cells`` are then (question, cell) entries, ``first[e]`` and
         ``second[e]`` index the answers shown in entry e and ``item[a]`` is the model of
         answer a (:func:`~hja_bayes.bayes.prompts.entry_units`); adds the sites ``tau``
         (one per model), ``z_alpha`` and the deterministic ``alpha``.
+    tied : bool array (K,), optional
+        Davidson only: the judges whose ``log nu_k`` is sampled; the others have
+        ``nu_k = 0`` (the MAP's rule for a judge that never tied).  Default: every judge.
 
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
     ``beta`` are recorded; the observed site is ``outcomes``, in the plate ``cell``.
@@ -354,10 +365,10 @@ def hja_model(
     True
     """
     outcome = outcome_model(outcome)
-    if outcome.n_aux:
+    if outcome.n_aux and tuple(outcome.aux_names) != ("nu",):
         raise ParameterError(
-            f"the Bayesian model supports outcome models without extra parameters; "
-            f"{outcome.name!r} has {outcome.n_aux}")
+            f"the Bayesian model supports extra outcome parameters ('nu',) only; "
+            f"{outcome.name!r} has {outcome.aux_names}")
     item_basis, judge_basis = chart
     N, K = item_basis.shape[0], judge_basis.shape[0]
     r = rank
@@ -398,5 +409,13 @@ def hja_model(
                                  dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))
         alpha = numpyro.deterministic("alpha", tau[item] * z_alpha)
         eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
+    aux = None
+    if outcome.n_aux:
+        free = np.arange(K) if tied is None else np.flatnonzero(np.asarray(tied))
+        log_nu = numpyro.sample("log_nu", dist.Normal(priors.log_nu_loc, priors.log_nu_scale)
+                                .expand([len(free)]).to_event(1))
+        log_nu = jnp.full(K, -jnp.inf, mu.dtype).at[free].set(log_nu)
+        numpyro.deterministic("nu", jnp.exp(log_nu))
+        aux = log_nu[cells.judge][:, None]
     with numpyro.plate("cell", eta.shape[0]):
-        numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome), obs=obs)
+        numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome, aux), obs=obs)

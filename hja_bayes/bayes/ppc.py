@@ -16,7 +16,7 @@ from scipy import sparse
 from ..checks import check_level, check_positive
 from ..likelihood import outcome_model
 from .convert import coordinate_names, posterior_cells, posterior_units
-from .predictive import posterior_logits
+from .predictive import posterior_aux, posterior_logits
 
 __all__ = [
     "FIRST_SHOWN",
@@ -25,6 +25,7 @@ __all__ = [
     "ppc_calibration",
     "ppc_judge_win_rates",
     "ppc_pair_win_rates",
+    "ppc_tie_rates",
 ]
 
 #: The "item" label of the rows checking the share won by the first-shown answer.
@@ -58,17 +59,18 @@ def bayesian_p_value(observed, replicated) -> np.ndarray:
             + 0.5 * np.mean(replicated == observed, axis=0))
 
 
-def _replicated(idata) -> np.ndarray:
-    x = np.asarray(idata.posterior_predictive["wins"], dtype=float)
+def _replicated(idata, variable: str = "wins") -> np.ndarray:
+    x = np.asarray(idata.posterior_predictive[variable], dtype=float)
     return x.reshape(-1, x.shape[-1])
 
 
 def _group_table(idata, groups: sparse.csr_matrix, offsets: np.ndarray, counts: np.ndarray,
-                 level: float) -> dict[str, np.ndarray]:
-    """Observed and replicated win rates of linear cell groups ``(G w + offset) / count``."""
+                 level: float, variable: str = "wins") -> dict[str, np.ndarray]:
+    """Observed and replicated rates of linear cell groups ``(G x + offset) / count`` of the
+    per-cell counts ``variable`` (wins, or ties)."""
     level = check_level(level)
-    obs = np.asarray(idata.observed_data["wins"], dtype=float)
-    rep = _replicated(idata)
+    obs = np.asarray(idata.observed_data[variable], dtype=float)
+    rep = _replicated(idata, variable)
     obs_rate = (groups @ obs + offsets) / counts
     rep_rate = ((groups @ rep.T).T + offsets) / counts
     tail = (1 - level) / 2
@@ -166,7 +168,8 @@ def expected_wins(idata) -> np.ndarray:
     units = posterior_units(idata)
     outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
     p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in
-                         outcome.probabilities(posterior_logits(idata, units), None))
+                         outcome.probabilities(posterior_logits(idata, units),
+                                               posterior_aux(idata, units)))
     per_unit = np.asarray(units.cells.n) * (p_first + 0.5 * p_tie)
     n_cells = len(posterior_cells(idata).judge)
     to_cells = sparse.csr_matrix((np.ones(len(units.cell)), (np.arange(len(units.cell)),
@@ -209,3 +212,35 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
         "predicted_lower": stats["predicted_lower"], "predicted_upper": stats["predicted_upper"],
         "p_value": stats["p_value"],
     })
+
+
+def ppc_tie_rates(idata, level: float = 0.95) -> pd.DataFrame:
+    """Posterior predictive check of every judge's tie rate (Davidson posteriors).
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``n``, ``observed`` (share of the judge's comparisons that were ties),
+        ``predicted_mean``, ``predicted_lower``, ``predicted_upper``, ``p_value``.
+
+    Raises
+    ------
+    ParameterError
+        When the posterior has no replicated ties (an outcome model without ties).
+    """
+    from ..errors import ParameterError
+
+    if "ties" not in idata.posterior_predictive:
+        raise ParameterError("the posterior has no replicated ties: sample it with "
+                             "ties='davidson'")
+    cells = posterior_cells(idata)
+    judges = coordinate_names(idata, "judge")
+    K, C = len(judges), len(cells.n)
+    G = sparse.csr_matrix((np.ones(C), (cells.judge, np.arange(C))), shape=(K, C))
+    counts = np.bincount(cells.judge, cells.n, K)
+    keep = counts > 0
+    stats = _group_table(idata, G[keep], np.zeros(int(keep.sum())), counts[keep], level, "ties")
+    out = pd.DataFrame({"judge": np.asarray(judges)[keep]})
+    for k, v in stats.items():
+        out[k] = v
+    return out

@@ -21,7 +21,8 @@ from ..likelihood import Cells, OutcomeModel, cell_logits, sample_outcomes
 from .prompts import prompt_offsets
 
 __all__ = ["OUTCOMES", "comparison_index", "draw_logits", "outcome_log_likelihood",
-           "posterior_logits", "replicate_outcomes", "unit_cells", "unit_logits"]
+           "posterior_aux", "posterior_logits", "replicate_outcomes", "unit_aux", "unit_cells",
+           "unit_logits"]
 
 #: Names of the three outcomes of one comparison, in the order of the count columns.
 OUTCOMES = ("first", "tie", "second")
@@ -85,6 +86,27 @@ def unit_logits(S, beta, units: Cells, prompt=None) -> np.ndarray:
     return eta
 
 
+def unit_aux(nu, judge) -> np.ndarray | None:
+    """Per-unit extra outcome parameters (Davidson's ``log nu``) from draws of ``nu``.
+
+    Parameters
+    ----------
+    nu : array (draws, K) or None
+        Tie propensities on their natural scale (0 for a judge held at the boundary).
+    judge : int array (units,)
+
+    Returns
+    -------
+    ndarray (draws, units, 1) or None
+        ``log nu`` of each unit's judge (``-inf`` where nu = 0), the ``aux`` of the seam.
+    """
+    if nu is None:
+        return None
+    with np.errstate(divide="ignore"):
+        log_nu = np.log(np.asarray(nu, dtype=float))
+    return log_nu[:, np.asarray(judge)][..., None]
+
+
 def unit_cells(n_cells: int) -> tuple[Cells, Cells, Cells]:
     """Cells holding one comparison with each outcome (first wins, tie, second wins)."""
     zeros, ones = np.zeros(n_cells), np.ones(n_cells)
@@ -138,6 +160,18 @@ def replicate_outcomes(eta, n, outcome: OutcomeModel, seed, aux=None) -> np.ndar
     rng = np.random.default_rng(seed)
     first, ties, second = sample_outcomes(rng, eta, n, outcome=outcome, aux=aux)
     return np.stack([first, ties, second], axis=-1)
+
+
+def posterior_aux(idata, units, take=None) -> np.ndarray | None:
+    """Extra outcome parameters of (a subset ``take`` of) a posterior's units per draw:
+    Davidson's ``log nu`` of each unit's judge (:func:`unit_aux`), None without them."""
+    from .convert import posterior_draws
+
+    if "nu" not in idata.posterior:
+        return None
+    judge = np.asarray(units.cells.judge)
+    judge = judge if take is None else judge[np.asarray(take)]
+    return unit_aux(posterior_draws(idata, "nu"), judge)
 
 
 def posterior_logits(idata, units, take=None) -> np.ndarray:

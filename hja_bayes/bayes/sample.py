@@ -44,18 +44,18 @@ from scipy import sparse
 
 from ..comparisons import Comparisons
 from ..decomposition import Decomposition, align_decomposition, canonical_decomposition, check_rank
-from ..checks import check_choice, check_positive
+from ..checks import check_choice, check_positive, check_probability
 from ..errors import IdentifiabilityError, ParameterError
 from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import Cells, cells_of, outcome_model
 from .convert import to_inference_data
-from .diagnose import warn_on_diagnostics
+from .diagnose import SAFE_TARGET, warn_on_diagnostics
 from .laplace import laplace_at, preconditioned, whitened_starts
 from .model import HJAPriors, chart_at, hja_model, unconstrain
 from .outcomes import stack_counts
 from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
-                         unit_logits)
-from .prompts import entry_units, prompt_start
+                         unit_aux, unit_logits)
+from .prompts import entry_units, marginal_consensus, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -82,11 +82,11 @@ def _canonical_draws(S_raw: jax.Array, rank: int) -> Decomposition:
     return Decomposition(*(x.reshape(S_raw.shape[:2] + x.shape[1:]) for x in d))
 
 
-def _resolve_init(data, rank, init, position_bias):
+def _resolve_init(data, rank, init, position_bias, ties):
     """Validate the input exactly as fit_hja does and return (init fit, rank, position_bias)."""
     if init is None:
         pb = bool(position_bias) if position_bias is not None else False
-        init = fit_hja(data, rank, position_bias=pb)
+        init = fit_hja(data, rank, position_bias=pb, ties="half" if ties is None else ties)
         return init, init.rank, pb
     if not isinstance(init, HJAFit):
         raise ParameterError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
@@ -101,6 +101,9 @@ def _resolve_init(data, rank, init, position_bias):
         raise IdentifiabilityError(
             f"init is a rank-{init.rank} fit with position_bias={init.position_bias}, but "
             f"rank {r} with position_bias={pb} was requested")
+    if ties is not None and outcome_model(ties).name != init.ties:
+        raise ParameterError(f"init was fitted with ties={init.ties!r}, but ties={ties!r} was "
+                             f"requested: fit the MAP with fit_hja(..., ties={ties!r})")
     if (init.judges, init.items) != (data.judges, data.items):
         raise IdentifiabilityError("init was fitted to data with other judges or items")
     return init, r, pb
@@ -114,8 +117,9 @@ def _units(data, prompt: bool):
     return entry_units(data)
 
 
-def _predictive(S, beta, gamma, alpha, data, prompt, outcome, seed, max_pointwise):
-    """Replicated wins per cell and, within the size limit, the per-comparison log-likelihood."""
+def _predictive(S, beta, gamma, alpha, nu, data, prompt, outcome, seed, max_pointwise):
+    """Replicated wins and ties per cell and, within the size limit, the per-comparison
+    log-likelihood (``nu``: Davidson tie propensities per draw, or None)."""
     chains, draws = S.shape[:2]
     units, answers, unit_cell = _units(data, prompt)
     counts = np.stack([units.first_wins, units.ties, units.second_wins], axis=-1)
@@ -124,7 +128,9 @@ def _predictive(S, beta, gamma, alpha, data, prompt, outcome, seed, max_pointwis
     keep_pointwise = integral and chains * draws * n_comparisons <= max_pointwise
     index = comparison_index(counts) if keep_pointwise else None
     flat = [x.reshape((chains * draws,) + x.shape[2:]) for x in (S, beta, gamma, alpha)]
+    flat_nu = None if nu is None else nu.reshape((chains * draws,) + nu.shape[2:])
     replicated = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
+    replicated_ties = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
     pointwise = np.empty((chains * draws, n_comparisons)) if keep_pointwise else None
     rng = np.random.default_rng([int(seed), 0x5EED])
     to_cells = sparse.csr_matrix((np.ones(len(unit_cell)), (np.arange(len(unit_cell)), unit_cell)),
@@ -135,13 +141,17 @@ def _predictive(S, beta, gamma, alpha, data, prompt, outcome, seed, max_pointwis
         S_, beta_, gamma_, alpha_ = (x[start:stop] for x in flat)
         terms = (gamma_, alpha_, answers.first, answers.second) if prompt else None
         eta = unit_logits(S_, beta_, units, terms)
-        rep = replicate_outcomes(eta, units.n, outcome, rng)
+        aux = None if flat_nu is None else unit_aux(flat_nu[start:stop], units.judge)
+        rep = replicate_outcomes(eta, units.n, outcome, rng, aux)
         wins = rep[..., 0] + 0.5 * rep[..., 1]
         replicated[start:stop] = wins if not prompt else (to_cells.T @ wins.T).T
+        replicated_ties[start:stop] = (rep[..., 1] if not prompt
+                                       else (to_cells.T @ rep[..., 1].T).T)
         if keep_pointwise:
-            ll = outcome_log_likelihood(eta, outcome)
+            ll = outcome_log_likelihood(eta, outcome, aux)
             pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
     replicated = replicated.reshape(chains, draws, -1)
+    replicated = (replicated, replicated_ties.reshape(chains, draws, -1))
     if not keep_pointwise:
         why = ("counts are not whole numbers" if not integral else
                f"{chains * draws} draws x {n_comparisons} comparisons exceed the limit of "
@@ -161,11 +171,12 @@ def sample_hja(
     position_bias: bool | None = None,
     priors: HJAPriors = HJAPriors(),
     prompt_effects: bool | None = None,
+    ties: str | None = None,
     num_warmup: int = 500,
     num_samples: int = 1000,
     num_chains: int = 4,
     seed: int = 0,
-    target_accept_prob: float = 0.8,
+    target_accept_prob: float | None = None,
     start: Literal["laplace", "map"] = "laplace",
     mass_matrix: Literal["diagonal", "laplace", "adapt"] = "diagonal",
     chain_method: Literal["parallel", "sequential", "vectorized"] | None = None,
@@ -190,8 +201,19 @@ def sample_hja(
     prompt_effects : bool, optional
         Answer-quality random effects per (question, model), their sd tau_i learned per
         model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``
-        and ``tau``.  Default: on when the data carry clusters
+        and ``tau``, and ``mu_marginal``: ``mu`` is then on the conditional
+        (question-specific) scale, ``mu_marginal`` the population-averaged consensus on the
+        scale of ``fit_hja`` and of the model without prompt effects
+        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  Default: on when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``).
+    ties : {"half", "davidson"}, optional
+        The outcome model (default: as ``init``, else "half").  "davidson": three outcomes
+        with a tie propensity nu_k per judge (as ``fit_hja(..., ties="davidson")``):
+        ``log nu_k`` is sampled for every judge that tied at least once (prior in
+        :class:`~hja_bayes.bayes.HJAPriors`), started and dispersed from the MAP with the
+        other parameters; a judge that never tied has nu_k held at 0, as in the MAP.  The
+        posterior then holds ``nu (judge)``, the log-likelihood is per comparison with
+        three outcomes and the posterior predictive also replicates the ties.
     priors : HJAPriors
         Prior scales (see :mod:`hja_bayes.bayes.model`).
     num_warmup, num_samples, num_chains : int
@@ -199,8 +221,14 @@ def sample_hja(
     seed : int
         Seed of the starting points, the sampler and the posterior predictive draws; the
         same seed gives identical draws.
-    target_accept_prob : float
-        NUTS step-size adaptation target.
+    target_accept_prob : float, optional
+        NUTS step-size adaptation target.  Default 0.8 at rank 0 and 1, 0.95 at rank 2 and
+        above: there the posterior's curvature varies more.  MT-Bench at rank 2 gave 13
+        divergent transitions at 0.8, all in the chain whose adapted step was largest, with
+        the divergent draws in the tails of the weak second V column (its entries at their
+        1st/99th posterior percentiles) rather than at small D; PRD Vicuna80 gave 2.  At 0.95
+        both had none, for 1-3x the gradients per draw.  The divergence warning says where
+        they occurred.
     start : {"laplace", "map"}
         "laplace": each chain starts from an independent draw of the Laplace approximation
         at the MAP, standard deviations inflated 1.5x; "map": every chain starts at the MAP.
@@ -272,13 +300,18 @@ def sample_hja(
             raise ParameterError(f"{name} must be a non-negative integer, got {value!r}")
     check_positive(num_samples, "num_samples")
     check_positive(num_chains, "num_chains")
-    init, r, pb = _resolve_init(data, rank, init, position_bias)
+    init, r, pb = _resolve_init(data, rank, init, position_bias, ties)
+    if target_accept_prob is None:
+        target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
+    check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
     prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
     if prompt and data.clusters is None:
         raise ParameterError("prompt_effects=True needs clusters: read the data with "
                              "cluster=<question column>")
-    outcome = outcome_model("half")
+    outcome = outcome_model(init.ties)
     K, N = data.n_judges, data.n_items
+    # Davidson: log nu_k is sampled for the judges that tied (the MAP holds the others at 0)
+    tied = np.bincount(data.judge, data.ties, K) > 0 if outcome.n_aux else None
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
     reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
@@ -289,6 +322,8 @@ def sample_hja(
         params0.update(l_free=raw0.l_free, w=raw0.w)
     if pb:
         params0["beta_raw"] = raw0.beta
+    if outcome.n_aux:
+        params0["log_nu"] = jnp.log(jnp.asarray(init.nu[tied], dtype=float))
     # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
     # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
     # work); log-likelihoods and replicated data below stay per original cell.
@@ -302,7 +337,7 @@ def sample_hja(
         params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
                        tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
     model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
-                    answers=terms)
+                    answers=terms, tied=tied)
     args = (model_units, chart, obs)
 
     start_time = time.perf_counter()
@@ -345,17 +380,23 @@ def sample_hja(
 
     beta = np.asarray(samples["beta"])
     alpha = np.asarray(samples["alpha"]) if prompt else np.zeros(beta.shape[:2] + (0,))
+    nu = np.asarray(samples["nu"]) if outcome.n_aux else None
     aligned = align_decomposition(_canonical_draws(samples["S"], r), np.asarray(init.V))
     d = aligned.decomposition
     S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
     replicated, pointwise, labels, stored = _predictive(
-        S, beta, np.asarray(d.gamma), alpha, data, prompt, outcome, seed, max_pointwise)
+        S, beta, np.asarray(d.gamma), alpha, nu, data, prompt, outcome, seed, max_pointwise)
 
     posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
     if pb:
         posterior["beta"] = beta
     if prompt:
-        posterior.update(alpha=alpha, tau=np.asarray(samples["tau_value"]))
+        tau = np.asarray(samples["tau_value"])
+        mu_bar, _ = marginal_consensus(S.reshape((-1, K, N)), np.asarray(d.gamma).reshape(-1, K),
+                                       tau.reshape(-1, N))
+        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(S.shape[:2] + (N,)))
+    if outcome.n_aux:
+        posterior["nu"] = nu
     steps = np.asarray(extra["num_steps"])
     sample_stats = {
         "diverging": np.asarray(extra["diverging"]),
@@ -369,6 +410,7 @@ def sample_hja(
     attrs = {"rank": r, "position_bias": int(pb), "outcome": outcome.name,
              "map_nll": float(init.nll), "map_bic": float(init.bic), "seed": int(seed),
              "start": start, "mass_matrix": mass_matrix, "chain_method": chain_method,
+             "target_accept_prob": float(target_accept_prob),
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
              "n_judges": K, "n_items": N,
@@ -380,7 +422,8 @@ def sample_hja(
              "log_likelihood": stored, "prompt_effects": int(prompt)}
     if steps.ndim == 1:  # one chain: keep the (chain, draw) layout
         sample_stats = {k: v[None] for k, v in sample_stats.items()}
-    idata = to_inference_data(posterior=posterior, data=data, replicated_wins=replicated,
+    idata = to_inference_data(posterior=posterior, data=data, replicated_wins=replicated[0],
+                              replicated_ties=replicated[1] if outcome.n_aux else None,
                               pointwise=pointwise, comparison_labels=labels,
                               sample_stats=sample_stats, attrs=attrs,
                               answers=_units(data, True)[1] if prompt else None)
