@@ -68,18 +68,25 @@ def import_times(repeats: int) -> dict:
     return dict(hja_bayes_s=a, jax_numpy_pandas_s=b, ratio=a / b, goal=1.3, met=a / b <= 1.3)
 
 
-def cli_times(csv: Path, repeats: int, work: Path, extra=()) -> dict:
-    cold, warm = [], []
+def cli_times(csv: Path, repeats: int, work: Path, peer=None) -> dict:
+    """Cold and repeat runs of the CLI; with ``peer`` (a command), one peer run after each
+    pair, so both sides see the same load."""
+    cold, warm, peers = [], [], []
     for r in range(repeats):
         cache = work / f"cache{r}"
         shutil.rmtree(cache, ignore_errors=True)
         env = env_with(HJA_BAYES_CACHE_DIR=str(cache), MPLBACKEND="Agg")
         cmd = [str(CLI), "fit", str(csv), "--rank", "bic", "--quiet", "--out",
-               str(work / "fit"), *extra]
+               str(work / "fit")]
         cold.append(timed(cmd, env))
         warm.append(timed(cmd, env))
-    return dict(cold_s=statistics.median(cold), warm_s=statistics.median(warm),
-                cold_runs=cold, warm_runs=warm)
+        if peer is not None:
+            peers.append(timed(peer, env_with()))
+    out = dict(cold_s=statistics.median(cold), warm_s=statistics.median(warm),
+               cold_runs=cold, warm_runs=warm)
+    if peers:
+        out.update(peer_s=statistics.median(peers), peer_runs=peers)
+    return out
 
 
 def rows_of(data) -> "pd.DataFrame":
@@ -106,7 +113,8 @@ def main() -> None:
     arena_csv = hb.datasets.find_data_dir() / "ja_ranking" / "chatbot_arena.csv"
     result = dict(load_average_start=os.getloadavg()[0], imports=import_times(args.repeats))
     print("import", result["imports"], flush=True)
-    result["chatbot_arena"] = cli_times(arena_csv, args.repeats, work)
+    peer = [args.arena_python, "-c", PEER, str(arena_csv)] if args.arena_python else None
+    result["chatbot_arena"] = cli_times(arena_csv, args.repeats, work, peer)
     print("chatbot arena", result["chatbot_arena"], flush=True)
     small, _ = hb.simulate(n_judges=5, n_items=5, rank=1, comparisons_per_judge=300, seed=0)
     small_csv = work / "small.csv"
@@ -114,12 +122,10 @@ def main() -> None:
     result["panel_5x5"] = cli_times(small_csv, args.repeats, work)
     print("5x5", result["panel_5x5"], flush=True)
     if args.arena_python:
-        peer = [timed([args.arena_python, "-c", PEER, str(arena_csv)], env_with())
-                for _ in range(args.repeats)]
-        p = statistics.median(peer)
         a = result["chatbot_arena"]
+        p = a["peer_s"]
         result["arena_rank_s"] = p
-        result["arena_rank_runs"] = peer
+        result["arena_rank_runs"] = a["peer_runs"]
         result["ratio_cold"] = a["cold_s"] / p
         result["ratio_warm"] = a["warm_s"] / p
         result["met_cold"] = result["ratio_cold"] <= 1.0
@@ -128,8 +134,9 @@ def main() -> None:
     (OUT / "fresh_process.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Fresh processes (`python benchmarks/bench_fresh_process.py`)", "",
              f"median of {args.repeats} fresh processes each; machine: {os.cpu_count()} cores, "
-             f"load average {result['load_average_start']:.1f} at the start "
-             "(other jobs on the machine inflate every time; compare the ratios)", "",
+             f"load average {result['load_average_start']:.1f} at the start, "
+             f"{os.getloadavg()[0]:.1f} at the end; each arena-rank run follows one cold and "
+             "one repeat run of ours, so both sides see the same load (compare the ratios)", "",
              "| what | seconds | peer | ratio | goal |", "|---|---|---|---|---|"]
     imp = result["imports"]
     lines.append(f"| `import hja_bayes` | {imp['hja_bayes_s']:.2f} | `import jax.numpy, pandas` "

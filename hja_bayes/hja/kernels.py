@@ -72,9 +72,13 @@ def objective(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None)
 
 
 def _damped_newton_step(fun, direction, x0):
-    """One backtracking Newton step on a convex ``fun``; ``direction(x) -> (d, decrement)``."""
-    f = fun(x0)
-    d, dec = direction(x0)
+    """One backtracking Newton step on a convex ``fun``;
+    ``direction(x) -> (d, decrement, fun(x))``.
+
+    Backtracking tries t = 1, 1/2, 1/4, ... inside one loop, so ``fun`` appears twice in the
+    program (here and in ``direction``'s value and gradient), which keeps its tracing and
+    compilation short."""
+    d, dec, f = direction(x0)
 
     def ls_cond(s):
         t, fn = s
@@ -84,7 +88,7 @@ def _damped_newton_step(fun, direction, x0):
         t = s[0] * 0.5
         return t, fun(x0 + t * d)
 
-    t, fn = jax.lax.while_loop(ls_cond, ls_body, (1.0, fun(x0 + d)))
+    t, fn = jax.lax.while_loop(ls_cond, ls_body, (2.0, jnp.inf))
     accept = fn <= f
     return jnp.where(accept, x0 + t * d, x0)
 
@@ -115,7 +119,8 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
         return objective(Bx, T, cells, ridge, outcome, ax) + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
 
     def direction(x):
-        g = jax.grad(fun)(x) * mask
+        f, g = jax.value_and_grad(fun)(x)
+        g = g * mask
         Bx, ax = split(x)
         S_, beta_ = scores(Bx, T)
         # judge k's information from its own cells: the logit moves by (T_i - T_j) . dB_k
@@ -146,7 +151,7 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
         rhs = jnp.einsum("pa,kab,kb->p", E, Hinv, g)
         lam = -jnp.linalg.solve(schur, rhs)
         d = -jnp.einsum("kab,kb->ka", Hinv, g + lam @ E) * mask
-        return d, -jnp.sum(g * d)
+        return d, -jnp.sum(g * d), f
 
     x = _damped_newton_step(fun, direction, x_prox)
     return split(x)
@@ -186,7 +191,8 @@ def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
         return objective(B, Tx, cells, ridge, outcome, aux) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
 
     def direction(Tx):
-        g = _centre(jax.grad(fun)(Tx)) * keep
+        f, g = jax.value_and_grad(fun)(Tx)
+        g = _centre(g) * keep
         S_, beta_ = scores(B, Tx)
         SS, _, _ = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=aux)
         if N * p <= ITEM_DENSE_MAX:
@@ -209,7 +215,7 @@ def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
                 hessian_times, -g, M=lambda X: jnp.einsum("ipq,iq->ip", inverse, X),
                 tol=ITEM_CG_TOL, maxiter=ITEM_CG_MAXITER)
         d = _centre(d) * keep
-        return d, -jnp.sum(g * d)
+        return d, -jnp.sum(g * d), f
 
     return _damped_newton_step(fun, direction, T)
 
