@@ -28,10 +28,10 @@ a search, and a fit at a fixed rank uses width = rank.
 
 from __future__ import annotations
 
-from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..decomposition import canonical_decomposition, check_score_matrix
 from ..jitting import light_jit
@@ -243,7 +243,12 @@ def reanchor(B, T, rank):
     return B, T, jnp.linalg.norm(d.mu), sigma_r
 
 
-_padded_decomposition_jit = light_jit(padded_decomposition, static_argnames="w")
+def _initial_blocks(S0, beta0, rank, w: int):
+    d = padded_decomposition(S0, rank, w)
+    return jnp.column_stack([d.gamma, d.U, beta0]), jnp.column_stack([d.mu, d.V])
+
+
+_initial_blocks_jit = light_jit(_initial_blocks, static_argnames="w")
 
 
 def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) -> SolverState:
@@ -252,10 +257,9 @@ def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) 
     starting per-judge parameters (default none)."""
     w = rank if width is None else width
     S0 = check_score_matrix(S0, rank)
-    d = _padded_decomposition_jit(jnp.asarray(S0), rank, w)
-    B = jnp.column_stack([d.gamma, d.U, jnp.asarray(beta0, dtype=float)])
-    T = jnp.column_stack([d.mu, d.V])
-    aux = _no_aux(B) if aux0 is None else jnp.asarray(aux0, dtype=float).reshape(B.shape[0], -1)
+    B, T = _initial_blocks_jit(S0, np.asarray(beta0, dtype=float), rank, w)
+    K = B.shape[0]
+    aux = np.zeros((K, 0)) if aux0 is None else np.asarray(aux0, dtype=float).reshape(K, -1)
     return SolverState(B, T, float(tau), aux)
 
 

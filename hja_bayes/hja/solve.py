@@ -6,7 +6,6 @@ import math
 import warnings
 from typing import Callable, NamedTuple
 
-import jax.numpy as jnp
 import numpy as np
 
 from ..btl import fit_per_judge_btl
@@ -57,7 +56,7 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
     (``stopped_early``; a rank search uses it for candidates that cannot win).
     """
     if state.aux is None:
-        state = state._replace(aux=jnp.zeros((state.B.shape[0], outcome.n_aux)))
+        state = state._replace(aux=np.zeros((state.B.shape[0], outcome.n_aux)))
     f = float(kernels.objective_jit(state.B, state.T, cells, ridge, outcome, state.aux))
     converged = False
     it = 0
@@ -137,18 +136,16 @@ def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
 def make_fit(data: Comparisons, result: SolveResult, rank: int, position_bias: bool, ridge: float,
              rank_table=None, outcome: OutcomeModel = HALF) -> HJAFit:
     """The :class:`HJAFit` of a solver result, in canonical coordinates."""
-    S, beta = scores(result.state.B, result.state.T)
+    S, beta = scores(np.asarray(result.state.B), np.asarray(result.state.T))
     d = canonicalize(S, rank)
-    S = np.asarray(jnp.outer(d.gamma, d.mu) + d.U @ d.V.T)
-    beta = np.asarray(beta)
+    gamma, mu, U, V, D = (np.asarray(x) for x in d)
+    S = np.outer(gamma, mu) + U @ V.T
     log_aux = np.asarray(result.state.aux) if outcome.n_aux else None
     # the solver's own blocks and compiled objective (canonical coordinates hold the same S)
     nll = float(kernels.objective_jit(result.state.B, result.state.T, cells_of(data, pad=True),
-                                      0.0, outcome,
-                                      None if log_aux is None else jnp.asarray(log_aux)))
+                                      0.0, outcome, result.state.aux))
     return HJAFit(
-        gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
-        D=np.asarray(d.D), S=S, beta=beta, rank=rank, position_bias=position_bias, nll=nll,
+        gamma=gamma, mu=mu, U=U, V=V, D=D, S=S, beta=beta, rank=rank, position_bias=position_bias, nll=nll,
         bic=bic(nll, rank, data.n_judges, data.n_items, data.n_comparisons),
         n_iter=result.n_iter, converged=result.converged, judges=data.judges,
         items=data.items, data=data, tau=result.state.tau, ridge=ridge, rank_table=rank_table,
