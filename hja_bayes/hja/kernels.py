@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..decomposition import canonical_decomposition, check_score_matrix
+from ..errors import ParameterError
 from ..jitting import light_jit
 from ..likelihood import (
     HALF,
@@ -256,6 +257,8 @@ def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) 
     ``width >= rank`` disagreement columns (default ``rank``); ``aux0``: the outcome model's
     starting per-judge parameters (default none)."""
     w = rank if width is None else width
+    if not rank <= w:
+        raise ParameterError(f"the blocks' width {w} must be at least the rank {rank}")
     S0 = check_score_matrix(S0, rank)
     B, T = _initial_blocks_jit(S0, np.asarray(beta0, dtype=float), rank, w)
     K = B.shape[0]
