@@ -12,7 +12,7 @@ between 3 and 15 (36 or 180 comparisons per judge: small n, where Wald intervals
 Two arms, each calibrated against its own prior:
 
 * ``default`` (200 draws): the default priors (:class:`hja_bayes.bayes.HJAPriors`);
-* ``small_D`` (100 draws): ``U_scale = 0.15``, so the disagreement D is near zero in every
+* ``small_D`` (200 draws): ``U_scale = 0.15``, so the disagreement D is near zero in every
   draw (the over-specified-rank geometry);
 * ``davidson`` (``--draws-davidson``, default 200): default priors, Davidson ties with
   ``log nu_k ~ N(0, 1.5^2)``; the data are simulated from Davidson's model, the MAP and
@@ -30,7 +30,7 @@ enter the sampler as arguments (``compile_data=False``) and chains run one after
 so with the package's persistent compilation cache every draw after the first reuses the
 compiled sampler.
 
-    nohup nice python benchmarks/bench_bayes_sbc.py &        # 200 + 100 prior draws
+    nohup nice python benchmarks/bench_bayes_sbc.py &        # 200 + 200 + 200 prior draws
     python benchmarks/bench_bayes_sbc.py --draws 4 --arms default --out /tmp/sbc   # smoke
 """
 
@@ -213,7 +213,7 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--draws", type=int, default=200)
-    p.add_argument("--draws-small-d", type=int, default=100,
+    p.add_argument("--draws-small-d", type=int, default=200,
                    help="prior draws of the small_D arm")
     p.add_argument("--draws-davidson", type=int, default=200,
                    help="prior draws of the davidson arm")
