@@ -110,6 +110,11 @@ def main(argv=None) -> dict:
         "mean_steps_per_draw": float(steps.mean()),
         "max_rhat": max_rhat,
         "max_rhat_mu_gamma": max(float(rhat[v].max()) for v in ("mu", "gamma")),
+        # the rank R-hat is the larger of a location one (rank-normalised split R-hat) and a
+        # scale one (the same of |x - median|): which of the two is high says what differs
+        "max_rhat_location": max(float(az.rhat(post[[v]], method="z_scale")[v].max()) for v in names),
+        "max_rhat_scale": max(float(az.rhat(post[[v]], method="folded")[v].max()) for v in names),
+        "min_tail_ess": min(float(az.ess(post[[v]], method="tail")[v].min()) for v in names),
         "quantities": n_quantities,
         "iid_max_rhat_median": null_median,
         "iid_max_rhat_q95": null_q95,
@@ -157,6 +162,9 @@ def write(result: dict, out: Path) -> None:
         f"quantities), median / 95% quantile | {result['iid_max_rhat_median']:.4f} / "
         f"{result['iid_max_rhat_q95']:.4f} | |",
         f"| max R-hat (mu, gamma only) | {result['max_rhat_mu_gamma']:.4f} | |",
+        f"| max R-hat of location (rank-normalised split) / of scale (folded) | "
+        f"{result['max_rhat_location']:.4f} / {result['max_rhat_scale']:.4f} | |",
+        f"| min tail ESS | {result['min_tail_ess']:.0f} | |",
         f"| lp chain means (lp sd) | {', '.join(f'{x:.1f}' for x in result['lp_chain_means'])} "
         f"({result['lp_sd']:.1f}) | |",
         f"| divergences | {result['divergences']} | 0 ({mark('divergences == 0')}) |",

@@ -381,7 +381,10 @@ def sample_hja(
     beta = np.asarray(samples["beta"])
     alpha = np.asarray(samples["alpha"]) if prompt else np.zeros(beta.shape[:2] + (0,))
     nu = np.asarray(samples["nu"]) if outcome.n_aux else None
-    aligned = align_decomposition(_canonical_draws(samples["S"], r), np.asarray(init.V))
+    # parallel chains leave the draws sharded over the host devices: gather them first, as a
+    # decomposition of sharded draws (SVDs across devices) can hang XLA's CPU runtime
+    S_draws = jnp.asarray(np.asarray(samples["S"]))
+    aligned = align_decomposition(_canonical_draws(S_draws, r), np.asarray(init.V))
     d = aligned.decomposition
     S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
     replicated, pointwise, labels, stored = _predictive(
