@@ -10,16 +10,7 @@ import hja_bayes as hb
 from hja_bayes.inference import ALL_PAIRS_MAX_ITEMS, tangent_basis, wald_inference
 from hja_bayes.inference.wald import EXACT_EIGEN_MAX, cholesky_factor, condition_number
 
-
-def dense_design(data):
-    """Rows d eta_c / d (vec S, beta), one per cell, written out densely."""
-    K, N = data.n_judges, data.n_items
-    X = np.zeros((data.n_cells, K * N + K))
-    rows = np.arange(data.n_cells)
-    X[rows, data.judge * N + data.first] += 1.0
-    X[rows, data.judge * N + data.second] -= 1.0
-    X[rows, K * N + data.judge] = 1.0
-    return X
+from .test_inference import cell_design as dense_design
 
 
 def dense_covariances(data, S, beta, rank, position_bias, ridge):

@@ -109,7 +109,7 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     rows, solutions = [], {}
     best_bic = np.inf
     for r in ranks:
-        penalty = bic(0.0, r, K, N, data.n_comparisons)
+        penalty = bic(0.0, r, K, N, data.n_comparisons)  # BIC less its 2 NLL term
         stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
         result = fit_rank(data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
