@@ -89,7 +89,7 @@ def cli_times(csv: Path, repeats: int, work: Path, peer=None) -> dict:
     return out
 
 
-def rows_of(data) -> "pd.DataFrame":
+def rows_of(data):
     """One row per judgment from the cells of a Comparisons."""
     import numpy as np
     import pandas as pd

@@ -22,8 +22,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 import hja_bayes as hb
 from hja_bayes.hja import selection
 

@@ -170,3 +170,37 @@ def test_prompt_posterior_stores_the_marginal_consensus():
             for v in ("S", "gamma", "tau", "mu_marginal")}
     expected, _ = marginal_consensus(flat["S"][::17], flat["gamma"][::17], flat["tau"][::17])
     np.testing.assert_allclose(flat["mu_marginal"][::17], expected, rtol=1e-12, atol=1e-12)
+
+
+def test_prompt_effects_mode_is_the_mode_given_its_tau():
+    """The mode's tau held fixed, a direct optimiser over every other raw site from the MAP
+    finds the same scores; and no clusters, no mode."""
+    from numpyro.infer.util import constrain_fn
+    from scipy.optimize import minimize
+
+    from hja_bayes.bayes import prompt_effects_mode
+    from hja_bayes.bayes.sample import _problem
+    from hja_bayes.likelihood import outcome_model
+
+    data = clustered()
+    fit = fit_hja(data, 1)
+    mode = prompt_effects_mode(data, 1, init=fit)
+    assert mode.tau.shape == (data.n_items,) and np.all(mode.tau > 0)
+    model, args, params0, _, potential = _problem(data, fit, 1, False, True, HJAPriors(),
+                                                  outcome_model("half"), None)
+    log_tau = jnp.log(jnp.asarray(mode.tau))
+    sites = sorted(k for k in params0 if k != "tau")
+    flat, unravel = jax.flatten_util.ravel_pytree({k: params0[k] for k in sites})
+    value_and_grad = jax.jit(jax.value_and_grad(
+        lambda x: potential({**unravel(x), "tau": log_tau})))
+    res = minimize(lambda x: tuple(np.asarray(v, dtype=float) for v in value_and_grad(x)),
+                   np.asarray(flat), jac=True, method="BFGS", options={"gtol": 1e-9})
+    values = constrain_fn(model, args, {}, {**unravel(jnp.asarray(res.x)), "tau": log_tau},
+                          return_deterministic=True)
+    np.testing.assert_allclose(mode.S, values["S"], atol=2e-4)
+    np.testing.assert_allclose(mode.mu, values["mu"], atol=2e-4)
+    assert abs(mode.mu_marginal.sum()) < 1e-9
+    assert np.all(np.abs(mode.mu_marginal) <= np.abs(mode.mu) + 1e-12)  # marginal is flatter
+    plain, _ = simulate(3, 4, 1, 100, seed=0)
+    with pytest.raises(ParameterError, match="clusters"):
+        prompt_effects_mode(plain, 1)

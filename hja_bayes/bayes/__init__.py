@@ -27,6 +27,8 @@ _EXPORTS = {
     "HJAPriors": ".model",
     "hja_model": ".model",
     "sample_hja": ".sample",
+    "PromptMode": ".sample",
+    "prompt_effects_mode": ".sample",
     "compare_intervals": ".compare",
     "FIRST_SHOWN": ".ppc",
     "bayesian_p_value": ".ppc",

@@ -130,10 +130,11 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
     """A starting point for the prompt-effects model: tau by EM, the rest at its mode.
 
     Each step fixes tau, finds the mode of every other raw site (L-BFGS) and the Laplace
-    variances of the answer effects there, and sets
+    variances of the answer effects there, and computes the update
     ``tau_i^2 = mean_q (alpha_qi^2 + var alpha_qi)`` (the EM update of a variance
-    component).  Stops after ``iterations`` steps or when no tau_i moves by more than
-    ``tol`` (relative): the sampler's warm-up does the rest.
+    component).  Stops when the update would move no tau_i by more than ``tol``
+    (relative), or after ``iterations`` steps, and returns the last tau with the mode
+    given it (the sampler's warm-up does the rest).
 
     Parameters
     ----------
@@ -181,23 +182,24 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
     n_items = log_tau.shape[0]
     per_item = np.bincount(item, minlength=n_items)
     x = np.asarray(flat)
-    for _ in range(iterations):
+    for step in range(iterations):
         def fun(y, lt=log_tau):
             v, g = value_and_grad(jnp.asarray(y), lt)
             return float(v), np.asarray(g, dtype=float)
 
-        x = minimize(fun, x, jac=True, method="L-BFGS-B", options={"maxiter": 2000}).x
+        x = minimize(fun, x, jac=True, method="L-BFGS-B",
+                     options={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}).x
         cov, _, _ = covariance_from_hessian(hessian(jnp.asarray(x), log_tau))
         var_z = np.diag(cov)[z_slice]
         tau = np.exp(np.asarray(log_tau))
         alpha = tau[item] * x[z_slice]
         second_moment = np.bincount(item, alpha**2 + tau[item] ** 2 * var_z, n_items)
         new = np.sqrt(np.divide(second_moment, per_item, out=tau**2, where=per_item > 0))
+        if np.max(np.abs(new / tau - 1)) < tol or step == iterations - 1:
+            break  # x is the mode given tau, and tau is (near) the EM fixed point
         x = x.copy()
         x[z_slice] = alpha / new[item]  # keep alpha = tau z
         log_tau = jnp.log(jnp.asarray(new))
-        if np.max(np.abs(new / tau - 1)) < tol:
-            break
     others = dict(unravel(jnp.asarray(x)))
     return {**others, "tau": log_tau}
 

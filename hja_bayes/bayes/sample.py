@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Callable, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -60,7 +60,7 @@ from .prompts import entry_units, marginal_consensus, prompt_start
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
 
-__all__ = ["sample_hja", "POINTWISE_LIMIT", "WEAK_MATCH"]
+__all__ = ["POINTWISE_LIMIT", "WEAK_MATCH", "PromptMode", "prompt_effects_mode", "sample_hja"]
 
 #: Largest number of values (draws x comparisons) stored in the ``log_likelihood`` group
 #: (25 million float64 values = 200 MB); above it the group is left out (PSIS-LOO by
@@ -161,6 +161,53 @@ def _predictive(S, beta, gamma, alpha, nu, data, prompt, outcome, seed, max_poin
     labels = {"unit": index // 3, "cell": unit_cell[index // 3],
               "outcome": np.asarray(OUTCOMES)[index % 3]}
     return replicated, pointwise, labels, "per comparison"
+
+
+class _Problem(NamedTuple):
+    """The NumPyro model of a request, its data arguments, the raw starting point (the MAP;
+    answer effects at 0) and the potential energy of the raw sites."""
+
+    model: Callable
+    args: tuple
+    params0: dict
+    answers: object
+    potential: Callable
+
+
+def _problem(data, init, r, pb, prompt, priors, outcome, tied) -> _Problem:
+    from numpyro.infer.util import potential_energy
+
+    N = data.n_items
+    reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
+    chart = chart_at(reference)
+    raw0 = unconstrain(reference, init.beta if pb else None, chart)
+    params0 = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
+    if r > 0:
+        params0.update(l_free=raw0.l_free, w=raw0.w)
+    if pb:
+        params0["beta_raw"] = raw0.beta
+    if outcome.n_aux:
+        params0["log_nu"] = jnp.log(jnp.asarray(init.nu[tied], dtype=float))
+    # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
+    # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
+    # work); log-likelihoods and replicated data below stay per original cell.
+    units, answers, _ = _units(data if pb else data.fold_order(), prompt)
+    model_units = Cells(*(jnp.asarray(a) for a in units))
+    obs = stack_counts(model_units)
+    terms = None
+    if prompt:
+        terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
+                 jnp.asarray(answers.item))
+        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
+                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
+    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
+                    answers=terms, tied=tied)
+    args = (model_units, chart, obs)
+
+    def potential(p):
+        return potential_energy(model, args, {}, p)
+
+    return _Problem(model, args, params0, answers, potential)
 
 
 def sample_hja(
@@ -290,7 +337,6 @@ def sample_hja(
         and alignment to the MAP undoes exactly that.
     """
     from numpyro.infer import MCMC, NUTS
-    from numpyro.infer.util import potential_energy
 
     start = check_choice(start, "start", ("laplace", "map"))
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
@@ -314,37 +360,9 @@ def sample_hja(
     tied = np.bincount(data.judge, data.ties, K) > 0 if outcome.n_aux else None
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
-    chart = chart_at(reference)
-    raw0 = unconstrain(reference, init.beta if pb else None, chart)
-    params0 = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
-    if r > 0:
-        params0.update(l_free=raw0.l_free, w=raw0.w)
-    if pb:
-        params0["beta_raw"] = raw0.beta
-    if outcome.n_aux:
-        params0["log_nu"] = jnp.log(jnp.asarray(init.nu[tied], dtype=float))
-    # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
-    # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
-    # work); log-likelihoods and replicated data below stay per original cell.
-    units, answers, _ = _units(data if pb else data.fold_order(), prompt)
-    model_units = Cells(*(jnp.asarray(a) for a in units))
-    obs = stack_counts(model_units)
-    terms = None
-    if prompt:
-        terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
-                 jnp.asarray(answers.item))
-        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
-                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
-    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
-                    answers=terms, tied=tied)
-    args = (model_units, chart, obs)
-
+    model, args, params0, answers, potential = _problem(data, init, r, pb, prompt, priors,
+                                                        outcome, tied)
     start_time = time.perf_counter()
-
-    def potential(p):
-        return potential_energy(model, args, {}, p)
-
     if prompt:  # the MAP leaves the answer effects and tau out
         params0 = prompt_start(potential, params0, answers.item)
     laplace = laplace_at(potential, params0)
@@ -432,3 +450,72 @@ def sample_hja(
                               answers=_units(data, True)[1] if prompt else None)
     warn_on_diagnostics(idata)
     return idata
+
+
+class PromptMode(NamedTuple):
+    """Point estimate of the prompt-effects model (:func:`prompt_effects_mode`).
+
+    Attributes
+    ----------
+    gamma : ndarray (K,)
+    mu : ndarray (N,)
+        Consensus on the conditional (question-specific) scale, as the posterior's ``mu``.
+    S : ndarray (K, N)
+        Conditional scores.
+    tau : ndarray (N,)
+        Sd of each model's answer effects.
+    mu_marginal : ndarray (N,)
+        Population-averaged consensus, as the posterior's ``mu_marginal``.
+    """
+
+    gamma: np.ndarray
+    mu: np.ndarray
+    S: np.ndarray
+    tau: np.ndarray
+    mu_marginal: np.ndarray
+
+
+def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None = None,
+                        priors: HJAPriors = HJAPriors()) -> PromptMode:
+    """The prompt-effects model's point estimate, without sampling.
+
+    The point ``sample_hja(data, rank, prompt_effects=True)`` builds its Laplace
+    approximation at (:func:`~hja_bayes.bayes.prompts.prompt_start`): tau by EM (the
+    marginal-likelihood estimate under the Laplace approximation of the answer effects),
+    every other parameter at its posterior mode given tau.  It takes seconds where sampling
+    takes minutes, so it serves where many refits are needed, e.g. a question bootstrap
+    of the prompt-effects model (``benchmarks/bench_bayes_prompts.py``).
+
+    Parameters
+    ----------
+    data : Comparisons
+        With clusters (``Comparisons.from_frame(..., cluster="question_id")``).
+    rank : int
+    init : HJAFit, optional
+        The fixed-effects MAP to start from (default ``fit_hja(data, rank)``).
+    priors : HJAPriors
+
+    Returns
+    -------
+    PromptMode
+
+    Raises
+    ------
+    ParameterError
+        When the data carry no clusters; otherwise as :func:`sample_hja`.
+    """
+    from numpyro.infer.util import constrain_fn
+
+    if data.clusters is None:
+        raise ParameterError("prompt_effects_mode needs clusters: read the data with "
+                             "cluster=<question column>")
+    init, r, pb = _resolve_init(data, rank, init, None, None)
+    outcome = outcome_model(init.ties)
+    tied = np.bincount(data.judge, data.ties, data.n_judges) > 0 if outcome.n_aux else None
+    model, args, params0, answers, potential = _problem(data, init, r, pb, True, priors,
+                                                        outcome, tied)
+    params = prompt_start(potential, params0, answers.item)
+    values = constrain_fn(model, args, {}, params, return_deterministic=True)
+    gamma, mu, S, tau = (np.asarray(values[k], dtype=float) for k in ("gamma", "mu", "S", "tau"))
+    mu_bar, _ = marginal_consensus(S[None], gamma[None], tau[None])
+    return PromptMode(gamma, mu, S, tau, mu_bar[0])
