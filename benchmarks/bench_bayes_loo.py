@@ -28,8 +28,6 @@ numpyro.set_host_device_count(4)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-
 import hja_bayes as hb  # noqa: E402
 from hja_bayes.bayes import psis_loo  # noqa: E402
 from hja_bayes.bayes.loo import PARETO_K_LIMIT  # noqa: E402

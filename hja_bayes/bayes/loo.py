@@ -180,10 +180,13 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     those two effects out of the importance weights: with ``phi`` every other parameter,
     the weights are ``1 / p(y_n | phi, y_-n)`` and the LOO density is their PSIS mean of
     ``p(y_n | phi, y_-n) = integral p(y_n | phi, alpha_ab) p(alpha_ab | phi, y_-n)``.  Per
-    draw, ``p(alpha_ab | phi, y_-n)`` (the N(0, tau^2) priors times the likelihood of every
-    other verdict on either answer) is replaced by its Laplace approximation (Newton steps
-    with the outcome model's information weight, from the draw's own alpha) and the
-    integral taken by a ``nodes x nodes`` Gauss-Hermite rule.
+    draw, the integral over ``p(alpha_ab | phi, y_-n)`` (the N(0, tau^2) priors times the
+    likelihood of every other verdict on either answer) is taken by adaptive Gauss-Hermite
+    quadrature: a ``nodes x nodes`` rule placed by the conditional's Laplace approximation
+    (Newton steps with the outcome model's information weight, from the draw's own alpha),
+    each node weighted by the exact conditional density over the Gaussian's, so a skewed
+    conditional (few verdicts per answer) is integrated correctly.  Works for every
+    outcome model on the likelihood seam (checked for "half" and Davidson ties).
 
     Parameters
     ----------
