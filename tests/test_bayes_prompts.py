@@ -275,3 +275,24 @@ def test_integrated_loo_agrees_with_plain_psis_and_with_an_exact_refit():
     # Monte Carlo sd of each estimate about 0.02 for a verdict this surprising: 3 sd apart
     assert abs(elpd_j[0] - exact) < 0.06
     assert k_j[0] < plain.pareto_k[j]
+
+
+def test_with_prompt_effects_reports_compare_on_the_fits_scale():
+    """Leaderboard credible intervals, posterior ranks and compare_intervals use
+    mu_marginal (the Wald intervals' scale), not the conditional mu."""
+    from hja_bayes import compare_intervals
+    from hja_bayes.bayes import rank_posterior
+    from hja_bayes.reporting import leaderboard
+
+    fit, idata = posterior()
+    marginal = np.asarray(idata.posterior["mu_marginal"]).reshape(-1, fit.data.n_items)
+    board = leaderboard(fit, idata).set_index("model")
+    np.testing.assert_allclose(board.loc[list(fit.items), "post_mean"], marginal.mean(0),
+                               rtol=1e-12)
+    assert board.attrs["posterior_consensus"] == "mu_marginal"
+    ranks = np.argsort(np.argsort(-marginal, axis=1), axis=1) + 1
+    table = rank_posterior(idata).table.set_index("item")
+    np.testing.assert_allclose(table.loc[list(fit.items), "mean_rank"], ranks.mean(0))
+    side = compare_intervals(fit, idata).query("quantity == 'mu_diff'")
+    np.testing.assert_allclose(side["post_mean"].iloc[0], (marginal[:, 0] - marginal[:, 1]).mean(),
+                               rtol=1e-12)

@@ -50,6 +50,9 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         ``wald_upper``, ``post_mean``, ``post_sd``, ``eti_lower``, ``eti_upper``
         (equal-tailed), ``hdi_lower``, ``hdi_upper``, ``sd_ratio`` (posterior sd / Wald
         se), ``width_ratio`` (equal-tailed width / Wald width) and ``hdi_width_ratio``.
+        With prompt effects the posterior side of "mu_diff" is from ``mu_marginal``, the
+        consensus on the fixed-effects fit's scale; "gamma" and "S_diff" stay the mixed
+        model's own (conditional) quantities, so their ratios also show that scale.
 
     Raises
     ------
@@ -57,6 +60,7 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         When ``fit`` and ``idata`` disagree on rank, position bias, judges or items.
     """
     from ..inference import wald_inference
+    from .ranks import consensus_name
 
     level = check_level(level)
     post = idata.posterior
@@ -70,7 +74,8 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
-    mu, gamma, S = (np.asarray(post[v]) for v in ("mu", "gamma", "S"))
+    # with prompt effects mu_marginal is on the fixed-effects scale (mu is conditional)
+    mu, gamma, S = (np.asarray(post[v]) for v in (consensus_name(idata), "gamma", "S"))
     blocks = {"mu_diff": mu[..., a] - mu[..., b], "gamma": gamma}
     if fit.position_bias:
         blocks["beta"] = np.asarray(post["beta"])

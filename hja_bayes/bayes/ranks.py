@@ -10,7 +10,14 @@ import pandas as pd
 from ..checks import check_level, index_of
 from .convert import coordinate_names, posterior_draws
 
-__all__ = ["RankPosterior", "rank_posterior"]
+__all__ = ["RankPosterior", "consensus_name", "rank_posterior"]
+
+
+def consensus_name(idata) -> str:
+    """The posterior variable that holds the consensus on the fixed-effects fit's scale:
+    ``mu_marginal`` with prompt effects (``mu`` is then the conditional, question-specific
+    consensus, about 1.7x wider on MT-Bench; :mod:`hja_bayes.bayes.prompts`), else ``mu``."""
+    return "mu_marginal" if "mu_marginal" in idata.posterior else "mu"
 
 
 class RankPosterior(NamedTuple):
@@ -38,7 +45,8 @@ def rank_posterior(idata, level: float = 0.95, judge: str | None = None) -> Rank
     level : float
         Probability of the equal-tailed rank intervals.
     judge : str, optional
-        Rank by this judge's score row ``S_k`` instead of the consensus ``mu``.
+        Rank by this judge's score row ``S_k`` instead of the consensus (``mu``, or
+        ``mu_marginal`` with prompt effects: :func:`consensus_name`).
 
     Returns
     -------
@@ -47,7 +55,7 @@ def rank_posterior(idata, level: float = 0.95, judge: str | None = None) -> Rank
     level = check_level(level)
     items = coordinate_names(idata, "item")
     if judge is None:
-        scores = posterior_draws(idata, "mu")
+        scores = posterior_draws(idata, consensus_name(idata))
     else:
         k = index_of(judge, coordinate_names(idata, "judge"), "judge")
         scores = posterior_draws(idata, "S")[:, k]

@@ -73,6 +73,9 @@ def interval_words(rep: Report) -> str:
     text = f"{rep.level:.0%} Wald intervals ({how})"
     if rep.bayes:
         text += " and credible intervals from the posterior draws"
+        if rep.leaderboard.attrs.get("posterior_consensus") == "mu_marginal":
+            text += (" (with prompt effects: of the population-averaged consensus "
+                     "mu_marginal, on the Wald intervals' scale)")
     return text
 
 

@@ -338,9 +338,13 @@ def credible(draws: np.ndarray, level: float):
 def _add_posterior_columns(table, fit, idata, level, scale, order) -> int:
     """Credible interval, posterior rank and P(best) columns; returns the number of draws."""
     from ..bayes import rank_posterior
+    from ..bayes.ranks import consensus_name
 
     N = len(fit.items)
-    draws = posterior_draws(idata, "mu", fit.items, "item")
+    # with prompt effects: the population-averaged consensus, the Wald intervals' scale
+    name = consensus_name(idata)
+    draws = posterior_draws(idata, name, fit.items, "item")
+    table.attrs["posterior_consensus"] = name
     mean, lower, upper = credible(draws, level)
     table["post_mean"] = to_scale(mean, scale)
     table["cred_lower"] = to_scale(lower, scale)
