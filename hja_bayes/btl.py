@@ -18,8 +18,8 @@ import pandas as pd
 from .checks import check_level, check_positive, index_of
 from .comparisons import Comparisons
 from .errors import ConvergenceWarning, DataWarning, ParameterError
-from .likelihood import Cells
-from .likelihood.half import HALF
+from .likelihood import HALF, log_likelihood, score
+from .likelihood import information as expected_information
 
 __all__ = ["BTLFit", "fit_pooled_btl", "fit_per_judge_btl", "btl_newton"]
 
@@ -131,7 +131,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     n = np.asarray(n, dtype=float)
     wins = np.asarray(wins, dtype=float)
     # one judge's cells, ties folded into the wins (the "half" outcome model reads n and wins)
-    cells = Cells(np.zeros_like(first), first, second, wins, np.zeros_like(n), n - wins)
+    counts = np.column_stack([wins, np.zeros_like(n), n - wins])
     s = np.zeros(n_items)
     rows, cols = np.concatenate([first, second]), np.concatenate([second, first])
     # the sparsity pattern of the off-diagonal information, built once: slot[c] is where
@@ -141,11 +141,11 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     slot = pattern.data.astype(np.int64) - 1
 
     def objective(s):
-        return -float(np.sum(HALF.log_likelihood(s[first] - s[second], None, cells)))
+        return -float(np.sum(log_likelihood(HALF, s[first] - s[second], None, counts)))
 
     def laplacian(s):
         """The information as (off-diagonal CSR, diagonal)."""
-        w = HALF.information_weight(s[first] - s[second], None, cells)
+        w = expected_information(HALF, s[first] - s[second], None, n)[:, 0, 0]
         if pattern.nnz == rows.size:
             off = pattern.copy()
             off.data = -np.concatenate([w, w])[slot]
@@ -155,7 +155,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
         return off, np.bincount(first, w, n_items) + np.bincount(second, w, n_items)
 
     def gradient(s):
-        r = -HALF.score(s[first] - s[second], None, cells)
+        r = -score(HALF, s[first] - s[second], None, counts)[:, 0]
         return np.bincount(first, r, n_items) - np.bincount(second, r, n_items)
 
     def newton_step(L, g):

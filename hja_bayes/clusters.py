@@ -2,7 +2,9 @@
 
 Verdicts on one prompt share its difficulty and the answers shown, so they are dependent.
 The cells stay the unit of computation; :class:`ClusterCounts` refines them by cluster in a
-sparse incidence whose size is at most the number of rows read.
+sparse incidence whose size is at most the number of rows read.  Its entries also carry the
+answers' style features, which vary by prompt: a fit that controls for style sums over
+entries instead of cells.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import DataError
+from .categories import collapse_counts
 
 __all__ = ["ClusterCounts", "checked_clusters", "readonly"]
 
@@ -26,24 +29,27 @@ def readonly(a: np.ndarray) -> np.ndarray:
 class ClusterCounts(NamedTuple):
     """Which comparisons of each cell share a cluster (a prompt, question or conversation).
 
-    A sparse cluster x cell incidence: entry e says that ``n[e]`` comparisons of cell
-    ``cell[e]`` belong to cluster ``cluster[e]``, with ``wins[e]`` wins of the first-shown item
-    (ties 1/2) and ``ties[e]`` ties.  Its size is at most the number of rows read.
+    A sparse cluster x cell incidence: entry e says that cell ``cell[e]`` holds
+    ``counts[e]`` verdicts (per outcome category) on cluster ``cluster[e]``.  With style
+    features, ``features[e]`` are the transformed feature differences (first minus second)
+    of the answers judged there; a (cluster, cell) pair may then appear more than once if
+    its rows showed answers with different features.  The size is at most the number of
+    rows read.
 
     Attributes
     ----------
     names : tuple of str
         Cluster labels in index order.
-    cluster, cell : ndarray of int
-    n, wins, ties : ndarray of float
+    cluster, cell : ndarray of int (E,)
+    counts : ndarray of float (E, C)
+    features : ndarray of float (E, F) or None
     """
 
     names: tuple[str, ...]
     cluster: np.ndarray
     cell: np.ndarray
-    n: np.ndarray
-    wins: np.ndarray
-    ties: np.ndarray
+    counts: np.ndarray
+    features: np.ndarray | None = None
 
     @property
     def n_clusters(self) -> int:
@@ -51,14 +57,30 @@ class ClusterCounts(NamedTuple):
         return len(self.names)
 
     @property
+    def n(self) -> np.ndarray:
+        """Comparisons per entry."""
+        return self.counts.sum(axis=1)
+
+    @property
     def first_wins(self) -> np.ndarray:
-        """Decisive wins of the first-shown item per entry."""
-        return self.wins - self.ties / 2
+        """Verdicts for the first-shown item per entry (all categories on its side)."""
+        return collapse_counts(self.counts)[:, 0]
+
+    @property
+    def ties(self) -> np.ndarray:
+        """Middle-category verdicts (ties) per entry."""
+        return collapse_counts(self.counts)[:, 1]
 
     @property
     def second_wins(self) -> np.ndarray:
-        """Decisive wins of the second-shown item per entry."""
-        return self.n - self.wins - self.ties / 2
+        """Verdicts for the second-shown item per entry."""
+        return collapse_counts(self.counts)[:, 2]
+
+    @property
+    def wins(self) -> np.ndarray:
+        """Wins of the first-shown item per entry, ties counted 1/2."""
+        three = collapse_counts(self.counts)
+        return three[:, 0] + three[:, 1] / 2
 
     def comparisons_per_cluster(self) -> np.ndarray:
         """Comparisons in each cluster, shape (G,)."""
@@ -76,16 +98,20 @@ def checked_clusters(c: ClusterCounts, data) -> ClusterCounts:
         Arrays of different lengths, indices out of range, or counts that do not add up to
         the cells'.
     """
+    features = None if c.features is None else readonly(np.asarray(c.features, dtype=np.float64))
     c = ClusterCounts(tuple(str(x) for x in c.names),
                       *(readonly(np.asarray(a, dtype=np.int64)) for a in (c.cluster, c.cell)),
-                      *(readonly(np.asarray(a, dtype=np.float64)) for a in (c.n, c.wins, c.ties)))
-    if not len(c.cluster) == len(c.cell) == len(c.n) == len(c.wins) == len(c.ties):
+                      readonly(np.asarray(c.counts, dtype=np.float64)), features)
+    if not len(c.cluster) == len(c.cell) == len(c.counts) or (
+            features is not None and len(features) != len(c.cell)):
         raise DataError("cluster arrays must have one length")
+    if c.counts.ndim != 2 or c.counts.shape[1] != data.counts.shape[1]:
+        raise DataError(f"cluster counts must have shape (entries, {data.counts.shape[1]})")
     if len(c.cell) and (c.cell.min() < 0 or c.cell.max() >= data.n_cells
                         or c.cluster.min() < 0 or c.cluster.max() >= len(c.names)):
         raise DataError("cluster or cell index out of range in the cluster counts")
-    for name in ("n", "wins", "ties"):
-        total = np.bincount(c.cell, weights=getattr(c, name), minlength=data.n_cells)
-        if not np.allclose(total, getattr(data, name), rtol=1e-12, atol=1e-9):
-            raise DataError(f"the cluster counts' {name!r} do not add up to the cells'")
+    for a in range(c.counts.shape[1]):
+        total = np.bincount(c.cell, weights=c.counts[:, a], minlength=data.n_cells)
+        if not np.allclose(total, data.counts[:, a], rtol=1e-12, atol=1e-9):
+            raise DataError("the cluster counts do not add up to the cells'")
     return c

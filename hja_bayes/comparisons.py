@@ -7,12 +7,13 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
+from .categories import THREE, collapse_counts
 from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
 from .summary import ComparisonSummary, count_of
@@ -32,12 +33,11 @@ class Comparisons:
         Names, in index order.
     judge, first, second : ndarray of int, shape (n_cells,)
         Cell indices: judge k compared item ``first`` (shown first) with ``second``.
-    n : ndarray of float, shape (n_cells,)
-        Comparisons in the cell (> 0).
-    wins : ndarray of float, shape (n_cells,)
-        Wins of the first-shown item, ties counted 1/2.
-    ties : ndarray of float, shape (n_cells,)
-        Ties in the cell (already included in ``wins`` as halves).
+    counts : ndarray of float, shape (n_cells, C)
+        Verdicts per ordered outcome category, the strongest preference for ``first``
+        first (see :attr:`categories`); every cell holds at least one.
+    categories : tuple of str
+        The C category labels (``("first", "tie", "second")`` for three-outcome verdicts).
     order_known : bool
         False after :meth:`fold_order`: then ``first < second`` and order carries no meaning.
     rows_read, rows_used : int
@@ -50,7 +50,11 @@ class Comparisons:
         Judge -> count of that judge's rows not used (empty if none, or unknown).
     clusters : ClusterCounts or None
         Which comparisons share a prompt / question / conversation (from the readers'
-        ``cluster=`` column); None when unknown.
+        ``cluster=`` column), with the answers' style features per entry; None when unknown.
+    feature_names : tuple of str
+        Style features carried by ``clusters.features`` (empty without features).
+    feature_transform : str
+        How the features were transformed into the stored differences (for the record).
     """
 
     judges: tuple[str, ...]
@@ -58,9 +62,8 @@ class Comparisons:
     judge: np.ndarray
     first: np.ndarray
     second: np.ndarray
-    n: np.ndarray
-    wins: np.ndarray
-    ties: np.ndarray
+    counts: np.ndarray
+    categories: tuple[str, ...] = THREE
     order_known: bool = True
     rows_read: int = 0
     rows_used: int = 0
@@ -68,30 +71,34 @@ class Comparisons:
     dropped_judges: tuple[str, ...] = ()
     clusters: ClusterCounts | None = None
     rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
+    feature_names: tuple[str, ...] = ()
+    feature_transform: str = ""
 
     def __post_init__(self) -> None:
-        m = len(self.n)
-        for name in ("judge", "first", "second", "wins", "ties"):
+        counts = np.asarray(self.counts, dtype=np.float64)
+        m = len(counts)
+        for name in ("judge", "first", "second"):
             if len(getattr(self, name)) != m:
                 raise DataError(f"cell array {name!r} has length {len(getattr(self, name))}, not {m}")
         if m == 0:
             raise DataError("no comparisons: every row was rejected or the input is empty")
+        categories = tuple(str(c) for c in self.categories)
+        if counts.ndim != 2 or counts.shape[1] != len(categories) or len(categories) < 2:
+            raise DataError(f"counts must have shape (cells, {len(categories)}) for the categories "
+                            f"{list(categories)}, got {counts.shape}")
         if np.any(self.first == self.second):
             raise DataError("a cell compares an item with itself")
-        if np.any(self.n <= 0):
+        if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+            raise DataError("counts must be finite and >= 0")
+        if np.any(counts.sum(axis=1) <= 0):
             raise DataError("every cell must hold at least one comparison")
-        if np.any((self.wins < 0) | (self.wins > self.n)):
-            raise DataError("wins must lie in [0, n] in every cell")
-        if np.any((self.ties < 0) | (self.ties > self.n)) or np.any(
-            (self.wins < self.ties / 2 - 1e-9) | (self.n - self.wins < self.ties / 2 - 1e-9)
-        ):
-            raise DataError("ties must satisfy ties/2 <= wins <= n - ties/2 in every cell")
         for name in ("judge", "first", "second"):
             object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.int64)))
-        for name in ("n", "wins", "ties"):
-            object.__setattr__(self, name, readonly(np.asarray(getattr(self, name), dtype=np.float64)))
+        object.__setattr__(self, "counts", readonly(counts))
+        object.__setattr__(self, "categories", categories)
         object.__setattr__(self, "judges", tuple(self.judges))
         object.__setattr__(self, "items", tuple(self.items))
+        object.__setattr__(self, "feature_names", tuple(str(f) for f in self.feature_names))
         object.__setattr__(self, "rejected", dict(self.rejected))
         object.__setattr__(self, "rejected_by_judge", dict(self.rejected_by_judge))
         if self.judge.max() >= len(self.judges) or self.judge.min() < 0:
@@ -104,6 +111,10 @@ class Comparisons:
             raise DataError("every judge must have at least one comparison")
         if self.clusters is not None:
             object.__setattr__(self, "clusters", checked_clusters(self.clusters, self))
+        features = None if self.clusters is None else self.clusters.features
+        width = 0 if features is None else features.shape[1]
+        if width != len(self.feature_names):
+            raise DataError(f"{len(self.feature_names)} feature names for {width} feature columns")
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -124,17 +135,47 @@ class Comparisons:
     @property
     def n_comparisons(self) -> float:
         """Total number of comparisons (sum of cell counts)."""
-        return float(self.n.sum())
+        return float(self.counts.sum())
+
+    @property
+    def n_categories(self) -> int:
+        """C, the number of ordered outcome categories."""
+        return len(self.categories)
+
+    @property
+    def n(self) -> np.ndarray:
+        """Comparisons per cell."""
+        return self.counts.sum(axis=1)
 
     @property
     def first_wins(self) -> np.ndarray:
-        """Decisive wins of the first-shown item per cell."""
-        return self.wins - self.ties / 2
+        """Verdicts for the first-shown item per cell (every category on its side)."""
+        return collapse_counts(self.counts)[:, 0]
+
+    @property
+    def ties(self) -> np.ndarray:
+        """Verdicts in the middle category (ties) per cell; 0 for a scale of even length."""
+        return collapse_counts(self.counts)[:, 1]
 
     @property
     def second_wins(self) -> np.ndarray:
-        """Decisive wins of the second-shown item per cell."""
-        return self.n - self.wins - self.ties / 2
+        """Verdicts for the second-shown item per cell."""
+        return collapse_counts(self.counts)[:, 2]
+
+    @property
+    def wins(self) -> np.ndarray:
+        """Wins of the first-shown item per cell, ties counted 1/2."""
+        three = collapse_counts(self.counts)
+        return three[:, 0] + three[:, 1] / 2
+
+    def collapsed(self) -> "Comparisons":
+        """The same comparisons with the verdicts collapsed to (first, tie, second)."""
+        if self.categories == THREE:
+            return self
+        c = self.clusters
+        if c is not None:
+            c = c._replace(counts=collapse_counts(c.counts))
+        return replace(self, counts=collapse_counts(self.counts), categories=THREE, clusters=c)
 
     def comparisons_per_judge(self) -> np.ndarray:
         """Comparisons made by each judge, shape (K,)."""
@@ -235,22 +276,28 @@ class Comparisons:
     def fold_order(self) -> "Comparisons":
         """Merge (k, i, j) and (k, j, i) cells, for models that ignore presentation order.
 
-        The folded cells have ``first < second``; ``wins`` counts wins of ``first``.
+        The folded cells have ``first < second``; a swapped cell's categories are reversed
+        (a verdict for the item shown first becomes one for the item shown second) and its
+        style features change sign.
         """
         c = self.clusters
         if c is None:  # the cells themselves are the rows
-            cell, n, wins, ties, cluster, names = slice(None), self.n, self.wins, self.ties, None, None
+            cell, counts, cluster, names, features = slice(None), self.counts, None, None, None
         else:  # the (cluster, cell) entries are, so that the clusters fold along
-            cell, n, wins, ties, cluster, names = c.cell, c.n, c.wins, c.ties, c.cluster, c.names
+            cell, counts, cluster, names, features = c.cell, c.counts, c.cluster, c.names, c.features
         swap = self.first[cell] > self.second[cell]
         first = np.where(swap, self.second[cell], self.first[cell])
         second = np.where(swap, self.first[cell], self.second[cell])
-        wins = np.where(swap, n - wins, wins)
+        counts = np.where(swap[:, None], counts[:, ::-1], counts)
+        if features is not None:
+            features = np.where(swap[:, None], -features, features)
         return aggregate_cells(
-            self.judges, self.items, self.judge[cell], first, second, n, wins, ties,
-            order_known=False, rows_read=self.rows_read, rows_used=self.rows_used,
-            rejected=self.rejected, dropped_judges=self.dropped_judges, cluster=cluster,
-            cluster_names=names, rejected_by_judge=self.rejected_by_judge,
+            self.judges, self.items, self.judge[cell], first, second, counts,
+            categories=self.categories, order_known=False, rows_read=self.rows_read,
+            rows_used=self.rows_used, rejected=self.rejected, dropped_judges=self.dropped_judges,
+            cluster=cluster, cluster_names=names, rejected_by_judge=self.rejected_by_judge,
+            features=features, feature_names=self.feature_names,
+            feature_transform=self.feature_transform,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -267,23 +314,18 @@ class Comparisons:
         if clusters is not None:
             new_cell = np.cumsum(mask) - 1
             keep = mask[clusters.cell]
-            clusters = ClusterCounts(clusters.names, clusters.cluster[keep],
-                                     new_cell[clusters.cell[keep]], clusters.n[keep],
-                                     clusters.wins[keep], clusters.ties[keep])
-        fields = dict(
-            judges=self.judges, items=self.items, judge=self.judge[mask],
-            first=self.first[mask], second=self.second[mask], n=self.n[mask],
-            wins=self.wins[mask], ties=self.ties[mask], order_known=self.order_known,
-            rows_read=self.rows_read, rows_used=self.rows_used, rejected=self.rejected,
-            dropped_judges=self.dropped_judges, clusters=clusters,
-            rejected_by_judge=self.rejected_by_judge,
-        )
-        fields.update(overrides)
-        return Comparisons(**fields)
+            clusters = ClusterCounts(
+                clusters.names, clusters.cluster[keep], new_cell[clusters.cell[keep]],
+                clusters.counts[keep],
+                None if clusters.features is None else clusters.features[keep])
+        cells = dict(judge=self.judge[mask], first=self.first[mask], second=self.second[mask],
+                     counts=self.counts[mask], clusters=clusters)
+        return replace(self, **{**cells, **overrides})
 
     def to_frame(self) -> pd.DataFrame:
-        """The cells as a DataFrame (judge, model_a, model_b, n, wins, ties)."""
-        return pd.DataFrame(
+        """The cells as a DataFrame (judge, model_a, model_b, n, wins, ties), plus one count
+        column per category (``count_<label>``) when the verdicts have more than three."""
+        frame = pd.DataFrame(
             {
                 "judge": np.asarray(self.judges, dtype=object)[self.judge],
                 "model_a": np.asarray(self.items, dtype=object)[self.first],
@@ -293,6 +335,10 @@ class Comparisons:
                 "ties": self.ties,
             }
         )
+        if self.categories != THREE:
+            for c, label in enumerate(self.categories):
+                frame[f"count_{label}"] = self.counts[:, c]
+        return frame
 
     def __repr__(self) -> str:
         return (
@@ -340,41 +386,54 @@ class Comparisons:
         return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
 
 
-def aggregate_cells(judges, items, judge, first, second, n, wins, ties, *,
-                    order_known: bool = True, rows_read: int = 0, rows_used: int = 0,
-                    rejected: Mapping[str, int] | None = None,
-                    dropped_judges: tuple[str, ...] = (), cluster=None,
-                    cluster_names=None, rejected_by_judge=None) -> Comparisons:
+def aggregate_cells(judges, items, judge, first, second, counts, *,
+                    categories=THREE, order_known: bool = True, rows_read: int = 0,
+                    rows_used: int = 0, rejected: Mapping[str, int] | None = None,
+                    dropped_judges: tuple[str, ...] = (), cluster=None, cluster_names=None,
+                    rejected_by_judge=None, features=None, feature_names=(),
+                    feature_transform: str = "") -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
-    call it.  ``n``, ``wins`` (ties counted 1/2) and ``ties`` are per row; ``cluster`` (per
-    row, indices into ``cluster_names``) keeps which cluster each row came from, summed per
-    (cluster, cell).
+    call it.  ``counts`` (rows, C) are per row; ``cluster`` (per row, indices into
+    ``cluster_names``) keeps which cluster each row came from, summed per (cluster, cell)
+    entry, and ``features`` (rows, F), the answers' transformed style-feature differences,
+    split the entries further where rows of one (cluster, cell) showed different answers.
     """
     n_items = len(items)
+    counts = np.asarray(counts, dtype=float)
     keys = (np.asarray(judge, dtype=np.int64) * n_items + np.asarray(first, dtype=np.int64)) \
         * n_items + np.asarray(second, dtype=np.int64)
     keys, inverse = np.unique(keys, return_inverse=True)
     m = len(keys)
     clusters = None
+    if features is not None and cluster is None:
+        raise DataError("style features need the prompt of every row: pass cluster=<column>")
     if cluster is not None:
-        pair, entry = np.unique(np.asarray(cluster, dtype=np.int64) * m + inverse,
-                                return_inverse=True)
+        pair = np.asarray(cluster, dtype=np.int64) * m + inverse
+        if features is None:
+            pair, entry = np.unique(pair, return_inverse=True)
+            entry_features = None
+        else:
+            features = np.asarray(features, dtype=float)
+            rows = np.unique(np.column_stack([pair, features]), axis=0, return_inverse=True)
+            unique_rows, entry = rows[0], rows[1].ravel()
+            pair, entry_features = unique_rows[:, 0].astype(np.int64), unique_rows[:, 1:]
         g = len(pair)
         clusters = ClusterCounts(
             tuple(cluster_names), pair // m, pair % m,
-            np.bincount(entry, weights=np.asarray(n, dtype=float), minlength=g),
-            np.bincount(entry, weights=np.asarray(wins, dtype=float), minlength=g),
-            np.bincount(entry, weights=np.asarray(ties, dtype=float), minlength=g))
+            np.stack([np.bincount(entry, weights=counts[:, c], minlength=g)
+                      for c in range(counts.shape[1])], axis=1),
+            entry_features)
     return Comparisons(
         judges=tuple(judges), items=tuple(items),
         judge=keys // (n_items * n_items), first=(keys // n_items) % n_items,
         second=keys % n_items,
-        n=np.bincount(inverse, weights=np.asarray(n, dtype=float), minlength=m),
-        wins=np.bincount(inverse, weights=np.asarray(wins, dtype=float), minlength=m),
-        ties=np.bincount(inverse, weights=np.asarray(ties, dtype=float), minlength=m),
-        order_known=order_known, rows_read=rows_read, rows_used=rows_used,
-        rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges), clusters=clusters,
-        rejected_by_judge=dict(rejected_by_judge or {}),
+        counts=np.stack([np.bincount(inverse, weights=counts[:, c], minlength=m)
+                         for c in range(counts.shape[1])], axis=1),
+        categories=tuple(categories), order_known=order_known, rows_read=rows_read,
+        rows_used=rows_used, rejected=dict(rejected or {}), dropped_judges=tuple(dropped_judges),
+        clusters=clusters, rejected_by_judge=dict(rejected_by_judge or {}),
+        feature_names=tuple(feature_names) if clusters is not None and clusters.features is not None else (),
+        feature_transform=feature_transform,
     )

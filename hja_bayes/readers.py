@@ -178,11 +178,11 @@ def read_frame(
     k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
     k = k.astype(np.int64)
     _warn_crowd(np.bincount(k), judge)
-    tie = is_tie[valid].astype(float)
-    win = is_first[valid].astype(float) + tie / 2
+    counts = np.zeros((m_valid, 3))
+    counts[np.arange(m_valid), np.select([is_first[valid], is_tie[valid]], [0, 1], 2)] = 1.0
 
     codes, names = _cluster_codes(df, cluster, valid)
-    return aggregate_cells(used_judges, list(items), k, i, j, np.ones(len(k)), win, tie,
+    return aggregate_cells(used_judges, list(items), k, i, j, counts,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
                            rejected_by_judge=by_judge)
@@ -399,7 +399,9 @@ def read_counts(
     i = np.array([item_index[x] for x in a[keep]], dtype=np.int64)
     j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
     codes, names = _cluster_codes(df, cluster, keep)
-    return aggregate_cells(judges, items, k, i, j, nn[keep], ww[keep], tt[keep],
+    nn, ww, tt = nn[keep], ww[keep], tt[keep]
+    counts = np.column_stack([ww - tt / 2, tt, nn - ww - tt / 2])
+    return aggregate_cells(judges, items, k, i, j, counts,
                            rows_read=len(df), rows_used=int(keep.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names)
 

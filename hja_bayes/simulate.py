@@ -10,7 +10,7 @@ from .checks import check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
 from .errors import ParameterError
-from .likelihood import HALF, outcome_model, sample_outcomes
+from .likelihood import HALF, outcome_model, probabilities, sample_counts
 
 __all__ = ["SimulationTruth", "simulate"]
 
@@ -176,29 +176,28 @@ def simulate(
 
     # ordered cells: uniform unordered pair + random order == uniform ordered pair
     ii, jj = np.where(~np.eye(N, dtype=bool))
-    cells_k, cells_i, cells_j, cells_n, cells_w, cells_t = [], [], [], [], [], []
+    cells_k, cells_i, cells_j, cells_counts = [], [], [], []
     for k in range(K):
         n = rng.multinomial(comparisons_per_judge, np.full(len(ii), 1.0 / len(ii)))
         m = n > 0
         i, j, n = ii[m], jj[m], n[m]
         eta = beta[k] + truth_S[k, i] - truth_S[k, j]
         if log_nu is not None:
-            wins, ties, _ = sample_outcomes(rng, eta, n, outcome=outcome,
-                                            aux=np.full((len(i), 1), log_nu[k]))
+            counts = sample_counts(rng, n, probabilities(
+                outcome, eta, np.full((len(i), 1), log_nu[k])))
         else:
             ties = rng.binomial(n, tie_prob) if tie_prob else np.zeros_like(n)
-            wins, _, _ = sample_outcomes(rng, eta, n - ties, outcome=HALF)
+            counts = sample_counts(rng, n - ties, probabilities(HALF, eta))
+            counts[:, 1] = ties
         cells_k.append(np.full(len(i), k)), cells_i.append(i), cells_j.append(j)
-        cells_n.append(n), cells_w.append(wins + ties / 2), cells_t.append(ties)
+        cells_counts.append(counts)
     data = Comparisons(
         judges=tuple(f"judge{k}" for k in range(K)),
         items=tuple(f"item{i}" for i in range(N)),
         judge=np.concatenate(cells_k),
         first=np.concatenate(cells_i),
         second=np.concatenate(cells_j),
-        n=np.concatenate(cells_n).astype(float),
-        wins=np.concatenate(cells_w).astype(float),
-        ties=np.concatenate(cells_t).astype(float),
+        counts=np.concatenate(cells_counts).astype(float),
         rows_read=K * comparisons_per_judge,
         rows_used=K * comparisons_per_judge,
     )
@@ -221,14 +220,15 @@ def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho, outcome
     eta = beta[k] + S[k, i] - S[k, j]
     u = ndtr(-latent)  # a better answer of the first-shown item makes it win more often
     if log_nu is not None:
-        p_first, p_tie, _ = outcome.probabilities(eta, log_nu[k][:, None])
-        first_wins = u < p_first
-        tie = ~first_wins & (u < p_first + p_tie)
+        p = probabilities(outcome, eta, log_nu[k][:, None])
+        first_wins = u < p[:, 0]
+        tie = ~first_wins & (u < p[:, 0] + p[:, 1])
     else:
-        p_first, _, _ = HALF.probabilities(eta, None)
+        p_first = probabilities(HALF, eta)[:, 0]
         tie = rng.random(len(k)) < tie_prob
         first_wins = (u < p_first) & ~tie
+    counts = np.column_stack([first_wins, tie, ~first_wins & ~tie]).astype(float)
     return aggregate_cells(
         tuple(f"judge{x}" for x in range(K)), tuple(f"item{x}" for x in range(N)), k, i, j,
-        np.ones(len(k)), first_wins + 0.5 * tie, tie.astype(float), rows_read=len(k),
-        rows_used=len(k), cluster=q, cluster_names=tuple(f"q{x}" for x in range(questions)))
+        counts, rows_read=len(k), rows_used=len(k), cluster=q,
+        cluster_names=tuple(f"q{x}" for x in range(questions)))

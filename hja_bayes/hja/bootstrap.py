@@ -15,7 +15,8 @@ import pandas as pd
 from ..checks import check_level
 from ..decomposition import canonicalize
 from ..errors import ParameterError
-from ..likelihood import cells_of, outcome_model
+from ..likelihood import cells_of, counts_for
+from ..likelihood.terms import design_of
 from .result import HJAFit
 from .solve import solve
 from .state import SolverState, scores
@@ -71,16 +72,18 @@ class Bootstrap(NamedTuple):
         return pd.concat(frames, ignore_index=True)
 
 
-def _resampled_counts(data, rng, cluster: bool):
-    """(first_wins, ties, second_wins) per cell of one bootstrap resample."""
+def _resampled_counts(data, counts, level: str, rng, cluster: bool):
+    """Counts per unit (cells or entries, ``counts`` laid out so) of one bootstrap resample."""
     if cluster:
         c = data.clusters
         weight = rng.multinomial(c.n_clusters, np.full(c.n_clusters, 1.0 / c.n_clusters))[c.cluster]
-        return tuple(np.bincount(c.cell, weights=x * weight, minlength=data.n_cells)
-                     for x in (c.first_wins, c.ties, c.second_wins))
-    counts = np.rint(np.concatenate([data.first_wins, data.ties, data.second_wins])).astype(np.int64)
-    draw = rng.multinomial(counts.sum(), counts / counts.sum()).astype(float)
-    return tuple(np.split(draw, 3))
+        if level == "entries":
+            return counts * weight[:, None]
+        entry_counts = counts_for(c.counts, counts.shape[1])
+        return np.stack([np.bincount(c.cell, weights=entry_counts[:, a] * weight,
+                                     minlength=data.n_cells) for a in range(counts.shape[1])], 1)
+    flat = np.rint(counts.ravel()).astype(np.int64)
+    return rng.multinomial(flat.sum(), flat / flat.sum()).astype(float).reshape(counts.shape)
 
 
 def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = True,
@@ -118,30 +121,36 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         raise ParameterError("cluster=True needs clusters: read the data with cluster=<column>, "
                              "or pass cluster=False to resample single comparisons")
     rng = np.random.default_rng(seed)
-    layout = cells_of(data, pad=True)
-    extra = len(layout.judge) - data.n_cells
+    outcome = fit.outcome_model
+    design = design_of(data, fit.terms)
+    layout = cells_of(data, pad=True, outcome=outcome, design=design)
+    m = len(design.X)
+    extra = len(layout.judge) - m
+    counts = np.asarray(layout.counts)[:m]
     r = fit.rank
-    outcome = outcome_model(fit.ties)
     with np.errstate(divide="ignore"):
         log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
-    start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.beta]),
+    start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),
                         jnp.column_stack([fit.mu, fit.V]), float(fit.tau),
-                        None if log_aux is None else jnp.asarray(log_aux))
+                        None if log_aux is None else jnp.asarray(log_aux),
+                        jnp.asarray(fit.theta))
     K, N = len(fit.judges), len(fit.items)
     out = {name: np.empty((n,) + shape) for name, shape in
            (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)),
             ("nu", (K,) if fit.nu is not None else (0,)))}
     converged = np.empty(n, dtype=bool)
     for b in range(n):
-        fw, t, sw = (jnp.asarray(np.concatenate([x, np.zeros(extra)]))
-                     for x in _resampled_counts(data, rng, cluster))
-        cells = layout._replace(first_wins=fw, ties=t, second_wins=sw)
-        result = solve(start, cells, r, position_bias=fit.position_bias, ridge=fit.ridge,
-                       tol=tol, max_iter=max_iter, outcome=outcome)
-        S, beta = scores(result.state.B, result.state.T)
+        drawn = _resampled_counts(data, counts, design.level, rng, cluster)
+        cells = layout._replace(counts=jnp.asarray(np.concatenate(
+            [drawn, np.zeros((extra, drawn.shape[1]))])))
+        result = solve(start, cells, r, ridge=fit.ridge, tol=tol, max_iter=max_iter,
+                       outcome=outcome)
+        S, Z = scores(result.state.B, result.state.T)
         d = canonicalize(S, 0)
         out["mu"][b], out["gamma"][b] = d.mu, d.gamma
-        out["beta"][b], out["S"][b] = beta, np.asarray(S) - np.asarray(S).mean(1, keepdims=True)
+        position = design.column("position")
+        out["beta"][b] = 0.0 if position is None else np.asarray(Z)[:, position]
+        out["S"][b] = np.asarray(S) - np.asarray(S).mean(1, keepdims=True)
         if fit.nu is not None:
             out["nu"][b] = np.exp(np.asarray(result.state.aux))[:, outcome.aux_names.index("nu")]
         converged[b] = result.converged

@@ -13,8 +13,9 @@ from ..btl import fit_per_judge_btl
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
-from ..errors import DataError, DataWarning, ParameterError
+from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError
 from ..likelihood import cells_of, outcome_model
+from ..likelihood.terms import design_of, terms_of
 from . import kernels
 from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
@@ -38,8 +39,11 @@ def fit_hja(
     seed: int = 0,
     reanchor: bool = True,
     progress: bool = False,
-    ties: str = "half",
+    outcome: str = "half",
+    style=None,
+    self_preference=None,
     min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
+    ties: str | None = None,
 ) -> HJAFit:
     """Fit the HJA model by the anchored proximal alternating algorithm with ReAnchor.
 
@@ -74,14 +78,28 @@ def fit_hja(
     progress : bool
         On stderr: each rank candidate as it is fitted (iterations, NLL, BIC, CV), and the
         objective every 25 iterations of a single-rank fit.
-    ties : {"half", "davidson"}
+    outcome : {"half", "davidson", "ordinal"}
         The outcome model.  "half" (default; Chatbot Arena's convention and the papers'):
         a tie counts 1/2 to each side of a Bernoulli likelihood.  "davidson": three
         outcomes, ``P(first) = e^{eta/2}/Z``, ``P(tie) = nu_k/Z``, ``P(second) =
         e^{-eta/2}/Z`` with a tie propensity ``nu_k`` per judge, estimated on the log scale
         with the judge block (under the same ridge); a judge that never tied has nu_k held
         at 0 (reported so by ``summary()``).  The scores keep their meaning: the odds of
-        first over second are ``e^eta`` in both.
+        first over second are ``e^eta`` in both.  "ordinal": verdicts on the data's ordered
+        scale (e.g. ``A>>B .. B>>A``), a cumulative logit with symmetric per-judge cut points
+        (:mod:`~hja_bayes.likelihood.outcomes.ordinal`).  The three-outcome models read an
+        ordered scale collapsed to (first, tie, second).
+    style : None, "per_judge", "shared" or :class:`~hja_bayes.likelihood.terms.Style`
+        Control for the answers' style features (the data must carry them: read with
+        ``features=``): ``theta_k^T (x_qi - x_qj)`` in every verdict's logit, one
+        coefficient per judge and feature ("per_judge", ``theta_k = theta + delta_k``) or
+        one per feature ("shared").  mu is then the style-controlled consensus; the data
+        are summed per (prompt, cell) entry instead of per cell.
+    self_preference : None, True, mapping judge -> model, or :class:`~hja_bayes.likelihood.terms.SelfPreference`
+        Add ``lambda_k`` for judge k's own model (True: judges named like a model).  Not
+        identified at the full rank, where it is refused.
+    ties : str, optional
+        Deprecated alias of ``outcome``.
     min_judge_comparisons : int
         Judges with fewer comparisons are left out (default 10) when the median judge made
         at least ten times as many, and so are, with
@@ -105,20 +123,27 @@ def fit_hja(
     DisconnectedGraphError
         The pooled comparison graph is disconnected.
     """
+    outcome = outcome_model(deprecated_ties(ties, outcome), data.categories
+                            if isinstance(data, Comparisons) else None)
     check_fit_inputs(data, position_bias)
     data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
-    outcome = outcome_model(ties)
+    terms = terms_of(position_bias, style, self_preference)
+    design = design_of(data, terms)
+    cells = cells_of(data, pad=True, outcome=outcome, design=design)
     printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", file=sys.stderr,
                                    flush=True) if it % 25 == 0 else None) if progress else None
     if isinstance(rank, str):
         if rank.lower() not in ("bic", "cv"):
             raise ParameterError(f"rank must be an integer, 'bic' or 'cv', got {rank!r}")
         rule = rank.lower()
+        ranks = candidate_ranks(data, max_rank)
+        if any(t.name == "self" for t in terms):
+            ranks = [r for r in ranks if not _full_rank(data, r)] or ranks[:1]
         table, solutions = rank_search(
-            data, candidate_ranks(data, max_rank), position_bias=position_bias,
+            data, ranks, design=design, cells=cells,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
             cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
@@ -126,15 +151,33 @@ def fit_hja(
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result.n_iter, tol)
-            return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+            return replace(make_fit(data, result, r, terms, design, cells, ridge, table, outcome),
                            excluded_judges=excluded)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
-    result = fit_rank(data, cells_of(data, pad=True), r, position_bias=position_bias, tau=tau,
-                      ridge=ridge, tol=tol, max_iter=max_iter, reanchored=reanchor,
-                      progress=printer, outcome=outcome)
-    return replace(make_fit(data, result, r, position_bias, ridge, table, outcome),
+        if any(t.name == "self" for t in terms) and _full_rank(data, r):
+            raise IdentifiabilityError(
+                f"self-preference is not identified at rank {r}: it is the full rank for "
+                f"{data.n_judges} judges and {data.n_items} models, where each judge's own "
+                "score absorbs it; fit a smaller rank")
+    result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge, tol=tol,
+                      max_iter=max_iter, reanchored=reanchor, progress=printer, outcome=outcome)
+    return replace(make_fit(data, result, r, terms, design, cells, ridge, table, outcome),
                    excluded_judges=excluded)
+
+
+def _full_rank(data: Comparisons, rank: int) -> bool:
+    """Whether ``rank`` is the full (per-judge BTL) rank of the data's panel."""
+    return rank + 1 >= min(data.n_judges, data.n_items - 1)
+
+
+def deprecated_ties(ties, outcome):
+    """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning)."""
+    if ties is None:
+        return outcome
+    warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
+                  stacklevel=3)
+    return ties
 
 
 def _report_candidate(row: dict) -> None:
@@ -172,5 +215,7 @@ def fit_btl_svd(data: Comparisons, rank: int = 1, *, ridge: float = 1e-3) -> HJA
     """
     check_fit_inputs(data, False)
     r = check_rank(rank, data.n_judges, data.n_items)
-    state = kernels.init(fit_per_judge_btl(data, ridge=ridge), r, np.zeros(data.n_judges), 0.0)
-    return make_fit(data, SolveResult(state, 0, True), r, False, ridge)
+    design = design_of(data)
+    state = kernels.init(fit_per_judge_btl(data, ridge=ridge), r, np.zeros((data.n_judges, 0)), 0.0)
+    return make_fit(data, SolveResult(state, 0, True), r, (), design,
+                    cells_of(data, pad=True, design=design), ridge)

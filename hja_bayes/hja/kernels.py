@@ -1,24 +1,29 @@
 """Pure kernels of the anchored proximal alternating algorithm (HJA paper, Algorithm 1).
 
-With one block fixed the cell logits are linear in the other, so each block step is a
+With one block fixed the linear predictors are linear in the other, so each block step is a
 convex penalised regression with linear (centring) constraints:
 
-    judge step   min_{B, a}  F(B, T, a) + tau/2 (|B - B_t|^2 + |a - a_t|^2)
+    judge step   min_{B, a}  F(B, T, a, theta) + tau/2 (|B - B_t|^2 + |a - a_t|^2)
                              s.t. sum(gamma) = K, 1^T U = 0
-    item step    min_T       F(B, T, a) + tau/2 |T - T_t|^2     s.t. 1^T mu = 0, 1^T V = 0
+    global step  min_theta   F(B, T, a, theta) + tau/2 |theta - theta_t|^2
+    item step    min_T       F(B, T, a, theta) + tau/2 |T - T_t|^2   s.t. 1^T mu = 0, 1^T V = 0
 
-with ``F = NLL + ridge/2 (|S|_F^2 + |beta|^2 + |a|^2)`` and ``a`` the outcome model's
-per-judge parameters (``log nu_k`` for Davidson ties; none for ties counted 1/2).  They
-belong to the judge block: they are per judge like gamma, U and beta, the outcome models'
-log-likelihood is jointly concave in (eta, a) (Davidson's is an exponential family in
-them), so the judge step stays convex, and its Hessian stays block diagonal over judges.
-An ``a`` held at its boundary (``-inf``, a judge that never tied) is not stepped.
+with ``F = NLL + ridge/2 (|S|_F^2 + |a|^2) + 1/2 sum_q rho_q |Z_q|^2 + 1/2 sum_g rho_g theta_g^2``
+(each term's ridge ``rho``, by default the fit's), ``B = [gamma | U | Z]`` with ``Z`` the
+per-judge coefficients of the linear terms (position bias, self-preference, per-judge
+style), ``a`` the outcome model's per-judge parameters (``log nu_k`` for Davidson ties) and
+``theta`` the panel-wide coefficients (shared style; the global step runs only when there
+are any).  Per-judge quantities belong to the judge block: the outcome models'
+log-likelihood is jointly concave in (eta, a), so the judge step stays convex and its
+Hessian block diagonal over judges.  An ``a`` held at its boundary (``-inf``) and a
+coefficient a judge does not have (``cells.free`` 0) are not stepped.
 The paper solves each block with L-BFGS; here each block step is one damped Newton step on
 the exact block objective (the block Hessian is small and known in closed form from the
-information blocks), which decreases the block objective monotonically; the outer loop
-iterates to the joint optimum.  After each pair of block steps, ReAnchor maps (B, T) back
-to the canonical coordinates (:func:`~hja_bayes.decomposition.canonical_decomposition`),
-which leaves S (and a) unchanged.
+information of the linear predictor), which decreases the block objective monotonically;
+the outer loop iterates to the joint optimum.  After each round of block steps, ReAnchor
+maps (B, T) back to the canonical coordinates
+(:func:`~hja_bayes.decomposition.canonical_decomposition`), which leaves S (and Z, a,
+theta) unchanged.
 
 The rank is data: the blocks carry a static *width* of disagreement columns
 (:func:`~hja_bayes.hja.state.width`) and ``rank <= width`` of them are active; the others are
@@ -40,14 +45,14 @@ from ..likelihood import (
     HALF,
     Cells,
     OutcomeModel,
-    aux_blocks,
-    cell_information,
-    fisher_blocks,
+    item_information,
     negative_log_likelihood,
+    unit_information,
 )
 from .state import SolverState, StepInfo, scores, width
 
-__all__ = ["objective", "init", "step", "judge_step", "item_step", "reanchor", "padded_decomposition"]
+__all__ = ["objective", "init", "step", "judge_step", "global_step", "item_step", "reanchor",
+           "padded_decomposition"]
 
 
 def _no_aux(B):
@@ -59,17 +64,28 @@ def _active(rank, w: int) -> jax.Array:
     return (jnp.arange(w) < rank).astype(float)
 
 
-def objective(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None):
-    """Penalised negative log-likelihood ``NLL + ridge/2 (|S|^2 + |beta|^2 + |aux|^2)``.
+def _penalties(cells: Cells, ridge):
+    """The ridges of the per-judge and panel-wide term coefficients (NaN: the fit's)."""
+    return (jnp.where(jnp.isnan(cells.penalty), ridge, cells.penalty),
+            jnp.where(jnp.isnan(cells.global_penalty), ridge, cells.global_penalty))
+
+
+def objective(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None, theta=None):
+    """Penalised negative log-likelihood (see the module documentation).
 
     ``aux`` (K x n_aux, log scale) is needed for outcome models with extra parameters;
-    entries at ``-inf`` (held at the boundary) are not penalised.
+    entries at ``-inf`` (held at the boundary) are not penalised.  ``theta``: the panel-wide
+    coefficients (None without them).
     """
-    S, beta = scores(B, T)
-    penalty = jnp.sum(S**2) + beta @ beta
+    S, Z = scores(B, T)
+    rho, rho_g = _penalties(cells, ridge)
+    penalty = ridge * jnp.sum(S**2) + jnp.sum(rho * Z**2)
     if outcome.n_aux:
-        penalty = penalty + jnp.sum(jnp.where(jnp.isfinite(aux), aux, 0.0) ** 2)
-    return negative_log_likelihood(S, beta, cells, outcome=outcome, aux=aux) + 0.5 * ridge * penalty
+        penalty = penalty + ridge * jnp.sum(jnp.where(jnp.isfinite(aux), aux, 0.0) ** 2)
+    if cells.Xg.shape[-1]:
+        penalty = penalty + jnp.sum(rho_g * theta**2)
+    nll = negative_log_likelihood(S, Z, cells, outcome=outcome, aux=aux, theta=theta)
+    return nll + 0.5 * penalty
 
 
 def _damped_newton_step(fun, direction, x0):
@@ -94,60 +110,62 @@ def _damped_newton_step(fun, direction, x0):
     return jnp.where(accept, x0 + t * d, x0)
 
 
-def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=None):
-    """Proximal step on the judge block ``[gamma | U | beta | aux]`` under ``sum(gamma) = K,
+def judge_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None):
+    """Proximal step on the judge block ``[gamma | U | Z | aux]`` under ``sum(gamma) = K,
     1^T U = 0``; returns ``(B, aux)``.
 
     ``aux`` (K x n_aux) holds the outcome model's per-judge parameters on the log scale;
-    entries at ``-inf`` stay there.  Disagreement columns beyond ``rank`` are not stepped.
+    entries at ``-inf`` stay there.  Disagreement columns beyond ``rank`` and coefficients
+    with ``cells.free`` 0 are not stepped.
     """
-    r = width(T)
-    K = B.shape[0]
+    p = width(T) + 1
+    K, pq = B.shape
+    q = pq - p
     aux = _no_aux(B) if aux is None else aux
     m = aux.shape[1]
+    L = pq + m
     free = jnp.isfinite(aux)
     x_prox = jnp.concatenate([B, jnp.where(free, aux, 0.0)], axis=1)
     mask = jnp.concatenate([jnp.ones((K, 1)),
-                            jnp.broadcast_to(_active(rank, r), (K, r)),
-                            jnp.full((K, 1), 1.0 if position_bias else 0.0),
-                            free.astype(float)], axis=1)
+                            jnp.broadcast_to(_active(rank, p - 1), (K, p - 1)),
+                            cells.free, free.astype(float)], axis=1)
+    rho, _ = _penalties(cells, ridge)
 
     def split(x):
-        return x[:, : r + 2], jnp.where(free, x[:, r + 2:], -jnp.inf)
+        return x[:, :pq], jnp.where(free, x[:, pq:], -jnp.inf)
 
     def fun(x):
         Bx, ax = split(x)
-        return objective(Bx, T, cells, ridge, outcome, ax) + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
+        return objective(Bx, T, cells, ridge, outcome, ax, theta) \
+            + 0.5 * tau * jnp.sum((x - x_prox) ** 2)
 
     def direction(x):
         f, g = jax.value_and_grad(fun)(x)
         g = g * mask
         Bx, ax = split(x)
-        S_, beta_ = scores(Bx, T)
-        # judge k's information from its own cells: the logit moves by (T_i - T_j) . dB_k
-        w = cell_information(S_, beta_, cells, outcome=outcome, aux=ax)
-        dT = T[cells.first] - T[cells.second]
-        wdT = w[:, None] * dT
-        TT = jax.ops.segment_sum(wdT[:, :, None] * dT[:, None, :], cells.judge, K)
-        cross = jax.ops.segment_sum(wdT, cells.judge, K)
-        bb = jax.ops.segment_sum(w, cells.judge, K)
-        H = jnp.zeros((K, r + 2 + m, r + 2 + m))
-        H = H.at[:, : r + 1, : r + 1].set(TT + ridge * (T.T @ T))
-        H = H.at[:, : r + 1, r + 1].set(cross).at[:, r + 1, : r + 1].set(cross)
-        H = H.at[:, r + 1, r + 1].set(bb + ridge)
+        S_, Z_ = scores(Bx, T)
+        # judge k's information from its own units: eta moves by D_u . dx_k, with the local
+        # design D_u = [T_i - T_j, X_u] and the outcome parameters on their own channel
+        info = unit_information(S_, Z_, cells, outcome=outcome, aux=ax, theta=theta)
+        D = jnp.concatenate([T[cells.first] - T[cells.second], cells.X], axis=1)
+        w = info[:, 0, 0]
+        H = jnp.zeros((K, L, L))
+        H = H.at[:, :pq, :pq].set(jax.ops.segment_sum(
+            (w[:, None] * D)[:, :, None] * D[:, None, :], cells.judge, K))
         if m:
-            Sa, ba, aa = aux_blocks(S_, beta_, cells, outcome=outcome, aux=ax)
-            Ta = jnp.einsum("ip,kia->kpa", T, Sa)
-            H = H.at[:, : r + 1, r + 2:].set(Ta).at[:, r + 2:, : r + 1].set(jnp.swapaxes(Ta, 1, 2))
-            H = H.at[:, r + 1, r + 2:].set(ba).at[:, r + 2:, r + 1].set(ba)
-            H = H.at[:, r + 2:, r + 2:].set(aa + ridge * jnp.eye(m))
-        # coordinates not stepped (inactive columns, beta without position bias, aux at the
-        # boundary): identity
+            cross = jax.ops.segment_sum(D[:, :, None] * info[:, 0, None, 1:], cells.judge, K)
+            H = H.at[:, :pq, pq:].set(cross).at[:, pq:, :pq].set(jnp.swapaxes(cross, 1, 2))
+            H = H.at[:, pq:, pq:].set(jax.ops.segment_sum(info[:, 1:, 1:], cells.judge, K)
+                                      + ridge * jnp.eye(m))
+        H = H.at[:, :p, :p].add(ridge * (T.T @ T))
+        H = H.at[:, p:pq, p:pq].add(jnp.diag(rho))
+        # coordinates not stepped (inactive columns, coefficients a judge does not have,
+        # aux at the boundary): identity
         H = H * mask[:, :, None] * mask[:, None, :] + jax.vmap(jnp.diag)(1.0 - mask)
-        H = H + tau * jnp.eye(r + 2 + m)
-        # equality constraints on the column sums of gamma and U (coordinates 0..r)
+        H = H + tau * jnp.eye(L)
+        # equality constraints on the column sums of gamma and U (coordinates 0..p-1)
         Hinv = jnp.linalg.inv(H)
-        E = jnp.eye(r + 2 + m)[: r + 1]
+        E = jnp.eye(L)[:p]
         schur = jnp.einsum("pa,kab->pb", E, Hinv @ E.T)  # sum_k E H_k^-1 E^T
         rhs = jnp.einsum("pa,kab,kb->p", E, Hinv, g)
         lam = -jnp.linalg.solve(schur, rhs)
@@ -156,6 +174,26 @@ def judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome=HALF, aux=N
 
     x = _damped_newton_step(fun, direction, x_prox)
     return split(x)
+
+
+def global_step(B, T, cells, ridge, tau, outcome=HALF, aux=None, theta=None):
+    """Proximal step on the panel-wide coefficients ``theta`` (shared style)."""
+    theta_prox = theta
+    _, rho_g = _penalties(cells, ridge)
+
+    def fun(th):
+        return objective(B, T, cells, ridge, outcome, aux, th) \
+            + 0.5 * tau * jnp.sum((th - theta_prox) ** 2)
+
+    def direction(th):
+        f, g = jax.value_and_grad(fun)(th)
+        S_, Z_ = scores(B, T)
+        w = unit_information(S_, Z_, cells, outcome=outcome, aux=aux, theta=th)[:, 0, 0]
+        H = (cells.Xg * w[:, None]).T @ cells.Xg + jnp.diag(rho_g) + tau * jnp.eye(len(th))
+        d = -jnp.linalg.solve(H, g)
+        return d, -g @ d, f
+
+    return _damped_newton_step(fun, direction, theta)
 
 
 #: Item blocks with more coordinates than this (items x (width + 1)) take their Newton
@@ -171,7 +209,7 @@ def _centre(X):
     return X - X.mean(axis=0, keepdims=True)
 
 
-def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
+def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None):
     """Proximal step on the item block ``[mu | V]`` under ``1^T mu = 0, 1^T V = 0``
     (V columns beyond ``rank`` are not stepped).
 
@@ -189,13 +227,15 @@ def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None):
     own = ridge * (A.T @ A) + tau * jnp.eye(p)
 
     def fun(Tx):
-        return objective(B, Tx, cells, ridge, outcome, aux) + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
+        return objective(B, Tx, cells, ridge, outcome, aux, theta) \
+            + 0.5 * tau * jnp.sum((Tx - T_prox) ** 2)
 
     def direction(Tx):
         f, g = jax.value_and_grad(fun)(Tx)
         g = _centre(g) * keep
-        S_, beta_ = scores(B, Tx)
-        SS, _, _ = fisher_blocks(S_, beta_, cells, outcome=outcome, aux=aux)
+        S_, Z_ = scores(B, Tx)
+        w = unit_information(S_, Z_, cells, outcome=outcome, aux=aux, theta=theta)[:, 0, 0]
+        SS = item_information(w, cells, B.shape[0], N)
         if N * p <= ITEM_DENSE_MAX:
             H = jnp.einsum("kij,kp,kq->ipjq", SS, A, A)
             H = H + jnp.einsum("ij,pq->ipjq", jnp.eye(N), own)
@@ -231,10 +271,10 @@ def padded_decomposition(S, rank, w: int):
 
 def reanchor(B, T, rank):
     """ReAnchor: canonical coordinates of the same S; returns (B, T, |mu|, sigma_r)."""
-    S, beta = scores(B, T)
+    S, Z = scores(B, T)
     w = width(T)
     d = padded_decomposition(S, rank, w)
-    B = jnp.column_stack([d.gamma, d.U, beta])
+    B = jnp.column_stack([d.gamma, d.U, Z])
     T = jnp.column_stack([d.mu, d.V])
     if w == 0:
         sigma_r = jnp.inf
@@ -244,56 +284,65 @@ def reanchor(B, T, rank):
     return B, T, jnp.linalg.norm(d.mu), sigma_r
 
 
-def _initial_blocks(S0, beta0, rank, w: int):
+def _initial_blocks(S0, Z0, rank, w: int):
     d = padded_decomposition(S0, rank, w)
-    return jnp.column_stack([d.gamma, d.U, beta0]), jnp.column_stack([d.mu, d.V])
+    return jnp.column_stack([d.gamma, d.U, Z0]), jnp.column_stack([d.mu, d.V])
 
 
 _initial_blocks_jit = light_jit(_initial_blocks, static_argnames="w")
 
 
-def init(S0, rank: int, beta0, tau: float, aux0=None, width: int | None = None) -> SolverState:
+def init(S0, rank: int, Z0, tau: float, aux0=None, width: int | None = None,
+         theta0=None) -> SolverState:
     """Solver state at the canonical rank-``rank`` truncation of a start ``S0``, in blocks of
-    ``width >= rank`` disagreement columns (default ``rank``); ``aux0``: the outcome model's
-    starting per-judge parameters (default none)."""
+    ``width >= rank`` disagreement columns (default ``rank``).
+
+    ``Z0`` (K x q): the starting per-judge term coefficients (a (K,) vector is one column);
+    ``aux0``: the outcome model's starting per-judge parameters (default none); ``theta0``:
+    the starting panel-wide coefficients (default none)."""
     w = rank if width is None else width
     if not rank <= w:
         raise ParameterError(f"the blocks' width {w} must be at least the rank {rank}")
     S0 = check_score_matrix(S0, rank)
-    B, T = _initial_blocks_jit(S0, np.asarray(beta0, dtype=float), rank, w)
-    K = B.shape[0]
+    K = S0.shape[0]
+    Z0 = np.asarray(Z0, dtype=float).reshape(K, -1)
+    B, T = _initial_blocks_jit(S0, Z0, rank, w)
     aux = np.zeros((K, 0)) if aux0 is None else np.asarray(aux0, dtype=float).reshape(K, -1)
-    return SolverState(B, T, float(tau), aux)
+    theta = np.zeros(0) if theta0 is None else np.asarray(theta0, dtype=float).ravel()
+    return SolverState(B, T, float(tau), aux, theta)
 
 
-def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, outcome):
-    B, aux = judge_step(B, T, cells, rank, ridge, tau, position_bias, outcome, aux)
-    T = item_step(B, T, cells, rank, ridge, tau, outcome, aux)
+def _outer_step(B, T, aux, theta, cells, tau, ridge, rank, reanchored, outcome):
+    B, aux = judge_step(B, T, cells, rank, ridge, tau, outcome, aux, theta)
+    if cells.Xg.shape[-1]:
+        theta = global_step(B, T, cells, ridge, tau, outcome, aux, theta)
+    T = item_step(B, T, cells, rank, ridge, tau, outcome, aux, theta)
     if reanchored:
         B, T, mu_norm, sigma_r = reanchor(B, T, rank)
     else:
         mu_norm, sigma_r = jnp.linalg.norm(T[:, 0]), jnp.inf
-    return B, T, aux, objective(B, T, cells, ridge, outcome, aux), mu_norm, sigma_r
+    return B, T, aux, theta, objective(B, T, cells, ridge, outcome, aux, theta), mu_norm, sigma_r
 
 
-_STATIC = ("position_bias", "reanchored", "outcome")
+_STATIC = ("reanchored", "outcome")
 #: Panels with at most this many (padded cells) x (items) compile their step with
 #: :func:`~hja_bayes.jitting.light_jit`: most of a first small fit's time is compilation.
 LIGHT_SIZE = 2**16
 _outer_step_jit = light_jit(_outer_step, static_argnames=_STATIC)
 
 
-def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_bias: bool,
+def step(state: SolverState, cells: Cells, *, rank: int, ridge: float,
          reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, StepInfo]:
-    """One outer iteration: judge step (with the outcome parameters), item step, ReAnchor
-    (tau is left to the driver).  ``rank`` is data: any rank up to the blocks' width runs
-    the same compiled program."""
+    """One outer iteration: judge step (with the outcome parameters), global step (panel-wide
+    coefficients, if any), item step, ReAnchor (tau is left to the driver).  ``rank`` is
+    data: any rank up to the blocks' width runs the same compiled program."""
     aux = _no_aux(state.B) if state.aux is None else state.aux
+    theta = jnp.zeros(0) if state.theta is None else state.theta
     light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
     run = _outer_step_jit if light else _outer_step_jit.plain
-    B, T, aux, f, mu_norm, sigma_r = run(state.B, state.T, aux, cells, state.tau, ridge, rank,
-                                         position_bias, reanchored, outcome)
-    return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
+    B, T, aux, theta, f, mu_norm, sigma_r = run(state.B, state.T, aux, theta, cells, state.tau,
+                                                ridge, rank, reanchored, outcome)
+    return SolverState(B, T, state.tau, aux, theta), StepInfo(f, mu_norm, sigma_r)
 
 
 objective_jit = jax.jit(objective, static_argnames=("outcome",))

@@ -12,7 +12,7 @@ from ..checks import index_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
 from ..errors import DataError
-from ..likelihood import outcome_model
+from ..likelihood import outcome_model, probabilities
 
 __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 
@@ -48,12 +48,25 @@ class HJAFit:
         Final proximal weight and ridge.
     rank_table : DataFrame or None
         Criteria for every candidate rank when the rank was selected.
-    ties : str
-        The outcome model: "half" (ties count 1/2 to each side) or "davidson" (three
-        outcomes, per-judge tie propensity nu_k).
+    outcome : str
+        The outcome model: "half" (ties count 1/2 to each side), "davidson" (three outcomes,
+        per-judge tie propensity nu_k) or "ordinal" (the data's ordered scale, per-judge cut
+        points).
     aux : ndarray (K, n_aux) or None
         The outcome model's per-judge parameters on their natural scale (Davidson: nu_k in
-        column 0, exactly 0 for a judge that never tied, where it is held); None for "half".
+        column 0, exactly 0 for a judge that never tied, where it is held; ordinal: the cut
+        points' gaps); None for "half".
+    terms : tuple
+        The linear-predictor terms fitted (:mod:`hja_bayes.likelihood.terms`): position bias,
+        style, self-preference.
+    coef : ndarray (K, q)
+        The per-judge term coefficients, columns named by ``coef_names`` (``"position"`` is
+        ``beta``; ``"style:<feature>"`` per-judge style; ``"self"`` self-preference), 0 where
+        ``coef_free`` is False.
+    coef_free : ndarray of bool (K, q)
+        Which judges' coefficients were estimated.
+    theta : ndarray (g,)
+        Panel-wide coefficients (shared style), named by ``theta_names``.
     excluded_judges : dict
         Judges of the input left out of the fit, with the reason (see ``fit_hja``'s
         ``min_judge_comparisons``); ``data`` holds the judges that were fitted.
@@ -78,44 +91,99 @@ class HJAFit:
     tau: float = 30.0
     ridge: float = DEFAULT_RIDGE
     rank_table: pd.DataFrame | None = field(default=None, repr=False)
-    ties: str = "half"
+    outcome: str = "half"
     aux: np.ndarray | None = field(default=None, repr=False)
     excluded_judges: dict = field(default_factory=dict, repr=False)
+    terms: tuple = ()
+    coef: np.ndarray | None = field(default=None, repr=False)
+    coef_names: tuple = ()
+    coef_free: np.ndarray | None = field(default=None, repr=False)
+    theta: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    theta_names: tuple = ()
     _wald_cache: dict = field(default_factory=dict, init=False, repr=False)
 
+    def __post_init__(self):
+        K = len(self.judges)
+        if self.coef is None:  # a fit without terms beyond the position bias
+            names = ("position",) if self.position_bias else ()
+            coef = np.asarray(self.beta, dtype=float).reshape(K, 1)[:, : len(names)]
+            object.__setattr__(self, "coef", coef)
+            object.__setattr__(self, "coef_names", names)
+        if self.coef_free is None:
+            object.__setattr__(self, "coef_free", np.ones(np.shape(self.coef), dtype=bool))
+
     @property
-    def outcome(self):
+    def outcome_model(self):
         """The :class:`~hja_bayes.likelihood.OutcomeModel` of the fit."""
-        return outcome_model(self.ties)
+        return outcome_model(self.outcome, self.data.categories)
+
+    @property
+    def ties(self) -> str:
+        """Deprecated name of :attr:`outcome`."""
+        import warnings
+
+        warnings.warn("HJAFit.ties is deprecated: use HJAFit.outcome", DeprecationWarning,
+                      stacklevel=2)
+        return self.outcome
 
     @property
     def nu(self) -> np.ndarray | None:
         """Davidson tie propensities nu_k (0 for a judge that never tied), or None."""
-        if self.aux is None or "nu" not in self.outcome.aux_names:
+        names = self.outcome_model.aux_names
+        if self.aux is None or "nu" not in names:
             return None
-        return np.asarray(self.aux)[:, self.outcome.aux_names.index("nu")]
+        return np.asarray(self.aux)[:, names.index("nu")]
+
+    def coefficient(self, name: str) -> np.ndarray:
+        """A per-judge term coefficient by column name (``"position"``, ``"self"``,
+        ``"style:length"``), shape (K,); for a shared style feature, its one value
+        broadcast to every judge."""
+        if name in self.coef_names:
+            return np.asarray(self.coef)[:, self.coef_names.index(name)].copy()
+        if name in self.theta_names:
+            return np.full(len(self.judges), float(self.theta[self.theta_names.index(name)]))
+        raise DataError(f"the fit has no term coefficient {name!r}; it has "
+                        f"{list(self.coef_names) + list(self.theta_names)}")
+
+    def logits(self, k, i, j) -> np.ndarray:
+        """Linear predictor of judge ``k`` seeing item ``i`` first and ``j`` second (index
+        arrays), for answers of equal style: scores, position bias and self-preference."""
+        k, i, j = (np.asarray(x) for x in (k, i, j))
+        eta = self.S[k, i] - self.S[k, j]
+        if "position" in self.coef_names:
+            eta = eta + self.coefficient("position")[k]
+        if "self" in self.coef_names:
+            own = self._own_items()[k]
+            eta = eta + self.coefficient("self")[k] * ((i == own).astype(float)
+                                                        - (j == own).astype(float))
+        return eta
+
+    def _own_items(self) -> np.ndarray:
+        term = next(t for t in self.terms if getattr(t, "name", "") == "self")
+        return term.own_items(self.data)
 
     def predict_proba(self, judge, first, second) -> float:
         """Probability that ``judge`` prefers ``first`` (shown first) over ``second``.
 
-        ``expit(beta_k + S_k,first - S_k,second)``: with ties counted 1/2 the probability of
-        a win (a tie being half of one); under Davidson the probability that ``first`` wins
-        a decisive verdict.  :meth:`outcome_proba` gives all three outcomes.
+        ``expit(eta)`` with eta the :meth:`logits` (answers of equal style): with ties
+        counted 1/2 the probability of a win (a tie being half of one); under Davidson the
+        probability that ``first`` wins a decisive verdict.  :meth:`outcome_proba` gives
+        every outcome.
         """
         k = index_of(judge, self.judges, "judge")
         i = index_of(first, self.items, "item")
         j = index_of(second, self.items, "item")
         from scipy.special import expit
 
-        return float(expit(self.beta[k] + self.S[k, i] - self.S[k, j]))
+        return float(expit(self.logits(k, i, j)))
 
     def cell_probabilities(self, data: Comparisons | None = None) -> np.ndarray:
-        """Fitted probability that the first-shown item wins, for every cell of ``data``."""
+        """Fitted probability that the first-shown item wins, for every cell of ``data``
+        (answers of equal style)."""
         data = self.data if data is None else data
         from scipy.special import expit
 
-        return expit(self.beta[data.judge] + self.S[data.judge, data.first]
-                     - self.S[data.judge, data.second])
+        return expit(self.logits(data.judge, data.first, data.second))
 
     def outcome_proba(self, frame) -> pd.DataFrame:
         """Probability of each outcome for every row of ``frame``.
@@ -151,27 +219,34 @@ class HJAFit:
                 raise DataError(f"unknown {what}(s) in column {column!r}: {unknown}")
             index.append(codes.to_numpy(dtype=np.int64))
         k, i, j = index
-        eta = self.beta[k] + self.S[k, i] - self.S[k, j]
-        if self.outcome.n_aux:
+        eta = self.logits(k, i, j)
+        model = self.outcome_model
+        if model.n_aux:
             with np.errstate(divide="ignore"):
                 aux = np.log(np.asarray(self.aux, dtype=float))[k]
-            p_first, p_tie, p_second = self.outcome.probabilities(eta, aux)
+            p = probabilities(model, eta, aux)
+            if model.n_categories != 3:
+                return pd.DataFrame(p, columns=[f"p_{c}" for c in model.categories],
+                                    index=getattr(frame, "index", None))
+            p_first, p_tie, p_second = p[:, 0], p[:, 1], p[:, 2]
         else:
             data = self.data
             n = np.bincount(data.judge, data.n, len(self.judges))
             tie_rate = np.bincount(data.judge, data.ties, len(self.judges)) / np.maximum(n, 1e-300)
             p_tie = tie_rate[k]
-            p_first = (1 - p_tie) * self.outcome.probabilities(eta, None)[0]
+            p_first = (1 - p_tie) * probabilities(model, eta)[:, 0]
             p_second = (1 - p_tie) - p_first
         return pd.DataFrame({"p_first": p_first, "p_tie": p_tie, "p_second": p_second},
                             index=getattr(frame, "index", None))
 
     @property
     def n_params(self) -> int:
-        """Free parameters: ``(r+1)(K+N-r-2)``, plus K with position bias, plus the outcome
-        model's estimated per-judge parameters (Davidson: one nu_k per judge that tied)."""
+        """Free parameters: ``(r+1)(K+N-r-2)``, plus the estimated term coefficients (K for
+        position bias), plus the outcome model's estimated per-judge parameters (Davidson:
+        one nu_k per judge that tied)."""
         extra = 0 if self.aux is None else int(np.count_nonzero(np.asarray(self.aux) > 0))
-        return free_parameters(len(self.judges), len(self.items), self.rank, self.position_bias) + extra
+        terms = int(np.sum(self.coef_free)) + len(self.theta_names)
+        return free_parameters(len(self.judges), len(self.items), self.rank, False) + terms + extra
 
     @property
     def cov_type(self) -> str:
@@ -201,7 +276,8 @@ class HJAFit:
         if key not in self._wald_cache:
             self._wald_cache[key] = wald_inference(
                 self.data, self.S, self.beta, self.rank, position_bias=self.position_bias,
-                cov_type=key, ridge=self.ridge, ties=self.ties, aux=self.aux)
+                cov_type=key, ridge=self.ridge, outcome=self.outcome, aux=self.aux,
+                terms=self.terms, coef=self.coef, theta=self.theta)
         return self._wald_cache[key]
 
     def intervals(self, level: float = 0.95, cov_type: str | None = None,
@@ -255,6 +331,9 @@ class HJAFit:
         return save_fit(self, path, idata=idata)
 
     def _ties_line(self) -> str:
+        if self.outcome == "ordinal":
+            return (f"verdicts: ordered scale {list(self.data.categories)}, cumulative logit "
+                    "with symmetric per-judge cut points (\"ordinal\")")
         if self.nu is None:
             return "ties: counted 1/2 to each side (\"half\")"
         line = ("ties: Davidson model (\"davidson\"), tie propensity nu per judge "
@@ -269,7 +348,7 @@ class HJAFit:
         K, N = len(self.judges), len(self.items)
         return (f"HJAFit(rank={self.rank}, {K} judge{'s' * (K != 1)}, {N} models, "
                 f"{self.data.n_comparisons:g} comparisons, position_bias={self.position_bias}, "
-                f"ties={self.ties!r}, "
+                f"outcome={self.outcome!r}, "
                 f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
                 f"in {self.n_iter} iterations)")
 

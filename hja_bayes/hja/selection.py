@@ -10,40 +10,37 @@ from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
 from ..likelihood import HALF, Cells, cells_of, outcome_model
+from ..likelihood.terms import design_of, terms_of
 from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
-from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve
+from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve, state_nll
 
 __all__ = ["cannot_win_bic", "candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
 
 
 def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0,
-                      pad: bool = False) -> list[Cells]:
+                      pad: bool = False, cells: Cells | None = None) -> list[Cells]:
     """Randomly assign every single comparison to one of ``n_folds`` folds.
 
-    Works on the aggregated cells: each cell's first-wins, second-wins and ties are split by
+    Works on the aggregated units: each unit's counts in every category are split by
     multinomial draws, which is the same as assigning each comparison to a fold uniformly
     at random.
 
     Returns
     -------
     list of Cells
-        ``n_folds`` cell sets laid out like ``cells_of(data, pad)`` (a cell may hold 0).
+        ``n_folds`` unit sets laid out like ``cells`` (default ``cells_of(data, pad)``; a
+        unit may hold 0).
     """
     rng = np.random.default_rng(seed)
     probs = np.full(n_folds, 1.0 / n_folds)
-    parts = [rng.multinomial(np.rint(x).astype(np.int64), probs)
-             for x in (data.first_wins, data.ties, data.second_wins)]
-    layout = cells_of(data, pad=pad)
-    extra = len(layout.judge) - data.n_cells
-    folds = []
-    for f in range(n_folds):
-        fw, t, sw = (np.concatenate([p[:, f], np.zeros(extra, np.int64)]).astype(float)
-                     for p in parts)
-        folds.append(layout._replace(first_wins=jnp.asarray(fw), ties=jnp.asarray(t),
-                                     second_wins=jnp.asarray(sw)))
-    return folds
+    layout = cells_of(data, pad=pad) if cells is None else cells
+    counts = np.asarray(layout.counts)
+    # (units, C, folds): each category's verdicts of each unit spread over the folds
+    parts = rng.multinomial(np.rint(counts).astype(np.int64), probs)
+    return [layout._replace(counts=jnp.asarray(parts[:, :, f].astype(float)))
+            for f in range(n_folds)]
 
 
 def candidate_ranks(data: Comparisons, top: int | None = None) -> list[int]:
@@ -77,7 +74,7 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     def stop(it: int, objective: float, state) -> bool:
         if it + PACE_WINDOW < STOP_AFTER or not np.isfinite(best_bic):
             return False
-        nll = float(kernels.objective_jit(state.B, state.T, cells, 0.0, outcome, state.aux))
+        nll = state_nll(state, cells, outcome)
         history.append(nll)
         if it < STOP_AFTER or len(history) <= PACE_WINDOW:
             return False
@@ -88,7 +85,7 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     return stop
 
 
-def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol,
+def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau, ridge, tol,
                 max_iter, cv, outcome=HALF, report=None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
     """Criteria table and the full-data solver result of every candidate rank.
 
@@ -101,9 +98,9 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     ``stopped_early``, its NLL and BIC are those where it stopped).
     """
     ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
-    cells = cells_of(data, pad=True)
     S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE, tol=INIT_TOL)
-    folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
+    folds = split_comparisons(data, cv_folds, seed, cells=cells) if cv else []
+    n_terms = int(np.sum(design.free)) + len(design.global_names)
     K, N = data.n_judges, data.n_items
     width = max(ranks)
     rows, solutions = [], {}
@@ -111,22 +108,20 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     for r in ranks:
         penalty = bic(0.0, r, K, N, data.n_comparisons)  # BIC less its 2 NLL term
         stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
-        result = fit_rank(data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge,
+        result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
                           width=width, stop=stop)
         solutions[r] = result
-        nll = float(kernels.objective_jit(result.state.B, result.state.T, cells, 0.0, outcome,
-                                          result.state.aux))
+        nll = state_nll(result.state, cells, outcome)
         cv_nll = np.nan
         if cv:
             cv_nll = 0.0
             start = result.state._replace(tau=tau)
             for test in folds:
-                train = solve(start, cells.minus(test), r, position_bias=position_bias,
-                              ridge=ridge, tol=tol, max_iter=max_iter, outcome=outcome)
-                cv_nll += float(kernels.objective_jit(train.state.B, train.state.T, test, 0.0,
-                                                      outcome, train.state.aux))
-        rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),
+                train = solve(start, cells.minus(test), r, ridge=ridge, tol=tol,
+                              max_iter=max_iter, outcome=outcome)
+                cv_nll += state_nll(train.state, test, outcome)
+        rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, False) + n_terms,
                          bic=2.0 * nll + penalty, cv_nll=cv_nll, n_iter=result.n_iter,
                          converged=result.converged, stopped_early=result.stopped_early))
         best_bic = min(best_bic, rows[-1]["bic"])
@@ -137,21 +132,27 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
 
 def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_folds=5, seed=0,
                   tau=30.0, ridge=DEFAULT_RIDGE, tol=1e-10, max_iter=2000, cv=True,
-                  ties="half") -> pd.DataFrame:
+                  outcome="half", style=None, self_preference=None,
+                  ties=None) -> pd.DataFrame:
     """BIC and K-fold cross-validated held-out NLL for every candidate rank.
 
     Cross-validation is over single comparisons (see :func:`split_comparisons`); the
-    held-out NLL is summed over folds.  ``ties`` selects the outcome model as in
-    :func:`~hja_bayes.hja.fit_hja`.
+    held-out NLL is summed over folds.  ``outcome``, ``style`` and ``self_preference`` as
+    in :func:`~hja_bayes.hja.fit_hja` (``ties``: deprecated alias of ``outcome``).
 
     Returns
     -------
     DataFrame with columns rank, nll, n_params, bic, cv_nll (NaN when ``cv=False``),
     n_iter, converged, stopped_early (see :func:`rank_search`).
     """
+    from .fit import deprecated_ties
+
     check_fit_inputs(data, position_bias)
     ranks = candidate_ranks(data) if ranks is None else ranks
-    table, _ = rank_search(data, ranks, position_bias=position_bias, cv_folds=cv_folds,
+    model = outcome_model(deprecated_ties(ties, outcome), data.categories)
+    design = design_of(data, terms_of(position_bias, style, self_preference))
+    cells = cells_of(data, pad=True, outcome=model, design=design)
+    table, _ = rank_search(data, ranks, design=design, cells=cells, cv_folds=cv_folds,
                            seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=cv,
-                           outcome=outcome_model(ties))
+                           outcome=model)
     return table

@@ -2,12 +2,14 @@
 
 The parameters are kept as two blocks,
 
-    judge block  B = [gamma | U | beta]    (K x (r + 2))
+    judge block  B = [gamma | U | Z]       (K x (r + 1 + q))
     item block   T = [mu | V]              (N x (r + 1))
 
-so that ``S = B[:, :r+1] @ T.T`` and ``beta = B[:, r+1]``; the outcome model's per-judge
-extra parameters (``log nu_k`` for Davidson ties) are ``aux`` (K x n_aux), stepped with the
-judge block (``-inf``: held at the boundary 0).
+so that ``S = B[:, :r+1] @ T.T`` and ``Z = B[:, r+1:]`` holds the per-judge coefficients of
+the linear terms (position bias beta_k, self-preference, per-judge style; see
+:mod:`hja_bayes.likelihood.terms`); the outcome model's per-judge extra parameters (``log
+nu_k`` for Davidson ties) are ``aux`` (K x n_aux), stepped with the judge block (``-inf``:
+held at the boundary 0), and the panel-wide coefficients (shared style) are ``theta``.
 
 The blocks may be wider than the rank: a *width* ``w >= r`` of disagreement columns is
 allocated (``w = T.shape[1] - 1``) and the columns beyond the rank are held at zero.  The
@@ -25,13 +27,15 @@ __all__ = ["SolverState", "StepInfo", "scores", "width"]
 
 
 class SolverState(NamedTuple):
-    """Where the solver stands: the two blocks, the current proximal weight and the outcome
-    model's per-judge parameters (K x 0 for ties counted 1/2; None is read as that)."""
+    """Where the solver stands: the two blocks, the current proximal weight, the outcome
+    model's per-judge parameters (K x 0 for ties counted 1/2; None is read as that) and the
+    panel-wide coefficients (length 0 without them; None is read as that)."""
 
     B: jax.Array
     T: jax.Array
     tau: float
     aux: jax.Array | None = None
+    theta: jax.Array | None = None
 
 
 class StepInfo(NamedTuple):
@@ -48,6 +52,6 @@ def width(T: jax.Array) -> int:
 
 
 def scores(B: jax.Array, T: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The score matrix ``S`` and position biases ``beta`` held by the blocks."""
+    """The score matrix ``S`` and the per-judge term coefficients ``Z`` held by the blocks."""
     p = T.shape[1]
-    return B[:, :p] @ T.T, B[:, p]
+    return B[:, :p] @ T.T, B[:, p:]

@@ -12,11 +12,12 @@ the flattened, row-major coordinates of S) is a local chart of the model
 
 The computations use the same space in *factor coordinates* (:class:`FactorChart`):
 ``dS = A Q^T + P Y^T`` with ``A`` (K x m) free and ``Y`` (N x m) constrained to
-``Y^T 1 = 0, Y^T Q = 0``, plus the position biases and the outcome model's per-judge
-parameters.  A cell (k, i, j) then touches only judge k's ``A`` row (through
-``Q_i - Q_j``), its beta and extra parameters, and the rows ``Y_i``, ``Y_j`` (through
-``+-P_k``): the information is assembled from per-cell weights without forming a
-(K N) x dim basis.  The map from the orthonormal chart to these coordinates is an
+``Y^T 1 = 0, Y^T Q = 0``, plus the estimated per-judge term coefficients (position bias,
+self-preference, per-judge style), the outcome model's per-judge parameters and the
+panel-wide coefficients.  A unit (k, i, j) then touches only judge k's ``A`` row (through
+``Q_i - Q_j``), its coefficients and extra parameters, the panel-wide ones, and the rows
+``Y_i``, ``Y_j`` (through ``+-P_k``): the information is assembled from per-unit weights
+without forming a (K N) x dim basis.  The map from the orthonormal chart to these coordinates is an
 isometry onto the constrained subspace (``|dS|_F^2 = |A|^2 + |Y|^2`` there), so a ridge
 is still the identity and covariances agree exactly.
 """
@@ -74,13 +75,15 @@ def _factors(S: np.ndarray, rank: int, rank_tolerance: float) -> tuple[np.ndarra
 
 
 class FactorChart(NamedTuple):
-    """Factor coordinates ``phi`` of the tangent space (plus beta and extra parameters).
+    """Factor coordinates ``phi`` of the tangent space (plus the linear terms' coefficients
+    and the outcome model's extra parameters).
 
-    Layout of ``phi``: ``A`` (K x m, row-major), then beta (K entries when estimated),
-    then the estimated extra outcome parameters (``free``: flat indices ``k n_aux + a``),
-    then ``Y`` (N x m, row-major).  ``Y`` is constrained to the complement of the
-    orthonormal columns :meth:`constraints`; on that subspace the coordinates are an
-    isometric image of the orthonormal chart (:meth:`tangent_map`).
+    Layout of ``phi``: ``A`` (K x m, row-major), then the estimated per-judge coefficients
+    (``coef``: flat indices ``k q + c`` of the K x q coefficient matrix), then the estimated
+    extra outcome parameters (``free``: flat indices ``k n_aux + a``), then the ``n_global``
+    panel-wide coefficients, then ``Y`` (N x m, row-major).  ``Y`` is constrained to the
+    complement of the orthonormal columns :meth:`constraints`; on that subspace the
+    coordinates are an isometric image of the orthonormal chart (:meth:`tangent_map`).
 
     Attributes
     ----------
@@ -88,19 +91,25 @@ class FactorChart(NamedTuple):
         Left singular vectors of S.
     Q : ndarray (N, m)
         Right singular vectors of S (orthogonal to the all-ones vector).
-    n_beta : int
-        K with position bias, else 0.
+    n_coef_columns : int
+        q, the per-judge coefficient columns (position bias is one).
+    coef : ndarray of int
+        The estimated ones.
     n_aux : int
         The outcome model's per-judge parameters.
     free : ndarray of int
         The estimated ones (see :func:`~hja_bayes.inference.information.free_aux`).
+    n_global : int
+        Panel-wide coefficients (all estimated).
     """
 
     P: np.ndarray
     Q: np.ndarray
-    n_beta: int
+    n_coef_columns: int
+    coef: np.ndarray
     n_aux: int
     free: np.ndarray
+    n_global: int = 0
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -108,17 +117,21 @@ class FactorChart(NamedTuple):
         return self.P.shape[0], self.Q.shape[0], self.P.shape[1]
 
     @property
-    def beta_offset(self) -> int:
+    def coef_offset(self) -> int:
         K, _, m = self.shape
         return K * m
 
     @property
     def aux_offset(self) -> int:
-        return self.beta_offset + self.n_beta
+        return self.coef_offset + self.coef.size
+
+    @property
+    def global_offset(self) -> int:
+        return self.aux_offset + self.free.size
 
     @property
     def y_offset(self) -> int:
-        return self.aux_offset + self.free.size
+        return self.global_offset + self.n_global
 
     @property
     def dim(self) -> int:
@@ -128,7 +141,7 @@ class FactorChart(NamedTuple):
 
     @property
     def chart_dim(self) -> int:
-        """Dimension of the model's chart: free parameters (with beta and extra ones)."""
+        """Dimension of the model's chart: free parameters (with the terms and extra ones)."""
         _, _, m = self.shape
         return self.dim - m * (m + 1)
 
@@ -144,13 +157,16 @@ class FactorChart(NamedTuple):
                 C[rows[:, 0] + a, a * (m + 1) + b] = directions[:, b]
         return C
 
-    def pullback(self, dS: np.ndarray, dbeta: np.ndarray | None = None) -> np.ndarray:
-        """Gradients in ``phi`` from gradients with respect to (S, beta).
+    def pullback(self, dS: np.ndarray, dcoef: np.ndarray | None = None,
+                 dglobal: np.ndarray | None = None) -> np.ndarray:
+        """Gradients in ``phi`` from gradients with respect to (S, Z, theta).
 
         Parameters
         ----------
         dS : ndarray (q, K, N)
-        dbeta : ndarray (q, K), optional
+        dcoef : ndarray (q, K, n_coef_columns), optional
+            With respect to the per-judge coefficients (only the estimated ones count).
+        dglobal : ndarray (q, n_global), optional
 
         Returns
         -------
@@ -162,8 +178,10 @@ class FactorChart(NamedTuple):
         out = np.zeros((q, self.dim))
         out[:, : K * m] = (dS @ self.Q).reshape(q, K * m)
         out[:, self.y_offset:] = np.matmul(dS.transpose(0, 2, 1), self.P).reshape(q, N * m)
-        if self.n_beta and dbeta is not None:
-            out[:, self.beta_offset: self.aux_offset] = dbeta
+        if self.coef.size and dcoef is not None:
+            out[:, self.coef_offset: self.aux_offset] = np.reshape(dcoef, (q, -1))[:, self.coef]
+        if self.n_global and dglobal is not None:
+            out[:, self.global_offset: self.y_offset] = dglobal
         return out
 
     def complements(self) -> tuple[np.ndarray, np.ndarray]:
@@ -175,8 +193,8 @@ class FactorChart(NamedTuple):
     def tangent_map(self) -> np.ndarray:
         """The orthonormal chart in ``phi`` coordinates: ``T`` (dim x chart_dim), orthonormal
         columns spanning the constrained subspace, column c the image of coordinate c of
-        :func:`tangent_basis` (then beta, then the extra parameters).  Dense: for small
-        panels (tests, :attr:`WaldInference.covariance`)."""
+        :func:`tangent_basis` (then the coefficients, the extra parameters and the panel-wide
+        coefficients).  Dense: for small panels (tests, :attr:`WaldInference.covariance`)."""
         K, N, m = self.shape
         P_perp, Q_c = self.complements()
         T = np.zeros((self.dim, self.chart_dim))
@@ -192,8 +210,8 @@ class FactorChart(NamedTuple):
             for b in range(m):
                 T[np.arange(K) * m + b, col] = P_perp[:, c]
                 col += 1
-        extra = self.n_beta + self.free.size
-        T[self.beta_offset: self.y_offset, col: col + extra] = np.eye(extra)
+        extra = self.y_offset - self.coef_offset
+        T[self.coef_offset: self.y_offset, col: col + extra] = np.eye(extra)
         return T
 
     def score_basis(self) -> np.ndarray:
@@ -203,13 +221,20 @@ class FactorChart(NamedTuple):
         return np.column_stack([np.kron(self.P, Q_all), np.kron(P_perp, self.Q)])
 
 
-def factor_chart(S, rank: int, *, position_bias: bool = False, n_aux: int = 0, free=None,
+def factor_chart(S, rank: int, *, coef_free=None, n_aux: int = 0, free=None, n_global: int = 0,
                  rank_tolerance: float = RANK_TOLERANCE) -> FactorChart:
-    """The :class:`FactorChart` at ``S`` (checked as in :func:`tangent_basis`)."""
+    """The :class:`FactorChart` at ``S`` (checked as in :func:`tangent_basis`).
+
+    ``coef_free`` (K, q) bool: the estimated per-judge coefficients (default none);
+    ``free``: flat indices of the estimated extra outcome parameters; ``n_global``: the
+    panel-wide coefficients.
+    """
     S = centre_rows(S)
     P, Q = _factors(S, rank, rank_tolerance)
     free = np.zeros(0, dtype=int) if free is None else np.asarray(free, dtype=int)
-    return FactorChart(P, Q, S.shape[0] if position_bias else 0, int(n_aux), free)
+    coef_free = np.zeros((S.shape[0], 0), bool) if coef_free is None else np.asarray(coef_free, bool)
+    return FactorChart(P, Q, coef_free.shape[1], np.flatnonzero(coef_free.ravel()), int(n_aux),
+                       free, int(n_global))
 
 
 def tangent_basis(S, rank: int, *, rank_tolerance: float = RANK_TOLERANCE) -> np.ndarray:

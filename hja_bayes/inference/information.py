@@ -1,25 +1,24 @@
 """Information in the chart: the expected Fisher information and the sandwich "meat".
 
-With ``g_c`` the derivative of cell c's linear predictor in the chart coordinates and ``u`` the
-outcome model's score in ``eta``:
+With ``D_u`` the derivative of unit u's (linear predictor, outcome parameters) in the chart
+coordinates and the outcome model's per-category derivatives
+(:func:`~hja_bayes.likelihood.outcomes.base.category_derivatives`):
 
-* ``fisher``     ``I = sum_c w_c g_c g_c^T``  (``w_c`` the outcome model's information weight)
-* ``sandwich``   ``M = sum over single comparisons u^2 g g^T`` (each comparison its own unit)
-* ``cluster``    ``M = G/(G-1) sum_g s_g s_g^T``, ``s_g = sum over cluster g's comparisons u g``
+* ``fisher``     ``I = sum_u D_u^T W_u D_u``, ``W_u`` the expected information of (eta, aux)
+* ``sandwich``   ``M = sum over single comparisons D^T g g^T D`` (each comparison its own unit)
+* ``cluster``    ``M = G/(G-1) sum_g s_g s_g^T``, ``s_g = sum over cluster g's comparisons D^T g``
 
 and the covariance of the chart coordinates is ``I^-1`` (fisher) or ``I^-1 M I^-1``.  The
 names follow statsmodels' ``cov_type``.
 
-An outcome model with per-judge extra parameters (Davidson's ``log nu_k``) adds one chart
-coordinate per estimated parameter (those held at their boundary, ``-inf``, add none): its
-information and cross information with ``eta`` come from the outcome model, and a
-comparison's score gains the outcome model's ``aux_score`` along that coordinate.
-
-Everything is assembled in the factor coordinates of :class:`~hja_bayes.inference.chart.FactorChart`
-from per-cell weights: a cell touches its judge's few coordinates and two items' rows, so
-the cost is O(cells) plus one dense (dim x dim) matrix, dim = N m + K (m + 1 + n_aux); no
-(cells x dim) or (K N x dim) array is formed.  The cluster scores are a sparse
-(clusters x dim) matrix.
+The linear predictor's chart coordinates are judge k's ``A`` row (through ``Q_i - Q_j``), its
+estimated term coefficients (through the unit's design ``X``), the panel-wide coefficients
+(through ``Xg``) and the rows ``Y_i``, ``Y_j`` (through ``+-P_k``); an outcome model's extra
+parameters (Davidson's ``log nu_k``) add one coordinate per estimated parameter (those held
+at their boundary, ``-inf``, add none).  Everything is assembled in the factor coordinates
+of :class:`~hja_bayes.inference.chart.FactorChart` from per-unit weights: the cost is
+O(units) plus one dense (dim x dim) matrix; no (units x dim) or (K N x dim) array is formed.
+The cluster scores are a sparse (clusters x dim) matrix.
 """
 
 from __future__ import annotations
@@ -28,10 +27,18 @@ import numpy as np
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
-from ..likelihood import HALF, Cells
+from ..likelihood import (
+    counts_for,
+    information,
+    linear_predictor,
+    sandwich_meat,
+    score,
+)
+from ..likelihood.terms import Design, design_of, units_of
 from .chart import FactorChart
 
-__all__ = ["COV_TYPES", "chart_information", "default_cov_type", "free_aux", "score_covariance"]
+__all__ = ["COV_TYPES", "Model", "chart_information", "default_cov_type", "free_aux",
+           "score_covariance"]
 
 #: The covariance estimators of the Wald intervals.
 COV_TYPES = ("fisher", "sandwich", "cluster")
@@ -52,123 +59,145 @@ def default_cov_type(data: Comparisons) -> str:
     return "fisher" if data.clusters is None else "cluster"
 
 
-def _counts(first_wins, ties, second_wins) -> Cells:
-    """Cells of plain NumPy counts (indices unused by the outcome model)."""
-    zeros = np.zeros(len(first_wins), dtype=np.int64)
-    return Cells(zeros, zeros, zeros, np.asarray(first_wins, dtype=float),
-                 np.asarray(ties, dtype=float), np.asarray(second_wins, dtype=float))
-
-
-def _judge_columns(chart: FactorChart) -> np.ndarray:
-    """(K, L) chart index of each judge-local coordinate (A row, beta, extra parameters);
-    -1 for an extra parameter held at its boundary."""
-    K, _, m = chart.shape
-    cols = [np.arange(K)[:, None] * m + np.arange(m)]
-    if chart.n_beta:
-        cols.append(chart.beta_offset + np.arange(K)[:, None])
-    if chart.n_aux:
-        flat = np.full(K * chart.n_aux, -1)
-        flat[chart.free] = chart.aux_offset + np.arange(chart.free.size)
-        cols.append(flat.reshape(K, chart.n_aux))
-    return np.concatenate(cols, axis=1)
-
-
-def _local(chart: FactorChart, first, second):
-    """Per cell, the judge-local design of eta: ``[Q_i - Q_j, 1 (beta)]`` (cells, L_eta)."""
-    dq = chart.Q[first] - chart.Q[second]
-    return np.column_stack([dq, np.ones(len(dq))]) if chart.n_beta else dq
-
-
-def assemble(chart: FactorChart, judge, first, second, weights) -> np.ndarray:
-    """``sum_c D_c^T W_c D_c`` in the chart, ``D_c`` the derivative of cell c's (eta, aux)
-    in the chart coordinates and ``W_c`` a symmetric per-cell weight.
+class Model:
+    """A fitted model as the information needs it: data, outcome model, terms and estimates.
 
     Parameters
     ----------
-    chart : FactorChart
-    judge, first, second : int arrays (cells,)
-    weights : (w_ee, w_ea, w_aa)
-        ``w_ee`` (cells,), ``w_ea`` (cells, n_aux), ``w_aa`` (cells, n_aux, n_aux): the
-        blocks of ``W_c`` for (eta, aux).  The information weights give the Fisher
-        information; the summed squared single-comparison scores give the sandwich meat.
+    data : Comparisons
+    S : (K, N)
+    coef : (K, q)
+        Per-judge term coefficients (columns of ``design``).
+    theta : (g,)
+    outcome : OutcomeModel
+    log_aux : (K, n_aux) or None
+        The outcome model's extra parameters on the log scale (``-inf``: held).
+    terms : tuple
+        The term objects (their design is laid out per unit level on demand).
+    """
+
+    def __init__(self, data, S, coef, theta, outcome, log_aux, terms):
+        self.data, self.outcome, self.terms = data, outcome, tuple(terms)
+        self.S = np.asarray(S, dtype=float)
+        self.coef = np.asarray(coef, dtype=float).reshape(data.n_judges, -1)
+        self.theta = np.asarray(theta, dtype=float).ravel()
+        self.log_aux = log_aux
+        self._designs: dict[str, Design] = {}
+
+    def design(self, level: str | None = None) -> Design:
+        """The terms' design at ``level`` ("cells" or "entries"; default: the fit's)."""
+        key = level or "fit"
+        if key not in self._designs:
+            self._designs[key] = design_of(self.data, self.terms, level)
+        return self._designs[key]
+
+    def units(self, level: str | None = None):
+        """``(units, design, eta, aux)`` at ``level``: the data's units (counts as the
+        outcome model reads them), their design, linear predictors and extra parameters."""
+        design = self.design(level)
+        units = units_of(self.data, design.level)
+        units = units._replace(counts=counts_for(units.counts, self.outcome))
+        eta = linear_predictor(self.S, self.coef, _design_view(units, design), self.theta)
+        aux = None if self.outcome.n_aux == 0 else np.asarray(self.log_aux, dtype=float)[units.judge]
+        return units, design, eta, aux
+
+
+class _View:
+    """Units with a design, read by :func:`~hja_bayes.likelihood.linear_predictor`."""
+
+    def __init__(self, units, design):
+        self.judge, self.first, self.second = units.judge, units.first, units.second
+        self.X, self.Xg = design.X, design.Xg
+
+
+def _design_view(units, design) -> _View:
+    return _View(units, design)
+
+
+def _columns(chart: FactorChart):
+    """Chart index of each judge-local coordinate: ``eta_cols`` (K, m + q + g) for the
+    linear predictor's coefficients (A row, per-judge coefficients, panel-wide ones, the
+    last shared by every judge) and ``aux_cols`` (K, n_aux); -1 where not estimated."""
+    K, _, m = chart.shape
+    q = chart.n_coef_columns
+    coef = np.full(K * q, -1)
+    coef[chart.coef] = chart.coef_offset + np.arange(chart.coef.size)
+    glob = np.broadcast_to(chart.global_offset + np.arange(chart.n_global), (K, chart.n_global))
+    eta_cols = np.concatenate([np.arange(K)[:, None] * m + np.arange(m), coef.reshape(K, q),
+                               glob], axis=1)
+    aux = np.full(K * chart.n_aux, -1)
+    aux[chart.free] = chart.aux_offset + np.arange(chart.free.size)
+    return eta_cols, aux.reshape(K, chart.n_aux)
+
+
+def _local(chart: FactorChart, units, design: Design) -> np.ndarray:
+    """Per unit, the linear predictor's derivative in the judge-local coordinates:
+    ``[Q_i - Q_j, X, Xg]`` (units, m + q + g)."""
+    return np.column_stack([chart.Q[units.first] - chart.Q[units.second], design.X, design.Xg])
+
+
+def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
+    """``sum_u D_u^T W_u D_u`` in the chart, ``D_u`` the derivative of unit u's (eta, aux) in
+    the chart coordinates and ``W_u`` (units, L, L) a symmetric per-unit weight over
+    (eta, aux).  The expected information gives the Fisher information; the summed squared
+    single-comparison scores give the sandwich meat.
 
     Returns
     -------
     ndarray (dim, dim)
     """
     K, N, m = chart.shape
-    w_ee, w_ea, w_aa = weights
-    u = _local(chart, first, second)
-    n_eta, n_aux = u.shape[1], chart.n_aux
-    cols = _judge_columns(chart)
+    W = np.asarray(weights, dtype=float)
+    judge, first, second = units.judge, units.first, units.second
+    u = _local(chart, units, design)
+    eta_cols, aux_cols = _columns(chart)
+    cols = np.concatenate([eta_cols, aux_cols], axis=1)
+    n_eta = u.shape[1]
 
-    def coef_channel(l):
+    def channel(l):  # (coefficient per unit, row of W)
         return (u[:, l], 0) if l < n_eta else (1.0, 1 + l - n_eta)
 
     F = np.zeros((chart.dim, chart.dim))
-    L = n_eta + n_aux
-    # judge x judge: sum over a judge's cells of D^T W D restricted to its local coordinates
+    L = cols.shape[1]
     for l1 in range(L):
+        c1, ch1 = channel(l1)
         for l2 in range(l1, L):
-            c1, ch1 = coef_channel(l1)
-            c2, ch2 = coef_channel(l2)
-            w = (w_ee if ch1 == ch2 == 0 else w_ea[:, max(ch1, ch2) - 1] if min(ch1, ch2) == 0
-                 else w_aa[:, ch1 - 1, ch2 - 1])
-            total = np.bincount(judge, w * c1 * c2, K)
+            c2, ch2 = channel(l2)
+            total = np.bincount(judge, W[:, ch1, ch2] * c1 * c2, K)
             ok = (cols[:, l1] >= 0) & (cols[:, l2] >= 0)
-            F[cols[ok, l1], cols[ok, l2]] = total[ok]
-            F[cols[ok, l2], cols[ok, l1]] = total[ok]
+            np.add.at(F, (cols[ok, l1], cols[ok, l2]), total[ok])
+            if l1 != l2:
+                np.add.at(F, (cols[ok, l2], cols[ok, l1]), total[ok])
     # judge x item: eta moves Y_i by +P_k and Y_j by -P_k
     y = chart.y_offset
     where_first, where_second = judge * N + first, judge * N + second
     for l in range(L):
-        c, ch = coef_channel(l)
-        v = (w_ee if ch == 0 else w_ea[:, ch - 1]) * c
+        c, ch = channel(l)
+        v = W[:, 0, ch] * c
         R = (np.bincount(where_first, v, K * N) - np.bincount(where_second, v, K * N)).reshape(K, N)
         ok = cols[:, l] >= 0
-        block = (R[:, :, None] * chart.P[:, None, :]).reshape(K, N * m)[ok]
-        F[cols[ok, l], y:] = block
-        F[y:, cols[ok, l]] = block.T
+        where, rows = np.unique(cols[ok, l], return_inverse=True)
+        block = np.zeros((len(where), N * m))  # judges sharing a coordinate add up
+        np.add.at(block, rows.ravel(), (R[:, :, None] * chart.P[:, None, :]).reshape(K, N * m)[ok])
+        F[where, y:] += block
+        F[y:, where] += block.T
     # item x item: a weighted graph Laplacian per pair of factor columns
     pair = first * N + second
-    weighted = w_ee[:, None] * chart.P[judge]
+    weighted = W[:, 0, 0][:, None] * chart.P[judge]
     Pk = chart.P[judge]
     for a in range(m):
         for b in range(a, m):
-            W = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
-            W += W.T
-            lap = np.diag(W.sum(axis=1)) - W
+            M = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
+            M += M.T
+            lap = np.diag(M.sum(axis=1)) - M
             F[y + a::m, y + b::m] = lap
             if b != a:
                 F[y + b::m, y + a::m] = lap
     return F
 
 
-def _eta(data: Comparisons, S, beta) -> np.ndarray:
-    S, beta = np.asarray(S, dtype=float), np.asarray(beta, dtype=float)
-    return beta[data.judge] + S[data.judge, data.first] - S[data.judge, data.second]
-
-
-def _aux_of(data: Comparisons, outcome, log_aux):
-    return np.asarray(log_aux, dtype=float)[data.judge] if outcome.n_aux else None
-
-
-def chart_information(data: Comparisons, S, beta, chart: FactorChart, *, outcome=HALF,
-                      log_aux=None) -> np.ndarray:
+def chart_information(model: Model, chart: FactorChart) -> np.ndarray:
     """Expected Fisher information in the factor coordinates of ``chart``.
-
-    Parameters
-    ----------
-    data : Comparisons
-    S : array (K, N)
-    beta : array (K,)
-    chart : FactorChart
-        From :func:`~hja_bayes.inference.chart.factor_chart` (with the estimated extra
-        parameters of ``outcome`` as ``free``).
-    outcome : OutcomeModel
-    log_aux : array (K, n_aux), optional
-        The outcome model's per-judge parameters on the log scale (``-inf``: held at the
-        boundary, no coordinate).
 
     Returns
     -------
@@ -176,43 +205,31 @@ def chart_information(data: Comparisons, S, beta, chart: FactorChart, *, outcome
         Singular along the directions that the constraints of ``chart`` remove; restricted
         to the chart it is the information of the model's free parameters.
     """
-    eta = _eta(data, S, beta)
-    aux = _aux_of(data, outcome, log_aux)
-    counts = _counts(data.first_wins, data.ties, data.second_wins)
-    weights = (np.asarray(outcome.information_weight(eta, aux, counts), dtype=float),
-               np.asarray(outcome.cross_information(eta, aux, counts), dtype=float),
-               np.asarray(outcome.aux_information(eta, aux, counts), dtype=float))
-    return assemble(chart, data.judge, data.first, data.second, weights)
+    units, design, eta, aux = model.units()
+    W = information(model.outcome, eta, aux, units.counts.sum(axis=1))
+    return assemble(chart, units, design, W)
 
 
-def _scores(outcome, eta, aux, first_wins, ties, second_wins):
-    counts = _counts(first_wins, ties, second_wins)
-    return (np.asarray(outcome.score(eta, aux, counts), dtype=float),
-            np.asarray(outcome.aux_score(eta, aux, counts), dtype=float))
-
-
-def _cluster_scores(data: Comparisons, chart: FactorChart, eta, aux, outcome):
+def _cluster_scores(model: Model, chart: FactorChart):
     """Each cluster's summed score in the chart, a sparse (clusters x dim) matrix."""
     from scipy import sparse
 
     m = chart.shape[2]
-    c = data.clusters
-    cols = _judge_columns(chart)
+    units, design, eta, aux = model.units("entries")
+    c = model.data.clusters
+    eta_cols, aux_cols = _columns(chart)
+    cols = np.concatenate([eta_cols, aux_cols], axis=1)
     total = sparse.csr_matrix((c.n_clusters, chart.dim))
-    for start in range(0, len(c.cell), _CHUNK):
+    for start in range(0, len(units.judge), _CHUNK):
         e = slice(start, start + _CHUNK)
-        cell, g = c.cell[e], c.cluster[e]
-        k, i, j = data.judge[cell], data.first[cell], data.second[cell]
-        u, ua = _scores(outcome, eta[cell], None if aux is None else aux[cell],
-                        c.first_wins[e], c.ties[e], c.second_wins[e])
-        local = _local(chart, i, j)
-        parts = [local * u[:, None]]
-        if chart.n_aux:
-            parts.append(ua)
-        values = [np.column_stack(parts), chart.P[k] * u[:, None], -chart.P[k] * u[:, None]]
+        k, i, j, g = units.judge[e], units.first[e], units.second[e], units.cluster[e]
+        s = score(model.outcome, eta[e], None if aux is None else aux[e], units.counts[e])
+        local = np.column_stack([chart.Q[i] - chart.Q[j], design.X[e], design.Xg[e]])
+        values = [local * s[:, :1], s[:, 1:], chart.P[k] * s[:, :1], -chart.P[k] * s[:, :1]]
         where = [cols[k], chart.y_offset + i[:, None] * m + np.arange(m),
                  chart.y_offset + j[:, None] * m + np.arange(m)]
-        values, where = np.concatenate(values, axis=1), np.concatenate(where, axis=1)
+        values = np.concatenate(values, axis=1)
+        where = np.concatenate(where, axis=1)
         rows = np.broadcast_to(g[:, None], where.shape)
         keep = where >= 0
         total = total + sparse.csr_matrix((values[keep], (rows[keep], where[keep])),
@@ -220,21 +237,15 @@ def _cluster_scores(data: Comparisons, chart: FactorChart, eta, aux, outcome):
     return total
 
 
-def score_covariance(data: Comparisons, S, beta, chart: FactorChart, cov_type: str,
-                     outcome=HALF, log_aux=None) -> np.ndarray:
+def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndarray:
     """The "meat" ``M`` of the sandwich covariance ``I^-1 M I^-1`` in the factor coordinates.
 
     Parameters
     ----------
-    data : Comparisons
-        The fitted data; ``cov_type="cluster"`` needs ``data.clusters``.
-    S, beta : arrays (K, N), (K,)
-        The fitted scores and position biases.
+    model : Model
+        The fitted model; ``cov_type="cluster"`` needs ``model.data.clusters``.
     chart : FactorChart
     cov_type : {"sandwich", "cluster"}
-    outcome : OutcomeModel
-    log_aux : array (K, n_aux), optional
-        The outcome model's per-judge parameters on the log scale.
 
     Returns
     -------
@@ -246,25 +257,12 @@ def score_covariance(data: Comparisons, S, beta, chart: FactorChart, cov_type: s
     ParameterError
         For ``"cluster"`` on data without clusters, or fewer than two clusters.
     """
-    eta = _eta(data, S, beta)
-    aux = _aux_of(data, outcome, log_aux)
     if cov_type == "sandwich":
-        # each comparison its own unit: sum over outcomes of count x (single-comparison score)^2
-        n_aux = outcome.n_aux
-        w_ee, w_ea = np.zeros(data.n_cells), np.zeros((data.n_cells, n_aux))
-        w_aa = np.zeros((data.n_cells, n_aux, n_aux))
-        one, zero = np.ones(data.n_cells), np.zeros(data.n_cells)
-        for count, unit in zip((data.first_wins, data.ties, data.second_wins),
-                               ((one, zero, zero), (zero, one, zero), (zero, zero, one))):
-            u, ua = _scores(outcome, eta, aux, *unit)
-            count = np.asarray(count, dtype=float)
-            w_ee += count * u * u
-            w_ea += (count * u)[:, None] * ua
-            w_aa += count[:, None, None] * ua[:, :, None] * ua[:, None, :]
-        return assemble(chart, data.judge, data.first, data.second, (w_ee, w_ea, w_aa))
+        units, design, eta, aux = model.units()
+        return assemble(chart, units, design, sandwich_meat(model.outcome, eta, aux, units.counts))
     if cov_type != "cluster":
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
-    c = data.clusters
+    c = model.data.clusters
     if c is None:
         raise ParameterError(
             "cov_type='cluster' needs clusters: read the data with cluster=<column> (e.g. "
@@ -272,7 +270,7 @@ def score_covariance(data: Comparisons, S, beta, chart: FactorChart, cov_type: s
     G = c.n_clusters
     if G < 2:
         raise ParameterError("cluster-robust intervals need at least two clusters")
-    s = _cluster_scores(data, chart, eta, aux, outcome)
+    s = _cluster_scores(model, chart)
     if G * chart.dim <= _DENSE_SCORES:
         s = s.toarray()
         meat = s.T @ s

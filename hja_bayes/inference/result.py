@@ -1,5 +1,6 @@
-"""The result of Wald inference: intervals for the standard quantities and any smooth
-``q(S, beta)`` by the delta method, from the covariance of the chart coordinates."""
+"""The result of Wald inference: intervals for the standard quantities, the linear terms'
+coefficients and any smooth ``q(S, beta)`` by the delta method, from the covariance of the
+chart coordinates."""
 
 from __future__ import annotations
 
@@ -36,30 +37,32 @@ class Interval(NamedTuple):
     upper: np.ndarray
 
 
-def _flat_jacobian(q: Callable, S: jax.Array, beta: jax.Array):
-    """Value of ``q`` and its Jacobian (outputs flattened) with respect to (vec S, beta).
+def _flat_jacobian(q: Callable, S: jax.Array, Z: jax.Array, theta: jax.Array):
+    """Value of ``q(S, Z, theta)`` and its Jacobians (outputs flattened) with respect to S,
+    Z and theta: ``(value, dS (size, K, N), dZ (size, K, q), dtheta (size, g))``.
 
     One ``jax.jacfwd`` or ``jax.jacrev`` over all outputs at once, whichever is cheaper.
     """
 
-    def flat(S_, beta_):
-        value = jnp.asarray(q(S_, beta_), dtype=S_.dtype)
+    def flat(S_, Z_, theta_):
+        value = jnp.asarray(q(S_, Z_, theta_), dtype=S_.dtype)
         return jnp.ravel(value), value
 
-    size = jax.eval_shape(flat, S, beta)[0].size
-    jac_fn = jax.jacfwd if size > S.size + beta.size else jax.jacrev
-    (dS, dbeta), value = jac_fn(flat, argnums=(0, 1), has_aux=True)(S, beta)
-    G = jnp.concatenate([dS.reshape(size, -1), dbeta.reshape(size, -1)], axis=1)
-    return np.asarray(value), np.asarray(G)
+    size = jax.eval_shape(flat, S, Z, theta)[0].size
+    jac_fn = jax.jacfwd if size > S.size + Z.size + theta.size else jax.jacrev
+    (dS, dZ, dtheta), value = jac_fn(flat, argnums=(0, 1, 2), has_aux=True)(S, Z, theta)
+    return (np.asarray(value), np.asarray(dS).reshape((size,) + S.shape),
+            np.asarray(dZ).reshape((size,) + Z.shape), np.asarray(dtheta).reshape(size, -1))
 
 
-def _core_quantities(S: jax.Array, beta: jax.Array) -> jax.Array:
-    """(mu, gamma, beta) stacked: gamma and mu do not depend on the rank, so rank 0 is used."""
+def _core_quantities(S: jax.Array, Z: jax.Array, theta: jax.Array) -> jax.Array:
+    """(mu, gamma, vec Z, theta) stacked: gamma and mu do not depend on the rank, so rank 0
+    is used."""
     d = canonicalize(S, 0)
-    return jnp.concatenate([d.mu, d.gamma, beta])
+    return jnp.concatenate([d.mu, d.gamma, jnp.ravel(Z), theta])
 
 
-_core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1)))
+_core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1, 2)))
 
 
 def _z(level: float) -> float:
@@ -112,13 +115,18 @@ class WaldInference:
         "fisher", "sandwich" or "cluster".
     n_clusters : int
         Clusters behind a cluster-robust covariance (0 otherwise).
-    ties : str
-        The outcome model ("half" or "davidson").
+    outcome : str
+        The outcome model ("half", "davidson" or "ordinal").
     aux : ndarray (K, n_aux)
         The outcome model's per-judge parameters on their natural scale (Davidson: nu_k);
         0 where held at the boundary.
     aux_names : tuple of str
         Their names (``("nu",)``).
+    coef : ndarray (K, q)
+        The per-judge term coefficients (``"position"`` is beta), named by ``coef_names``;
+        ``coef_free`` marks the estimated ones.
+    theta : ndarray (g,)
+        The panel-wide coefficients (shared style), named by ``theta_names``.
     """
 
     chart: FactorChart
@@ -133,9 +141,34 @@ class WaldInference:
     condition_number: float
     cov_type: str = "fisher"
     n_clusters: int = 0
-    ties: str = "half"
+    outcome: str = "half"
     aux: np.ndarray | None = None
     aux_names: tuple[str, ...] = ()
+    coef: np.ndarray | None = None
+    coef_names: tuple[str, ...] = ()
+    coef_free: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    theta_names: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        K = len(self.judges)
+        if self.coef is None:
+            names = ("position",) if self.position_bias else ()
+            object.__setattr__(self, "coef", np.asarray(self.beta, float).reshape(K, 1)[:, :len(names)])
+            object.__setattr__(self, "coef_names", names)
+        if self.coef_free is None:
+            object.__setattr__(self, "coef_free", np.ones(self.coef.shape, dtype=bool))
+        if self.theta is None:
+            object.__setattr__(self, "theta", np.zeros(0))
+
+    @property
+    def ties(self) -> str:
+        """Deprecated name of :attr:`outcome`."""
+        import warnings
+
+        warnings.warn("WaldInference.ties is deprecated: use .outcome", DeprecationWarning,
+                      stacklevel=2)
+        return self.outcome
 
     # ------------------------------------------------ the orthonormal chart (small panels)
     @cached_property
@@ -144,17 +177,21 @@ class WaldInference:
 
     @cached_property
     def basis(self) -> np.ndarray:
-        """Orthonormal chart basis (K N + K + K n_aux, dim) in (vec S, beta, log aux)
-        coordinates (the beta rows are zero when position bias is not estimated; ``n_aux``
-        is the outcome model's number of per-judge parameters, 0 for ties counted 1/2)."""
-        K, N, _ = self.chart.shape
-        m, free = self.chart.n_aux, self.chart.free
-        basis_S = self.chart.score_basis()
-        d, n_beta = basis_S.shape[1], self.chart.n_beta
-        basis = np.zeros((K * N + K + K * m, d + n_beta + free.size))
+        """Orthonormal chart basis (K N + K q + K n_aux + g, dim) in (vec S, vec Z, log aux,
+        theta) coordinates: ``Z`` the K x q per-judge term coefficients (with position bias
+        alone, q = 1 and Z is beta; a coefficient not estimated has a zero row), ``n_aux``
+        the outcome model's per-judge parameters (0 for ties counted 1/2), ``theta`` the g
+        panel-wide coefficients."""
+        chart = self.chart
+        K, N, _ = chart.shape
+        m, free, q, g = chart.n_aux, chart.free, chart.n_coef_columns, chart.n_global
+        basis_S = chart.score_basis()
+        d, c = basis_S.shape[1], chart.coef.size
+        basis = np.zeros((K * N + K * q + K * m + g, d + c + free.size + g))
         basis[: K * N, :d] = basis_S
-        basis[K * N: K * N + n_beta, d: d + n_beta] = np.eye(n_beta)
-        basis[K * N + K + free, d + n_beta + np.arange(free.size)] = 1.0
+        basis[K * N + chart.coef, d + np.arange(c)] = 1.0
+        basis[K * N + K * q + free, d + c + np.arange(free.size)] = 1.0
+        basis[K * N + K * q + K * m + np.arange(g), d + c + free.size + np.arange(g)] = 1.0
         return basis
 
     @cached_property
@@ -190,10 +227,22 @@ class WaldInference:
             out = Y.T @ (self.meat @ Y)
         return (out + out.T) / 2
 
-    def _gradient(self, G: np.ndarray) -> np.ndarray:
-        """Factor-coordinate gradients from gradients in (vec S, beta) (q, K N + K)."""
-        K, N, _ = self.chart.shape
-        return self.chart.pullback(G[:, : K * N].reshape(-1, K, N), G[:, K * N:])
+    def _beta_of(self, Z):
+        """The position biases within the coefficients ``Z`` (zeros without them)."""
+        if "position" in self.coef_names:
+            return Z[:, self.coef_names.index("position")]
+        return jnp.zeros(Z.shape[0], dtype=Z.dtype)
+
+    def _arrays(self):
+        return (jnp.asarray(self.S), jnp.asarray(self.coef, dtype=float),
+                jnp.asarray(self.theta, dtype=float))
+
+    def covariance_of_terms(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
+        """Estimate and delta-method covariance of a smooth ``q(S, Z, theta)`` of the scores,
+        the per-judge term coefficients (K x q, columns ``coef_names``) and the panel-wide
+        ones (``theta_names``); see :meth:`covariance_of`."""
+        value, dS, dZ, dtheta = _flat_jacobian(q, *self._arrays())
+        return value, self._chart_covariance(self.chart.pullback(dS, dZ, dtheta))
 
     def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
         """Estimate and delta-method covariance of a smooth quantity ``q(S, beta)``.
@@ -211,9 +260,7 @@ class WaldInference:
             ``G B C B^T G^T`` with ``G`` the Jacobian of q (one ``jax.jacfwd``/``jacrev``
             over all outputs at once), computed in the factor coordinates.
         """
-        S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
-        value, G = _flat_jacobian(q, S, beta)
-        return value, self._chart_covariance(self._gradient(G))
+        return self.covariance_of_terms(lambda S, Z, theta: q(S, self._beta_of(Z)))
 
     def se(self, q: Callable) -> np.ndarray:
         """Wald standard error of every output of ``q(S, beta)`` (delta method)."""
@@ -246,10 +293,10 @@ class WaldInference:
     # ------------------------------------------------------ standard quantities
     @cached_property
     def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
-        S, beta = jnp.asarray(self.S), jnp.asarray(self.beta)
-        value = np.asarray(_core_quantities(S, beta))
-        dS, dbeta = _core_jacobian(S, beta)
-        G = self.chart.pullback(np.asarray(dS), np.asarray(dbeta))
+        arrays = self._arrays()
+        value = np.asarray(_core_quantities(*arrays))
+        dS, dZ, dtheta = _core_jacobian(*arrays)
+        G = self.chart.pullback(np.asarray(dS), np.asarray(dZ), np.asarray(dtheta))
         return value, self._chart_covariance(G)
 
     def _item_index(self, item) -> np.ndarray:
@@ -280,9 +327,64 @@ class WaldInference:
         """Per-judge position biases beta_k (only when they were estimated)."""
         if not self.position_bias:
             raise IdentifiabilityError("position bias was not estimated in this fit")
+        return self.coefficients("position", level)
+
+    def coefficients(self, name: str, level: float = 0.95) -> Interval:
+        """A linear term's coefficient by column name: per judge (shape (K,); NaN se and
+        bounds for a judge whose coefficient was not estimated) for ``"position"``,
+        ``"self"`` and per-judge ``"style:<feature>"``; one panel-wide value (shape ())
+        for a shared style feature.
+
+        Raises
+        ------
+        IdentifiabilityError
+            When the fit has no such coefficient (the message lists those it has).
+        """
         value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N + K:], np.diagonal(cov)[N + K:], level)
+        q = len(self.coef_names)
+        var = np.diagonal(cov)
+        if name in self.coef_names:
+            c = self.coef_names.index(name)
+            index = N + K + np.arange(K) * q + c
+            iv = _interval(value[index], var[index], level)
+            held = ~np.asarray(self.coef_free)[:, c]
+            nan = np.where(held, np.nan, 1.0)
+            return Interval(iv.estimate, iv.se * nan, iv.lower * nan, iv.upper * nan)
+        if name in self.theta_names:
+            index = N + K + K * q + self.theta_names.index(name)
+            return _interval(value[index], var[index], level)
+        raise IdentifiabilityError(f"the fit has no term coefficient {name!r}; it has "
+                                   f"{list(self.coef_names) + list(self.theta_names)}")
+
+    def panel_coefficient(self, name: str, level: float = 0.95) -> Interval:
+        """The panel's value of a term coefficient: the mean over the judges that have it of a
+        per-judge coefficient (per-judge style ``theta = mean_k theta_k``), or the shared one."""
+        if name in self.theta_names:
+            return self.coefficients(name, level)
+        return self._judge_contrast(name, level, excess=False)
+
+    def coefficient_excess(self, name: str, level: float = 0.95) -> Interval:
+        """Each judge's excess over the panel value, ``delta_k = theta_k - theta`` (sums to 0
+        over the judges that have the coefficient; NaN for the others)."""
+        return self._judge_contrast(name, level, excess=True)
+
+    def _judge_contrast(self, name: str, level: float, excess: bool) -> Interval:
+        if name not in self.coef_names:
+            raise IdentifiabilityError(f"the fit has no per-judge coefficient {name!r}; it has "
+                                       f"{list(self.coef_names)}")
+        c = self.coef_names.index(name)
+        have = np.asarray(self.coef_free)[:, c]
+        weights = have / have.sum()
+        if not excess:
+            return self._linear(lambda Z: Z[:, c] @ weights, level)
+        iv = self._linear(lambda Z: Z[:, c] - Z[:, c] @ weights, level)
+        nan = np.where(have, 1.0, np.nan)
+        return Interval(iv.estimate * nan, iv.se * nan, iv.lower * nan, iv.upper * nan)
+
+    def _linear(self, f, level: float) -> Interval:
+        estimate, cov = self.covariance_of_terms(lambda S, Z, theta: f(Z))
+        return _interval(estimate, np.diagonal(cov), level)
 
     def outcome_parameters(self, name: str = "nu", level: float = 0.95) -> Interval:
         """The outcome model's per-judge parameter ``name`` (Davidson: the tie propensity nu_k).
@@ -299,7 +401,7 @@ class WaldInference:
         """
         if name not in self.aux_names:
             raise IdentifiabilityError(
-                f"the {self.ties!r} outcome model has no per-judge parameter {name!r}"
+                f"the {self.outcome!r} outcome model has no per-judge parameter {name!r}"
                 + (f" (it has {list(self.aux_names)})" if self.aux_names else "")
             )
         K = len(self.judges)
@@ -415,9 +517,11 @@ class WaldInference:
         Returns
         -------
         DataFrame
-            Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), "nu"
-            (only with Davidson ties, see :meth:`outcome_parameters`), "mu_diff"),
-            ``label`` (item, judge, or "a - b"), ``estimate``, ``se``, ``lower``, ``upper``.
+            Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), the other
+            term coefficients ("self", "style:<feature>": per judge, and for style also the
+            panel value labelled "(panel)"), the outcome model's parameters (e.g. "nu", see
+            :meth:`outcome_parameters`), "mu_diff"), ``label`` (item, judge, "(panel)" or
+            "a - b"), ``estimate``, ``se``, ``lower``, ``upper``.
         """
         frames = []
 
@@ -429,8 +533,14 @@ class WaldInference:
 
         add("mu", self.items, self.mu(level))
         add("gamma", self.judges, self.gamma(level))
-        if self.position_bias:
-            add("beta", self.judges, self.position_biases(level))
+        for name in self.coef_names:
+            add("beta" if name == "position" else name, self.judges, self.coefficients(name, level))
+            if name.startswith("style:"):
+                iv = self.panel_coefficient(name, level)
+                add(name, ["(panel)"], Interval(*(np.atleast_1d(x) for x in iv)))
+        for name in self.theta_names:
+            iv = self.coefficients(name, level)
+            add(name, ["(panel)"], Interval(*(np.atleast_1d(x) for x in iv)))
         for name in self.aux_names:
             add(name, self.judges, self.outcome_parameters(name, level))
         index, differences = self.mu_differences(level, pairs)

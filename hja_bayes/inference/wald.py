@@ -1,16 +1,16 @@
 """Wald inference for a fitted HJA model (fixed panel, many comparisons).
 
 In the tangent chart of the model at the fit (:mod:`hja_bayes.inference.chart`, extended by
-the K position biases when they are estimated) the covariance ``C`` of the chart coordinates
-is the inverse Fisher information, or a sandwich ``I^-1 M I^-1`` that stays valid when
-comparisons are dependent within prompts (:mod:`hja_bayes.inference.information`).  Any
-smooth quantity ``q(S, beta)`` then gets the delta-method covariance ``G B C B^T G^T`` with
-``G = dq / d(S, beta)``.
+the estimated coefficients of the linear terms: position biases, self-preference, style)
+the covariance ``C`` of the chart coordinates is the inverse Fisher information, or a
+sandwich ``I^-1 M I^-1`` that stays valid when comparisons are dependent within prompts
+(:mod:`hja_bayes.inference.information`).  Any smooth quantity ``q(S, beta)`` then gets the
+delta-method covariance ``G B C B^T G^T`` with ``G = dq / d(S, beta)``.
 
-Only the data, the fitted ``(S, beta)``, the rank, whether position bias was estimated and
-the outcome model (with its per-judge parameters, e.g. Davidson's tie propensities nu_k, which
-get chart coordinates on the log scale) enter here, so any fitter that returns a point on the
-model can be plugged in.
+Only the data, the fitted scores and term coefficients, the rank, the terms and the outcome
+model (with its per-judge parameters, e.g. Davidson's tie propensities nu_k, which get chart
+coordinates on the log scale) enter here, so any fitter that returns a point on the model
+can be plugged in.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
 from ..errors import IdentifiabilityError, ParameterError
 from ..likelihood import outcome_model
+from ..likelihood.terms import terms_of
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
 from .information import (
     COV_TYPES,
+    Model,
     chart_information,
     default_cov_type,
     free_aux,
@@ -107,8 +109,12 @@ def wald_inference(
     ridge: float = 0.0,
     max_condition: float = MAX_CONDITION,
     rank_tolerance: float = RANK_TOLERANCE,
-    ties: str = "half",
+    outcome: str = "half",
     aux=None,
+    terms=None,
+    coef=None,
+    theta=None,
+    ties: str | None = None,
 ) -> WaldInference:
     """Wald inference at a fitted rank-``rank`` HJA model.
 
@@ -120,7 +126,7 @@ def wald_inference(
         Fitted scores, of rank at most ``rank + 1`` once rows are centred.
     beta : array (K,) or None
         Fitted position biases; None means zeros.  Must be zero when ``position_bias`` is
-        false.
+        false.  (With ``terms``, the biases are the ``"position"`` column of ``coef``.)
     rank : int
         Disagreement rank r of the fit.
     position_bias : bool
@@ -132,20 +138,28 @@ def wald_inference(
         and the small-sample factor G/(G-1).  Default: "cluster" when the data carry
         clusters, else "fisher".
     ridge : float
-        The fit's penalty ``ridge/2 (|S|^2 + |beta|^2)``: its curvature, ``ridge`` times the
-        identity in the orthonormal chart, is added to the information (the curvature of the
+        The fit's penalty ``ridge/2 (|S|^2 + |coefficients|^2)``: its curvature (each term's
+        own ridge where it has one) is added to the information (the curvature of the
         penalised objective, which keeps a separated judge's intervals finite).
     max_condition : float
         Largest acceptable condition number of the chart information.
     rank_tolerance : float
         See :func:`tangent_basis`.
-    ties : {"half", "davidson"}
-        The outcome model of the fit.
+    outcome : {"half", "davidson", "ordinal"}
+        The outcome model of the fit (``ties``: its deprecated alias).
     aux : array (K,) or (K, n_aux), optional
         The fitted per-judge parameters of the outcome model on their natural scale
-        (Davidson: nu_k >= 0); required for "davidson".  Each positive one gets a chart
-        coordinate (its logarithm, under the same ridge curvature); a zero one is held at
-        the boundary and gets none.
+        (Davidson: nu_k >= 0); required for models that have them.  Each positive one gets a
+        chart coordinate (its logarithm, under the same ridge curvature); a zero one is held
+        at the boundary and gets none.
+    terms : tuple, optional
+        The fit's linear-predictor terms (:mod:`hja_bayes.likelihood.terms`); default: the
+        position bias when ``position_bias``.
+    coef : array (K, q), optional
+        The fitted per-judge term coefficients, in the columns of the terms' design
+        (required with ``terms``).
+    theta : array (g,), optional
+        The fitted panel-wide coefficients (shared style).
 
     Returns
     -------
@@ -186,54 +200,95 @@ def wald_inference(
             f"{data.n_items} items"
         )
     rank = check_rank(rank, K, N)
-    beta = np.zeros(K) if beta is None else np.asarray(beta, dtype=float)
-    if beta.shape != (K,):
-        raise ParameterError(f"beta must have shape ({K},), got {beta.shape}")
+    if terms is None:
+        terms = terms_of(position_bias)
+        beta = np.zeros(K) if beta is None else np.asarray(beta, dtype=float)
+        if beta.shape != (K,):
+            raise ParameterError(f"beta must have shape ({K},), got {beta.shape}")
+        if not position_bias and np.any(beta != 0):
+            raise IdentifiabilityError(
+                "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
+            )
+        coef = beta[:, None] if position_bias else np.zeros((K, 0))
+    position_bias = any(t.name == "position" for t in terms)
     if position_bias and not data.order_known:
         raise IdentifiabilityError(
             "position bias needs the presentation order, and these data were folded "
             "(fold_order): fit and infer with position_bias=False"
         )
-    if not position_bias and np.any(beta != 0):
-        raise IdentifiabilityError(
-            "beta is non-zero but position_bias=False: pass position_bias=True if it was estimated"
-        )
     cov_type = default_cov_type(data) if cov_type is None else check_choice(cov_type, "cov_type", COV_TYPES)
-    outcome = outcome_model(ties)
-    m = outcome.n_aux
+    if ties is not None:
+        import warnings
+
+        warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
+                      stacklevel=2)
+        outcome = ties
+    model_outcome = outcome_model(outcome, data.categories)
+    m = model_outcome.n_aux
     log_aux = None
     if m:
         if aux is None:
-            raise ParameterError(f"ties={outcome.name!r} needs the fitted {list(outcome.aux_names)} (aux=)")
+            raise ParameterError(f"outcome={model_outcome.name!r} needs the fitted "
+                                 f"{list(model_outcome.aux_names)} (aux=)")
         aux = np.asarray(aux, dtype=float).reshape(K, -1) if np.size(aux) == K * m else np.asarray(aux)
         if aux.shape != (K, m) or not np.all(np.isfinite(aux)) or np.any(aux < 0):
             raise ParameterError(f"aux must hold {K} x {m} finite non-negative values, got shape {aux.shape}")
         with np.errstate(divide="ignore"):
             log_aux = np.log(aux)
-    chart = factor_chart(S, rank, position_bias=position_bias, n_aux=m,
-                         free=free_aux(log_aux) if m else None, rank_tolerance=rank_tolerance)
-    info = chart_information(data, S, beta, chart, outcome=outcome, log_aux=log_aux)
-    info[np.diag_indices_from(info)] += check_positive(ridge, "ridge", allow_zero=True)
+    model = Model(data, S, np.zeros((K, 0)) if coef is None else coef,
+                  np.zeros(0) if theta is None else theta, model_outcome, log_aux, terms)
+    design = model.design()
+    if model.coef.shape != (K, len(design.names)) or model.theta.shape != (len(design.global_names),):
+        raise ParameterError(
+            f"coef must have shape ({K}, {len(design.names)}) for the columns "
+            f"{list(design.names)} and theta ({len(design.global_names)},), got "
+            f"{model.coef.shape} and {model.theta.shape}")
+    chart = factor_chart(S, rank, coef_free=design.free, n_aux=m,
+                         free=free_aux(log_aux) if m else None,
+                         n_global=len(design.global_names), rank_tolerance=rank_tolerance)
+    info = chart_information(model, chart)
+    info[np.diag_indices_from(info)] += _curvature(chart, design, check_positive(
+        ridge, "ridge", allow_zero=True))
     info = constrained(info, chart.constraints())
     factor = cholesky_factor(info)
     condition = condition_number(info, factor)
     if not condition <= max_condition:
+        why = ("e.g. a judge whose own comparisons do not link all items at a high rank, or "
+               "position bias confounded with the scores")
+        if any(t.name == "self" for t in terms):
+            why += ("; self-preference is identified only through the consensus structure, "
+                    "not at a rank where each judge's own score can absorb it")
         raise IdentifiabilityError(
             f"the Fisher information of the rank-{rank} model is singular or ill-conditioned "
             f"(condition number {condition:.3g} > {max_condition:g}): some direction of the "
-            "model is not identified by these comparisons (e.g. a judge whose own comparisons "
-            "do not link all items at a high rank, or position bias confounded with the scores)"
+            f"model is not identified by these comparisons ({why})"
         )
     meat = None
     if cov_type != "fisher":
-        meat = score_covariance(data, S, beta, chart, cov_type, outcome, log_aux)
-    expected = free_parameters(K, N, rank, position_bias) + chart.free.size
+        meat = score_covariance(model, chart, cov_type)
+    expected = (free_parameters(K, N, rank, False) + chart.coef.size + chart.free.size
+                + chart.n_global)
     if chart.chart_dim != expected:  # pragma: no cover - a broken invariant, not bad input
         raise AssertionError(f"chart dimension {chart.chart_dim} != free parameters {expected}")
+    position = design.column("position")
     return WaldInference(
-        chart=chart, factor=factor, meat=meat, S=S, beta=beta, rank=rank,
-        position_bias=bool(position_bias), judges=data.judges, items=data.items,
+        chart=chart, factor=factor, meat=meat, S=S,
+        beta=np.zeros(K) if position is None else model.coef[:, position].copy(), rank=rank,
+        position_bias=position_bias, judges=data.judges, items=data.items,
         condition_number=condition, cov_type=cov_type,
         n_clusters=data.clusters.n_clusters if cov_type == "cluster" else 0,
-        ties=outcome.name, aux=aux, aux_names=tuple(outcome.aux_names),
+        outcome=model_outcome.name, aux=aux, aux_names=tuple(model_outcome.aux_names),
+        coef=model.coef, coef_names=design.names, coef_free=design.free, theta=model.theta,
+        theta_names=design.global_names,
     )
+
+
+def _curvature(chart, design, ridge: float) -> np.ndarray:
+    """The penalty's curvature along every chart coordinate: the fit's ridge, or a term's own
+    ridge along its coefficients."""
+    rho, rho_g = design.penalties(ridge)
+    out = np.full(chart.dim, ridge)
+    out[chart.coef_offset: chart.aux_offset] = np.broadcast_to(
+        rho, design.free.shape).ravel()[chart.coef]
+    out[chart.global_offset: chart.y_offset] = rho_g
+    return out

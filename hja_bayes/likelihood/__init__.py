@@ -1,16 +1,15 @@
-"""The likelihood seam: cells as JAX arrays, the linear predictor, and the outcome models.
+"""The likelihood seam: units as arrays, the linear predictor, outcome models and terms.
 
-A *cell* is (judge k, item shown first i, item shown second j) with its strict first-wins,
-ties and strict second-wins.  The linear predictor of a cell is
+A *unit* is a cell (judge k, item shown first i, item shown second j), or a (prompt, cell)
+entry when a term varies by prompt, with its counts of C ordered outcome categories.  Its
+linear predictor is
 
-    eta_c = beta_k + S[k, i] - S[k, j]
+    eta = S[k, i] - S[k, j] + sum_q Z[k, q] X[u, q] + sum_g theta_g Xg[u, g]
 
-and an :class:`~hja_bayes.likelihood.outcome.OutcomeModel` says how the counts depend on
-it.  The MAP solver, the Wald and sandwich information, the NumPyro model, the predictive
-checks, ``simulate`` and the pooled Bradley–Terry fit all go through this module, so a new
-outcome model is one new file here plus its keyword in :data:`OUTCOME_MODELS`.  Two ship:
-``"half"`` (ties count 1/2, the default) and ``"davidson"`` (three outcomes with a per-judge
-tie propensity).
+(:func:`linear_predictor`; the terms' design is :mod:`~hja_bayes.likelihood.terms`), and an
+outcome model (:mod:`~hja_bayes.likelihood.outcomes`) says how the counts depend on it.
+The MAP solver, the Wald information, the NumPyro model, the predictive checks,
+``simulate`` and the pooled Bradley–Terry fit all go through this module.
 """
 
 from __future__ import annotations
@@ -21,10 +20,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..checks import check_choice
-from .davidson import DAVIDSON
-from .half import HALF
-from .outcome import OutcomeModel
+from ..categories import collapse_counts
+from .outcomes import (
+    DAVIDSON,
+    HALF,
+    OUTCOME_MODELS,
+    OutcomeModel,
+    category_derivatives,
+    information,
+    log_likelihood,
+    ordinal,
+    outcome_model,
+    probabilities,
+    sandwich_meat,
+    score,
+)
+from .terms import Design
 
 __all__ = [
     "Cells",
@@ -32,203 +43,219 @@ __all__ = [
     "HALF",
     "OutcomeModel",
     "OUTCOME_MODELS",
-    "aux_blocks",
+    "category_derivatives",
     "cells_of",
-    "cell_information",
-    "cell_logits",
-    "cell_log_likelihood",
-    "fisher_blocks",
+    "collapse_counts",
+    "counts_for",
+    "information",
+    "item_information",
     "judge_totals",
+    "linear_predictor",
+    "log_likelihood",
     "negative_log_likelihood",
+    "ordinal",
     "outcome_model",
     "padded_size",
-    "sample_outcomes",
+    "probabilities",
+    "sample_counts",
+    "sandwich_meat",
+    "score",
+    "unit_information",
+    "unit_log_likelihood",
 ]
-
-#: The outcome models by keyword.
-OUTCOME_MODELS: dict[str, OutcomeModel] = {HALF.name: HALF, DAVIDSON.name: DAVIDSON}
-
-
-def outcome_model(ties: str | OutcomeModel = "half") -> OutcomeModel:
-    """The outcome model for a keyword (``"half"``, ``"davidson"``), or the model itself.
-
-    Raises
-    ------
-    ParameterError
-        For an unknown keyword (the message lists the known ones).
-    """
-    if isinstance(ties, OutcomeModel):
-        return ties
-    return OUTCOME_MODELS[check_choice(ties, "ties", tuple(OUTCOME_MODELS))]
 
 
 class Cells(NamedTuple):
-    """Cell arrays of a :class:`~hja_bayes.comparisons.Comparisons` as JAX arrays (a pytree).
+    """The likelihood's units with their design, as arrays (a pytree; JAX or NumPy).
 
-    ``first_wins`` and ``second_wins`` are strict (decisive) wins; ``n`` and ``wins`` (ties
-    counted 1/2) are derived.
+    Attributes
+    ----------
+    judge, first, second : int (m,)
+    counts : float (m, C)
+        Verdicts per ordered category, the strongest preference for ``first`` first.
+    X : float (m, q)
+        Design of the per-judge coefficients ``Z`` (position, self-preference, per-judge
+        style); q may be 0.
+    free : float (K, q)
+        1 where a judge's coefficient is estimated, 0 where it is held at 0.
+    penalty : float (q,)
+        Ridge of each column's coefficients (NaN: the fit's ridge).
+    Xg : float (m, g)
+        Design of the panel-wide coefficients ``theta`` (shared style); g may be 0.
+    global_penalty : float (g,)
     """
 
     judge: jax.Array
     first: jax.Array
     second: jax.Array
-    first_wins: jax.Array
-    ties: jax.Array
-    second_wins: jax.Array
+    counts: jax.Array
+    X: jax.Array
+    free: jax.Array
+    penalty: jax.Array
+    Xg: jax.Array
+    global_penalty: jax.Array
 
     @property
     def n(self) -> jax.Array:
-        """Comparisons per cell."""
-        return self.first_wins + self.ties + self.second_wins
-
-    @property
-    def wins(self) -> jax.Array:
-        """Wins of the first-shown item, ties counted 1/2."""
-        return self.first_wins + 0.5 * self.ties
+        """Comparisons per unit."""
+        return self.counts.sum(axis=-1)
 
     def minus(self, other: "Cells") -> "Cells":
-        """These cells with ``other``'s counts removed (same layout), e.g. a training fold."""
-        return self._replace(first_wins=self.first_wins - other.first_wins,
-                             ties=self.ties - other.ties,
-                             second_wins=self.second_wins - other.second_wins)
+        """These units with ``other``'s counts removed (same layout), e.g. a training fold."""
+        return self._replace(counts=self.counts - other.counts)
+
+    def take(self, index) -> "Cells":
+        """The units ``index`` (NumPy), with the same design columns."""
+        per_unit = ("judge", "first", "second", "counts", "X", "Xg")
+        return self._replace(**{f: np.asarray(getattr(self, f))[index] for f in per_unit})
 
 
 def padded_size(m: int) -> int:
-    """Bucketed cell count: the next power of two (at least 64), then multiples of 65,536."""
+    """Bucketed unit count: the next power of two (at least 64), then multiples of 65,536."""
     if m <= 65_536:
         return max(64, 1 << (m - 1).bit_length())
     return -(-m // 65_536) * 65_536
 
 
-def cells_of(data, pad: bool = False) -> Cells:
-    """The cells of a :class:`~hja_bayes.comparisons.Comparisons` as JAX arrays.
+def counts_for(counts, model: OutcomeModel | int) -> np.ndarray:
+    """The counts as ``model`` (or a model of that many categories) reads them: collapsed to
+    three for the three-outcome models."""
+    counts = np.asarray(counts, dtype=float)
+    C = model if isinstance(model, (int, np.integer)) else model.n_categories
+    if counts.shape[-1] == C:
+        return counts
+    if C == 3:
+        return collapse_counts(counts)
+    from ..errors import ParameterError
 
-    With ``pad=True`` the arrays are extended to :func:`padded_size` with empty cells
-    (no comparisons: they add nothing to the likelihood, its gradient or the information),
-    so that jitted solvers compile once for data sets of similar size instead of once per
-    size.
+    raise ParameterError(f"a model of {C} categories cannot read data of {counts.shape[-1]}")
+
+
+def cells_of(data, pad: bool = False, *, outcome: OutcomeModel | None = None,
+             design: Design | None = None) -> Cells:
+    """The data's units with a design, as JAX arrays.
+
+    Parameters
+    ----------
+    data : Comparisons
+    pad : bool
+        Extend the arrays to :func:`padded_size` with empty units (no comparisons: they add
+        nothing to the likelihood, its gradient or the information), so that jitted solvers
+        compile once for data sets of similar size.
+    outcome : OutcomeModel, optional
+        Counts are read as it reads them (:func:`counts_for`); default: as stored.
+    design : Design, optional
+        The terms' design (:func:`~hja_bayes.likelihood.terms.design_of`); its level decides
+        the units (cells or entries).  Default: cells, no terms.
     """
-    arrays = [data.judge, data.first, data.second, data.first_wins, data.ties, data.second_wins]
+    from .terms import units_of
+
+    level = "cells" if design is None else design.level
+    units = units_of(data, level)
+    m, K = units.size, data.n_judges
+    if design is None:
+        design = Design((), np.zeros((m, 0)), np.zeros((K, 0), bool), np.zeros(0), (),
+                        np.zeros((m, 0)), np.zeros(0), level)
+    counts = units.counts if outcome is None else counts_for(units.counts, outcome)
+    per_unit = [units.judge, units.first, units.second, counts, design.X, design.Xg]
     if pad:
-        extra = padded_size(data.n_cells) - data.n_cells
-        arrays = [np.concatenate([a, np.zeros(extra, dtype=a.dtype)]) for a in arrays]
-    return Cells(*(jnp.asarray(a) for a in arrays))
+        extra = padded_size(m) - m
+        per_unit = [np.concatenate([a, np.zeros((extra,) + a.shape[1:], dtype=a.dtype)])
+                    for a in per_unit]
+    judge, first, second, counts, X, Xg = (jnp.asarray(a) for a in per_unit)
+    return Cells(judge, first, second, counts, X, jnp.asarray(design.free, dtype=float),
+                 jnp.asarray(design.penalty), Xg, jnp.asarray(design.global_penalty))
 
 
-def cell_logits(S: jax.Array, beta: jax.Array, cells: Cells) -> jax.Array:
-    """Linear predictor per cell: ``beta_k + S[k, i] - S[k, j]``."""
-    return beta[cells.judge] + S[cells.judge, cells.first] - S[cells.judge, cells.second]
+def linear_predictor(S, Z, cells: Cells, theta=None):
+    """``eta`` of every unit: ``S[k, i] - S[k, j] + Z[k] . X[u] + theta . Xg[u]``.
+
+    ``Z`` (K, q) holds the per-judge coefficients, ``theta`` (g,) the panel-wide ones
+    (None when g = 0).  NumPy or JAX, like the inputs.
+    """
+    k = cells.judge
+    eta = S[k, cells.first] - S[k, cells.second]
+    if cells.X.shape[-1]:
+        eta = eta + (Z[k] * cells.X).sum(axis=-1)
+    if cells.Xg.shape[-1]:
+        eta = eta + cells.Xg @ theta
+    return eta
 
 
-def _aux_per_cell(aux, cells: Cells, outcome: OutcomeModel):
-    if outcome.n_aux == 0:
-        return None
-    return aux[cells.judge]
+def _aux_per_unit(aux, cells: Cells, outcome: OutcomeModel):
+    return None if outcome.n_aux == 0 else aux[cells.judge]
 
 
-def judge_totals(cells: Cells, n_judges: int):
-    """Each judge's total (first_wins, ties, second_wins), arrays of shape (K,)."""
-    xp = jnp if isinstance(cells.ties, jax.Array) else np
+def unit_log_likelihood(S, Z, cells: Cells, *, outcome: OutcomeModel = HALF, aux=None,
+                        theta=None):
+    """Log-likelihood of every unit under ``outcome`` (constant terms dropped)."""
+    eta = linear_predictor(S, Z, cells, theta)
+    return log_likelihood(outcome, eta, _aux_per_unit(aux, cells, outcome), cells.counts)
+
+
+def negative_log_likelihood(S, Z, cells: Cells, *, outcome: OutcomeModel = HALF, aux=None,
+                            theta=None):
+    """Total negative log-likelihood over the units."""
+    return -jnp.sum(unit_log_likelihood(S, Z, cells, outcome=outcome, aux=aux, theta=theta))
+
+
+def unit_information(S, Z, cells: Cells, *, outcome: OutcomeModel = HALF, aux=None, theta=None):
+    """Expected information about ``(eta, aux)`` of every unit: (m, L, L), L = 1 + n_aux."""
+    eta = linear_predictor(S, Z, cells, theta)
+    return information(outcome, eta, _aux_per_unit(aux, cells, outcome), cells.n)
+
+
+def item_information(weight, cells: Cells, n_judges: int, n_items: int):
+    """Per judge, the information Laplacian of its score row from the units' eta weights:
+    ``(K, N, N)``, ``sum_u w_u (e_i - e_j)(e_i - e_j)^T`` over judge k's units."""
+    k, i, j = cells.judge, cells.first, cells.second
+    SS = jnp.zeros((n_judges, n_items, n_items))
+    return SS.at[k, i, i].add(weight).at[k, j, j].add(weight).at[k, i, j].add(-weight) \
+        .at[k, j, i].add(-weight)
+
+
+def judge_totals(judge, counts, n_judges: int) -> np.ndarray:
+    """Each judge's total counts per category, (K, C), from units' judges and counts."""
+    counts = np.asarray(counts, dtype=float)
+    judge = np.asarray(judge)
+    return np.stack([np.bincount(judge, counts[:, c], n_judges)
+                     for c in range(counts.shape[1])], axis=1)
+
+
+def sample_counts(rng, n, probs):
+    """Multinomial category counts for ``n`` verdicts per unit with probabilities ``probs``.
+
+    One sampler for both array kinds: ``rng`` is a NumPy ``Generator`` (NumPy out) or a JAX
+    key (JAX out).  Category by category, each count is binomial given those before it.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or jax key
+    n : array (...,)
+        Verdicts per unit (whole numbers).
+    probs : array (..., C)
+        Category probabilities (rows summing to 1; a 0 stays 0).
+
+    Returns
+    -------
+    array (..., C)
+    """
+    jax_rng = not isinstance(rng, np.random.Generator)
+    xp = jnp if jax_rng else np
+    probs = xp.clip(xp.asarray(probs, dtype=float), 0.0, 1.0)
+    C = probs.shape[-1]
+    tail = xp.flip(xp.cumsum(xp.flip(probs, -1), axis=-1), -1)  # P(category >= c)
+    left = xp.broadcast_to(xp.round(xp.asarray(n, dtype=float)), probs.shape[:-1])
+    keys = jax.random.split(rng, C) if jax_rng else None
     out = []
-    for x in (cells.first_wins, cells.ties, cells.second_wins):
-        if xp is jnp:
-            out.append(jnp.zeros(n_judges).at[cells.judge].add(x))
+    for c in range(C - 1):
+        q = xp.where(tail[..., c] > 0, probs[..., c] / xp.where(tail[..., c] > 0, tail[..., c], 1.0), 0.0)
+        q = xp.clip(q, 0.0, 1.0)
+        if jax_rng:  # binomial draws with n = 0 can come back as nan: such units have none
+            draw = jnp.nan_to_num(jax.random.binomial(keys[c], left, q, shape=left.shape))
         else:
-            out.append(np.bincount(np.asarray(cells.judge), np.asarray(x, dtype=float), n_judges))
-    return tuple(out)
-
-
-def cell_log_likelihood(S: jax.Array, beta: jax.Array, cells: Cells, *,
-                        outcome: OutcomeModel = HALF, aux=None) -> jax.Array:
-    """Log-likelihood of every cell under ``outcome`` (constant terms dropped)."""
-    eta = cell_logits(S, beta, cells)
-    return outcome.log_likelihood(eta, _aux_per_cell(aux, cells, outcome), cells)
-
-
-def negative_log_likelihood(S: jax.Array, beta: jax.Array, cells: Cells, *,
-                            outcome: OutcomeModel = HALF, aux=None) -> jax.Array:
-    """Total negative log-likelihood over cells."""
-    return -jnp.sum(cell_log_likelihood(S, beta, cells, outcome=outcome, aux=aux))
-
-
-def cell_information(S: jax.Array, beta: jax.Array, cells: Cells, *,
-                     outcome: OutcomeModel = HALF, aux=None) -> jax.Array:
-    """The outcome model's information weight of every cell's logit (``n p (1 - p)`` for
-    ties counted 1/2): the information is ``J^T diag(w) J`` with J the logits' derivative."""
-    eta = cell_logits(S, beta, cells)
-    return outcome.information_weight(eta, _aux_per_cell(aux, cells, outcome), cells)
-
-
-def fisher_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *,
-                  outcome: OutcomeModel = HALF, aux=None):
-    """Expected information of (S, beta) in its natural, judge-block form.
-
-    The information is ``J^T W J`` with ``W`` the outcome model's per-cell information
-    weight (``n p (1 - p)`` for ties counted 1/2) and J the derivative of the cell logits.
-    It does not couple different judges, so it is returned as blocks:
-
-    Returns
-    -------
-    SS : (K, N, N)
-        ``SS[k]`` = information of judge k's score row (a weighted graph Laplacian).
-    Sb : (K, N)
-        Cross information between judge k's scores and its position bias beta_k.
-    bb : (K,)
-        Information of beta_k.
-    """
-    K, N = S.shape
-    w = cell_information(S, beta, cells, outcome=outcome, aux=aux)
-    k, i, j = cells.judge, cells.first, cells.second
-    SS = jnp.zeros((K, N, N))
-    SS = SS.at[k, i, i].add(w).at[k, j, j].add(w).at[k, i, j].add(-w).at[k, j, i].add(-w)
-    Sb = jnp.zeros((K, N)).at[k, i].add(w).at[k, j].add(-w)
-    bb = jnp.zeros(K).at[k].add(w)
-    return SS, Sb, bb
-
-
-def aux_blocks(S: jax.Array, beta: jax.Array, cells: Cells, *, outcome: OutcomeModel = HALF,
-               aux=None):
-    """Expected information of the extra outcome parameters and their cross information.
-
-    Companion of :func:`fisher_blocks` for the per-judge parameters ``aux`` (K, n_aux) on
-    the log scale (``-inf``: held at the boundary, zero information there).  Like the rest
-    of the information it does not couple different judges.
-
-    Returns
-    -------
-    Sa : (K, N, n_aux)
-        Cross information between judge k's scores and its extra parameters.
-    ba : (K, n_aux)
-        Cross information between beta_k and the extra parameters.
-    aa : (K, n_aux, n_aux)
-        Information of the extra parameters.
-    """
-    K, N = S.shape
-    m = outcome.n_aux
-    eta = cell_logits(S, beta, cells)
-    a = _aux_per_cell(aux, cells, outcome)
-    c = outcome.cross_information(eta, a, cells)
-    A = outcome.aux_information(eta, a, cells)
-    k, i, j = cells.judge, cells.first, cells.second
-    Sa = jnp.zeros((K, N, m)).at[k, i].add(c).at[k, j].add(-c)
-    ba = jnp.zeros((K, m)).at[k].add(c)
-    aa = jnp.zeros((K, m, m)).at[k].add(A)
-    return Sa, ba, aa
-
-
-def sample_outcomes(rng: np.random.Generator, eta, n, *, outcome: OutcomeModel = HALF,
-                    aux=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Draw (first_wins, ties, second_wins) for cells with logits ``eta`` and counts ``n``.
-
-    ``eta`` may carry leading draw dimensions; ``aux`` (per cell, shape eta.shape + (n_aux,))
-    is needed for models with extra parameters.
-    """
-    p_first, p_tie, p_second = (np.asarray(p, dtype=float)
-                                for p in outcome.probabilities(np.asarray(eta, dtype=float), aux))
-    n = np.broadcast_to(np.rint(np.asarray(n)).astype(np.int64), p_first.shape)
-    first = rng.binomial(n, np.clip(p_first, 0.0, 1.0))
-    rest = n - first
-    p_tie_given = np.divide(p_tie, p_tie + p_second, out=np.zeros_like(p_tie),
-                            where=(p_tie + p_second) > 0)
-    ties = rng.binomial(rest, np.clip(p_tie_given, 0.0, 1.0))
-    return first, ties, rest - ties
+            draw = rng.binomial(left.astype(np.int64), q).astype(float)
+        out.append(draw)
+        left = left - draw
+    out.append(left)
+    return xp.stack(out, axis=-1)

@@ -1,0 +1,33 @@
+"""Ordered outcome categories of a verdict, and how they collapse to three.
+
+Categories run from the strongest preference for the item shown first to the strongest for
+the second.  Three-outcome data have ``("first", "tie", "second")``; an ordinal scale of C
+levels has its own labels (Arena-Hard's five: ``A>>B, A>B, A=B, B>A, B>>A``).  Every scale
+collapses to three outcomes: the categories on the first item's side, the middle one (a tie,
+for odd C) and those on the second's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["THREE", "collapse_counts"]
+
+#: The three-outcome categories.
+THREE = ("first", "tie", "second")
+
+
+def collapse_counts(counts) -> np.ndarray:
+    """Counts of C ordered categories as (first side, middle, second side): (..., 3).
+
+    Examples
+    --------
+    >>> collapse_counts([[3, 1, 0, 2, 5]]).tolist()
+    [[4.0, 0.0, 7.0]]
+    """
+    counts = np.asarray(counts, dtype=float)
+    C = counts.shape[-1]
+    half = C // 2
+    middle = counts[..., half] if C % 2 else np.zeros(counts.shape[:-1])
+    return np.stack([counts[..., :half].sum(axis=-1), middle,
+                     counts[..., C - half:].sum(axis=-1)], axis=-1)

@@ -1,0 +1,78 @@
+"""The "ties count 1/2" outcome model (Chatbot Arena's convention, the HJA paper's).
+
+Three categories (first wins, tie, second wins).  With ``p = expit(eta)`` a verdict for the
+first-shown item has weight ``log p``, one for the second ``log(1 - p)``, and a tie half of
+each: a unit with counts ``(a, t, b)``, ``n = a + t + b`` and ``w = a + t/2`` has
+
+    log-likelihood    w eta - n softplus(eta)        (binomial, without its coefficient)
+    score             w - n p
+    information       n p (1 - p)
+
+This is a Bernoulli quasi-likelihood, not a model of three outcomes: the tie "log
+probability" is a weight, and for sampling a tie has probability 0 (``probabilities``
+returns ``(p, 0, 1 - p)``).  No extra parameters.  The functions accept NumPy or JAX arrays
+and return the same kind, so small NumPy fits need no compilation.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .base import OutcomeModel, is_jax, xp_of
+
+__all__ = ["HALF"]
+
+
+def _sigmoid(eta):
+    if is_jax(eta):
+        return jax.nn.sigmoid(eta)
+    from scipy.special import expit  # imported on use: the package imports light
+
+    return expit(eta)
+
+
+def _log_sigmoid(eta):
+    return jax.nn.log_sigmoid(eta) if is_jax(eta) else -np.logaddexp(0.0, -eta)
+
+
+def _log_probabilities(eta, aux):
+    xp = xp_of(eta)
+    first, second = _log_sigmoid(eta), _log_sigmoid(-eta)
+    return xp.stack([first, (first + second) / 2, second], axis=-1)
+
+
+def _probabilities(eta, aux):
+    xp = xp_of(eta)
+    p = _sigmoid(eta)
+    return xp.stack([p, xp.zeros_like(p), 1.0 - p], axis=-1)
+
+
+def _log_likelihood(eta, aux, counts):
+    softplus = jax.nn.softplus(eta) if is_jax(eta) else np.logaddexp(0.0, eta)
+    wins = counts[..., 0] + counts[..., 1] / 2
+    return wins * eta - counts.sum(axis=-1) * softplus
+
+
+def _derivatives(eta, aux):
+    xp = xp_of(eta)
+    p = _sigmoid(eta)
+    grad = xp.stack([1.0 - p, 0.5 - p, -p], axis=-1)[..., None]
+    neg_hess = xp.broadcast_to((p * (1.0 - p))[..., None, None, None], xp.shape(p) + (3, 1, 1))
+    return grad, neg_hess
+
+
+def _initial_aux(totals):
+    return np.zeros((len(np.asarray(totals)), 0))
+
+
+HALF = OutcomeModel(
+    name="half",
+    categories=("first", "tie", "second"),
+    aux_names=(),
+    log_probabilities=_log_probabilities,
+    initial_aux=_initial_aux,
+    probabilities=_probabilities,
+    log_likelihood=_log_likelihood,
+    derivatives=_derivatives,
+)
