@@ -2,7 +2,7 @@
 
 **Recovery.**  Panels simulated from the Davidson model (K = 5 judges with tie propensities
 nu = 0.1, 0.3, 0.6, 1.0, 2.0; N = 8 items; rank 1; position bias 0.3; T comparisons per
-judge), fitted with ``fit_hja(..., ties="davidson", position_bias=True)``.  Reported per
+judge), fitted with ``fit_hja(..., outcome="davidson", position_bias=True)``.  Reported per
 judge: coverage of the 95% Wald interval of nu_k (log scale, mapped back) with its Monte
 Carlo standard error sqrt(c (1 - c) / R), the mean relative error of nu_hat and the mean se;
 goal: pooled coverage >= 0.93 (issue 10's goal for the other intervals).
@@ -14,7 +14,7 @@ replicate share a fit).
 **Real panels.**  MT-Bench and Chatbot Arena (JA-Ranking sets, ``$HJA_DATA_DIR`` or
 ``../shared/data``; not bundled) and the bundled PRD Vicuna80, invalid rows dropped, rows
 split 80/20 at random over 5 seeds (as ``bench_hja_real.py``).  Each model (rank 0 and 1, with
-position bias) is fitted on the 80% with ``ties="half"`` and ``ties="davidson"``, and every
+position bias) is fitted on the 80% with ``outcome="half"`` and ``outcome="davidson"``, and every
 held-out row gets ``fit.outcome_proba`` (p_first, p_tie, p_second; for "half", p_tie is the
 judge's training tie rate and the rest is split by the logistic probability).  Metrics on the
 held-out rows: three-outcome log-loss (mean -log p of the observed outcome; probabilities
@@ -54,11 +54,11 @@ def recovery(reps: int, per_judge: int, questions: int, rho: float, cov_types, s
     t0 = time.time()
     for rep in range(reps):
         data, truth = hb.simulate(n_judges=len(NU), n_items=8, rank=1, comparisons_per_judge=per_judge,
-                                  seed=seed0 + rep, position_bias=0.3, ties="davidson", nu=NU,
+                                  seed=seed0 + rep, position_bias=0.3, outcome="davidson", nu=NU,
                                   questions=questions, question_correlation=rho)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", hb.ConvergenceWarning)
-            fit = hb.fit_hja(data, rank=1, position_bias=True, ties="davidson")
+            fit = hb.fit_hja(data, rank=1, position_bias=True, outcome="davidson")
         for cov_type in cov_types:
             iv = fit.wald_inference(cov_type).outcome_parameters("nu")
             for k in range(len(NU)):
@@ -131,7 +131,7 @@ def real_panels(names, seeds: int):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", hb.ConvergenceWarning)
                         warnings.simplefilter("ignore", hb.DataWarning)
-                        fit = hb.fit_hja(data, rank=rank, position_bias=True, ties=ties)
+                        fit = hb.fit_hja(data, rank=rank, position_bias=True, outcome=ties)
                     p = fit.outcome_proba(test).to_numpy()
                     rows.append(dict(dataset=name, seed=seed, model=label, ties=ties, n_test=len(test),
                                      test_ties=float(np.mean(outcome == 1)), converged=fit.converged,

@@ -8,13 +8,17 @@ A saved fit is a folder::
       arrays.npz      every array: the estimates and the comparison cells
       posterior.nc    optional: an ArviZ InferenceData (NetCDF, h5netcdf engine)
 
-``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 2``.  Its keys:
+``fit.json`` holds ``"format": "hja_bayes.fit"`` and ``"version": 3``.  Its keys:
 
 * ``rank``, ``position_bias``, ``nll``, ``bic``, ``n_iter``, ``converged``, ``tau``,
-  ``ridge``, ``ties`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit` (``ties``, the
-  outcome model, may be absent in older files: then "half");
+  ``ridge``, ``outcome`` -- the scalar fields of :class:`~hja_bayes.hja.HJAFit` (version 2
+  files name the outcome model ``ties``, older ones not at all: then "half");
+* ``terms``, ``coef_names``, ``theta_names`` -- the linear-predictor terms (as
+  :func:`~hja_bayes.likelihood.terms.term_record` writes them) and the names of their
+  coefficients;
 * ``judges``, ``items`` -- names in index order;
-* ``data`` -- ``order_known``, ``rows_read``, ``rows_used``, ``rejected``,
+* ``data`` -- ``categories``, ``feature_names``, ``feature_transform``, ``order_known``,
+  ``rows_read``, ``rows_used``, ``rejected``,
   ``dropped_judges``, ``rejected_by_judge`` and ``clusters`` (cluster names, or null) of
   the fitted
   :class:`~hja_bayes.comparisons.Comparisons`;
@@ -25,10 +29,12 @@ A saved fit is a folder::
   key), so an edited number is caught.
 
 ``arrays.npz`` (read with ``allow_pickle=False``) holds ``gamma, mu, U, V, D, S, beta``,
+``coef, coef_free, theta`` (the terms' coefficients),
 ``aux`` (the outcome model's per-judge parameters, e.g. Davidson's nu; only when it has any),
-the cells ``cells.judge, cells.first, cells.second, cells.n, cells.wins, cells.ties``, the
-cluster incidence ``clusters.cluster, clusters.cell, clusters.n, clusters.wins, clusters.ties``
-(when the data carry clusters; their names are in ``data.clusters``) and
+the cells ``cells.judge, cells.first, cells.second, cells.counts`` (cells x categories), the
+cluster incidence ``clusters.cluster, clusters.cell, clusters.counts`` and, with style
+features, ``clusters.features`` (when the data carry clusters; their names are in
+``data.clusters``) and
 one array ``rank_table.<column>`` per column of the rank table.  Floats in JSON are written
 with Python's shortest round-trip representation and arrays keep their dtype, so loading
 gives back exactly the saved values.
@@ -39,7 +45,8 @@ exclusive lock on ``FIT_DIR/.hja_bayes.lock`` (where the platform has ``fcntl``)
 processes saving to one folder leave one complete fit, never one's JSON beside the other's
 arrays.  Loading checks every checksum, name and shape: a truncated, edited or mixed folder
 is a :class:`~hja_bayes.errors.DataError`, never a traceback or a silently different fit.
-Folders written by version 1 (no checksums) still load, with the shape checks.
+Folders written by versions 1 (no checksums) and 2 (counts as n, wins, ties) still load,
+with the shape checks.
 """
 
 from __future__ import annotations
@@ -57,9 +64,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .categories import THREE
 from .comparisons import ClusterCounts, Comparisons
 from .errors import DataError
 from .hja.result import HJAFit
+from .likelihood.terms import term_from_record, term_record, terms_of
 from .version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_fit", "load_posterior", "save_fit"]
@@ -67,17 +76,20 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load_fit", "load_posterior", "save_fit"]
 #: Value of the ``"format"`` key of ``fit.json``.
 FORMAT = "hja_bayes.fit"
 #: Version of the on-disk format written by :func:`save_fit`.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: Versions :func:`load_fit` reads.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 
 FIT_JSON = "fit.json"
 ARRAYS = "arrays.npz"
 POSTERIOR = "posterior.nc"
 LOCK = ".hja_bayes.lock"
 ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
-CELLS = ("judge", "first", "second", "n", "wins", "ties")
-CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
+CELLS = ("judge", "first", "second", "counts")
+CLUSTER_ARRAYS = ("cluster", "cell", "counts")
+#: Cells and clusters as versions 1 and 2 wrote them (counts as n, wins with ties 1/2, ties).
+OLD_CELLS = ("judge", "first", "second", "n", "wins", "ties")
+OLD_CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
 
 
 def import_arviz():
@@ -180,13 +192,19 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "converged": bool(fit.converged),
         "tau": _float(fit.tau),
         "ridge": _float(fit.ridge),
-        "ties": str(fit.ties),
+        "outcome": str(fit.outcome),
+        "terms": [term_record(t) for t in fit.terms],
+        "coef_names": list(fit.coef_names),
+        "theta_names": list(fit.theta_names),
         "excluded_judges": {str(k): str(v) for k, v in fit.excluded_judges.items()},
         "judges": list(fit.judges),
         "items": list(fit.items),
         "data": {
             "judges": list(data.judges),
             "items": list(data.items),
+            "categories": list(data.categories),
+            "feature_names": list(data.feature_names),
+            "feature_transform": str(data.feature_transform),
             "order_known": bool(data.order_known),
             "rows_read": int(data.rows_read),
             "rows_used": int(data.rows_used),
@@ -198,12 +216,16 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
     }
     arrays = {name: np.asarray(getattr(fit, name)) for name in ESTIMATES}
+    arrays.update(coef=np.asarray(fit.coef, dtype=float), coef_free=np.asarray(fit.coef_free),
+                  theta=np.asarray(fit.theta, dtype=float))
     if fit.aux is not None:
         arrays["aux"] = np.asarray(fit.aux)
     arrays.update({f"cells.{name}": np.asarray(getattr(data, name)) for name in CELLS})
     if data.clusters is not None:
         arrays.update({f"clusters.{name}": np.asarray(getattr(data.clusters, name))
                        for name in CLUSTER_ARRAYS})
+        if data.clusters.features is not None:
+            arrays["clusters.features"] = np.asarray(data.clusters.features)
     if table is not None:
         for column in table.columns:
             arrays[f"rank_table.{column}"] = table[column].to_numpy()
@@ -290,9 +312,18 @@ def _checked_shapes(arrays: dict, meta: dict, file: Path) -> None:
         if arrays[name].shape != shape:
             raise DataError(f"{file}: {name} has shape {arrays[name].shape}, but {FIT_JSON} "
                             f"names {K} judges, {N} items and rank {r}, so {shape}")
-    m = arrays["cells.n"].shape
-    if any(arrays[f"cells.{c}"].shape != m for c in CELLS):
+    m = len(arrays["cells.judge"])
+    if any(len(arrays[f"cells.{c}"]) != m for c in _cell_names(meta)):
         raise DataError(f"{file}: the cell arrays differ in length")
+
+
+def _cell_names(meta: dict) -> tuple:
+    return CELLS if meta["version"] >= 3 else OLD_CELLS
+
+
+def _three(n, wins, ties) -> np.ndarray:
+    """Counts (first, tie, second) from version 2's n, wins (ties 1/2) and ties."""
+    return np.column_stack([wins - ties / 2, ties, n - wins - ties / 2])
 
 
 def load_fit(path: str | os.PathLike):
@@ -323,22 +354,32 @@ def load_fit(path: str | os.PathLike):
             arrays = {name: npz[name] for name in npz.files}
     except Exception as exc:  # BadZipFile, OSError, ValueError, EOFError ...
         raise DataError(f"cannot read {npz_file}: {type(exc).__name__}: {exc}") from None
-    missing = [n for n in (*ESTIMATES, *(f"cells.{c}" for c in CELLS)) if n not in arrays]
+    missing = [n for n in (*ESTIMATES, *(f"cells.{c}" for c in _cell_names(meta)))
+               if n not in arrays]
     if missing:
         raise DataError(f"{npz_file} lacks the arrays {missing}")
     try:
         _checked_shapes(arrays, meta, npz_file)
         d = meta["data"]
+        new = meta["version"] >= 3
         clusters = None
         if d.get("clusters") is not None:
-            lacking = [f"clusters.{c}" for c in CLUSTER_ARRAYS if f"clusters.{c}" not in arrays]
+            names = CLUSTER_ARRAYS if new else OLD_CLUSTER_ARRAYS
+            lacking = [f"clusters.{c}" for c in names if f"clusters.{c}" not in arrays]
             if lacking:
                 raise DataError(f"{npz_file} lacks the cluster arrays {lacking}")
-            clusters = ClusterCounts(tuple(d["clusters"]),
-                                     *(arrays[f"clusters.{c}"] for c in CLUSTER_ARRAYS))
+            c = {name: arrays[f"clusters.{name}"] for name in names}
+            counts = c["counts"] if new else _three(c["n"], c["wins"], c["ties"])
+            clusters = ClusterCounts(tuple(d["clusters"]), c["cluster"], c["cell"], counts,
+                                     arrays.get("clusters.features"))
+        cells = {name: arrays[f"cells.{name}"] for name in _cell_names(meta)}
+        counts = cells["counts"] if new else _three(cells["n"], cells["wins"], cells["ties"])
         data = Comparisons(
             judges=tuple(d["judges"]), items=tuple(d["items"]),
-            **{name: arrays[f"cells.{name}"] for name in CELLS},
+            judge=cells["judge"], first=cells["first"], second=cells["second"], counts=counts,
+            categories=tuple(d.get("categories", THREE)),
+            feature_names=tuple(d.get("feature_names", ())),
+            feature_transform=str(d.get("feature_transform", "")),
             order_known=bool(d["order_known"]), rows_read=int(d["rows_read"]),
             rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
             dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
@@ -350,14 +391,24 @@ def load_fit(path: str | os.PathLike):
         table = None
         if columns is not None:
             table = pd.DataFrame({c: arrays[f"rank_table.{c}"] for c in columns})
+        position_bias = bool(meta["position_bias"])
+        if new:
+            terms = tuple(term_from_record(t) for t in meta["terms"])
+            coef = dict(coef=arrays["coef"], coef_free=arrays["coef_free"].astype(bool),
+                        coef_names=tuple(meta["coef_names"]), theta=arrays["theta"],
+                        theta_names=tuple(meta["theta_names"]))
+        else:
+            terms, coef = terms_of(position_bias), {}
         return HJAFit(
             **{name: arrays[name] for name in ESTIMATES},
-            rank=int(meta["rank"]), position_bias=bool(meta["position_bias"]),
+            rank=int(meta["rank"]), position_bias=position_bias,
             nll=float(meta["nll"]), bic=float(meta["bic"]), n_iter=int(meta["n_iter"]),
             converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
             items=tuple(meta["items"]), data=data, tau=float(meta["tau"]),
-            ridge=float(meta["ridge"]), rank_table=table, ties=str(meta.get("ties", "half")),
+            ridge=float(meta["ridge"]), rank_table=table,
+            outcome=str(meta.get("outcome", meta.get("ties", "half"))),
             aux=arrays.get("aux"), excluded_judges=dict(meta.get("excluded_judges", {})),
+            terms=terms, **coef,
         )
     except DataError as exc:
         raise DataError(f"{folder} holds a damaged fit: {exc}") from None

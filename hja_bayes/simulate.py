@@ -20,7 +20,10 @@ class SimulationTruth(NamedTuple):
 
     ``S = gamma mu^T + U V^T``; ``beta`` is the per-judge position bias (logit of the
     first-shown item winning, on top of ``S``); ``nu`` the per-judge Davidson tie
-    propensities (None unless simulated with ``ties="davidson"``).
+    propensities (None unless simulated with ``outcome="davidson"``); ``gaps`` the ordinal
+    model's per-judge cut-point gaps (``outcome="ordinal"``); ``theta`` (K, F) the per-judge
+    style coefficients and ``lam`` (K,) the self-preferences, with ``owners`` the map judge
+    -> own model (None when not simulated).
     """
 
     gamma: np.ndarray
@@ -31,19 +34,37 @@ class SimulationTruth(NamedTuple):
     S: np.ndarray
     beta: np.ndarray
     nu: np.ndarray | None = None
+    gaps: np.ndarray | None = None
+    theta: np.ndarray | None = None
+    lam: np.ndarray | None = None
+    owners: dict | None = None
 
 
-def _check_ties(ties, nu, tie_prob, K):
-    """The outcome model and the per-judge log nu (None for "half")."""
-    outcome = outcome_model(ties)
+def _check_outcome(outcome, nu, gaps, tie_prob, K, categories):
+    """The outcome model and its per-judge parameters on the log scale (None for "half")."""
+    outcome = outcome_model(outcome, categories)
+    if outcome.name == "ordinal":
+        if nu is not None or tie_prob:
+            raise ParameterError('nu= and tie_prob are for three-outcome verdicts, not "ordinal"')
+        m = outcome.n_aux
+        gaps = np.linspace(0.6, 1.2, m) if gaps is None else gaps
+        try:
+            gaps = np.broadcast_to(np.asarray(gaps, dtype=float), (K, m)).copy()
+        except (TypeError, ValueError):
+            raise ParameterError(f"gaps must broadcast to ({K}, {m}), got {gaps!r}") from None
+        if not np.all(np.isfinite(gaps)) or np.any(gaps <= 0):
+            raise ParameterError(f"gaps must be finite and > 0, got {gaps}")
+        return outcome, np.log(gaps)
+    if gaps is not None:
+        raise ParameterError('gaps= are the ordinal cut points: pass outcome="ordinal" with them')
     if outcome.n_aux == 0:
         if nu is not None:
-            raise ParameterError('nu= is the Davidson tie propensity: pass ties="davidson" with it')
+            raise ParameterError('nu= is the Davidson tie propensity: pass outcome="davidson" with it')
         return outcome, None
     if nu is None:
-        raise ParameterError(f'ties="{outcome.name}" needs the tie propensity nu= (a number or one per judge)')
+        raise ParameterError(f'outcome="{outcome.name}" needs the tie propensity nu= (a number or one per judge)')
     if tie_prob:
-        raise ParameterError(f'tie_prob is for ties="half"; under ties="{outcome.name}" ties come from nu')
+        raise ParameterError(f'tie_prob is for outcome="half"; under outcome="{outcome.name}" ties come from nu')
     try:
         nu = np.broadcast_to(np.asarray(nu, dtype=float), (K,)).copy()
     except (TypeError, ValueError):
@@ -51,7 +72,19 @@ def _check_ties(ties, nu, tie_prob, K):
     if not np.all(np.isfinite(nu)) or np.any(nu < 0):
         raise ParameterError(f"nu must be finite and >= 0, got {nu}")
     with np.errstate(divide="ignore"):
-        return outcome, np.log(nu)
+        return outcome, np.log(nu)[:, None]
+
+
+def _per_judge(value, K: int, name: str, width: int | None = None) -> np.ndarray:
+    """A number, one per judge, or (with ``width``) a (K, width) or (width,) array."""
+    shape = (K,) if width is None else (K, width)
+    try:
+        out = np.asarray(value, dtype=float)
+        if width is not None and out.ndim == 1 and out.shape[0] == width and width != K:
+            out = out[None, :]
+        return np.broadcast_to(out, shape).copy()
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must broadcast to {shape}, got {value!r}") from None
 
 
 def simulate(
@@ -65,8 +98,15 @@ def simulate(
     tie_prob: float = 0.0,
     questions: int = 0,
     question_correlation: float = 0.0,
-    ties: str = "half",
+    outcome: str = "half",
     nu=None,
+    gaps=None,
+    categories=5,
+    style=None,
+    n_features: int = 1,
+    style_confounding: float = 0.5,
+    self_preference=None,
+    ties: str | None = None,
 ) -> tuple[Comparisons, SimulationTruth]:
     """Simulate a panel of judges comparing items under the HJA model.
 
@@ -91,8 +131,22 @@ def simulate(
     ``Phi(sqrt(rho) (b_qj - b_qi) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
     ``e ~ N(0, 1)`` and ``rho = question_correlation`` (a Gaussian copula): all judges
     reading one prompt lean the same way.  This is the dependence that Fisher intervals
-    ignore and cluster-robust ones account for.  (Under Davidson the same uniform ``Phi(.)``
-    picks first / tie / second by the cumulative outcome probabilities.)
+    ignore and cluster-robust ones account for.  (Under Davidson and the ordinal model the
+    same uniform ``Phi(.)`` picks the category by the cumulative outcome probabilities.)
+
+    Ordered verdicts (``outcome="ordinal"``): ``categories`` levels (default the five
+    ``A>>B .. B>>A``) from the cumulative-logit model with judge k's cut-point gaps
+    ``gaps[k]`` (:mod:`~hja_bayes.likelihood.outcomes.ordinal`).
+
+    Style (``style``, needs prompts): every answer (prompt q, model i) has ``n_features``
+    features ``x_qi = style_confounding * m_i + z_qi`` (``m_i, z_qi ~ N(0, 1)``: some models
+    write longer answers than others), and judge k's logit gains ``theta_k^T (x_qi - x_qj)``
+    with ``theta = style`` (a number, one per feature, or K x n_features).  The data carry the
+    differences as features ``f1, f2, ...`` (already on their final scale).
+
+    Self-preference (``self_preference``, a number or one per judge): judge k (k < N) is
+    model k's own judge and its logit gains ``lambda_k`` for its own model (minus when its
+    own model is shown second); ``truth.owners`` maps the judges to their models.
 
     Parameters
     ----------
@@ -115,12 +169,27 @@ def simulate(
         comparisons).
     question_correlation : float
         rho in [0, 1): how strongly verdicts on one prompt are coupled.
-    ties : {"half", "davidson"}
-        How ties arise: at rate ``tie_prob`` independently of the scores ("half", the
-        default), or from Davidson's model with tie propensities ``nu``.
+    outcome : {"half", "davidson", "ordinal"}
+        How verdicts arise: ties at rate ``tie_prob`` independently of the scores ("half",
+        the default), Davidson's model with tie propensities ``nu``, or ordered categories.
     nu : float or array (K,), optional
         Davidson tie propensities (>= 0; one for all judges or one per judge); required with
-        ``ties="davidson"`` and returned in ``truth.nu``.
+        ``outcome="davidson"`` and returned in ``truth.nu``.
+    gaps : float or array, optional
+        Ordinal cut-point gaps (> 0; broadcast to (K, (C - 1) // 2); default evenly from 0.6
+        to 1.2).
+    categories : int or tuple of str
+        The ordinal scale (default 5 levels).
+    style : float or array, optional
+        Style coefficients (see above); None: no style.
+    n_features : int
+        Style features per answer.
+    style_confounding : float
+        How much the models' typical style differs (see above).
+    self_preference : float or array (K,), optional
+        Self-preference of judge k for model k.
+    ties : str, optional
+        Deprecated alias of ``outcome``.
 
     Returns
     -------
@@ -138,9 +207,20 @@ def simulate(
         raise ParameterError(f"comparisons_per_judge must be an integer >= 1, got {comparisons_per_judge!r}")
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)
     check_probability(tie_prob, "tie_prob", open_high=True)
-    outcome, log_nu = _check_ties(ties, nu, tie_prob, n_judges)
+    if ties is not None:
+        import warnings
+
+        warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
+                      stacklevel=2)
+        outcome = ties
+    outcome, log_aux = _check_outcome(outcome, nu, gaps, tie_prob, n_judges, categories)
     rng = np.random.default_rng(seed)
     K, N = n_judges, n_items
+    if style is not None and not questions:
+        raise ParameterError("style needs prompts: pass questions > 0 (features vary by prompt)")
+    lam = None if self_preference is None else _per_judge(self_preference, K, "self_preference")
+    if lam is not None and K > N:
+        lam[N:] = 0.0  # judges beyond the models own none
 
     mu = rng.standard_normal(N)
     mu -= mu.mean()
@@ -163,15 +243,28 @@ def simulate(
     truth_S = np.outer(d.gamma, d.mu) + np.asarray(d.U) @ np.asarray(d.V).T
     beta = position_bias * (1 + 0.5 * rng.standard_normal(K)) if position_bias else np.zeros(K)
 
+    theta = None if style is None else _per_judge(style, K, "style", int(n_features))
     truth = SimulationTruth(
         gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
-        D=np.asarray(d.D), S=truth_S, beta=beta, nu=None if log_nu is None else np.exp(log_nu),
+        D=np.asarray(d.D), S=truth_S, beta=beta,
+        nu=None if log_aux is None or outcome.name != "davidson" else np.exp(log_aux[:, 0]),
+        gaps=np.exp(log_aux) if outcome.name == "ordinal" else None,
+        theta=theta, lam=lam,
+        owners=None if lam is None else {f"judge{k}": f"item{k}" for k in range(min(K, N))},
     )
+    own = np.full(K, -1) if lam is None else np.where(np.arange(K) < N, np.arange(K), -1)
+
+    def logits(k, i, j):
+        eta = beta[k] + truth_S[k, i] - truth_S[k, j]
+        if lam is not None:
+            eta = eta + lam[k] * ((i == own[k]).astype(float) - (j == own[k]).astype(float))
+        return eta
+
     if questions:
-        data = _simulate_prompts(rng, truth_S, beta, comparisons_per_judge, tie_prob,
+        data = _simulate_prompts(rng, logits, K, N, comparisons_per_judge, tie_prob,
                                  int(questions), check_probability(
                                      question_correlation, "question_correlation", open_high=True),
-                                 outcome, log_nu)
+                                 outcome, log_aux, theta, style_confounding)
         return data, truth
 
     # ordered cells: uniform unordered pair + random order == uniform ordered pair
@@ -181,10 +274,10 @@ def simulate(
         n = rng.multinomial(comparisons_per_judge, np.full(len(ii), 1.0 / len(ii)))
         m = n > 0
         i, j, n = ii[m], jj[m], n[m]
-        eta = beta[k] + truth_S[k, i] - truth_S[k, j]
-        if log_nu is not None:
+        eta = logits(np.full(len(i), k), i, j)
+        if log_aux is not None:
             counts = sample_counts(rng, n, probabilities(
-                outcome, eta, np.full((len(i), 1), log_nu[k])))
+                outcome, eta, np.broadcast_to(log_aux[k], (len(i), outcome.n_aux))))
         else:
             ties = rng.binomial(n, tie_prob) if tie_prob else np.zeros_like(n)
             counts = sample_counts(rng, n - ties, probabilities(HALF, eta))
@@ -198,16 +291,16 @@ def simulate(
         first=np.concatenate(cells_i),
         second=np.concatenate(cells_j),
         counts=np.concatenate(cells_counts).astype(float),
+        categories=outcome.categories,
         rows_read=K * comparisons_per_judge,
         rows_used=K * comparisons_per_judge,
     )
     return data, truth
 
 
-def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho, outcome=HALF,
-                      log_nu=None) -> Comparisons:
+def _simulate_prompts(rng, logits, K, N, per_judge, tie_prob, questions, rho, outcome=HALF,
+                      log_aux=None, theta=None, confounding=0.5) -> Comparisons:
     """Single comparisons spread over prompts, coupled within a prompt by a Gaussian copula."""
-    K, N = S.shape
     k = np.repeat(np.arange(K), per_judge)
     q = rng.integers(questions, size=len(k))
     i = rng.integers(N, size=len(k))
@@ -217,18 +310,27 @@ def _simulate_prompts(rng, S, beta, per_judge, tie_prob, questions, rho, outcome
         + np.sqrt(1 - rho) * rng.standard_normal(len(k))
     from scipy.special import ndtr  # imported on use: the package imports light
 
-    eta = beta[k] + S[k, i] - S[k, j]
+    eta = logits(k, i, j)
+    features = None
+    if theta is not None:
+        F = theta.shape[1]
+        answers = confounding * rng.standard_normal((1, N, F)) \
+            + rng.standard_normal((questions, N, F))
+        features = answers[q, i] - answers[q, j]
+        eta = eta + np.einsum("rf,rf->r", theta[k], features)
     u = ndtr(-latent)  # a better answer of the first-shown item makes it win more often
-    if log_nu is not None:
-        p = probabilities(outcome, eta, log_nu[k][:, None])
-        first_wins = u < p[:, 0]
-        tie = ~first_wins & (u < p[:, 0] + p[:, 1])
+    if log_aux is not None:
+        p = probabilities(outcome, eta, log_aux[k])
+        category = np.minimum((u[:, None] > np.cumsum(p, axis=1)).sum(axis=1), p.shape[1] - 1)
+        counts = np.eye(p.shape[1])[category]
     else:
         p_first = probabilities(HALF, eta)[:, 0]
         tie = rng.random(len(k)) < tie_prob
         first_wins = (u < p_first) & ~tie
-    counts = np.column_stack([first_wins, tie, ~first_wins & ~tie]).astype(float)
+        counts = np.column_stack([first_wins, tie, ~first_wins & ~tie]).astype(float)
     return aggregate_cells(
         tuple(f"judge{x}" for x in range(K)), tuple(f"item{x}" for x in range(N)), k, i, j,
-        counts, rows_read=len(k), rows_used=len(k), cluster=q,
-        cluster_names=tuple(f"q{x}" for x in range(questions)))
+        counts, categories=outcome.categories, rows_read=len(k), rows_used=len(k), cluster=q,
+        cluster_names=tuple(f"q{x}" for x in range(questions)), features=features,
+        feature_names=() if theta is None else tuple(f"f{x + 1}" for x in range(theta.shape[1])),
+        feature_transform="" if theta is None else "simulated differences (final scale)")

@@ -63,7 +63,7 @@ def test_cells_are_immutable():
     data = Comparisons.from_frame(frame(model_a=["a"], model_b=["b"], winner=["tie"]),
                                   judge=None)
     with pytest.raises(ValueError):
-        data.n[0] = 5
+        data.counts[0, 0] = 5
     with pytest.raises(AttributeError):
         data.items = ("z",)
 
@@ -99,8 +99,8 @@ def test_cluster_counts_that_do_not_add_up_are_refused():
         "q": ["a", "b"]}), judge=None, cluster="q")
     c = data.clusters
     with pytest.raises(DataError, match="do not add up"):
-        Comparisons(data.judges, data.items, data.judge, data.first, data.second, data.n,
-                    data.wins, data.ties, clusters=c._replace(n=c.n * 2))
+        Comparisons(data.judges, data.items, data.judge, data.first, data.second, data.counts,
+                    clusters=c._replace(counts=c.counts * 2))
     with pytest.raises(DataError, match="not found"):
         Comparisons.from_frame(pd.DataFrame({"model_a": ["x"], "model_b": ["y"],
                                              "winner": ["x"]}), judge=None,

@@ -16,12 +16,19 @@ import hja_bayes as hb
 from hja_bayes.inference import tangent_basis, wald_inference
 from hja_bayes.likelihood import (
     DAVIDSON,
-    Cells,
-    aux_blocks,
     cells_of,
-    fisher_blocks,
+    information,
+    log_likelihood,
     negative_log_likelihood,
+    score,
+    unit_information,
 )
+from hja_bayes.likelihood.terms import design_of, terms_of
+
+
+def position_cells(data):
+    """The cells with the position-bias column (eta = beta_k + S_ki - S_kj)."""
+    return cells_of(data, design=design_of(data, terms_of(True)))
 
 
 def davidson_probs(eta, nu):
@@ -34,19 +41,19 @@ def davidson_probs(eta, nu):
 def panel():
     """Three judges, one of which never ties (nu = 0), with prompts."""
     return hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=400, seed=7,
-                       position_bias=0.3, ties="davidson", nu=[0.6, 0.0, 1.2], questions=12,
+                       position_bias=0.3, outcome="davidson", nu=[0.6, 0.0, 1.2], questions=12,
                        question_correlation=0.4)
 
 
 @pytest.fixture(scope="module")
 def fit(panel):
     data, _ = panel
-    return hb.fit_hja(data, rank=1, position_bias=True, ties="davidson", ridge=0.0)
+    return hb.fit_hja(data, rank=1, position_bias=True, outcome="davidson", ridge=0.0)
 
 
 def test_log_likelihood_is_the_multinomial_log_pmf(panel):
     data, truth = panel
-    cells = cells_of(data)
+    cells = position_cells(data)
     eta = truth.beta[data.judge] + truth.S[data.judge, data.first] - truth.S[data.judge, data.second]
     p1, pt, p2 = davidson_probs(eta, truth.nu[data.judge])
     counts = np.column_stack([data.first_wins, data.ties, data.second_wins]).round()
@@ -54,7 +61,7 @@ def test_log_likelihood_is_the_multinomial_log_pmf(panel):
     coefficient = np.sum(gammaln(data.n + 1) - gammaln(counts + 1).sum(1))
     with np.errstate(divide="ignore"):
         log_nu = jnp.asarray(np.log(truth.nu))[:, None]
-    nll = negative_log_likelihood(jnp.asarray(truth.S), jnp.asarray(truth.beta), cells,
+    nll = negative_log_likelihood(jnp.asarray(truth.S), jnp.asarray(truth.beta)[:, None], cells,
                                   outcome=DAVIDSON, aux=log_nu)
     assert np.isfinite(float(nll))
     assert float(nll) == pytest.approx(-(direct - coefficient), rel=1e-12)
@@ -66,56 +73,56 @@ def cell_sample(seed=0, m=40):
     rng = np.random.default_rng(seed)
     eta = rng.normal(scale=2.0, size=m)
     lam = rng.normal(scale=1.0, size=m)
-    a, t, b = (rng.integers(0, 9, size=m).astype(float) for _ in range(3))
-    zero = np.zeros(m, dtype=int)
-    return eta, lam, Cells(zero, zero, zero, a, t, b)
+    counts = rng.integers(0, 9, size=(m, 3)).astype(float)
+    return eta, lam, counts
 
 
 def test_scores_and_information_match_finite_differences_and_expectations():
-    eta, lam, cells = cell_sample()
+    eta, lam, counts = cell_sample()
     aux = lam[:, None]
     h = 1e-6
 
     def ll(e, l):
-        return DAVIDSON.log_likelihood(e, l[:, None], cells)
+        return log_likelihood(DAVIDSON, e, l[:, None], counts)
 
     # first derivatives: central differences of the log-likelihood (NumPy path)
-    np.testing.assert_allclose(DAVIDSON.score(eta, aux, cells),
-                               (ll(eta + h, lam) - ll(eta - h, lam)) / (2 * h), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(DAVIDSON.aux_score(eta, aux, cells)[:, 0],
-                               (ll(eta, lam + h) - ll(eta, lam - h)) / (2 * h), rtol=1e-6, atol=1e-7)
+    u = score(DAVIDSON, eta, aux, counts)
+    np.testing.assert_allclose(u[:, 0], (ll(eta + h, lam) - ll(eta - h, lam)) / (2 * h),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(u[:, 1], (ll(eta, lam + h) - ll(eta, lam - h)) / (2 * h),
+                               rtol=1e-6, atol=1e-7)
     # information: minus the Hessian of the log-likelihood (autodiff of the JAX path) ...
-    cj = Cells(*(jnp.asarray(x) for x in cells))
+    cj = jnp.asarray(counts)
 
     def total(e_l):
-        return jnp.sum(DAVIDSON.log_likelihood(e_l[0], e_l[1][:, None], cj))
+        return jnp.sum(log_likelihood(DAVIDSON, e_l[0], e_l[1][:, None], cj))
 
     H = jax.jit(jax.hessian(total))(jnp.stack([jnp.asarray(eta), jnp.asarray(lam)]))
     H_ee = np.diagonal(np.asarray(H[0, :, 0, :]))
     H_ll = np.diagonal(np.asarray(H[1, :, 1, :]))
     H_el = np.diagonal(np.asarray(H[0, :, 1, :]))
     tol = dict(rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(DAVIDSON.information_weight(eta, aux, cells), -H_ee, **tol)
-    np.testing.assert_allclose(DAVIDSON.aux_information(eta, aux, cells)[:, 0, 0], -H_ll, **tol)
-    np.testing.assert_allclose(DAVIDSON.cross_information(eta, aux, cells)[:, 0], -H_el, **tol)
+    n = counts.sum(axis=1)
+    info = information(DAVIDSON, eta, aux, n)
+    np.testing.assert_allclose(info[:, 0, 0], -H_ee, **tol)
+    np.testing.assert_allclose(info[:, 1, 1], -H_ll, **tol)
+    np.testing.assert_allclose(info[:, 0, 1], -H_el, **tol)
     # ... and the expected outer product of single-comparison scores, enumerated by hand
     p1, pt, p2 = davidson_probs(eta, np.exp(lam))
     dlogp_eta = [0.5 - (p1 - p2) / 2, -(p1 - p2) / 2, -0.5 - (p1 - p2) / 2]
     dlogp_lam = [-pt, 1 - pt, -pt]
     probs = [p1, pt, p2]
-    n = cells.n
     expect = {k: n * sum(p * x * y for p, x, y in zip(probs, xs, ys)) for k, xs, ys in
               (("ee", dlogp_eta, dlogp_eta), ("ll", dlogp_lam, dlogp_lam), ("el", dlogp_eta, dlogp_lam))}
-    np.testing.assert_allclose(DAVIDSON.information_weight(eta, aux, cells), expect["ee"], rtol=1e-10)
-    np.testing.assert_allclose(DAVIDSON.aux_information(eta, aux, cells)[:, 0, 0], expect["ll"], rtol=1e-10)
-    np.testing.assert_allclose(DAVIDSON.cross_information(eta, aux, cells)[:, 0], expect["el"],
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(info[:, 0, 0], expect["ee"], rtol=1e-10)
+    np.testing.assert_allclose(info[:, 1, 1], expect["ll"], rtol=1e-10)
+    np.testing.assert_allclose(info[:, 0, 1], expect["el"], rtol=1e-9, atol=1e-12)
 
 
 def test_gradients_and_information_blocks_of_the_panel_likelihood(panel):
     data, truth = panel
-    cells = cells_of(data)
-    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
+    cells = position_cells(data)
+    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)[:, None]
     aux = jnp.array([[np.log(0.6)], [0.2], [np.log(1.2)]])  # all finite here
 
     @jax.jit
@@ -123,37 +130,39 @@ def test_gradients_and_information_blocks_of_the_panel_likelihood(panel):
         return negative_log_likelihood(S_, b_, cells, outcome=DAVIDSON, aux=a_)
 
     check_grads(nll, (S, beta, aux), order=1, modes=("rev",), atol=1e-5, rtol=1e-5)
-    # expected information = Hessian of the NLL (an exponential family in (eta, log nu))
+    # expected information = Hessian of the NLL (an exponential family in (eta, log nu)):
+    # assembled here from the units' information of (eta, log nu), D^T W D per cell
     K, N = S.shape
-    flat = jnp.concatenate([S.ravel(), beta, aux.ravel()])
-    H = np.asarray(jax.jit(jax.hessian(lambda x: nll(x[:K * N].reshape(K, N), x[K * N:K * N + K],
-                                             x[K * N + K:].reshape(K, 1))))(flat))
-    SS, Sb, bb = fisher_blocks(S, beta, cells, outcome=DAVIDSON, aux=aux)
-    Sa, ba, aa = aux_blocks(S, beta, cells, outcome=DAVIDSON, aux=aux)
-    for k in range(K):
-        s, b, a = slice(N * k, N * k + N), K * N + k, K * N + K + k
-        np.testing.assert_allclose(H[s, s], SS[k], atol=1e-9)
-        np.testing.assert_allclose(H[s, b], Sb[k], atol=1e-9)
-        np.testing.assert_allclose(H[s, a], Sa[k, :, 0], atol=1e-9)
-        np.testing.assert_allclose(H[b, a], ba[k, 0], atol=1e-9)
-        np.testing.assert_allclose(H[a, a], aa[k, 0, 0], atol=1e-9)
-        np.testing.assert_allclose(H[a, K * N + K:], np.eye(K)[k] * aa[k, 0, 0], atol=1e-9)
+    flat = jnp.concatenate([S.ravel(), beta.ravel(), aux.ravel()])
+    H = np.asarray(jax.jit(jax.hessian(lambda x: nll(x[:K * N].reshape(K, N),
+                                                     x[K * N:K * N + K].reshape(K, 1),
+                                                     x[K * N + K:].reshape(K, 1))))(flat))
+    W = np.asarray(unit_information(S, beta, cells, outcome=DAVIDSON, aux=aux))
+    expected = np.zeros((K * N + 2 * K,) * 2)
+    for c, (k, i, j) in enumerate(zip(data.judge, data.first, data.second)):
+        D = np.zeros((2, K * N + 2 * K))
+        D[0, [N * k + i, N * k + j, K * N + k]] = [1.0, -1.0, 1.0]
+        D[1, K * N + K + k] = 1.0
+        expected += D.T @ W[c] @ D
+    np.testing.assert_allclose(H, expected, atol=1e-9)
 
 
 def test_a_judge_that_never_tied_has_nu_held_at_zero_without_nan(panel, fit):
     data, truth = panel
     assert data.ties[data.judge == 1].sum() == 0 and truth.nu[1] == 0
-    cells = cells_of(data)
+    cells = position_cells(data)
     aux = jnp.array([[0.0], [-jnp.inf], [0.0]])
-    g = jax.grad(lambda S: negative_log_likelihood(S, jnp.asarray(truth.beta), cells,
+    g = jax.grad(lambda S: negative_log_likelihood(S, jnp.asarray(truth.beta)[:, None], cells,
                                                    outcome=DAVIDSON, aux=aux))(jnp.asarray(truth.S))
     assert np.all(np.isfinite(np.asarray(g)))
     # with nu = 0 the cells are Bernoulli-logit (no ties), written out directly
     eta, _, c = cell_sample(seed=1)
-    c = c._replace(ties=np.zeros_like(c.ties))
+    c[:, 1] = 0.0
     p = 1 / (1 + np.exp(-eta))
-    np.testing.assert_allclose(DAVIDSON.log_likelihood(eta, np.full((len(eta), 1), -np.inf), c),
-                               c.first_wins * np.log(p) + c.second_wins * np.log(1 - p), rtol=1e-12)
+    held = np.full((len(eta), 1), -np.inf)
+    np.testing.assert_allclose(log_likelihood(DAVIDSON, eta, held, c),
+                               c[:, 0] * np.log(p) + c[:, 2] * np.log(1 - p), rtol=1e-12)
+    assert np.all(np.isfinite(information(DAVIDSON, eta, held, c.sum(1))))
 
     assert fit.nu[1] == 0.0 and np.all(fit.nu[[0, 2]] > 0)
     assert "nu held at 0" in fit.summary() and "judge1" in fit.summary()
@@ -198,7 +207,7 @@ def direct_davidson_fit(data, rank):
 
 def test_map_matches_a_direct_optimiser(panel, fit):
     data, _ = panel
-    assert fit.converged and fit.ties == "davidson"
+    assert fit.converged and fit.outcome == "davidson"
     direct_nll, direct_nu = direct_davidson_fit(data, 1)
     # the direct optimiser lets judge 1's log nu run off to -inf: its optimum approaches ours
     assert abs(fit.nll - direct_nll) / direct_nll < 1e-6
@@ -257,10 +266,20 @@ def direct_covariances(data, fit, h=1e-5):
 def test_wald_covariance_matches_direct_computation(panel, fit, cov_type):
     data, _ = panel
     inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
-                               cov_type=cov_type, ties="davidson", aux=fit.nu)
+                               cov_type=cov_type, outcome="davidson", aux=fit.nu)
     expected = direct_covariances(data, fit)[cov_type]
     assert inference.covariance.shape == expected.shape
-    np.testing.assert_allclose(inference.covariance, expected, rtol=1e-6, atol=1e-9)
+    # compared in the ambient coordinates (vec S, beta, log nu): the orthonormal chart's
+    # complement directions are defined up to sign, the ambient covariance is not
+    K, N = data.n_judges, data.n_items
+    B = tangent_basis(fit.S, fit.rank)
+    free = np.flatnonzero(fit.nu > 0)
+    ambient = np.zeros((K * N + 2 * K, expected.shape[0]))
+    ambient[: K * N, : B.shape[1]] = B
+    ambient[K * N: K * N + K, B.shape[1]: B.shape[1] + K] = np.eye(K)
+    ambient[K * N + K + free, B.shape[1] + K + np.arange(free.size)] = 1.0
+    np.testing.assert_allclose(inference.basis @ inference.covariance @ inference.basis.T,
+                               ambient @ expected @ ambient.T, rtol=1e-6, atol=1e-9)
     # the nu rows: log-scale Wald mapped back
     iv = inference.outcome_parameters("nu", 0.9)
     log_se = np.sqrt(np.diagonal(expected)[-2:])
@@ -279,8 +298,8 @@ def test_nu_intervals_cover_in_simulation():
     hits, z = [], []
     for rep in range(20):
         data, _ = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=400,
-                              seed=900 + rep, position_bias=0.3, ties="davidson", nu=nu)
-        f = hb.fit_hja(data, rank=1, position_bias=True, ties="davidson")
+                              seed=900 + rep, position_bias=0.3, outcome="davidson", nu=nu)
+        f = hb.fit_hja(data, rank=1, position_bias=True, outcome="davidson")
         iv = f.wald_inference("fisher").outcome_parameters("nu")
         hits.extend((iv.lower <= nu) & (nu <= iv.upper))
         z.extend((np.log(f.nu) - np.log(nu)) / (iv.se / f.nu))
@@ -293,7 +312,7 @@ def test_without_ties_davidson_is_the_half_model():
                           position_bias=0.3)
     assert data.ties.sum() == 0
     half = hb.fit_hja(data, rank=1, position_bias=True)
-    dav = hb.fit_hja(data, rank=1, position_bias=True, ties="davidson")
+    dav = hb.fit_hja(data, rank=1, position_bias=True, outcome="davidson")
     assert np.all(dav.nu == 0)
     np.testing.assert_allclose(dav.S, half.S, atol=1e-7)
     assert dav.nll == pytest.approx(half.nll, rel=1e-10)
@@ -324,7 +343,7 @@ def test_outcome_proba(panel, fit):
 
 def test_saved_fit_keeps_the_tie_model(fit, tmp_path):
     loaded = hb.load_fit(fit.save(tmp_path / "dav"))
-    assert loaded.ties == "davidson"
+    assert loaded.outcome == "davidson"
     np.testing.assert_array_equal(loaded.nu, fit.nu)
     pd.testing.assert_frame_equal(loaded.intervals(), fit.intervals())
 
@@ -333,20 +352,22 @@ def test_bootstrap_and_rank_criteria_follow_the_keyword(fit):
     boot = fit.bootstrap(3, seed=0)
     assert boot.nu.shape == (3, 3) and np.all(boot.nu[:, 1] == 0) and np.all(boot.nu[:, [0, 2]] > 0)
     assert set(boot.table().quantity) >= {"nu"}
-    table = hb.rank_criteria(fit.data, [1], position_bias=True, ties="davidson", ridge=0.0, cv_folds=2)
+    table = hb.rank_criteria(fit.data, [1], position_bias=True, outcome="davidson", ridge=0.0, cv_folds=2)
     assert table.nll.iloc[0] == pytest.approx(fit.nll, rel=1e-8)
     assert np.isfinite(table.cv_nll.iloc[0])
 
 
 def test_bad_keywords():
     data, _ = hb.simulate(n_judges=2, n_items=3, rank=0, comparisons_per_judge=50, seed=0)
-    with pytest.raises(hb.ParameterError, match="ties"):
-        hb.fit_hja(data, rank=0, ties="rao-kupper")
+    with pytest.raises(hb.ParameterError, match="outcome"):
+        hb.fit_hja(data, rank=0, outcome="rao-kupper")
+    with pytest.warns(DeprecationWarning, match="outcome="):
+        assert hb.fit_hja(data, rank=0, ties="davidson").outcome == "davidson"
     with pytest.raises(hb.ParameterError, match="davidson"):
         hb.simulate(n_judges=2, n_items=3, rank=0, nu=0.5)
     with pytest.raises(hb.ParameterError, match="nu="):
-        hb.simulate(n_judges=2, n_items=3, rank=0, ties="davidson")
+        hb.simulate(n_judges=2, n_items=3, rank=0, outcome="davidson")
     with pytest.raises(hb.ParameterError, match="tie_prob"):
-        hb.simulate(n_judges=2, n_items=3, rank=0, ties="davidson", nu=0.5, tie_prob=0.1)
+        hb.simulate(n_judges=2, n_items=3, rank=0, outcome="davidson", nu=0.5, tie_prob=0.1)
     with pytest.raises(hb.ParameterError, match="nu must"):
-        hb.simulate(n_judges=2, n_items=3, rank=0, ties="davidson", nu=[-1.0, 0.2])
+        hb.simulate(n_judges=2, n_items=3, rank=0, outcome="davidson", nu=[-1.0, 0.2])

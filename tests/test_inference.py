@@ -69,7 +69,7 @@ def mu_gamma(S):
 def with_wins(data, wins):
     return Comparisons(
         judges=data.judges, items=data.items, judge=data.judge, first=data.first,
-        second=data.second, n=data.n, wins=wins, ties=np.zeros(data.n_cells),
+        second=data.second, counts=np.column_stack([wins, np.zeros(data.n_cells), data.n - wins]),
     )
 
 

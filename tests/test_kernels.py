@@ -6,14 +6,15 @@ import hja_bayes as hb
 from hja_bayes.hja import kernels
 from hja_bayes.hja.solve import initial_state
 from hja_bayes.likelihood import cells_of
+from hja_bayes.likelihood.terms import design_of
 
 
 def test_large_item_blocks_take_the_same_newton_step_by_conjugate_gradients(monkeypatch):
     data, _ = hb.simulate(n_judges=6, n_items=60, rank=2, comparisons_per_judge=1500, seed=1)
-    cells = cells_of(data, pad=True)
-    state = initial_state(data, 2, False, 30.0, width=3)
-    B, aux = kernels.judge_step(state.B, state.T, cells, 2, 0.01, 30.0, False, kernels.HALF,
-                                state.aux)
+    design = design_of(data)
+    cells = cells_of(data, pad=True, design=design)
+    state = initial_state(data, 2, design, 30.0, width=3)
+    B, aux = kernels.judge_step(state.B, state.T, cells, 2, 0.01, 30.0, kernels.HALF, state.aux)
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 10**9)
     dense = kernels.item_step(B, state.T, cells, 2, 0.01, 30.0, kernels.HALF, aux)
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 0)

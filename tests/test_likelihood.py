@@ -1,16 +1,46 @@
+"""The likelihood seam: the NLL against a direct binomial sum, the information against the
+Hessian, the outcome models' hand-written derivatives against JAX's, the ordinal model
+against the cumulative logit written out here, and the one multinomial sampler."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from scipy.special import expit
 
-from hja_bayes import simulate
-from hja_bayes.likelihood import cells_of, fisher_blocks, negative_log_likelihood
+from hja_bayes import ParameterError, simulate
+from hja_bayes.categories import collapse_counts
+from hja_bayes.likelihood import (
+    DAVIDSON,
+    HALF,
+    OUTCOME_MODELS,
+    category_derivatives,
+    cells_of,
+    information,
+    item_information,
+    log_likelihood,
+    negative_log_likelihood,
+    ordinal,
+    outcome_model,
+    padded_size,
+    probabilities,
+    sample_counts,
+    sandwich_meat,
+    score,
+    unit_information,
+)
+from hja_bayes.likelihood.terms import design_of, terms_of
 
 
-def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
+def position_cells(data, pad=False):
+    return cells_of(data, pad=pad, design=design_of(data, terms_of(True)))
+
+
+def test_nll_matches_direct_binomial_sum_and_information_matches_hessian():
     data, truth = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=300, seed=5,
                            position_bias=0.3, tie_prob=0.1)
-    cells = cells_of(data)
-    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
+    cells = position_cells(data)
+    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)[:, None]
     eta = truth.beta[data.judge] + truth.S[data.judge, data.first] - truth.S[data.judge, data.second]
     p = 1 / (1 + np.exp(-eta))
     direct = -np.sum(data.wins * np.log(p) + (data.n - data.wins) * np.log(1 - p))
@@ -18,49 +48,117 @@ def test_nll_matches_direct_binomial_sum_and_fisher_matches_hessian():
 
     # the expected information equals the Hessian of the NLL (logistic link: canonical)
     def f(flat):
-        return negative_log_likelihood(flat[:15].reshape(3, 5), flat[15:], cells)
+        return negative_log_likelihood(flat[:15].reshape(3, 5), flat[15:].reshape(3, 1), cells)
 
-    H = jax.hessian(f)(jnp.concatenate([S.ravel(), beta]))
-    SS, Sb, bb = fisher_blocks(S, beta, cells)
+    H = jax.hessian(f)(jnp.concatenate([S.ravel(), beta.ravel()]))
+    w = unit_information(S, beta, cells)[:, 0, 0]
+    SS = item_information(w, cells, 3, 5)
     for k in range(3):
         blk = slice(5 * k, 5 * k + 5)
         np.testing.assert_allclose(H[blk, blk], SS[k], atol=1e-9)
-        np.testing.assert_allclose(H[blk, 15 + k], Sb[k], atol=1e-9)
-        np.testing.assert_allclose(H[15 + k, 15 + k], bb[k], atol=1e-9)
+        own = np.asarray(data.judge) == k
+        np.testing.assert_allclose(H[15 + k, 15 + k], np.sum(np.asarray(w)[own]), atol=1e-9)
     np.testing.assert_allclose(H[0:5, 5:10], 0.0, atol=1e-12)
 
 
 def test_padding_adds_nothing():
-    from hja_bayes.likelihood import padded_size
-    data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=50, seed=1, position_bias=0.2)
-    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)
-    plain, padded = cells_of(data), cells_of(data, pad=True)
+    data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=50, seed=1,
+                           position_bias=0.2)
+    S, beta = jnp.asarray(truth.S), jnp.asarray(truth.beta)[:, None]
+    plain, padded = position_cells(data), position_cells(data, pad=True)
     assert len(padded.n) == padded_size(data.n_cells) >= data.n_cells
     assert float(negative_log_likelihood(S, beta, plain)) == float(negative_log_likelihood(S, beta, padded))
-    for a, b in zip(fisher_blocks(S, beta, plain), fisher_blocks(S, beta, padded)):
-        np.testing.assert_allclose(a, b, atol=1e-12)
+    w_plain = unit_information(S, beta, plain)[:, 0, 0]
+    w_padded = unit_information(S, beta, padded)[:, 0, 0]
+    np.testing.assert_allclose(item_information(w_plain, plain, 2, 4),
+                               item_information(w_padded, padded, 2, 4), atol=1e-12)
     assert [padded_size(m) for m in (1, 64, 65, 70_000)] == [64, 64, 128, 131_072]
 
 
-def test_outcome_models_by_keyword_and_the_half_model_has_no_extra_parameters():
-    import pytest
-
-    from hja_bayes import ParameterError
-    from hja_bayes.likelihood import DAVIDSON, HALF, OUTCOME_MODELS, aux_blocks, outcome_model
-
+def test_outcome_models_by_keyword():
     assert outcome_model("half") is HALF and outcome_model("Davidson") is DAVIDSON
-    assert set(OUTCOME_MODELS) == {"half", "davidson"}
+    assert set(OUTCOME_MODELS) == {"half", "davidson", "ordinal"}
+    assert outcome_model("ordinal") is ordinal(5) and outcome_model("ordinal", 3) is ordinal(3)
+    assert ordinal(5).aux_names == ("gap_1", "gap_2") and ordinal(4).aux_names == ("gap_1",)
     with pytest.raises(ParameterError, match="davidson"):
         outcome_model("bradley-terry")
-    data, truth = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=60, seed=3, tie_prob=0.2)
-    cells = cells_of(data)
-    eta = jnp.asarray(truth.S[data.judge, data.first] - truth.S[data.judge, data.second])
-    assert HALF.aux_score(eta, None, cells).shape == (data.n_cells, 0)
-    assert HALF.aux_information(np.asarray(eta), None, cells).shape == (data.n_cells, 0, 0)
-    assert HALF.initial_aux(*(np.ones(2),) * 3).shape == (2, 0)
-    Sa, ba, aa = aux_blocks(jnp.asarray(truth.S), jnp.zeros(2), cells)
-    assert Sa.shape == (2, 4, 0) and ba.shape == (2, 0) and aa.shape == (2, 0, 0)
+    assert HALF.n_aux == 0 and HALF.initial_aux(np.ones((2, 3))).shape == (2, 0)
     # Davidson's start solves the tie rate at eta = 0; a judge without ties is held at 0
-    lam = DAVIDSON.initial_aux(np.array([30.0, 50.0]), np.array([20.0, 0.0]), np.array([50.0, 50.0]))
+    lam = DAVIDSON.initial_aux(np.array([[30.0, 20.0, 50.0], [50.0, 0.0, 50.0]]))
     p_tie = np.exp(lam[0, 0]) / (2 + np.exp(lam[0, 0]))
     assert p_tie == pytest.approx(20 / 100) and lam[1, 0] == -np.inf
+
+
+@pytest.mark.parametrize("model", [HALF, DAVIDSON], ids=["half", "davidson"])
+def test_hand_written_derivatives_equal_the_derived_ones(model):
+    """The faster hand-written log-likelihood and derivatives against JAX's, from the
+    log-probabilities alone (NumPy and JAX paths)."""
+    rng = np.random.default_rng(0)
+    eta = rng.normal(scale=2.0, size=30)
+    aux = rng.normal(size=(30, model.n_aux)) if model.n_aux else None
+    counts = rng.integers(0, 7, size=(30, 3)).astype(float)
+    derived = model._replace(log_likelihood=None, derivatives=None, probabilities=None)
+    for x, a, y in ((eta, aux, counts),
+                    (jnp.asarray(eta), None if aux is None else jnp.asarray(aux), jnp.asarray(counts))):
+        np.testing.assert_allclose(log_likelihood(model, x, a, y), log_likelihood(derived, x, a, y),
+                                   rtol=1e-12)
+        for fast, slow in zip(category_derivatives(model, x, a), category_derivatives(derived, x, a)):
+            np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(score(model, x, a, y), score(derived, x, a, y), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(sandwich_meat(model, x, a, y), sandwich_meat(derived, x, a, y),
+                                   rtol=1e-10, atol=1e-12)
+    if model is DAVIDSON:  # a proper model: exp(log p) is what it samples from
+        np.testing.assert_allclose(information(model, eta, aux, counts.sum(1)),
+                                   information(derived, eta, aux, counts.sum(1)), rtol=1e-10)
+
+
+def cumulative_logit(eta, kappa):
+    """Category probabilities of P(Y <= c) = expit(eta + kappa_c), written out."""
+    upper = np.concatenate([expit(eta[:, None] + kappa[None, :]), np.ones((len(eta), 1))], axis=1)
+    lower = np.concatenate([np.zeros((len(eta), 1)), upper[:, :-1]], axis=1)
+    return upper - lower
+
+
+@pytest.mark.parametrize("C", [2, 3, 4, 5, 7])
+def test_ordinal_model_is_the_symmetric_cumulative_logit(C):
+    model = ordinal(C)
+    m = (C - 1) // 2
+    rng = np.random.default_rng(C)
+    eta = rng.normal(scale=2.0, size=25)
+    aux = rng.normal(scale=0.5, size=(25, m))
+    gaps = np.exp(aux)
+    t = np.cumsum(gaps, axis=1)
+    middle = np.zeros((25, 0)) if C % 2 else np.zeros((25, 1))
+    kappa = np.concatenate([-t[:, ::-1], middle, t], axis=1)
+    expected = np.stack([cumulative_logit(eta[r:r + 1], kappa[r])[0] for r in range(25)])
+    p = probabilities(model, eta, aux)
+    np.testing.assert_allclose(p, expected, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-12)
+    # symmetric at eta = 0, and the first item's side grows with eta
+    p0 = probabilities(model, np.zeros(1), aux[:1])[0]
+    np.testing.assert_allclose(p0, p0[::-1], atol=1e-14)
+    side = probabilities(model, np.array([-1.0, 0.0, 1.0]), np.repeat(aux[:1], 3, 0))[:, : C // 2].sum(1)
+    assert np.all(np.diff(side) > 0)
+    if C == 2:  # Bradley-Terry
+        np.testing.assert_allclose(p[:, 0], expit(eta), rtol=1e-12)
+    # the derived information is the expected outer product of the single-comparison scores
+    grad, _ = category_derivatives(model, eta, aux)
+    outer = np.einsum("uc,ucl,ucm->ulm", p, grad, grad)
+    np.testing.assert_allclose(information(model, eta, aux, np.ones(25)), outer, rtol=1e-8, atol=1e-12)
+
+
+def test_collapse_to_three_outcomes():
+    counts = np.array([[3.0, 1.0, 0.0, 2.0, 5.0], [0.0, 0.0, 4.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(collapse_counts(counts), [[4.0, 0.0, 7.0], [0.0, 4.0, 1.0]])
+    np.testing.assert_array_equal(collapse_counts([[2.0, 3.0]]), [[2.0, 0.0, 3.0]])
+
+
+def test_one_multinomial_sampler_for_numpy_and_jax():
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.0, 0.5, 0.0], [1.0, 0.0, 0.0, 0.0]])
+    n = np.array([20_000.0, 20_000.0, 7.0])
+    for draw in (sample_counts(np.random.default_rng(0), n, p),
+                 np.asarray(sample_counts(jax.random.PRNGKey(0), jnp.asarray(n), jnp.asarray(p)))):
+        np.testing.assert_array_equal(draw.sum(1), n)
+        assert draw[1, 1] == draw[1, 3] == 0 and draw[2, 0] == 7
+        sd = np.sqrt(n[:2, None] * p[:2] * (1 - p[:2]))
+        assert np.all(np.abs(draw[:2] - n[:2, None] * p[:2]) <= 4.5 * sd + 1e-9)

@@ -1,6 +1,7 @@
 """Save / load: the round trip is exact and the format is checked."""
 
 import dataclasses
+import hashlib
 import json
 
 import numpy as np
@@ -51,8 +52,12 @@ def assert_same_fit(a, b):
     for name in CELLS:
         assert np.array_equal(getattr(a.data, name), getattr(b.data, name)), name
     for name in ("judges", "items", "order_known", "rows_read", "rows_used", "rejected",
-                 "dropped_judges"):
+                 "dropped_judges", "categories", "feature_names"):
         assert getattr(a.data, name) == getattr(b.data, name), name
+    for name in ("coef", "coef_free", "theta"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert (a.outcome, a.terms, a.coef_names, a.theta_names) == \
+        (b.outcome, b.terms, b.coef_names, b.theta_names)
     if a.rank_table is None:
         assert b.rank_table is None
     else:
@@ -203,8 +208,55 @@ def test_damaged_posterior_is_a_data_error(fit, tmp_path):
         hb.load_posterior(folder)
 
 
+def _as_version_2(folder):
+    """Rewrite a saved folder in the version 2 layout: counts as n, wins (ties 1/2), ties;
+    the outcome model as ``ties``; no terms (position bias from the flag)."""
+    with np.load(folder / "arrays.npz", allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    for prefix in ("cells", "clusters"):
+        counts = arrays.pop(f"{prefix}.counts", None)
+        if counts is not None:
+            arrays[f"{prefix}.n"] = counts.sum(1)
+            arrays[f"{prefix}.wins"] = counts[:, 0] + counts[:, 1] / 2
+            arrays[f"{prefix}.ties"] = counts[:, 1]
+    for name in ("coef", "coef_free", "theta"):
+        arrays.pop(name)
+    with open(folder / "arrays.npz", "wb") as fh:
+        np.savez(fh, **arrays)
+
+    def change(m):
+        m.update(version=2, ties=m.pop("outcome"))
+        for key in ("terms", "coef_names", "theta_names"):
+            m.pop(key)
+        for key in ("categories", "feature_names", "feature_transform"):
+            m["data"].pop(key)
+        m["checksums"]["arrays.npz"] = hashlib.sha256(
+            (folder / "arrays.npz").read_bytes()).hexdigest()
+
+    _edit_json(folder, change, rehash=True)
+
+
+def test_a_fit_with_style_self_preference_and_ordinal_verdicts_round_trips(tmp_path):
+    data, truth = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=300,
+                              questions=20, outcome="ordinal", style=[0.5, -0.3], n_features=2,
+                              self_preference=0.4, position_bias=0.2, seed=1)
+    fit = hb.fit_hja(data, rank=0, position_bias=True, outcome="ordinal", style="shared",
+                     self_preference=truth.owners)
+    loaded = hb.load_fit(fit.save(tmp_path))
+    assert_same_fit(fit, loaded)
+    assert np.array_equal(loaded.data.clusters.features, data.clusters.features)
+    pd.testing.assert_frame_equal(loaded.intervals(), fit.intervals())
+
+
+def test_version_2_folders_still_load(fit, tmp_path):
+    folder = fit.save(tmp_path)
+    _as_version_2(folder)
+    assert_same_fit(fit, hb.load_fit(folder))
+
+
 def test_version_1_folders_still_load(fit, tmp_path):
     folder = fit.save(tmp_path)
+    _as_version_2(folder)
     _edit_json(folder, lambda m: (m.update(version=1), m.pop("checksums"), m.pop("sha256")))
     assert_same_fit(fit, hb.load_fit(folder))
     _edit_json(folder, lambda m: m["items"].pop())  # no checksums there: the shapes catch it

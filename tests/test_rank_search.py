@@ -10,17 +10,20 @@ import hja_bayes as hb
 from hja_bayes.hja import selection
 from hja_bayes.hja.solve import fit_rank, make_fit
 from hja_bayes.likelihood import cells_of
+from hja_bayes.likelihood.terms import design_of
 
 
 @pytest.mark.parametrize("rank, width", [(0, 2), (1, 3), (2, 2)])
 def test_a_rank_fitted_in_wider_blocks_is_the_same_fit(rank, width):
     data, _ = hb.simulate(n_judges=5, n_items=7, rank=1, comparisons_per_judge=300, seed=3)
-    cells = cells_of(data, pad=True)
-    kw = dict(position_bias=False, tau=30.0, ridge=0.01, tol=1e-12, max_iter=500)
-    narrow = fit_rank(data, cells, rank, **kw)
-    wide = fit_rank(data, cells, rank, width=width, **kw)
+    design = design_of(data)
+    cells = cells_of(data, pad=True, design=design)
+    kw = dict(tau=30.0, ridge=0.01, tol=1e-12, max_iter=500)
+    narrow = fit_rank(data, cells, design, rank, **kw)
+    wide = fit_rank(data, cells, design, rank, width=width, **kw)
     assert narrow.converged and wide.converged
-    a, b = make_fit(data, narrow, rank, False, 0.01), make_fit(data, wide, rank, False, 0.01)
+    a = make_fit(data, narrow, rank, (), design, cells, 0.01)
+    b = make_fit(data, wide, rank, (), design, cells, 0.01)
     np.testing.assert_allclose(b.S, a.S, atol=1e-8)
     assert b.nll == pytest.approx(a.nll, rel=1e-12, abs=1e-9)
     # the unused columns of the wide blocks stay exactly zero

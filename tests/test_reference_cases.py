@@ -18,11 +18,13 @@ CASES = json.loads((Path(__file__).parent / "data" / "reference_cases.json").rea
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_fit_and_wald_match_the_frozen_case(case):
-    cells = case["cells"]
+    cells = {name: np.asarray(v) for name, v in case["cells"].items()}
     K, N = max(cells["judge"]) + 1, len(case["mu"])
+    n, wins, ties = cells["n"], cells["wins"], cells["ties"]  # ties counted 1/2 in wins
     data = hb.Comparisons(judges=tuple(f"judge{k}" for k in range(K)),
                           items=tuple(f"item{i}" for i in range(N)),
-                          **{name: np.asarray(v) for name, v in cells.items()})
+                          judge=cells["judge"], first=cells["first"], second=cells["second"],
+                          counts=np.column_stack([wins - ties / 2, ties, n - wins - ties / 2]))
     # a tight stopping rule: at the default tol the proximal solver stops ~1e-6 short
     fit = hb.fit_hja(data, rank=case["rank"], position_bias=case["position_bias"], ridge=0.0,
                      tol=1e-14, max_iter=20000)

@@ -30,7 +30,7 @@ def test_report_files(tmp_path):
     board_json = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
     meta = board_json["meta"]
     assert meta["table"] == "leaderboard" and meta["level"] == 0.9 and meta["scale"] == "logit"
-    assert meta["cov_type"] == "fisher" and meta["tie_model"] == "half"
+    assert meta["cov_type"] == "fisher" and meta["outcome"] == "half"
     assert meta["rank"] == fit.rank and meta["hja_bayes_version"] == hb.__version__
     assert board_json["rows"][-1]["p_better_next"] is None  # no next model: null, not NaN
     for name in ("pairwise", "rank_table"):

@@ -96,7 +96,7 @@ def test_data_instead_of_a_fit_gets_a_hint(fit):
 def test_meta_says_what_the_intervals_are(fit):
     meta = hb.leaderboard(fit, level=0.9, scale="elo").attrs["meta"]
     assert meta["level"] == 0.9 and meta["scale"] == "elo" and meta["interval"] == "wald"
-    assert meta["cov_type"] == "fisher" and meta["tie_model"] == "half"
+    assert meta["cov_type"] == "fisher" and meta["outcome"] == "half"
     assert meta["rank"] == fit.rank and meta["position_bias"] is True
     assert meta["hja_bayes_version"] == hb.__version__ and meta["model"] == "hja"
     assert hb.judge_table(fit).attrs["meta"]["table"] == "judges"

@@ -45,7 +45,7 @@ def davidson_probabilities(eta, nu):
 
 def test_davidson_outcomes_follow_the_model():
     data, t = simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=100_000, seed=12,
-                       position_bias=0.3, ties="davidson", nu=[0.5, 0.0])
+                       position_bias=0.3, outcome="davidson", nu=[0.5, 0.0])
     np.testing.assert_array_equal(t.nu, [0.5, 0.0])
     eta = t.beta[data.judge] + t.S[data.judge, data.first] - t.S[data.judge, data.second]
     p_first, p_tie = davidson_probabilities(eta, t.nu[data.judge])
@@ -59,7 +59,7 @@ def test_davidson_outcomes_follow_the_model():
 def test_davidson_with_prompts_keeps_the_marginals():
     # many prompts: the coupling within a prompt barely touches a judge's total tie count
     data, t = simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=40_000, seed=4,
-                       ties="davidson", nu=[0.3, 1.2], questions=4000, question_correlation=0.5)
+                       outcome="davidson", nu=[0.3, 1.2], questions=4000, question_correlation=0.5)
     assert data.clusters is not None
     eta = t.S[data.judge, data.first] - t.S[data.judge, data.second]
     _, p_tie = davidson_probabilities(eta, t.nu[data.judge])

@@ -13,6 +13,7 @@ from ..comparisons import Comparisons
 from ..decomposition import free_parameters
 from ..errors import DataError
 from ..likelihood import outcome_model, probabilities
+from ..likelihood.terms import terms_of
 
 __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 
@@ -104,6 +105,8 @@ class HJAFit:
 
     def __post_init__(self):
         K = len(self.judges)
+        if self.position_bias and not self.terms:
+            object.__setattr__(self, "terms", terms_of(True))
         if self.coef is None:  # a fit without terms beyond the position bias
             names = ("position",) if self.position_bias else ()
             coef = np.asarray(self.beta, dtype=float).reshape(K, 1)[:, : len(names)]

@@ -83,9 +83,11 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, **extra)
     """What a table's numbers are: written as ``"meta"`` beside its rows in JSON.
 
     Keys: ``table``, ``model`` ("hja" or "btl"), ``level``, ``scale``, ``interval``
-    ("wald"), ``cov_type`` (the information behind the intervals), ``tie_model`` ("half":
-    a tie counts 1/2 to each side), ``rank`` and ``position_bias`` (HJA), ``n_judges``,
-    ``n_models``, ``hja_bayes_version``, and whatever ``extra`` adds.
+    ("wald"), ``cov_type`` (the information behind the intervals), ``outcome`` (the outcome
+    model: "half", a tie counts 1/2 to each side, as for every pooled BTL fit; "davidson";
+    "ordinal"), ``terms`` (the linear-predictor terms controlled for: "position", "style",
+    "self"), ``rank`` and ``position_bias`` (HJA), ``n_judges``, ``n_models``,
+    ``hja_bayes_version``, and whatever ``extra`` adds.
     """
     from ..version import __version__
 
@@ -97,7 +99,8 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, **extra)
         "scale": scale,
         "interval": "wald",
         "cov_type": cov_type(fit),
-        "tie_model": str(getattr(fit, "tie_model", "half")),
+        "outcome": str(fit.outcome) if hja else "half",
+        "terms": [t.name for t in fit.terms] if hja else [],
         "rank": int(fit.rank) if hja else None,
         "position_bias": bool(fit.position_bias) if hja else False,
         "n_judges": len(fit.judges) if hja else None,

@@ -97,13 +97,6 @@ def xp_of(x):
     return jnp if is_jax(x) else np
 
 
-def _aux_or_empty(eta, aux):
-    xp = xp_of(eta)
-    if aux is None:
-        return xp.zeros(xp.shape(eta) + (0,))
-    return aux
-
-
 def probabilities(model: OutcomeModel, eta, aux=None):
     """Category probabilities ``(..., C)`` of a verdict with linear predictor ``eta``."""
     if model.probabilities is not None:
@@ -126,19 +119,23 @@ def _derived(model: OutcomeModel, eta, aux):
     n_aux = model.n_aux
 
     def one(x):
-        return model.log_probabilities(x[0], x[1:] if n_aux else None)
+        return model.log_probabilities(x[0], x[1:])
 
     def point(e, a):
         x = jnp.concatenate([e[None], a])
         return jax.jacfwd(one)(x), -jax.hessian(one)(x)
 
     flat_eta = jnp.ravel(jnp.asarray(eta, dtype=float))
-    flat_aux = jnp.reshape(jnp.asarray(_aux_or_empty(eta, aux), dtype=float), (-1, n_aux))
+    flat_aux = (jnp.reshape(jnp.asarray(aux, dtype=float), (-1, n_aux)) if n_aux
+                else jnp.zeros((flat_eta.size, 0)))
     grad, neg_hess = jax.vmap(point)(flat_eta, flat_aux)
     shape = jnp.shape(eta)
     L = 1 + n_aux
     C = model.n_categories
     return grad.reshape(shape + (C, L)), neg_hess.reshape(shape + (C, L, L))
+
+
+_derived_jit = jax.jit(_derived, static_argnums=0)
 
 
 def category_derivatives(model: OutcomeModel, eta, aux=None):
@@ -149,7 +146,7 @@ def category_derivatives(model: OutcomeModel, eta, aux=None):
     """
     if model.derivatives is not None:
         return model.derivatives(eta, aux)
-    grad, neg_hess = _derived(model, eta, aux)
+    grad, neg_hess = (_derived if is_jax(eta) else _derived_jit)(model, eta, aux)
     if not is_jax(eta):
         return np.asarray(grad), np.asarray(neg_hess)
     return grad, neg_hess

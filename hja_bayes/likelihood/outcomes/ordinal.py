@@ -43,14 +43,15 @@ def ordinal_cut_points(aux, n_categories: int):
     """The C - 1 ascending cut points ``kappa`` (..., C-1) from the log gaps ``aux`` (..., m)."""
     xp = xp_of(aux)
     t = xp.cumsum(xp.exp(aux), axis=-1)
-    middle = () if n_categories % 2 else (xp.zeros_like(t[..., :1]),)
+    middle = () if n_categories % 2 else (xp.zeros(xp.shape(aux)[:-1] + (1,)),)
     return xp.concatenate([-t[..., ::-1], *middle, t], axis=-1)
 
 
 def _log_probabilities(n_categories: int):
     def log_probabilities(eta, aux):
         xp = xp_of(eta)
-        kappa = ordinal_cut_points(xp.asarray(aux), n_categories)
+        kappa = ordinal_cut_points(xp.zeros(xp.shape(eta) + (0,)) if aux is None else xp.asarray(aux),
+                                   n_categories)
         u = eta[..., None] + kappa  # logits of P(Y <= c), c = 0 .. C-2
         first = _log_sigmoid(u[..., :1])
         last = _log_sigmoid(-u[..., -1:])

@@ -17,7 +17,7 @@ from .self_preference import SelfPreference
 from .style import STYLE_SCOPES, Style
 
 __all__ = ["Design", "Position", "STYLE_SCOPES", "SelfPreference", "Style", "TermColumns",
-           "Units", "design_of", "terms_of", "units_of"]
+           "Units", "design_of", "term_from_record", "term_record", "terms_of", "units_of"]
 
 
 def terms_of(position_bias: bool = False, style=None, self_preference=None) -> tuple:
@@ -88,3 +88,32 @@ def design_of(data, terms=(), level: str | None = None) -> Design:
     if len(set(names + gnames)) != len(names + gnames):
         raise ParameterError(f"two terms make columns of one name: {list(names + gnames)}")
     return Design(names, X, free, penalty, gnames, Xg, gpenalty, level)
+
+
+def term_record(term) -> dict:
+    """A term as plain JSON-able data (for saved fits and reports' metadata)."""
+    if isinstance(term, Position):
+        return {"term": "position", "ridge": term.ridge}
+    if isinstance(term, Style):
+        return {"term": "style", "scope": term.scope, "ridge": term.ridge,
+                "features": None if term.features is None else list(term.features)}
+    if isinstance(term, SelfPreference):
+        owners = True if term.owners is True else [list(p) for p in term.owners]
+        return {"term": "self", "owners": owners, "ridge": term.ridge}
+    raise ParameterError(f"unknown term {term!r}")
+
+
+def term_from_record(record: dict):
+    """The term written by :func:`term_record`."""
+    kind = record.get("term")
+    if kind == "position":
+        return Position(record.get("ridge"))
+    if kind == "style":
+        features = record.get("features")
+        return Style(record["scope"], None if features is None else tuple(features),
+                     record.get("ridge"))
+    if kind == "self":
+        owners = record["owners"]
+        return SelfPreference(True if owners is True else {j: m for j, m in owners},
+                              record.get("ridge"))
+    raise ParameterError(f"unknown term record {record!r}")
