@@ -19,6 +19,16 @@ Without a ``winner`` column, Kaggle-style one-hot columns ``winner_model_a``,
 ``winner_model_b``, ``winner_tie`` (0/1) give the verdict.  A model named like a label
 (``A``, ``B``, ``tie``, ``None``) whose verdicts could be read either way is an error that
 names both readings.
+
+Ordered verdicts (strength of preference) make the data ordinal, with the categories
+running from the strongest preference for the first-shown model to the strongest for the
+second:
+
+* Arena-Hard's five labels ``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A`` (with or without
+  ``[[ ]]``; a tie label reads as ``A=B``): recognised when any verdict uses them, and then
+  every usable verdict must;
+* numbers on a scale (``scale="-2..2"`` or ``(-2, 2)``): whole numbers, a higher number
+  favouring the model shown first (``model_a``).
 """
 
 from __future__ import annotations
@@ -31,11 +41,13 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from .categories import THREE
 from .comparisons import Comparisons, aggregate_cells
-from .errors import DataError, DataWarning
+from .errors import DataError, DataWarning, ParameterError
 from .sources import as_frame, read_table
 
-__all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "SECOND_LABELS", "TIE_LABELS",
+__all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "SECOND_LABELS",
+           "TIE_LABELS",
            "read_counts", "read_csv", "read_file", "read_frame", "read_json", "read_jsonl",
            "read_parquet"]
 
@@ -48,6 +60,8 @@ INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", 
                             ""})
 #: Kaggle-style one-hot verdict columns: first won, second won, tie.
 ONE_HOT_COLUMNS = ("winner_model_a", "winner_model_b", "winner_tie")
+#: Arena-Hard's ordered verdicts, the strongest preference for the first-shown model first.
+ORDINAL_LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 
 SINGLE_JUDGE = "judge"
 #: A "judge" column with at least this many judges ...
@@ -70,6 +84,7 @@ def read_frame(
     *,
     invalid_labels: Iterable[str] = INVALID_LABELS,
     cluster: str | None = None,
+    scale=None,
 ) -> Comparisons:
     """Aggregate one row per judgment into cells.
 
@@ -91,6 +106,10 @@ def read_frame(
         Column naming the prompt / question / conversation each judgment is about.  Verdicts
         on one prompt are dependent (they share its answers); with clusters known, the
         intervals are cluster-robust by default.
+    scale : str or (int, int), optional
+        Verdicts are whole numbers from ``lo`` to ``hi`` (``"-2..2"`` or ``(-2, 2)``), a
+        higher number favouring the model shown first: the data get ``hi - lo + 1`` ordered
+        categories.  Without it, Arena-Hard's labels ``A>>B .. B>>A`` give five.
 
     Returns
     -------
@@ -128,17 +147,22 @@ def read_frame(
     _check_judge_column(df, judge)
     w = _verdicts(df, winner, [c for c in (model_a, model_b) if c in df.columns])
     a, b, jud = _keys(df, judge, model_a, model_b, cluster)
-
-    label_index, labels = pd.factorize(w)  # classify each distinct label once
-    normal = [x.strip().lower() for x in labels]
     invalid_set = {s.strip().lower() for s in invalid_labels}
-    kind_of_label = np.array([1 if x in FIRST_LABELS else 2 if x in SECOND_LABELS else
-                              3 if x in TIE_LABELS else 4 if x in invalid_set else 0
-                              for x in normal], dtype=np.int64)
-    by_label = kind_of_label[label_index] if len(labels) else np.zeros(len(w), np.int64)
-    by_name = np.where(w == a, 1, np.where(w == b, 2, 0))
-    _check_ambiguous(df, by_label, by_name, w, a, b)
-    kind = np.where(by_name > 0, by_name, by_label)
+    ordered = _ordered_verdicts(df, w, scale, invalid_set)
+
+    if ordered is None:
+        label_index, labels = pd.factorize(w)  # classify each distinct label once
+        normal = [x.strip().lower() for x in labels]
+        kind_of_label = np.array([1 if x in FIRST_LABELS else 2 if x in SECOND_LABELS else
+                                  3 if x in TIE_LABELS else 4 if x in invalid_set else 0
+                                  for x in normal], dtype=np.int64)
+        by_label = kind_of_label[label_index] if len(labels) else np.zeros(len(w), np.int64)
+        by_name = np.where(w == a, 1, np.where(w == b, 2, 0))
+        _check_ambiguous(df, by_label, by_name, w, a, b)
+        kind = np.where(by_name > 0, by_name, by_label)
+    else:
+        category, categories = ordered
+        kind = np.where(category < 0, 4, 1)
     if np.any(kind == 0):
         pos = int(np.argmax(kind == 0))
         raise DataError(
@@ -178,14 +202,66 @@ def read_frame(
     k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
     k = k.astype(np.int64)
     _warn_crowd(np.bincount(k), judge)
-    counts = np.zeros((m_valid, 3))
-    counts[np.arange(m_valid), np.select([is_first[valid], is_tie[valid]], [0, 1], 2)] = 1.0
+    if ordered is None:
+        categories = THREE
+        category = np.select([is_first, is_tie], [0, 1], 2)
+    counts = np.zeros((m_valid, len(categories)))
+    counts[np.arange(m_valid), category[valid]] = 1.0
 
     codes, names = _cluster_codes(df, cluster, valid)
-    return aggregate_cells(used_judges, list(items), k, i, j, counts,
+    return aggregate_cells(used_judges, list(items), k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
                            rejected_by_judge=by_judge)
+
+
+def _scale_bounds(scale) -> tuple[int, int]:
+    """``(lo, hi)`` from ``"-2..2"`` or a pair of whole numbers."""
+    if isinstance(scale, str):
+        lo, sep, hi = scale.partition("..")
+        parts = (lo, hi) if sep else ()
+    else:
+        parts = tuple(scale) if isinstance(scale, (tuple, list)) else ()
+    try:
+        lo, hi = (int(float(p)) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        lo = hi = None
+    if lo is None or not lo < hi or hi - lo > 20:
+        raise ParameterError(f"scale must be 'lo..hi' or (lo, hi) with whole numbers lo < hi "
+                             f"(at most 21 levels), got {scale!r}")
+    return lo, hi
+
+
+def _ordered_verdicts(df, w, scale, invalid_set):
+    """For ordered verdicts, ``(category per row (-1: no usable verdict), categories)``;
+    None for three-outcome verdicts."""
+    normal = np.array([x.strip().lower() for x in w], dtype=object)
+    invalid = np.isin(normal, list(invalid_set))
+    if scale is not None:
+        lo, hi = _scale_bounds(scale)
+        numbers = pd.to_numeric(pd.Series(w), errors="coerce").to_numpy()
+        bad = ~invalid & ~(np.isfinite(numbers) & (numbers == np.round(numbers))
+                           & (numbers >= lo) & (numbers <= hi))
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} is not a whole number "
+                            f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
+        category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
+        return category, tuple(str(v) for v in range(hi, lo - 1, -1))
+    label = np.array([x.replace(" ", "").strip("[]").upper() for x in w], dtype=object)
+    index = {lab: c for c, lab in enumerate(ORDINAL_LABELS)}
+    strength = np.array([x in index for x in label])
+    if not strength.any():
+        return None
+    tie = np.isin(normal, list(TIE_LABELS))
+    bad = ~strength & ~tie & ~invalid
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} mixes another kind of "
+                        f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
+                        "other rows; give every verdict on the one scale")
+    category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
+    return np.where(invalid, -1, category), ORDINAL_LABELS
 
 
 def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
@@ -331,6 +407,7 @@ def read_counts(
     ties: str | None = "ties",
     *,
     cluster: str | None = None,
+    category_columns=None,
 ) -> Comparisons:
     """Build from counts aggregated upstream (e.g. on Spark, Dask or Polars).
 
@@ -349,6 +426,10 @@ def read_counts(
     cluster : str, optional
         Column naming the prompt / question each row's comparisons come from (a row then
         holds the counts of one (cluster, judge, first, second)).
+    category_columns : sequence of str, optional
+        Ordered verdicts: one count column per category, the strongest preference for
+        ``model_a`` first (e.g. ``["A>>B", "A>B", "A=B", "B>A", "B>>A"]``); the column names
+        become the categories, and ``n``, ``wins`` and ``ties`` are not read.
 
     Rows with ``n == 0`` are skipped (and counted in ``summary().rejected``).  Counts may be
     numbers or numeric text; anything else is an error naming the row and the value.
@@ -364,14 +445,28 @@ def read_counts(
     if len(df) == 0:
         raise DataError("the frame is empty: no counts to read")
     _check_judge_column(df, judge)
-    if ties is not None and ties not in df.columns and ties == "ties":
+    if category_columns is not None:
+        category_columns = [str(c) for c in category_columns]
+        if len(category_columns) < 2:
+            raise ParameterError("category_columns needs at least two count columns")
+        n = wins = ties = None
+    elif ties is not None and ties not in df.columns and ties == "ties":
         ties = None
-    missing = [c for c in (n, wins, ties) if c is not None and c not in df.columns]
+    missing = [c for c in (n, wins, ties, *(category_columns or ()))
+               if c is not None and c not in df.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found; the columns there are {list(df.columns)}")
     a, b, jud = _keys(df, judge, model_a, model_b, cluster)
-    nn, ww = _numbers(df, n), _numbers(df, wins)
-    tt = np.zeros(len(df)) if ties is None else _numbers(df, ties)
+    if category_columns is not None:
+        per_category = np.column_stack([_numbers(df, c) for c in category_columns])
+        if np.any(per_category < 0):
+            raise DataError(f"row {df.index[np.argmax((per_category < 0).any(1))]!r}: counts "
+                            "must be >= 0")
+        nn = per_category.sum(axis=1)
+        ww = tt = np.zeros(len(df))
+    else:
+        nn, ww = _numbers(df, n), _numbers(df, wins)
+        tt = np.zeros(len(df)) if ties is None else _numbers(df, ties)
     if np.any(nn < 0) or np.any(tt < 0):
         raise DataError(f"row {df.index[np.argmax((nn < 0) | (tt < 0))]!r}: counts must be >= 0")
     if nn.sum() > MAX_TOTAL_COUNT:
@@ -399,9 +494,12 @@ def read_counts(
     i = np.array([item_index[x] for x in a[keep]], dtype=np.int64)
     j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
     codes, names = _cluster_codes(df, cluster, keep)
-    nn, ww, tt = nn[keep], ww[keep], tt[keep]
-    counts = np.column_stack([ww - tt / 2, tt, nn - ww - tt / 2])
-    return aggregate_cells(judges, items, k, i, j, counts,
+    if category_columns is not None:
+        counts, categories = per_category[keep], tuple(category_columns)
+    else:
+        nn, ww, tt = nn[keep], ww[keep], tt[keep]
+        counts, categories = np.column_stack([ww - tt / 2, tt, nn - ww - tt / 2]), THREE
+    return aggregate_cells(judges, items, k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(keep.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names)
 
