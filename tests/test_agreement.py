@@ -256,3 +256,26 @@ def test_bad_input_is_refused_clearly():
     assert one.kappa.empty and np.isnan(one.alpha["alpha"]).all()
     assert one.reference["judge"].tolist() == ["j0"]
 
+
+
+def test_the_report_shows_the_tables_it_is_given(tmp_path):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=240, seed=2,
+                          questions=8)
+    fit = hb.fit_hja(data, rank=0)
+    result = hb.agreement(data, reference=data.judges[0], n_boot=100)
+    files = hb.report(fit, tmp_path, agreement=result)
+    html = files.html.read_text(encoding="utf-8")
+    assert "<h2>Agreement</h2>" in html and 'id="agreement-reference"' in html
+    assert f"{result.alpha['alpha'].iloc[0]:.3f}" in html
+    md = files.markdown.read_text(encoding="utf-8")
+    assert "## Agreement" in md and "### Pairs of judges" in md
+    written = json.loads((tmp_path / "agreement_kappa.json").read_text(encoding="utf-8"))
+    assert written["meta"]["statistic"] == "Cohen's kappa" and "cov_type" not in written["meta"]
+    assert len(written["rows"]) == 3
+    assert (tmp_path / "agreement_reference.csv").exists()
+    with pytest.raises(hb.ParameterError, match="agreement"):
+        hb.report(fit, tmp_path, agreement=result.alpha)
+    stranger = hb.agreement(hb.Comparisons.from_frame(panel_rows(judges=2),
+                                                      cluster="question_id"), n_boot=0)
+    with pytest.raises(hb.ParameterError, match="judges the fit does not have"):
+        hb.report(fit, tmp_path, agreement=stranger)
