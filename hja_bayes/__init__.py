@@ -47,6 +47,7 @@ from .inference import (  # noqa: E402
     tangent_basis,
     wald_inference,
 )
+from .inference.agreement import Agreement, agreement  # noqa: E402
 from .persistence import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from .version import __version__  # noqa: E402, F401
@@ -79,6 +80,7 @@ def __dir__():
 
 
 __all__ = [
+    "Agreement",
     "BTLFit",
     "Biclustering",
     "ComparisonSummary",
@@ -98,6 +100,7 @@ __all__ = [
     "JudgeLeverage",
     "SimulationTruth",
     "WaldInference",
+    "agreement",
     "bicluster_residual",
     "canonicalize",
     "compare_intervals",

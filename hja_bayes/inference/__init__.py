@@ -1,6 +1,9 @@
 """Wald inference for fitted HJA models: the tangent chart (chart.py), the information
 (Fisher, sandwich, cluster-robust; information.py), the builder (wald.py) and its result with
-delta-method intervals (result.py; which score differences a table lists: pairs.py)."""
+delta-method intervals (result.py; which score differences a table lists: pairs.py).
+
+agreement.py (Krippendorff's alpha, Cohen's kappa, agreement with a reference) is imported
+on its own, as :func:`hja_bayes.agreement`: binding its function here would hide the module."""
 
 from .chart import RANK_TOLERANCE, FactorChart, factor_chart, tangent_basis
 from .information import (

@@ -29,6 +29,7 @@ from .plots import (
 from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
 from .scales import Scale, check_scale
 from .sentences import (
+    agreement_sentence,
     captions,
     convergence_sentence,
     default_title,
@@ -74,6 +75,8 @@ class Report(NamedTuple):
         Plain-text summaries of the data and the fit.
     level : float
     scale : str
+    agreement : Agreement or None
+        Agreement statistics of the judges (:func:`hja_bayes.agreement`), shown as given.
     """
 
     title: str
@@ -92,6 +95,7 @@ class Report(NamedTuple):
     fit_summary: str
     level: float
     scale: str
+    agreement: object | None = None
 
     @property
     def bayes(self) -> bool:
@@ -107,6 +111,7 @@ def build_report(
     *,
     title: str | None = None,
     inference: WaldInference | None = None,
+    agreement=None,
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -125,6 +130,9 @@ def build_report(
         Report title (default: from the data, e.g. "5 models ranked by 5 judges").
     inference : WaldInference, optional
         Reused instead of recomputing the Wald inference.
+    agreement : Agreement, optional
+        From :func:`hja_bayes.agreement` on the fit's judges: adds an "Agreement" section
+        with its tables (and their sentence), as computed there.
 
     Returns
     -------
@@ -133,7 +141,8 @@ def build_report(
     Raises
     ------
     ParameterError
-        For a bad level or scale (checked before any work), or data instead of an HJA fit.
+        For a bad level or scale (checked before any work), data instead of an HJA fit, or
+        an ``agreement`` that is not an Agreement of the fit's judges.
     """
     check_fit(fit, "report")
     if not is_hja(fit):
@@ -143,6 +152,7 @@ def build_report(
                              "leaderboard(fit)")
     level = check_level(level)
     scale = check_scale(scale)
+    _check_agreement(agreement, fit)
     inference = wald(fit) if inference is None else inference
     board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
     judges = judge_table(fit, idata, level=level, inference=inference)
@@ -175,6 +185,8 @@ def build_report(
     }
     if convergence is not None:
         sentences["convergence"] = convergence_sentence(convergence)
+    if agreement is not None:
+        sentences["agreement"] = agreement_sentence(agreement)
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
@@ -185,6 +197,22 @@ def build_report(
         captions=captions(fit, level), sentences=sentences,
         notes=tuple(report_notes(fit, judges, convergence)),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
-        scale=scale,
+        scale=scale, agreement=agreement,
     )
+
+
+def _check_agreement(agreement, fit) -> None:
+    """An Agreement whose judges are all judges of the fit, or None."""
+    if agreement is None:
+        return
+    from ..errors import ParameterError
+    from ..inference.agreement import Agreement
+
+    if not isinstance(agreement, Agreement):
+        raise ParameterError("agreement= takes the result of hja_bayes.agreement(data), got "
+                             f"{type(agreement).__name__}")
+    strangers = set(agreement.kappa.attrs["meta"]["judges"]) - set(fit.judges)
+    if strangers:
+        raise ParameterError(f"the agreement statistics are of judges the fit does not have: "
+                             f"{sorted(strangers)}")
 

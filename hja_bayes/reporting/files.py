@@ -94,6 +94,7 @@ def report(
     *,
     title: str | None = None,
     inference: WaldInference | None = None,
+    agreement=None,
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
@@ -125,12 +126,17 @@ def report(
         Title of the report (default: from the data).
     inference : WaldInference, optional
         Reused instead of recomputing the Wald inference.
+    agreement : Agreement, optional
+        From :func:`hja_bayes.agreement` on the fit's judges: adds an "Agreement" section
+        and the tables ``agreement_alpha``, ``agreement_kappa`` (and
+        ``agreement_reference`` with a reference), each with its own meta.
 
     Returns
     -------
     ReportFiles
     """
-    rep = build_report(fit, idata, level, scale, title=title, inference=inference)
+    rep = build_report(fit, idata, level, scale, title=title, inference=inference,
+                       agreement=agreement)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
@@ -162,5 +168,8 @@ def report(
     if rep.convergence is not None:
         tables.append(("convergence", rep.convergence,
                        meta("convergence", rep.convergence, **rep.convergence.attrs)))
+    if rep.agreement is not None:  # their own meta: none of the fit's intervals apply
+        tables += [(df.attrs["meta"]["table"], df, df.attrs["meta"])
+                   for df in rep.agreement if df is not None]
     written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))

@@ -42,12 +42,17 @@ COLUMN_LABELS = {
     "min_ess_bulk": "Smallest bulk ESS", "min_ess_tail": "Smallest tail ESS",
     "rating": "Rating", "rating_lower": "Lower", "rating_upper": "Upper",
     "variance": "Variance", "num_battles": "Battles",
+    "measure": "Measure", "alpha": "α", "alpha_lower": "α lower", "alpha_upper": "α upper",
+    "units": "Units", "values": "Values", "judges": "Judges", "judge_a": "Judge",
+    "judge_b": "Other judge", "kappa": "κ", "kappa_lower": "κ lower", "kappa_upper": "κ upper",
+    "accuracy": "Accuracy", "accuracy_lower": "Accuracy lower",
+    "accuracy_upper": "Accuracy upper",
 }
 
 #: Probabilities estimated as shares of posterior draws: 0 and 1 mean "< 1/n", "> 1 - 1/n".
 POSTERIOR_PROBABILITIES = ("p_best", "post_p_better_next")
 _COUNTS = ("comparisons", "n_params", "n_iter", "entries", "min_ess_bulk", "min_ess_tail",
-           "num_battles")
+           "num_battles", "units", "values")
 _SHARES = ("both_orders", "invalid_share")
 
 
@@ -92,7 +97,8 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
 
 def is_text(column: str) -> bool:
     """Whether a column holds names (left-aligned) rather than numbers."""
-    return column in ("model", "judge", "model_a", "model_b", "quantity")
+    return column in ("model", "judge", "model_a", "model_b", "quantity", "measure", "judge_a",
+                      "judge_b")
 
 
 def html_table(df: pd.DataFrame, table_id: str, scale: str, row_class=None) -> str:

@@ -13,7 +13,7 @@ import io
 
 from .content import Report
 from .formatting import html_table
-from .sentences import BAYES_GLOSSARY, GLOSSARY
+from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, GLOSSARY
 
 __all__ = ["CSS", "interval_words", "png", "render_html"]
 
@@ -118,7 +118,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
                         + html_table(rep.rank_table, "rank-table", rep.scale))
-    entries = GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+    entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+               + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
     glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
     posterior_section = ""
     if rep.bayes:
@@ -134,6 +135,17 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
             + html_table(rep.convergence, "convergence", rep.scale) + ratio
             + row("rank_posterior") + row("ppc")
         )
+    agreement_section = ""
+    if rep.agreement is not None:
+        ag = rep.agreement
+        agreement_section = (
+            "<h2>Agreement</h2>"
+            f'<p class="glance">{e(rep.sentences["agreement"])}</p>'
+            + html_table(ag.alpha, "agreement-alpha", rep.scale)
+            + ("" if ag.reference is None else
+               f"<h3>Against {e(str(ag.reference.attrs['meta']['reference']))}</h3>"
+               + html_table(ag.reference, "agreement-reference", rep.scale))
+            + "<h3>Pairs of judges</h3>" + html_table(ag.kappa, "agreement-kappa", rep.scale))
     from ..version import __version__
 
     return f"""<!DOCTYPE html>
@@ -159,6 +171,7 @@ Rows are shaded by tier.</p>
 <p>{e(rep.sentences["disagreement"])}</p>
 {html_table(rep.judges, "judges", rep.scale, judge_class)}
 {row("judge_map", "residual")}
+{agreement_section}
 {posterior_section}
 <h2>Data</h2>
 <pre>{e(rep.data_summary)}</pre>

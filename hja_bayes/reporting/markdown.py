@@ -5,7 +5,7 @@ from __future__ import annotations
 from .content import Report
 from .formatting import md_escape, md_table
 from .html import interval_words
-from .sentences import BAYES_GLOSSARY, GLOSSARY
+from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, GLOSSARY
 
 __all__ = ["render_markdown"]
 
@@ -41,6 +41,14 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += ["## Judges", "", md_escape(rep.sentences["judges"]), "",
               md_escape(rep.sentences["disagreement"]), "", md_table(rep.judges, rep.scale), ""]
     lines += figures("judge_map", "residual")
+    if rep.agreement is not None:
+        ag = rep.agreement
+        lines += ["## Agreement", "", md_escape(rep.sentences["agreement"]), "",
+                  md_table(ag.alpha, rep.scale), ""]
+        if ag.reference is not None:
+            lines += [f"### Against {md_escape(ag.reference.attrs['meta']['reference'])}", "",
+                      md_table(ag.reference, rep.scale), ""]
+        lines += ["### Pairs of judges", "", md_table(ag.kappa, rep.scale), ""]
     if rep.bayes:
         lines += ["## Posterior", "", md_escape(rep.sentences["convergence"]), "",
                   md_table(rep.convergence, rep.scale), ""]
@@ -55,7 +63,8 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += [""]
     if rep.rank_table is not None:
         lines += ["### Rank selection", "", md_table(rep.rank_table, rep.scale), ""]
-    entries = GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+    entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+               + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
     lines += ["## Reading the tables", ""]
     lines += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in entries]
     return "\n".join(lines) + "\n"

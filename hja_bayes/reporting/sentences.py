@@ -12,9 +12,9 @@ import pandas as pd
 from .formatting import format_value
 from .observed import unbeaten_or_winless
 
-__all__ = ["BAYES_GLOSSARY", "GLOSSARY", "captions", "convergence_sentence", "default_title",
-           "disagreement_sentence", "glance_sentence", "judges_sentence", "plural",
-           "report_notes", "tiers_sentence"]
+__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "GLOSSARY", "agreement_sentence", "captions",
+           "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
+           "judges_sentence", "plural", "report_notes", "tiers_sentence"]
 
 #: A judge losing more than this share of its rows to invalid verdicts gets a note.
 INVALID_NOTE = 0.2
@@ -66,6 +66,18 @@ BAYES_GLOSSARY = (
               "that it is below about 1/n (likewise > 1 − 1/n)."),
     ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not) and the "
                    "effective sample sizes of the bulk and the tails of the draws."),
+)
+
+AGREEMENT_GLOSSARY = (
+    ("α (Krippendorff)", "agreement of the whole panel beyond chance over units (a prompt, a pair "
+                         "of models, a presentation order): 1 is perfect agreement, 0 no better "
+                         "than chance, below 0 systematic disagreement. Ordinal: a tie counts "
+                         "as closer to either win than the two wins are to each other."),
+    ("κ (Cohen)", "agreement of two judges beyond chance on the units both judged (unweighted)."),
+    ("Accuracy", "share of the units judged by both on which the judge's verdict (first wins, "
+                 "tie, second wins) is the reference's."),
+    ("α / κ / Accuracy lower, upper", "percentile interval of a bootstrap that resamples whole "
+                                      "prompts."),
 )
 
 
@@ -145,6 +157,43 @@ def convergence_sentence(table: pd.DataFrame) -> str:
             f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
             f"{worst:.3f}{' (above ' + str(a['rhat_limit']) + ')' if worst > a['rhat_limit'] else ''}"
             f", smallest bulk ESS {ess:,.0f}.")
+
+
+def agreement_sentence(agreement) -> str:
+    """Krippendorff's alpha of the panel and the range of accuracies against the reference."""
+    alpha = agreement.alpha.set_index("measure")
+    meta = agreement.alpha.attrs["meta"]
+
+    def value(row, name):
+        lo, hi = row[f"{name}_lower"], row[f"{name}_upper"]
+        bounds = "" if np.isnan(lo) else f" [{lo:.2f}, {hi:.2f}]"
+        return f"{row[name]:.2f}{bounds}"
+
+    first = alpha.iloc[0]
+    text = (f"Krippendorff's α of {plural(first['judges'], 'judge')} over "
+            f"{plural(first['units'], 'unit')} (a prompt, a pair of models, an order) judged "
+            "by at least two: "
+            + ", ".join(f"{m} {value(r, 'alpha')}" for m, r in alpha.iterrows()))
+    if meta["n_boot"]:
+        replicates = plural(meta["n_boot"], "bootstrap replicate")
+        text += (f" ({meta['level']:.0%} intervals from {replicates} of the "
+                 f"{plural(meta['n_prompts'], 'prompt')})")
+    text += "."
+    reference = agreement.reference
+    if reference is not None:
+        ref_meta = reference.attrs["meta"]
+        known = reference.dropna(subset=["accuracy"])
+        if len(known):
+            best = known.loc[known["accuracy"].idxmax()]
+            worst = known.loc[known["accuracy"].idxmin()]
+            text += (f" Against {ref_meta['reference']}, accuracy ranges from "
+                     f"{value(worst, 'accuracy')} ({worst['judge']}) to "
+                     f"{value(best, 'accuracy')} ({best['judge']}).")
+        split = ref_meta.get("reference_split", 0)
+        if split:
+            text += (f" {plural(split, 'unit')} where the reference's verdicts tied for most "
+                     "frequent were left out.")
+    return text
 
 
 def _percent(x: float) -> str:
