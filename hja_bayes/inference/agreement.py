@@ -232,9 +232,8 @@ def _verdict_table(data) -> tuple[pd.DataFrame, tuple[str, ...]]:
     clusters = data.clusters
     if clusters is None:
         raise DataError(_NO_CLUSTERS)
-    categories = ("first", "tie", "second")
-    counts = np.stack([clusters.first_wins, clusters.ties, clusters.second_wins], axis=1)
-    counts = np.where(np.abs(counts) < 1e-9, 0.0, counts)
+    categories = tuple(data.categories)
+    counts = np.where(np.abs(clusters.counts) < 1e-9, 0.0, clusters.counts)
     entry, category = np.nonzero(counts > 0)
     cell = clusters.cell[entry]
     items, judges = np.asarray(data.items, dtype=object), np.asarray(data.judges, dtype=object)
