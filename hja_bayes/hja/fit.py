@@ -22,7 +22,7 @@ from .result import DEFAULT_RIDGE, HJAFit
 from .selection import candidate_ranks, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
 
-__all__ = ["fit_hja", "fit_btl_svd"]
+__all__ = ["fit_hja", "fit_btl_svd", "uncontrolled"]
 
 
 def fit_hja(
@@ -164,6 +164,23 @@ def fit_hja(
                       max_iter=max_iter, reanchored=reanchor, progress=printer, outcome=outcome)
     return replace(make_fit(data, result, r, terms, design, cells, ridge, table, outcome),
                    excluded_judges=excluded)
+
+
+#: Terms that bias the consensus when left out: what a controlled fit controls for.
+BIAS_TERMS = ("style", "self")
+
+
+def uncontrolled(fit: HJAFit, **options) -> HJAFit:
+    """The same model fitted without its bias terms (style, self-preference), for comparison.
+
+    Same data, rank, outcome model, position bias and ridge; ``options`` go to
+    :func:`fit_hja` (e.g. ``tol``).  Returns ``fit`` itself when it has no bias terms.
+    """
+    if not any(t.name in BIAS_TERMS for t in fit.terms):
+        return fit
+    position = next((t for t in fit.terms if t.name == "position"), False)
+    return fit_hja(fit.data, fit.rank, position_bias=position, ridge=fit.ridge,
+                   outcome=fit.outcome, **options)
 
 
 def _full_rank(data: Comparisons, rank: int) -> bool:

@@ -312,6 +312,13 @@ class HJAFit:
 
         return bootstrap_fit(self, n, seed=seed, cluster=cluster, progress=progress)
 
+    def uncontrolled(self, **options):
+        """The same model without its bias terms (style, self-preference); see
+        :func:`hja_bayes.hja.fit.uncontrolled`."""
+        from .fit import uncontrolled
+
+        return uncontrolled(self, **options)
+
     def leverage(self):
         """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""
         from ..diagnostics import judge_leverage

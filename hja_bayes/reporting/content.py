@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..checks import check_level
 from ..inference import WaldInference
+from .biases import bias_plot, bias_table
 from .convergence import convergence_table
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
@@ -30,6 +31,7 @@ from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
 from .scales import Scale, check_scale
 from .sentences import (
     agreement_sentence,
+    biases_sentence,
     captions,
     convergence_sentence,
     default_title,
@@ -77,6 +79,9 @@ class Report(NamedTuple):
     scale : str
     agreement : Agreement or None
         Agreement statistics of the judges (:func:`hja_bayes.agreement`), shown as given.
+    biases : DataFrame or None
+        The judge-bias table (:func:`~hja_bayes.reporting.biases.bias_table`) of a fit with
+        bias terms (position, style, self-preference).
     """
 
     title: str
@@ -96,6 +101,7 @@ class Report(NamedTuple):
     level: float
     scale: str
     agreement: object | None = None
+    biases: pd.DataFrame | None = None
 
     @property
     def bayes(self) -> bool:
@@ -112,6 +118,7 @@ def build_report(
     title: str | None = None,
     inference: WaldInference | None = None,
     agreement=None,
+    uncontrolled=None,
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -133,6 +140,9 @@ def build_report(
     agreement : Agreement, optional
         From :func:`hja_bayes.agreement` on the fit's judges: adds an "Agreement" section
         with its tables (and their sentence), as computed there.
+    uncontrolled : HJAFit, optional
+        The fit without its bias terms (``fit.uncontrolled()``): the leaderboard gains the
+        ``rank_change`` column.
 
     Returns
     -------
@@ -154,8 +164,12 @@ def build_report(
     scale = check_scale(scale)
     _check_agreement(agreement, fit)
     inference = wald(fit) if inference is None else inference
-    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
+    board = leaderboard(fit, idata, level=level, scale=scale, inference=inference,
+                        uncontrolled=uncontrolled)
     judges = judge_table(fit, idata, level=level, inference=inference)
+    biases = None
+    if fit.coef_names or fit.theta_names:
+        biases = bias_table(fit, level, inference=inference)
     pairs = pairwise_table(fit, level, scale, inference=inference)
     order = list(board["model"])
     matrices = {"observed_win_fraction": observed_win_fraction(fit.data, order),
@@ -168,6 +182,8 @@ def build_report(
     }
     if fit.rank > 0:
         figures["residual"] = residual_heatmap(fit)
+    if biases is not None:
+        figures["biases"] = bias_plot(biases, level)
     figures["observed_win_fraction"] = observed_heatmap(fit.data, "win_fraction", order)
     figures["battle_counts"] = observed_heatmap(fit.data, "battles", order)
     intervals = convergence = None
@@ -187,6 +203,8 @@ def build_report(
         sentences["convergence"] = convergence_sentence(convergence)
     if agreement is not None:
         sentences["agreement"] = agreement_sentence(agreement)
+    if biases is not None:
+        sentences["biases"] = biases_sentence(biases)
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
@@ -197,7 +215,7 @@ def build_report(
         captions=captions(fit, level), sentences=sentences,
         notes=tuple(report_notes(fit, judges, convergence)),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
-        scale=scale, agreement=agreement,
+        scale=scale, agreement=agreement, biases=biases,
     )
 
 

@@ -95,6 +95,7 @@ def report(
     title: str | None = None,
     inference: WaldInference | None = None,
     agreement=None,
+    uncontrolled=None,
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
@@ -130,13 +131,16 @@ def report(
         From :func:`hja_bayes.agreement` on the fit's judges: adds an "Agreement" section
         and the tables ``agreement_alpha``, ``agreement_kappa`` (and
         ``agreement_reference`` with a reference), each with its own meta.
+    uncontrolled : HJAFit, optional
+        The fit without its bias terms (``fit.uncontrolled()``): adds the leaderboard's
+        ``rank_change`` column.
 
     Returns
     -------
     ReportFiles
     """
     rep = build_report(fit, idata, level, scale, title=title, inference=inference,
-                       agreement=agreement)
+                       agreement=agreement, uncontrolled=uncontrolled)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
@@ -168,6 +172,8 @@ def report(
     if rep.convergence is not None:
         tables.append(("convergence", rep.convergence,
                        meta("convergence", rep.convergence, **rep.convergence.attrs)))
+    if rep.biases is not None:
+        tables.append(("judge_biases", rep.biases, rep.biases.attrs["meta"]))
     if rep.agreement is not None:  # their own meta: none of the fit's intervals apply
         tables += [(df.attrs["meta"]["table"], df, df.attrs["meta"])
                    for df in rep.agreement if df is not None]

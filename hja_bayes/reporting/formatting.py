@@ -46,12 +46,13 @@ COLUMN_LABELS = {
     "units": "Units", "values": "Values", "judges": "Judges", "judge_a": "Judge",
     "judge_b": "Other judge", "kappa": "κ", "kappa_lower": "κ lower", "kappa_upper": "κ upper",
     "accuracy": "Accuracy", "accuracy_lower": "Accuracy lower",
-    "accuracy_upper": "Accuracy upper",
+    "accuracy_upper": "Accuracy upper", "rank_change": "Rank change", "self": "Self",
+    "self_lower": "Self lower", "self_upper": "Self upper",
 }
 
 #: Probabilities estimated as shares of posterior draws: 0 and 1 mean "< 1/n", "> 1 - 1/n".
 POSTERIOR_PROBABILITIES = ("p_best", "post_p_better_next")
-_COUNTS = ("comparisons", "n_params", "n_iter", "entries", "min_ess_bulk", "min_ess_tail",
+_COUNTS = ("rank_change", "comparisons", "n_params", "n_iter", "entries", "min_ess_bulk", "min_ess_tail",
            "num_battles", "units", "values")
 _SHARES = ("both_orders", "invalid_share")
 

@@ -13,7 +13,7 @@ import io
 
 from .content import Report
 from .formatting import html_table
-from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, GLOSSARY
+from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY
 
 __all__ = ["CSS", "interval_words", "png", "render_html"]
 
@@ -119,6 +119,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
         rank_section = ("<h3>Rank selection</h3>"
                         + html_table(rep.rank_table, "rank-table", rep.scale))
     entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+               + (BIAS_GLOSSARY if rep.biases is not None else ())
                + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
     glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
     posterior_section = ""
@@ -135,6 +136,11 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
             + html_table(rep.convergence, "convergence", rep.scale) + ratio
             + row("rank_posterior") + row("ppc")
         )
+    bias_section = ""
+    if rep.biases is not None:
+        bias_section = ("<h2>Judge biases</h2>"
+                        f'<p class="glance">{e(rep.sentences["biases"])}</p>'
+                        + html_table(rep.biases, "judge-biases", rep.scale) + row("biases"))
     agreement_section = ""
     if rep.agreement is not None:
         ag = rep.agreement
@@ -171,6 +177,7 @@ Rows are shaded by tier.</p>
 <p>{e(rep.sentences["disagreement"])}</p>
 {html_table(rep.judges, "judges", rep.scale, judge_class)}
 {row("judge_map", "residual")}
+{bias_section}
 {agreement_section}
 {posterior_section}
 <h2>Data</h2>

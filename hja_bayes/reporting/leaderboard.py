@@ -111,6 +111,17 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, **extra)
     return meta
 
 
+def _rank_change(sc, other) -> np.ndarray:
+    """Each model's rank in ``other`` minus its rank by the scores ``sc`` (same models)."""
+    check_fit(other)
+    if set(other.items) != set(sc.items):
+        raise ParameterError("the uncontrolled fit must rank the same models")
+    scores = np.asarray(other.mu if is_hja(other) else other.scores, dtype=float)
+    other_rank = dict(zip(other.items, np.argsort(np.argsort(-scores, kind="stable")) + 1))
+    rank = np.argsort(np.argsort(-sc.estimate, kind="stable")) + 1
+    return np.array([other_rank[m] for m in sc.items]) - rank
+
+
 class ScoreIntervals(NamedTuple):
     """Scores of a fit with their Wald standard errors, and those of all differences.
 
@@ -176,6 +187,7 @@ def leaderboard(
     style: Style = "default",
     baseline: tuple[str, float] | None = None,
     inference: WaldInference | None = None,
+    uncontrolled=None,
 ) -> pd.DataFrame:
     """The consensus ranking with its uncertainty, one row per model, best first.
 
@@ -202,6 +214,11 @@ def leaderboard(
         ranks, Rank(UB) and tiers do not depend on the pin.
     inference : WaldInference, optional
         Wald inference to use instead of the fit's.
+    uncontrolled : HJAFit or BTLFit, optional
+        The same models fitted without the bias terms (``fit.uncontrolled()``): adds
+        ``rank_change``, the model's rank there minus its rank here (positive: it ranks
+        higher once style and self-preference are controlled for; Chatbot Arena's
+        "rank delta").
 
     Returns
     -------
@@ -294,6 +311,9 @@ def leaderboard(
             "rank_lower": rank_lower, "rank_upper": rank_upper, "p_better_next": p_next,
             "tier": tier, "comparisons": sc.comparisons,
         })
+    if uncontrolled is not None:
+        table.insert(list(table.columns).index("rank_ub"), "rank_change",
+                     _rank_change(sc, uncontrolled))
     n_draws = None
     if idata is not None:
         n_draws = _add_posterior_columns(table, fit, idata, level, scale, order)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .content import Report
 from .formatting import md_escape, md_table
 from .html import interval_words
-from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, GLOSSARY
+from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY
 
 __all__ = ["render_markdown"]
 
@@ -41,6 +41,10 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += ["## Judges", "", md_escape(rep.sentences["judges"]), "",
               md_escape(rep.sentences["disagreement"]), "", md_table(rep.judges, rep.scale), ""]
     lines += figures("judge_map", "residual")
+    if rep.biases is not None:
+        lines += ["## Judge biases", "", md_escape(rep.sentences["biases"]), "",
+                  md_table(rep.biases, rep.scale), ""]
+        lines += figures("biases")
     if rep.agreement is not None:
         ag = rep.agreement
         lines += ["## Agreement", "", md_escape(rep.sentences["agreement"]), "",
@@ -64,6 +68,7 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     if rep.rank_table is not None:
         lines += ["### Rank selection", "", md_table(rep.rank_table, rep.scale), ""]
     entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
+               + (BIAS_GLOSSARY if rep.biases is not None else ())
                + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
     lines += ["## Reading the tables", ""]
     lines += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in entries]

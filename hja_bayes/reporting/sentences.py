@@ -68,6 +68,18 @@ BAYES_GLOSSARY = (
                    "effective sample sizes of the bulk and the tails of the draws."),
 )
 
+BIAS_GLOSSARY = (
+    ("β", "position bias: the logit bonus a judge gives the answer shown first."),
+    ("style:<feature>", "the logit pull of a difference of one standard deviation in the answers' "
+                        "feature (difference over sum, e.g. of their lengths); the consensus μ "
+                        "is then the ranking when both answers have the same style."),
+    ("(panel)", "the panel's value of a style coefficient: the mean over the judges, or the "
+                "one shared coefficient."),
+    ("self", "self-preference: the logit bonus a judge gives its own model."),
+    ("Rank change", "the model's rank without the bias terms minus its rank with them: "
+                    "positive, it ranks higher once style and self-preference are controlled."),
+)
+
 AGREEMENT_GLOSSARY = (
     ("α (Krippendorff)", "agreement of the whole panel beyond chance over units (a prompt, a pair "
                          "of models, a presentation order): 1 is perfect agreement, 0 no better "
@@ -157,6 +169,40 @@ def convergence_sentence(table: pd.DataFrame) -> str:
             f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
             f"{worst:.3f}{' (above ' + str(a['rhat_limit']) + ')' if worst > a['rhat_limit'] else ''}"
             f", smallest bulk ESS {ess:,.0f}.")
+
+
+def biases_sentence(table) -> str:
+    """The judge biases in words: the panel's style pulls, the largest self-preference and
+    position bias, with their intervals."""
+    from .biases import PANEL
+
+    judges = table[table["judge"] != PANEL]
+    panel = table[table["judge"] == PANEL]
+    parts = []
+
+    def value(row, name):
+        return f"{row[name]:.2f} [{row[f'{name}_lower']:.2f}, {row[f'{name}_upper']:.2f}]"
+
+    for column in (c for c in table.columns if c.startswith("style:") and
+                   not c.endswith(("_lower", "_upper"))):
+        feature = column.split(":", 1)[1]
+        text = (f"a one-sd difference in {feature} moves a verdict by {value(panel.iloc[0], column)}"
+                " logits for the panel")
+        known = judges.dropna(subset=[column])
+        if len(known) > 1:
+            lo, hi = known.loc[known[column].idxmin()], known.loc[known[column].idxmax()]
+            text += (f" (from {lo[column]:.2f} for {lo['judge']} to {hi[column]:.2f} for "
+                     f"{hi['judge']})")
+        parts.append(text)
+    for column, what in (("self", "favours its own model"), ("beta", "favours the first slot")):
+        known = judges.dropna(subset=[column]) if column in table else judges.iloc[:0]
+        if len(known):
+            top = known.loc[known[column].abs().idxmax()]
+            parts.append(f"{top['judge']} {what} most: {value(top, column)}")
+    if not parts:
+        return "No bias terms were fitted."
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 def agreement_sentence(agreement) -> str:
@@ -271,6 +317,9 @@ def captions(fit, level: float) -> dict[str, str]:
                                  "(ties 1/2, all judges and orders pooled); blank: never met.",
         "battle_counts": "Number of comparisons between each pair of models (all judges).",
         "rank_posterior": "Posterior probability of every rank for every model.",
+        "biases": f"Judge biases on the logit scale with {level:.0%} Wald intervals: position "
+                  "bias β, style pulls per feature (red diamond: the panel's value) and "
+                  "self-preference.",
         "ppc": "Posterior predictive checks: each judge's win rate of each model (and of the "
                "first-shown answer) against its predictive interval, red when outside; "
                "calibration of predicted against observed win rates.",
