@@ -270,6 +270,7 @@ class Comparisons:
             comparisons_per_cluster=() if self.clusters is None else (
                 float(np.median(self.clusters.comparisons_per_cluster())),
                 float(self.clusters.comparisons_per_cluster().max())),
+            categories=self.categories, features=self.feature_names,
         )
 
     # ----------------------------------------------------------- transforms

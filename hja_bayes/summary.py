@@ -44,6 +44,10 @@ class ComparisonSummary:
         Clusters (prompts, questions) the comparisons come from; 0 when none were given.
     comparisons_per_cluster : tuple of float
         Median and largest number of comparisons in one cluster (empty without clusters).
+    categories : tuple of str
+        The ordered verdict categories (three: first, tie, second; more for a strength scale).
+    features : tuple of str
+        Style features carried per (prompt, cell) entry.
     """
 
     n_judges: int
@@ -61,12 +65,18 @@ class ComparisonSummary:
     disconnected_judges: tuple[str, ...]
     n_clusters: int = 0
     comparisons_per_cluster: tuple[float, ...] = ()
+    categories: tuple[str, ...] = ("first", "tie", "second")
+    features: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        three = tuple(self.categories) == ("first", "tie", "second")
+        verdicts = (f"({count_of(self.n_ties, 'tie')}, counted 1/2 each)" if three else
+                    f"(ordered verdicts on {len(self.categories)} levels: "
+                    f"{' / '.join(self.categories)})")
         lines = [
             f"{count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
             f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')} "
-            f"({count_of(self.n_ties, 'tie')}, counted 1/2 each)",
+            + verdicts,
             f"rows: {self.rows_read} read, {self.rows_used} used",
         ]
         for reason, count in self.rejected.items():
@@ -84,6 +94,8 @@ class ComparisonSummary:
             median, largest = self.comparisons_per_cluster
             lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
                          f"{median:g}, largest {largest:g}); intervals are cluster-robust")
+        if self.features:
+            lines.append(f"style features per (prompt, cell): {', '.join(self.features)}")
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.disconnected_judges:
             lines.append(

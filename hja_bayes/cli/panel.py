@@ -26,6 +26,8 @@ input:
   n/a / na / null / an empty cell mean no usable verdict (counted, not fitted).
   Kaggle-style one-hot columns winner_model_a / winner_model_b / winner_tie are read
   when there is no winner column. With --counts: one row per cell with n, wins, ties.
+  Ordered verdicts: Arena-Hard's A>>B, A>B, A=B, B>A, B>>A, or whole numbers with
+  --verdict-scale LO..HI (higher favours model_a); fitted with --outcome ordinal.
   One judge only (e.g. Chatbot Arena votes): --judge-col -
 
 examples:
@@ -60,7 +62,7 @@ def _read_data(args: argparse.Namespace):
     else:
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
-                                      cluster=cluster)
+                                      cluster=cluster, scale=args.scale_levels)
     return data, "standard input" if source == "-" else Path(source).name
 
 
@@ -84,13 +86,31 @@ def _fit(data, args, progress):
     from ..hja import fit_hja
 
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
+    outcome = args.outcome or ("ordinal" if len(data.categories) != 3 else "half")
+    self_preference = _self_preference(args.self_preference)
+    extras = "".join([f", outcome {outcome}" if outcome != "half" else "",
+                      ", self-preference" if self_preference is not None else ""])
     progress(f"fitting the HJA model ({what}, position bias "
-             f"{'on' if args.position_bias else 'off'})")
+             f"{'on' if args.position_bias else 'off'}{extras})")
     fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
-                  progress=isinstance(args.rank, str) and not args.quiet)
+                  progress=isinstance(args.rank, str) and not args.quiet, outcome=outcome,
+                  self_preference=self_preference)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit
+
+
+def _self_preference(text):
+    """``--self-preference``: None (absent), True (bare flag), or JUDGE=MODEL,... as a map."""
+    if text is None or text is True:
+        return text
+    pairs = [part.partition("=") for part in str(text).split(",") if part.strip()]
+    if not pairs or any(not sep or not j.strip() or not m.strip() for j, sep, m in pairs):
+        from ..errors import ParameterError
+
+        raise ParameterError(f"--self-preference takes JUDGE=MODEL pairs separated by commas "
+                             f"(or no value: judges named like models), got {text!r}")
+    return {j.strip(): m.strip() for j, _, m in pairs}
 
 
 def _sample(data, fit, args, progress):
@@ -244,6 +264,14 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) 
     if bias_default:
         p.add_argument("--no-position-bias", dest="position_bias", action="store_false",
                        help="leave the position bias out")
+    p.add_argument("--outcome", choices=("half", "davidson", "ordinal"), default=None,
+                   help="outcome model: ties count 1/2 (half), Davidson's ties (davidson), or "
+                        "ordered verdicts (ordinal; the default when the verdicts have a "
+                        "strength scale, else half)")
+    p.add_argument("--self-preference", nargs="?", const=True, default=None,
+                   metavar="JUDGE=MODEL,...",
+                   help="estimate each judge's bonus for its own model: bare, judges named "
+                        "like a model; or pairs such as gpt4=gpt-4,claude=claude-v1")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the cross-validation folds and of the sampler (default 0)")
 
@@ -282,6 +310,10 @@ def add_panel_commands(sub) -> None:
                           "one prompt are dependent and the intervals become cluster-robust "
                           f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
                           "'-': none)")
+    fit.add_argument("--verdict-scale", dest="scale_levels", default=None, metavar="LO..HI",
+                     help="verdicts are whole numbers from LO to HI, higher favouring model_a "
+                          "(e.g. -2..2): ordered verdicts (Arena-Hard's A>>B .. B>>A labels "
+                          "are recognised without it)")
     fit.add_argument("--counts", action="store_true",
                      help="rows are aggregated cells with counts (see --n-col, --wins-col)")
     fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
