@@ -40,3 +40,26 @@ def test_fit_and_wald_match_the_frozen_case(case):
     np.testing.assert_allclose(wald.gamma().se, case["se_gamma"], rtol=1e-5)
     if case["position_bias"]:
         np.testing.assert_allclose(wald.position_biases().se, case["se_beta"], rtol=1e-5)
+
+
+DAVIDSON = json.loads((Path(__file__).parent / "data" / "reference_davidson.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", DAVIDSON, ids=[c["name"] for c in DAVIDSON])
+def test_davidson_fit_and_wald_match_the_frozen_case(case):
+    cells = {name: np.asarray(v) for name, v in case["cells"].items()}
+    K, N = max(cells["judge"]) + 1, len(case["mu"])
+    data = hb.Comparisons(judges=tuple(f"judge{k}" for k in range(K)),
+                          items=tuple(f"item{i}" for i in range(N)), **cells)
+    fit = hb.fit_hja(data, rank=case["rank"], position_bias=case["position_bias"], ridge=0.0,
+                     outcome="davidson", tol=1e-14, max_iter=20000)
+    assert fit.nll == pytest.approx(case["nll"], rel=1e-10)
+    assert fit.bic == pytest.approx(case["bic"], rel=1e-10)
+    for name in ("mu", "gamma", "beta", "nu"):
+        np.testing.assert_allclose(getattr(fit, name), case[name], atol=1e-6)
+    wald = hb.wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
+                             cov_type="fisher", outcome="davidson", aux=fit.nu)
+    np.testing.assert_allclose(wald.mu().se, case["se_mu"], rtol=1e-5)
+    np.testing.assert_allclose(wald.gamma().se, case["se_gamma"], rtol=1e-5)
+    np.testing.assert_allclose(wald.position_biases().se, case["se_beta"], rtol=1e-5)
+    np.testing.assert_allclose(wald.outcome_parameters("nu").se, case["se_nu"], rtol=1e-5)
