@@ -24,6 +24,20 @@ __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 DEFAULT_RIDGE = 0.01
 
 
+def _term_words(term, fit) -> str:
+    """A bias term in words (for summaries)."""
+    if term.name == "style":
+        features = [n.split(":", 1)[1] for n in fit.coef_names + fit.theta_names
+                    if n.startswith("style:")]
+        scope = "one coefficient per judge" if term.scope == "per_judge" else "shared"
+        return f"style ({', '.join(features)}; {scope})"
+    if term.name == "self":
+        owners = [j for j, free in zip(fit.judges, fit.coef_free[:, fit.coef_names.index("self")])
+                  if free]
+        return f"self-preference ({', '.join(owners)})"
+    return term.name
+
+
 @dataclass(frozen=True, eq=False)
 class HJAFit:
     """A fitted HJA model ``S = gamma mu^T + U V^T`` (plus position bias ``beta``).
@@ -372,6 +386,9 @@ class HJAFit:
             f"{'converged' if self.converged else 'NOT converged'}",
             self._ties_line(),
         ]
+        terms = [t for t in self.terms if t.name != "position"]
+        if terms:
+            lines.append("controlled for: " + "; ".join(_term_words(t, self) for t in terms))
         if self.data.one_orientation_only:
             lines.append(
                 "note: every pair is shown in one orientation only, so position bias and "

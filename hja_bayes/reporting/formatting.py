@@ -15,7 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMN_LABELS", "POSTERIOR_PROBABILITIES", "csv_safe", "format_value", "html_table",
+__all__ = ["COLUMN_LABELS", "POSTERIOR_PROBABILITIES", "column_label", "csv_safe", "format_value",
+           "html_table",
            "is_text", "md_escape", "md_table"]
 
 #: Display names of the table columns (HTML and Markdown headers).
@@ -49,6 +50,19 @@ COLUMN_LABELS = {
     "accuracy_upper": "Accuracy upper", "rank_change": "Rank change", "self": "Self",
     "self_lower": "Self lower", "self_upper": "Self upper",
 }
+
+def column_label(column: str) -> str:
+    """The display name of a column: :data:`COLUMN_LABELS`, or for a term's coefficient
+    (``style:length_lower``) its readable form (``style: length lower``)."""
+    if column in COLUMN_LABELS:
+        return COLUMN_LABELS[column]
+    if column.startswith("style:"):
+        name, _, bound = column[len("style:"):].rpartition("_")
+        if bound in ("lower", "upper") and name:
+            return f"style: {name} {bound}"
+        return f"style: {column[len('style:'):]}"
+    return column
+
 
 #: Probabilities estimated as shares of posterior draws: 0 and 1 mean "< 1/n", "> 1 - 1/n".
 POSTERIOR_PROBABILITIES = ("p_best", "post_p_better_next")
@@ -110,8 +124,8 @@ def html_table(df: pd.DataFrame, table_id: str, scale: str, row_class=None) -> s
     e = html.escape
     n_draws = df.attrs.get("n_draws")
     head = "".join(
-        f'<th class="text">{e(COLUMN_LABELS.get(c, c))}</th>' if is_text(c)
-        else f"<th>{e(COLUMN_LABELS.get(c, c))}</th>"
+        f'<th class="text">{e(column_label(c))}</th>' if is_text(c)
+        else f"<th>{e(column_label(c))}</th>"
         for c in df.columns
     )
     rows = []
@@ -147,7 +161,7 @@ def md_escape(text) -> str:
 def md_table(df: pd.DataFrame, scale: str) -> str:
     """A GitHub-flavoured Markdown table of ``df``."""
     n_draws = df.attrs.get("n_draws")
-    head = "| " + " | ".join(md_escape(COLUMN_LABELS.get(c, c)) for c in df.columns) + " |"
+    head = "| " + " | ".join(md_escape(column_label(c)) for c in df.columns) + " |"
     rule = "|" + "|".join(":---" if is_text(c) else "---:" for c in df.columns) + "|"
     body = [
         "| " + " | ".join(md_escape(format_value(row[c], c, scale, n_draws))

@@ -194,11 +194,11 @@ def biases_sentence(table) -> str:
             text += (f" (from {lo[column]:.2f} for {lo['judge']} to {hi[column]:.2f} for "
                      f"{hi['judge']})")
         parts.append(text)
-    for column, what in (("self", "favours its own model"), ("beta", "favours the first slot")):
+    for column, what in (("self", "self-preference"), ("beta", "position bias")):
         known = judges.dropna(subset=[column]) if column in table else judges.iloc[:0]
         if len(known):
             top = known.loc[known[column].abs().idxmax()]
-            parts.append(f"{top['judge']} {what} most: {value(top, column)}")
+            parts.append(f"the largest {what} is {top['judge']}'s: {value(top, column)}")
     if not parts:
         return "No bias terms were fitted."
     text = "; ".join(parts)
