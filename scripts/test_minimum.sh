@@ -3,7 +3,8 @@
 # package with its test extras at exactly the floors in constraints/minimum.txt, then a quick
 # subset of the tests runs there (every dependency is exercised: the solver and intervals on
 # JAX and SciPy, the readers on pandas and pyarrow, NUTS on NumPyro, ArviZ and the netCDF
-# files, the confidence ranker on scikit-learn, the report on matplotlib).
+# files, the confidence ranker on scikit-learn, the report on matplotlib, and the wheel built
+# and run with these versions).
 #
 #   scripts/test_minimum.sh                 # or: make test-min
 #   scripts/test_minimum.sh -x -k arviz     # extra arguments go to pytest
