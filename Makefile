@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install models
+.PHONY: demo test test-min install models
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ demo: $(BIN)/.installed
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest
+
+# the lowest dependency versions pyproject.toml allows (constraints/minimum.txt), in a fresh
+# .venv-min, with a quick subset of the tests (a few minutes, most of it the install)
+test-min:
+	PYTHON=$(PYTHON) scripts/test_minimum.sh
 
 # regenerate the saved fit of the bundled data in models/
 models: $(BIN)/.installed
