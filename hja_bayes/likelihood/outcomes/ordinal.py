@@ -16,8 +16,12 @@ middle category (a tie) is ``-t_1 < eta-scale noise < t_1``; for even C there is
 C = 2 is Bradley–Terry; C = 3 is a model of ties with a per-judge tie zone.
 
 The natural-scale parameters reported are the gaps ``exp(aux_j)`` (named ``gap_1`` ...).
-The functions accept NumPy or JAX arrays; derivatives come from JAX
-(:func:`~hja_bayes.likelihood.outcomes.base.category_derivatives`).
+The functions accept NumPy or JAX arrays.  The derivatives are written out (a test checks
+them against JAX's): with ``u_c = eta + kappa_c``, ``F = expit(u)``, a category's
+log-probability ``log(F_c - F_{c-1})`` has the partial derivatives ``f_c / p_c`` and
+``-f_{c-1} / p_c`` in its two logits (``f = F (1 - F)``), second ones ``g / p`` minus their
+products (``g = f (1 - 2F)``), and the cut points move with the gaps through
+``d kappa / d aux`` (whose own second derivative is diagonal, as the gaps are exponentials).
 """
 
 from __future__ import annotations
@@ -60,6 +64,60 @@ def _log_probabilities(n_categories: int):
         return xp.concatenate([first, inner, last], axis=-1)
 
     return log_probabilities
+
+
+def _signs(n_categories: int) -> np.ndarray:
+    """``M`` (C - 1, m): the cut points as signed positive cut points, ``kappa = M t``."""
+    m = (n_categories - 1) // 2
+    M = np.zeros((n_categories - 1, m))
+    for r in range(m):
+        M[r, m - 1 - r] = -1.0
+        M[n_categories - 1 - m + r, r] = 1.0
+    return M
+
+
+def _derivatives(n_categories: int):
+    M = _signs(n_categories)
+    m = M.shape[1]
+    lower = np.tril(np.ones((m, m)))
+
+    def derivatives(eta, aux):
+        xp = xp_of(eta)
+        aux = xp.zeros(xp.shape(eta) + (0,)) if aux is None else xp.asarray(aux)
+        gaps = xp.exp(aux)
+        J = xp.einsum("cj,jl,...l->...cl", M, lower, gaps)  # d kappa / d aux
+        kappa = xp.einsum("cj,jl,...l->...c", M, lower, gaps)
+        u = eta[..., None] + kappa
+        F = 1.0 / (1.0 + xp.exp(-u))
+        f, g = F * (1 - F), F * (1 - F) * (1 - 2 * F)
+        zero = xp.zeros_like(F[..., :1])
+        fp, gp = (xp.concatenate([zero, x, zero], axis=-1) for x in (f, g))
+        p = xp.exp(_log_probabilities(n_categories)(eta, aux))
+        da = fp[..., 1:] / p
+        db = -fp[..., :-1] / p
+        daa = gp[..., 1:] / p - da**2
+        dbb = -gp[..., :-1] / p - db**2
+        # the end categories in closed form (log expit): no ratio of small numbers there
+        first, last = 1 - F[..., 0], -F[..., -1]
+        da = xp.concatenate([first[..., None], da[..., 1:]], axis=-1)
+        db = xp.concatenate([db[..., :-1], last[..., None]], axis=-1)
+        daa = xp.concatenate([-f[..., :1], daa[..., 1:]], axis=-1)
+        dbb = xp.concatenate([dbb[..., :-1], -f[..., -1:]], axis=-1)
+        dab = -da * db
+        Jz = xp.zeros(xp.shape(J)[:-2] + (1, m))
+        Ja, Jb = xp.concatenate([J, Jz], axis=-2), xp.concatenate([Jz, J], axis=-2)
+        ones = xp.ones_like(p)[..., None]
+        va, vb = (xp.concatenate([ones, x], axis=-1) for x in (Ja, Jb))  # (..., C, L)
+        grad = da[..., None] * va + db[..., None] * vb
+        outer = (lambda x, y: x[..., :, None] * y[..., None, :])
+        H = (daa[..., None, None] * outer(va, va) + dbb[..., None, None] * outer(vb, vb)
+             + dab[..., None, None] * (outer(va, vb) + outer(vb, va)))
+        curvature = da[..., None] * Ja + db[..., None] * Jb  # second derivative of kappa
+        diag = xp.concatenate([xp.zeros(xp.shape(curvature)[:-1] + (1,)), curvature], axis=-1)
+        H = H + diag[..., :, None] * xp.eye(1 + m)
+        return grad, -H
+
+    return derivatives
 
 
 def _initial_aux(n_categories: int):
@@ -111,4 +169,5 @@ def ordinal(categories: tuple[str, ...] | int = FIVE_LEVELS) -> OutcomeModel:
         initial_aux=_initial_aux(C),
         natural=np.exp,
         prior=(0.0, 1.5),
+        derivatives=_derivatives(C),
     )
