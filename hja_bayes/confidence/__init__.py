@@ -33,8 +33,8 @@ from .pac_bayes import (
     kl_inverse_upper,
     pac_bayes_kl_bound,
 )
-from .ranker import ConfidenceRanker, RankerNotFittedError
-from .storage import load_ranker, save_ranker
+from .ranker import ConfidenceRanker, RankerNotFittedError, load_ranker
+from .storage import save_ranker
 from .train import optimal_margin
 from .metrics import SelectiveCurve, auroc, ranking_loss, selective_accuracy, selective_curve
 from .cascade import Cascade, CascadeResult, apply_cascade, calibrate_cascade

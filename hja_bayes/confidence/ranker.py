@@ -44,8 +44,9 @@ from .metrics import auroc
 from .fitting import network_scores, padded_width, platt_calibration, posterior_draws, train_networks
 from .network import layer_shapes, prior_scales, unflatten
 from .pac_bayes import PACBayesBound, gaussian_kl, gibbs_pair_bound, one_per_group
+from .storage import read_ranker, save_ranker
 
-__all__ = ["ConfidenceRanker", "PRIOR_GRID", "RankerNotFittedError"]
+__all__ = ["ConfidenceRanker", "PRIOR_GRID", "RankerNotFittedError", "load_ranker"]
 
 #: Candidate prior scales of ``prior_scale="auto"`` (chosen on an internal 3-fold split).
 PRIOR_GRID = (0.5, 1.0, 2.0)
@@ -420,6 +421,30 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
 
     def save(self, path) -> None:
         """Save to a folder (JSON and ``.npz``, no pickle); see :func:`load_ranker`."""
-        from .storage import save_ranker
-
         save_ranker(self, path)
+
+    @classmethod
+    def load(cls, path) -> "ConfidenceRanker":
+        """A ranker saved by :meth:`save` (see :func:`load_ranker`)."""
+        params, fitted = read_ranker(path)
+        ranker = cls(**params)
+        for name, value in fitted.items():
+            setattr(ranker, name, value)
+        return ranker
+
+
+def load_ranker(path) -> ConfidenceRanker:
+    """Read a ranker written by :meth:`ConfidenceRanker.save` (or ``storage.save_ranker``).
+
+    Returns
+    -------
+    ConfidenceRanker
+        Fitted, with ``certificate_`` when one was saved and ``saved_extra_`` holding the
+        ``extra`` dict.
+
+    Raises
+    ------
+    DataError
+        When the folder holds no saved ranker or one of an unknown format version.
+    """
+    return ConfidenceRanker.load(path)

@@ -17,7 +17,7 @@ from ..errors import DataError
 from .inputs import InputTransform
 from .selective import Certificate
 
-__all__ = ["FORMAT_VERSION", "load_ranker", "save_ranker"]
+__all__ = ["FORMAT_VERSION", "read_ranker", "save_ranker"]
 
 #: Version of the on-disk layout.
 FORMAT_VERSION = 1
@@ -86,8 +86,10 @@ def save_ranker(ranker, path, *, extra: dict | None = None) -> Path:
     return folder
 
 
-def load_ranker(path):
-    """Read a ranker written by :func:`save_ranker` / :meth:`ConfidenceRanker.save`.
+def read_ranker(path) -> tuple[dict, dict]:
+    """Read what :func:`save_ranker` wrote: the ranker's constructor parameters and its
+    fitted attributes (build the ranker with
+    :func:`hja_bayes.confidence.load_ranker`, which calls this).
 
     Parameters
     ----------
@@ -96,17 +98,17 @@ def load_ranker(path):
 
     Returns
     -------
-    ConfidenceRanker
-        Fitted, with ``certificate_`` when one was saved and ``saved_extra_`` holding the
-        ``extra`` dict.
+    params : dict
+        Keyword arguments of the ranker's constructor.
+    fitted : dict
+        Attribute name -> value of the fitted ranker (``certificate_`` when one was saved,
+        ``saved_extra_`` holding the ``extra`` dict).
 
     Raises
     ------
     DataError
         When the folder holds no saved ranker or one of an unknown format version.
     """
-    from .ranker import ConfidenceRanker
-
     folder = Path(path)
     if not (folder / _JSON).exists() or not (folder / _ARRAYS).exists():
         raise DataError(f"no saved confidence ranker in {folder} (expected {_JSON} and {_ARRAYS})")
@@ -115,24 +117,25 @@ def load_ranker(path):
         raise DataError(f"{folder}: unknown format version {meta.get('format_version')!r}")
     params = dict(meta["params"])
     params["hidden"] = tuple(params["hidden"])
-    ranker = ConfidenceRanker(**params)
     with np.load(folder / _ARRAYS, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    ranker.params_ = {k[5:]: v for k, v in arrays.items() if k.startswith("loc__")}
     scales = {k[7:]: v for k, v in arrays.items() if k.startswith("scale__")}
-    ranker.posterior_scale_ = scales or None
-    ranker.transform_ = InputTransform(meta["transform"], arrays["knots"], arrays["levels"])
-    ranker.classes_ = np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"]))
-    ranker.n_features_in_ = int(meta["n_features_in"])
+    fitted = {
+        "params_": {k[5:]: v for k, v in arrays.items() if k.startswith("loc__")},
+        "posterior_scale_": scales or None,
+        "transform_": InputTransform(meta["transform"], arrays["knots"], arrays["levels"]),
+        "classes_": np.asarray(meta["classes"], dtype=np.dtype(meta["classes_dtype"])),
+        "n_features_in_": int(meta["n_features_in"]),
+        "prior_scale_": float(meta["prior_scale"]),
+        "calibration_": tuple(meta["calibration"]),
+        "margin_": float(meta["margin"]),
+        "n_effective_": int(meta["n_effective"]),
+        "history_": arrays["history"],
+        "margin_history_": arrays["margin_history"],
+        "saved_extra_": meta.get("extra", {}),
+    }
     if meta.get("feature_names_in"):
-        ranker.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-    ranker.prior_scale_ = float(meta["prior_scale"])
-    ranker.calibration_ = tuple(meta["calibration"])
-    ranker.margin_ = float(meta["margin"])
-    ranker.n_effective_ = int(meta["n_effective"])
-    ranker.history_ = arrays["history"]
-    ranker.margin_history_ = arrays["margin_history"]
+        fitted["feature_names_in_"] = np.asarray(meta["feature_names_in"], dtype=object)
     if meta.get("certificate") is not None:
-        ranker.certificate_ = Certificate(**meta["certificate"])
-    ranker.saved_extra_ = meta.get("extra", {})
-    return ranker
+        fitted["certificate_"] = Certificate(**meta["certificate"])
+    return params, fitted
