@@ -2,7 +2,7 @@
 
 Simulated panels (K judges, N models, rank 1), each fitted by ``fit_hja``; the consensus
 ranks' intervals from (a) pairwise 95% Wald intervals, unadjusted (the first release's
-``rank_lower`` / ``rank_upper``) and (b) ``hja_bayes.ranking.rank_intervals`` (simultaneous
+``rank_lower`` / ``rank_upper``) and (b) ``hja_bayes.inference.ranking.rank_intervals`` (simultaneous
 max-|t| intervals of all differences).  Two designs: independent comparisons (Fisher
 covariance) and verdicts coupled within questions (``simulate(..., questions=60,
 question_correlation=0.6)``, cluster-robust covariance).  Goal: joint coverage >= 0.93 for (b).
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import hja_bayes as hb
-from hja_bayes.ranking import rank_intervals
+from hja_bayes.inference.ranking import rank_intervals
 
 OUT = Path(__file__).parent / "results"
 

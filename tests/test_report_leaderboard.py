@@ -9,7 +9,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 import hja_bayes as hb
-from hja_bayes.ranking import rank_intervals, simultaneous_critical_value
+from hja_bayes.inference.ranking import rank_intervals, simultaneous_critical_value
 from hja_bayes.reporting import wald
 from hja_bayes.reporting.leaderboard import ELO_FACTOR
 

@@ -23,7 +23,7 @@ from scipy.special import ndtri
 from ..checks import check_choice, check_level, index_of
 from ..errors import ParameterError
 from ..inference import WaldInference
-from ..ranking import neighbour_probabilities, rank_intervals
+from ..inference.ranking import neighbour_probabilities, rank_intervals
 from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
 
 __all__ = [
@@ -233,7 +233,7 @@ def leaderboard(
           interval lies above this model's, plus one;
         - ``rank_lower``, ``rank_upper``: joint rank intervals: all N of them cover the true
           ranks at once with probability ``level`` (simultaneous intervals of every
-          difference ``mu_i - mu_j``, :func:`hja_bayes.ranking.rank_intervals`);
+          difference ``mu_i - mu_j``, :func:`hja_bayes.inference.ranking.rank_intervals`);
         - ``p_better_next``: ``Phi(d / se(d))`` for the score difference d to the next model
           down.  The pair is chosen by the estimates, so it is >= 0.5 by construction and
           overstates the confidence in that order (a plug-in summary; NaN on the last row);

@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import check_level
-from .errors import ParameterError
+from ..checks import check_level
+from ..errors import ParameterError
 
 __all__ = ["RankIntervals", "neighbour_probabilities", "rank_intervals"]
 

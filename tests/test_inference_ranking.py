@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.ranking import neighbour_probabilities, rank_intervals, simultaneous_critical_value
+from hja_bayes.inference.ranking import neighbour_probabilities, rank_intervals, simultaneous_critical_value
 
 
 def test_critical_value_of_independent_pairs_matches_the_exact_quantile():
