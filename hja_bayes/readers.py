@@ -33,6 +33,7 @@ import pandas as pd
 
 from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning
+from .features import join_features
 from .sources import as_frame, read_table
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "SECOND_LABELS", "TIE_LABELS",
@@ -70,6 +71,8 @@ def read_frame(
     *,
     invalid_labels: Iterable[str] = INVALID_LABELS,
     cluster: str | None = None,
+    features=None,
+    feature_transform: str = "relative",
 ) -> Comparisons:
     """Aggregate one row per judgment into cells.
 
@@ -91,6 +94,9 @@ def read_frame(
         Column naming the prompt / question / conversation each judgment is about.  Verdicts
         on one prompt are dependent (they share its answers); with clusters known, the
         intervals are cluster-robust by default.
+    features, feature_transform : optional
+        Answers' style features (with ``cluster``), joined to every comparison and
+        transformed: see :func:`hja_bayes.features.join_features`.
 
     Returns
     -------
@@ -182,10 +188,13 @@ def read_frame(
     counts[np.arange(m_valid), np.select([is_first[valid], is_tie[valid]], [0, 1], 2)] = 1.0
 
     codes, names = _cluster_codes(df, cluster, valid)
+    style = {} if features is None else join_features(
+        df, features, cluster=cluster, model_a=model_a, model_b=model_b, rows=valid,
+        transform=feature_transform)._asdict()
     return aggregate_cells(used_judges, list(items), k, i, j, counts,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
-                           rejected_by_judge=by_judge)
+                           rejected_by_judge=by_judge, **style)
 
 
 def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
