@@ -185,16 +185,26 @@ class FeatureDifferences(NamedTuple):
     feature_names : tuple of str
     feature_transform : str
         What was done, with the scale used per feature (for the record).
+    scale : float array (F,)
+        What each feature's difference was divided by (its standard deviation; 1 for "raw").
+        Pass it back as ``join_features(..., scale=)`` to transform new rows (e.g. held-out
+        ones) exactly as these were.
     """
 
     features: np.ndarray
     feature_names: tuple
     feature_transform: str
+    scale: np.ndarray
+
+    def arguments(self) -> dict:
+        """The keyword arguments of :func:`~hja_bayes.comparisons.aggregate_cells`."""
+        return dict(features=self.features, feature_names=self.feature_names,
+                    feature_transform=self.feature_transform)
 
 
 def join_features(frame, features, *, cluster: str | None, model_a: str = "model_a",
-                  model_b: str = "model_b", rows=None,
-                  transform: str = "relative") -> FeatureDifferences:
+                  model_b: str = "model_b", rows=None, transform: str = "relative",
+                  scale=None) -> FeatureDifferences:
     """Both answers' style features for every row of judgments, as transformed differences.
 
     Parameters
@@ -218,6 +228,9 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         ``(a - b) / (a + b)`` (0 where ``a + b = 0``; features must be >= 0, as counts are),
         divided by its standard deviation over the comparisons.  "difference": ``a - b``
         divided by its standard deviation.  "raw": ``a - b`` as it is.
+    scale : array (F,), optional
+        Divide by these instead of the standard deviations of these rows: to transform new
+        rows as earlier ones were (their :attr:`FeatureDifferences.scale`).
 
     Returns
     -------
@@ -295,19 +308,25 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
     else:
         diff = first - second
     if transform == "raw":
-        return FeatureDifferences(diff, names, "raw: first minus second, as given")
-    sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
-    flat = ~(sd > 0)
-    if flat.any():
-        warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not vary "
-                      "over the comparisons: left unscaled, and their coefficients are set by "
-                      "the ridge alone", DataWarning, stacklevel=3)
-    sd = np.where(flat, 1.0, sd)
+        return FeatureDifferences(diff, names, "raw: first minus second, as given",
+                                  np.ones(len(names)))
+    if scale is not None:
+        sd, source = np.asarray(scale, dtype=float).reshape(-1), "a given scale"
+        if sd.shape != (len(names),) or not np.all(sd > 0):
+            raise ParameterError(f"scale must hold {len(names)} positive numbers, got {scale!r}")
+    else:
+        sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
+        source = f"its standard deviation over the {len(diff)} comparisons (ddof=1)"
+        flat = ~(sd > 0)
+        if flat.any():
+            warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
+                          "vary over the comparisons: left unscaled, and their coefficients are "
+                          "set by the ridge alone", DataWarning, stacklevel=3)
+        sd = np.where(flat, 1.0, sd)
     what = ("(a - b) / (a + b), 0 where a + b = 0" if transform == "relative" else "a - b")
-    described = (f"{transform}: {what}, divided by its standard deviation over the "
-                 f"{len(diff)} comparisons (ddof=1), not centred; sd " +
+    described = (f"{transform}: {what}, divided by {source}, not centred; sd " +
                  ", ".join(f"{n}={s:.6g}" for n, s in zip(names, sd)))
-    return FeatureDifferences(diff / sd, names, described)
+    return FeatureDifferences(diff / sd, names, described, sd)
 
 
 def _per_row(frame: pd.DataFrame, features: Mapping, rows: np.ndarray):

@@ -190,7 +190,7 @@ def read_frame(
     codes, names = _cluster_codes(df, cluster, valid)
     style = {} if features is None else join_features(
         df, features, cluster=cluster, model_a=model_a, model_b=model_b, rows=valid,
-        transform=feature_transform)._asdict()
+        transform=feature_transform).arguments()
     return aggregate_cells(used_judges, list(items), k, i, j, counts,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,

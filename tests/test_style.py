@@ -97,6 +97,15 @@ def test_the_join_takes_differences_over_sums_scaled_not_centred():
     assert relative_difference([0], [0]).tolist() == [0.0]
 
 
+def test_new_rows_take_the_scale_of_the_rows_fitted():
+    fitted = join_features(votes(), table(), cluster="question_id")
+    new = join_features(votes().iloc[[3, 0]], table(), cluster="question_id", scale=fitted.scale)
+    np.testing.assert_allclose(new.features, fitted.features[[3, 0]])
+    assert "divided by a given scale" in new.feature_transform
+    with pytest.raises(ParameterError, match="2 positive numbers"):
+        join_features(votes(), table(), cluster="question_id", scale=[1.0])
+
+
 def test_per_row_features_give_what_the_table_gives():
     df = votes()
     lengths = table().set_index(["question_id", "model"])["length"]
