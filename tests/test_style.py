@@ -259,3 +259,21 @@ def test_style_fit_equals_arena_rank_contextual_bradley_terry():
     np.testing.assert_allclose(fit.mu, ratings[list(fit.items)].to_numpy(), atol=1e-6)
     ours = [fit.coefficient(f"style:{f}").item() for f in joined.feature_names]
     np.testing.assert_allclose(ours, np.asarray(peer.params["coeffs"]), atol=1e-6)
+
+
+def test_the_benchmark_runs_and_renders(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_style", root / "bench_style.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--parts", "parity", "--arena-python", "", "--out", str(tmp_path / "style")])
+    assert "arena-rank not run" in (tmp_path / "style.md").read_text()
+    # every part of the stored results renders
+    text = bench.markdown(json.loads((root / "results" / "style.json").read_text()))
+    for heading in ("## Parity", "## Coverage", "## PRD Vicuna80", "## Held-out agreement",
+                    "## Speed"):
+        assert heading in text
