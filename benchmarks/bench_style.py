@@ -277,9 +277,10 @@ def human_agreement(splits: int, seed: int, rank, test_size: int = 16) -> dict:
       coefficients (the mean of the judges' theta_k), no position term (the humans' is
       unknown to the panel).  Without control: ``mu_a - mu_b``.  Also the controlled
       consensus alone, ``mu_a - mu_b`` of the controlled fit (the answers' quality with
-      their style set equal: it ignores that the humans, too, reward length).  The features of held-out
-      answers are transformed with the training rows' scale.  This is what the pooled GLM
-      prototype did (model effects and a length term fitted to the LLM judges).
+      their style set equal: it ignores that the humans, too, reward length).  The features
+      of held-out answers are transformed with the training rows' scale.  A pooled logistic
+      regression fitted to the LLM judges the same way (model effects and the log length
+      ratio) reaches .723 without and .763 with the length term: the goal.
     * **human judge**: the human votes on the training questions join the fit as one more
       judge ("human", pooled voters).  The held-out votes are predicted by that judge's own
       logit, ``S_human,a - S_human,b + beta_human + theta_human^T (x_qa - x_qb)``.
