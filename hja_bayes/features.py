@@ -284,6 +284,10 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         raise DataError("style features vary by prompt: pass cluster=<the prompt column> "
                         "(e.g. cluster='question_id') together with features=")
     frame = as_frame(frame, "from_frame")
+    missing = [c for c in (cluster, model_a, model_b) if c not in frame.columns]
+    if missing:
+        raise DataError(f"column(s) {missing} not found; the columns there are "
+                        f"{list(frame.columns)}")
     rows = np.ones(len(frame), dtype=bool) if rows is None else np.asarray(rows, dtype=bool)
     index = frame.index[rows]
     if isinstance(features, Mapping):
