@@ -41,6 +41,7 @@ from .errors import (  # noqa: E402
     IdentifiabilityError,
     ParameterError,
 )
+from .features import style_features  # noqa: E402
 from .inference import (  # noqa: E402
     Interval,
     WaldInference,
@@ -131,6 +132,7 @@ __all__ = [
     "sample_hja",
     "save_fit",
     "simulate",
+    "style_features",
     "tangent_basis",
     "wald_inference",
     "win_probability_heatmap",

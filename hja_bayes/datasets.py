@@ -40,10 +40,17 @@ class PRDVicuna80(NamedTuple):
         8,000 LLM verdicts: judge, question_id, model_a (shown first), model_b, winner, ...
     human : DataFrame
         7,040 human votes: question_id, model_a, model_b, winner, raw_score, vote_idx, ...
+    answers : DataFrame
+        The 400 answers judged: question_id, model, model_id, answer (the text); one per
+        (question, model) for the five LLM-judged models.
+    questions : DataFrame
+        The 80 questions: question_id, category, question (the text).
     """
 
     judgments: pd.DataFrame
     human: pd.DataFrame
+    answers: pd.DataFrame
+    questions: pd.DataFrame
 
 
 def load_prd_vicuna80() -> PRDVicuna80:
@@ -51,20 +58,22 @@ def load_prd_vicuna80() -> PRDVicuna80:
 
     Five LLM judges (bard, claude, gpt35, gpt4, vicuna-13b) compare the answers of the same
     five models on 80 questions, every pair in both presentation orders; human votes on the
-    same questions (9 models) serve as reference labels.
+    same questions (9 models) serve as reference labels.  The answers' texts come along, so
+    that a fit can control for their style (:func:`hja_bayes.style_features`), and the
+    questions with their categories.
 
     Examples
     --------
     >>> prd = load_prd_vicuna80()
-    >>> len(prd.judgments), len(prd.human)
-    (8000, 7040)
+    >>> len(prd.judgments), len(prd.human), len(prd.answers), len(prd.questions)
+    (8000, 7040, 400, 80)
     """
     folder = resources.files("hja_bayes") / "data" / "prd_vicuna80"
-    with resources.as_file(folder / "llm_judgments.csv.gz") as p:
-        llm = pd.read_csv(p)
-    with resources.as_file(folder / "human_judgments.csv.gz") as p:
-        human = pd.read_csv(p)
-    return PRDVicuna80(llm, human)
+    tables = []
+    for name in ("llm_judgments", "human_judgments", "answers", "questions"):
+        with resources.as_file(folder / f"{name}.csv.gz") as p:
+            tables.append(pd.read_csv(p, keep_default_na=name != "answers"))
+    return PRDVicuna80(*tables)
 
 
 def find_data_dir(path: str | os.PathLike | None = None) -> Path:

@@ -44,6 +44,7 @@ import pandas as pd
 from .categories import THREE
 from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning, ParameterError
+from .features import join_features
 from .sources import as_frame, read_table
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "SECOND_LABELS",
@@ -85,6 +86,8 @@ def read_frame(
     invalid_labels: Iterable[str] = INVALID_LABELS,
     cluster: str | None = None,
     scale=None,
+    features=None,
+    feature_transform: str = "relative",
 ) -> Comparisons:
     """Aggregate one row per judgment into cells.
 
@@ -110,6 +113,9 @@ def read_frame(
         Verdicts are whole numbers from ``lo`` to ``hi`` (``"-2..2"`` or ``(-2, 2)``), a
         higher number favouring the model shown first: the data get ``hi - lo + 1`` ordered
         categories.  Without it, Arena-Hard's labels ``A>>B .. B>>A`` give five.
+    features, feature_transform : optional
+        Answers' style features (with ``cluster``), joined to every comparison and
+        transformed: see :func:`hja_bayes.features.join_features`.
 
     Returns
     -------
@@ -209,10 +215,13 @@ def read_frame(
     counts[np.arange(m_valid), category[valid]] = 1.0
 
     codes, names = _cluster_codes(df, cluster, valid)
+    style = {} if features is None else join_features(
+        df, features, cluster=cluster, model_a=model_a, model_b=model_b, rows=valid,
+        transform=feature_transform).arguments()
     return aggregate_cells(used_judges, list(items), k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
-                           rejected_by_judge=by_judge)
+                           rejected_by_judge=by_judge, **style)
 
 
 def _scale_bounds(scale) -> tuple[int, int]:

@@ -1,0 +1,279 @@
+"""Answer style: feature counts, their join to judgments, a style fit, and arena-rank parity."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes import Comparisons, DataError, ParameterError
+from hja_bayes.features import join_features, markdown_counts, relative_difference
+from hja_bayes.likelihood.terms import Style
+
+
+# ----------------------------------------------------------------------- counting
+@pytest.mark.parametrize("text, counts", [
+    # headers: one to six '#' at the start of a line, then a space or tab
+    ("# a\n## b\n###### c\n####### seven\n#no space\nx # inside\n#\ttab", (4, 0, 0)),
+    # list items: -, *, + or '12.' (after any indentation), then a space
+    ("- a\n* b\n+ c\n1. d\n12. e\n    - nested\n-no\n1.no\n2) no\n**bold** line", (0, 6, 1)),
+    # bold spans within one line
+    ("**a** and __b__, **c**\n** spaced\n**across\nlines** *it* _it_ ****", (0, 0, 3)),
+    # nothing counts inside fenced code, and an unclosed fence runs to the end
+    ("```python\n# comment\n- x\n**y**\n```\n# Real\n~~~\n# no\n~~~\n- yes\n```\n# no", (1, 1, 0)),
+    ("", (0, 0, 0)),
+])
+def test_markdown_counts_on_hand_made_texts(text, counts):
+    assert markdown_counts(text) == counts
+
+
+def test_style_features_counts_every_answer():
+    answers = pd.DataFrame({
+        "qid": ["q1", "q1", "q2"],
+        "who": ["m1", "m2", "m1"],
+        "text": ["One two three.", "## Plan\n\n1. **first** step\n2. second step\n", "ab  cd\nef"],
+    })
+    table = hb.style_features(answers, prompt="qid", model="who", text="text")
+    assert list(table.columns) == ["qid", "model", "length", "headers", "lists", "bold"]
+    assert table["model"].tolist() == ["m1", "m2", "m1"]
+    assert table[["length", "headers", "lists", "bold"]].to_numpy().tolist() == [
+        [3, 0, 0, 0], [8, 1, 2, 1], [3, 0, 0, 0]]
+    chars = hb.style_features(answers, prompt="qid", model="who", text="text", length="characters")
+    assert chars["length"].tolist() == [14, 42, 9]
+    # a tokenizer may return its tokens (their number is taken) or a count
+    tokens = hb.style_features(answers, prompt="qid", model="who", text="text", length=list)
+    assert tokens["length"].tolist() == [14, 42, 9]
+    counted = hb.style_features(answers, prompt="qid", model="who", text="text",
+                                length=lambda t: t.count("e"))
+    assert counted["length"].tolist() == [3, 3, 1]
+
+
+def test_style_features_refuses_what_it_cannot_count():
+    answers = pd.DataFrame({"question_id": [1, 1], "model": ["a", "a"], "answer": ["x", "y"]})
+    with pytest.raises(DataError, match="second answer of model 'a' to prompt '1'"):
+        hb.style_features(answers)
+    with pytest.raises(DataError, match=r"row 1.*missing 'answer'"):
+        hb.style_features(answers.assign(model=["a", "b"], answer=["x", None]))
+    with pytest.raises(DataError, match=r"\['text'\] not found"):
+        hb.style_features(answers, text="text")
+    with pytest.raises(ParameterError, match="length must be"):
+        hb.style_features(answers.assign(model=["a", "b"]), length="tokens")
+
+
+# -------------------------------------------------------------------- the join
+def votes():
+    """Six judgments on two prompts; both orders of (x, y) on prompt 1."""
+    return pd.DataFrame({
+        "judge": ["j1", "j1", "j2", "j2", "j1", "j2"],
+        "question_id": [1, 1, 1, 2, 2, 2],
+        "model_a": ["x", "y", "x", "x", "z", "y"],
+        "model_b": ["y", "x", "z", "z", "y", "z"],
+        "winner": ["model_a", "model_b", "tie", "model_b", "model_a", "model_a"],
+    })
+
+
+def table():
+    return pd.DataFrame({"question_id": [1, 1, 1, 2, 2, 2], "model": list("xyzxyz"),
+                         "length": [300, 100, 100, 50, 150, 0], "bold": [0, 0, 2, 0, 0, 0]})
+
+
+def test_the_join_takes_differences_over_sums_scaled_not_centred():
+    data = Comparisons.from_frame(votes(), cluster="question_id", features=table())
+    assert data.feature_names == ("length", "bold")
+    raw = np.array([[0.5, 0], [-0.5, 0], [0.5, -1], [1, 0], [-1, 0], [1, 0]])
+    sd = raw.std(axis=0, ddof=1)
+    by_row = join_features(votes(), table(), cluster="question_id")
+    np.testing.assert_allclose(by_row.features, raw / sd)
+    assert abs(by_row.features.mean(axis=0)[0]) > 0.1  # not centred
+    assert "not centred" in data.feature_transform
+    assert f"length={sd[0]:.6g}" in data.feature_transform and f"bold={sd[1]:.6g}" in data.feature_transform
+    # every judgment is its own entry here; the stored features are the rows'
+    c = data.clusters
+    stored = {(data.judges[data.judge[e]], c.names[q], data.items[data.first[e]],
+               data.items[data.second[e]]): tuple(f)
+              for q, e, f in zip(c.cluster, c.cell, c.features)}
+    for r, row in votes().iterrows():
+        key = (row.judge, str(row.question_id), row.model_a, row.model_b)
+        np.testing.assert_allclose(stored[key], raw[r] / sd)
+    assert relative_difference([0], [0]).tolist() == [0.0]
+
+
+def test_new_rows_take_the_scale_of_the_rows_fitted():
+    fitted = join_features(votes(), table(), cluster="question_id")
+    new = join_features(votes().iloc[[3, 0]], table(), cluster="question_id", scale=fitted.scale)
+    np.testing.assert_allclose(new.features, fitted.features[[3, 0]])
+    assert "divided by a given scale" in new.feature_transform
+    with pytest.raises(ParameterError, match="2 positive numbers"):
+        join_features(votes(), table(), cluster="question_id", scale=[1.0])
+
+
+def test_per_row_features_give_what_the_table_gives():
+    df = votes()
+    lengths = table().set_index(["question_id", "model"])["length"]
+    df["len_a"] = [lengths[q, m] for q, m in zip(df.question_id, df.model_a)]
+    df["len_b"] = [lengths[q, m] for q, m in zip(df.question_id, df.model_b)]
+    per_row = Comparisons.from_frame(df, cluster="question_id",
+                                     features={"length": ("len_a", "len_b")})
+    joined = Comparisons.from_frame(df, cluster="question_id", features=table()[
+        ["question_id", "model", "length"]])
+    np.testing.assert_allclose(per_row.clusters.features, joined.clusters.features)
+    assert per_row.feature_transform == joined.feature_transform
+    with pytest.raises(DataError, match=r"\['len_c'\] not found"):
+        Comparisons.from_frame(df, cluster="question_id", features={"length": ("len_a", "len_c")})
+    with pytest.raises(ParameterError, match="two columns"):
+        Comparisons.from_frame(df, cluster="question_id", features={"length": "len_a"})
+
+
+def test_swapping_every_pair_negates_the_features_and_folds_to_the_same_data():
+    df = votes()
+    swapped = df.assign(model_a=df.model_b, model_b=df.model_a,
+                        winner=df.winner.map({"model_a": "model_b", "model_b": "model_a",
+                                              "tie": "tie"}))
+    one = join_features(df, table(), cluster="question_id")
+    other = join_features(swapped, table(), cluster="question_id")
+    np.testing.assert_allclose(other.features, -one.features)
+
+    def folded(frame):
+        """The folded entries by names, each pair in alphabetical order."""
+        data = Comparisons.from_frame(frame, cluster="question_id", features=table()).fold_order()
+        c, out = data.clusters, {}
+        for q, e, counts, f in zip(c.cluster, c.cell, c.counts, c.features):
+            first, second = data.items[data.first[e]], data.items[data.second[e]]
+            if first > second:  # the other orientation: mirrored verdicts, negated features
+                first, second, counts, f = second, first, counts[::-1], -f
+            out[data.judges[data.judge[e]], c.names[q], first, second] = (*counts, *f)
+        return out
+
+    a, b = folded(df), folded(swapped)
+    assert a.keys() == b.keys() and len(a) == 5  # x-y on prompt 1 by j1 folds into one entry
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key])
+
+
+def test_a_compared_answer_without_features_is_an_error_naming_the_row():
+    short = table().iloc[:-1]  # no features for z on prompt 2
+    with pytest.raises(DataError, match=r"row 3: no features for the answer of model 'z' to "
+                                        r"prompt '2' \(column 'model_b'\); 3 such rows"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=short)
+    gap = table().assign(length=[300, 100, np.nan, 50, 150, 0])
+    with pytest.raises(DataError, match="row 2: feature 'length' is missing"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=gap)
+    # a row without a usable verdict is no comparison, and needs no features
+    df = votes()
+    df.loc[3, "winner"] = "invalid"
+    df.loc[3, "model_b"] = "w"
+    data = Comparisons.from_frame(df, cluster="question_id", features=table())
+    assert data.n_comparisons == 5 and "over the 5 comparisons" in data.feature_transform
+
+
+def test_feature_errors_say_what_to_do():
+    with pytest.raises(DataError, match="pass cluster="):
+        Comparisons.from_frame(votes(), features=table())
+    with pytest.raises(DataError, match="prompt column 'prompt'"):
+        Comparisons.from_frame(votes().rename(columns={"question_id": "prompt"}),
+                               cluster="prompt", features=table())
+    with pytest.raises(DataError, match="'tag' of the feature table is not numeric"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=table().assign(tag="t"))
+    with pytest.raises(DataError, match="two rows for model 'x' on prompt '1'"):
+        Comparisons.from_frame(votes(), cluster="question_id",
+                               features=pd.concat([table(), table().iloc[:1]]))
+    signed = table().assign(length=[3, -1, 0, 1, 2, 0])
+    with pytest.raises(DataError, match="row 0: feature 'length' is negative.*'difference'"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=signed)
+    data = Comparisons.from_frame(votes(), cluster="question_id", features=signed,
+                                  feature_transform="difference")
+    assert data.feature_transform.startswith("difference: a - b")
+    with pytest.raises(ParameterError, match="feature_transform must be"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=table(),
+                               feature_transform="centred")
+
+
+def test_file_readers_pass_the_features_on(tmp_path):
+    path = tmp_path / "votes.csv"
+    votes().to_csv(path, index=False)
+    data = Comparisons.from_csv(path, cluster="question_id", features=table())
+    frame = Comparisons.from_frame(votes(), cluster="question_id", features=table())
+    np.testing.assert_allclose(data.clusters.features, frame.clusters.features)
+    assert Comparisons.from_file(path, cluster="question_id", features=table()).feature_names \
+        == ("length", "bold")
+
+
+def test_bundled_answers_give_features_for_every_llm_judgment():
+    prd = hb.datasets.load_prd_vicuna80()
+    assert len(prd.answers) == 400 and len(prd.questions) == 80
+    features = hb.style_features(prd.answers)
+    means = features.groupby("model")["length"].mean()
+    assert means["gpt4"] > 290 and means["gpt35"] < 200  # the data README's figures
+    with pytest.warns(hb.DataWarning, match=r"\['headers'\] do not vary"):  # PRD has none
+        data = Comparisons.from_frame(prd.judgments, cluster="question_id", features=features)
+    assert data.clusters.features.shape == (8000, 4)
+
+
+# ------------------------------------------------------------------ a style fit
+@pytest.fixture(scope="module")
+def style_panel():
+    theta = np.array([[0.9], [0.3], [1.5], [0.6]])
+    data, truth = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=1500,
+                              questions=60, style=theta, self_preference=0.6, seed=3)
+    fit = hb.fit_hja(data, rank=0, style="per_judge", self_preference=truth.owners)
+    return data, truth, fit
+
+
+def test_a_style_fit_recovers_the_simulated_coefficients(style_panel):
+    data, truth, fit = style_panel
+    theta = fit.wald.coefficients("style:f1")
+    z = (theta.estimate - truth.theta[:, 0]) / theta.se
+    assert np.all(np.abs(z) < 4), z
+    lam = fit.wald.coefficients("self")
+    assert np.all(np.abs((lam.estimate - truth.lam) / lam.se) < 4)
+    # the controlled consensus is the truth's; a fit without the term is pulled by style
+    err = fit.mu - truth.mu
+    plain = hb.fit_hja(data, rank=0)
+    assert np.abs(err).max() < np.abs(plain.mu - truth.mu).max()
+
+
+# ------------------------------------------------------------------ arena-rank
+def test_style_fit_equals_arena_rank_contextual_bradley_terry():
+    try:
+        from arena_rank.models.contextual_bradley_terry import ContextualBradleyTerry
+        from arena_rank.utils.data_utils import ContextualPairDataset
+    except ImportError:
+        pytest.skip("arena-rank is not installed (a benchmark extra: it pins jax and numpy); "
+                    "benchmarks/bench_style.py runs this check in its own environment")
+    prd = hb.datasets.load_prd_vicuna80()
+    rows = prd.judgments[prd.judgments.judge == "gpt4"].reset_index(drop=True)
+    features = hb.style_features(prd.answers).drop(columns="headers")
+    joined = join_features(rows, features, cluster="question_id")
+    frame = rows[["model_a", "model_b", "winner"]].assign(
+        **{f: joined.features[:, i] for i, f in enumerate(joined.feature_names)})
+    reg = 0.01
+    dataset = ContextualPairDataset.from_pandas(frame, list(joined.feature_names),
+                                                reweighted=False, normalize_features=False)
+    peer = ContextualBradleyTerry(len(dataset.competitors), len(joined.feature_names), reg=reg)
+    peer.fit(dataset)
+
+    data = Comparisons.from_frame(rows, cluster="question_id", features=features)
+    # arena-rank: -mean(LL) + reg/2 |coeffs|^2; ours: NLL + ridge/2 |theta|^2 (scores free)
+    fit = hb.fit_hja(data, rank=0, ridge=0.0, tol=1e-15, max_iter=20_000,
+                     style=Style("shared", ridge=reg * data.n_comparisons))
+    ratings = pd.Series(np.asarray(peer.params["ratings"]), index=dataset.competitors)
+    np.testing.assert_allclose(fit.mu, ratings[list(fit.items)].to_numpy(), atol=1e-6)
+    ours = [fit.coefficient(f"style:{f}").item() for f in joined.feature_names]
+    np.testing.assert_allclose(ours, np.asarray(peer.params["coeffs"]), atol=1e-6)
+
+
+def test_the_benchmark_runs_and_renders(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_style", root / "bench_style.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--parts", "parity", "--arena-python", "", "--out", str(tmp_path / "style")])
+    assert "arena-rank not run" in (tmp_path / "style.md").read_text()
+    # every part of the stored results renders
+    text = bench.markdown(json.loads((root / "results" / "style.json").read_text()))
+    for heading in ("## Parity", "## Coverage", "## PRD Vicuna80", "## Held-out agreement",
+                    "## Speed"):
+        assert heading in text
