@@ -45,9 +45,12 @@ def _read_data(args: argparse.Namespace):
 
     source = args.data
     if source in BUNDLED:
-        frame = load_prd_vicuna80().judgments
+        prd = load_prd_vicuna80()
+        frame = prd.judgments
         cluster = _cluster_column(frame, getattr(args, "cluster_col", None))
-        return Comparisons.from_frame(frame, cluster=cluster), "PRD Vicuna80 (bundled)"
+        features = _features(args, cluster, prd.answers)
+        return (Comparisons.from_frame(frame, cluster=cluster, features=features),
+                "PRD Vicuna80 (bundled)")
     if source != "-" and not Path(source).exists():
         raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
                         "standard input)")
@@ -62,8 +65,50 @@ def _read_data(args: argparse.Namespace):
     else:
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
-                                      cluster=cluster, scale=args.scale_levels)
+                                      cluster=cluster, scale=args.scale_levels,
+                                      features=_features(args, cluster))
     return data, "standard input" if source == "-" else Path(source).name
+
+
+def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=None):
+    """The style-feature table for ``--style-control``: counted from ``--answers`` (or the
+    bundled answers), or read from ``--features``; only the features asked for, or (bare
+    ``--style-control``) every one that varies over the answers.  None without style."""
+    wanted = getattr(args, "style_control", None)
+    if wanted is None:
+        return None
+    from ..errors import DataError
+    from ..features import style_features
+    from ..sources import read_table
+
+    if cluster is None:
+        raise DataError("--style-control needs the prompt of every verdict: name it with "
+                        "--cluster-col (the answers table uses the same column)")
+    answers = getattr(args, "answers", None)
+    table_file = getattr(args, "features", None)
+    if table_file:
+        table = read_table(table_file)
+    elif answers:
+        table = style_features(read_table(answers), prompt=cluster)
+    elif bundled_answers is not None:
+        table = style_features(bundled_answers, prompt=cluster)
+    else:
+        raise DataError("--style-control needs the answers (--answers FILE, with the prompt "
+                        "column, 'model' and 'answer') or their features (--features FILE)")
+    names = [c for c in table.columns if c not in (cluster, "model")]
+    if wanted is True:
+        names = [c for c in names if pd.to_numeric(table[c], errors="coerce").nunique() > 1]
+    else:
+        names = [c.strip() for c in str(wanted).split(",") if c.strip()]
+        missing = [c for c in names if c not in table.columns]
+        if missing:
+            raise DataError(f"style feature(s) {missing} not among {names_of(table, cluster)}")
+    return table[[cluster, "model", *names]]
+
+
+def names_of(table: pd.DataFrame, cluster: str) -> list[str]:
+    """The feature columns of a features table."""
+    return [c for c in table.columns if c not in (cluster, "model")]
 
 
 def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
@@ -88,13 +133,15 @@ def _fit(data, args, progress):
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     outcome = args.outcome or ("ordinal" if len(data.categories) != 3 else "half")
     self_preference = _self_preference(args.self_preference)
+    style = args.style_scope if data.feature_names else None
     extras = "".join([f", outcome {outcome}" if outcome != "half" else "",
+                      f", style ({', '.join(data.feature_names)}; {style})" if style else "",
                       ", self-preference" if self_preference is not None else ""])
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'}{extras})")
     fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
                   progress=isinstance(args.rank, str) and not args.quiet, outcome=outcome,
-                  self_preference=self_preference)
+                  style=style, self_preference=self_preference)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit
@@ -141,13 +188,21 @@ def _baseline(args):
             from None
 
 
-def _tables(fit, args, idata=None):
+def _uncontrolled(fit, progress):
+    """The fit without its bias terms (for the rank change), or None when it has none."""
+    if not any(t.name in ("style", "self") for t in fit.terms):
+        return None
+    progress("fitting the same model without its bias terms, for the rank change")
+    return fit.uncontrolled()
+
+
+def _tables(fit, args, idata=None, uncontrolled=None):
     from ..reporting import judge_table, leaderboard, wald
 
     inference = wald(fit)
     style = getattr(args, "style", "default")
     board = leaderboard(fit, idata, level=args.level, scale=args.scale, style=style,
-                        baseline=_baseline(args), inference=inference)
+                        baseline=_baseline(args), inference=inference, uncontrolled=uncontrolled)
     return inference, board, judge_table(fit, idata, level=args.level, inference=inference)
 
 
@@ -187,9 +242,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     if not as_json:
         print(data.summary())
     fit = _fit(data, args, progress)
+    plain = _uncontrolled(fit, progress)
     idata = _sample(data, fit, args, progress)
     progress("Wald intervals")
-    inference, board, judges = _tables(fit, args, idata)
+    inference, board, judges = _tables(fit, args, idata, plain)
     out = Path(args.out)
     fit.save(out, idata=idata)
     if as_json:
@@ -205,7 +261,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         progress("writing the report")
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
-                       + default_title(data))
+                       + default_title(data), uncontrolled=plain)
         progress(f"report written: {files.html}")
     return 0
 
@@ -242,20 +298,42 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     fit = _fit(data, args, progress)
     print()
     print(fit.summary())
+    plain = _uncontrolled(fit, progress)
     idata = _sample(data, fit, args, progress)
     progress("Wald intervals")
-    inference, board, judges = _tables(fit, args, idata)
+    inference, board, judges = _tables(fit, args, idata, plain)
     _show(board, judges, args, progress, idata)
+    if fit.coef_names:
+        from ..reporting.biases import bias_table
+
+        print("\nJudge biases (logit scale):")
+        print_table(bias_table(fit, args.level, inference=inference))
     progress("writing the report (tables, figures, HTML)")
     files = report(fit, args.out, idata, level=args.level, scale=args.scale,
-                   inference=inference,
+                   inference=inference, uncontrolled=plain,
                    title="PRD Vicuna80: 5 models ranked by 5 LLM judges (8,000 comparisons)")
     progress("done")
     print(f"\nReport: {files.html}")
     return 0
 
 
-def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) -> None:
+def _add_style(p: argparse.ArgumentParser, *, bundled: bool) -> None:
+    where = "the bundled answers" if bundled else "--answers or --features"
+    p.add_argument("--style-control", nargs="?", const=True,
+                   default=True if bundled else None, metavar="FEATURES",
+                   help=f"control for the answers' style (features of {where}): a comma list "
+                        "such as length,lists,bold, or bare for every feature that varies"
+                        + (" (default: on)" if bundled else ""))
+    if bundled:
+        p.add_argument("--no-style-control", dest="style_control", action="store_const",
+                       const=None, help="leave style out")
+    p.add_argument("--style-scope", choices=("per_judge", "shared"), default="per_judge",
+                   help="one style coefficient per judge and feature, or one per feature "
+                        "(default per_judge)")
+
+
+def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool,
+               self_default: bool = False) -> None:
     p.add_argument("--rank", type=rank_arg, default=rank_default,
                    help=f"disagreement rank r: an integer, or 'bic' / 'cv' to choose it "
                         f"(default {rank_default})")
@@ -268,10 +346,14 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool) 
                    help="outcome model: ties count 1/2 (half), Davidson's ties (davidson), or "
                         "ordered verdicts (ordinal; the default when the verdicts have a "
                         "strength scale, else half)")
-    p.add_argument("--self-preference", nargs="?", const=True, default=None,
-                   metavar="JUDGE=MODEL,...",
+    p.add_argument("--self-preference", nargs="?", const=True,
+                   default=True if self_default else None, metavar="JUDGE=MODEL,...",
                    help="estimate each judge's bonus for its own model: bare, judges named "
-                        "like a model; or pairs such as gpt4=gpt-4,claude=claude-v1")
+                        "like a model; or pairs such as gpt4=gpt-4,claude=claude-v1"
+                        + (" (default: on)" if self_default else ""))
+    if self_default:
+        p.add_argument("--no-self-preference", dest="self_preference", action="store_const",
+                       const=None, help="leave self-preference out")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of the cross-validation folds and of the sampler (default 0)")
 
@@ -314,6 +396,13 @@ def add_panel_commands(sub) -> None:
                      help="verdicts are whole numbers from LO to HI, higher favouring model_a "
                           "(e.g. -2..2): ordered verdicts (Arena-Hard's A>>B .. B>>A labels "
                           "are recognised without it)")
+    fit.add_argument("--answers", default=None, metavar="FILE",
+                     help="the answers judged: the prompt column (as --cluster-col), 'model' "
+                          "and 'answer' (text); style features are counted from them")
+    fit.add_argument("--features", default=None, metavar="FILE",
+                     help="style features per (prompt, model) instead of --answers: the prompt "
+                          "column, 'model' and one numeric column per feature")
+    _add_style(fit, bundled=False)
     fit.add_argument("--counts", action="store_true",
                      help="rows are aggregated cells with counts (see --n-col, --wins-col)")
     fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
@@ -358,7 +447,8 @@ def add_panel_commands(sub) -> None:
                "  hja-bayes demo --bayes --samples 300 --out report",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--out", default="report", help="report folder (default report)")
-    _add_model(demo, rank_default="bic", bias_default=True)
+    _add_model(demo, rank_default="bic", bias_default=True, self_default=True)
+    _add_style(demo, bundled=True)
     _add_bayes(demo, samples=500)
     add_common(demo)
     demo.set_defaults(run=_cmd_demo)
