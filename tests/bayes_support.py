@@ -40,14 +40,15 @@ def panel_from_scores(S, beta, per_cell: int, seed: int):
     import pandas as pd
 
     from hja_bayes import Comparisons
-    from hja_bayes.likelihood import sample_outcomes
+    from hja_bayes.likelihood import HALF, probabilities, sample_counts
 
     K, N = S.shape
     k, i, j = (a.ravel() for a in np.meshgrid(range(K), range(N), range(N), indexing="ij"))
     keep = i != j
     k, i, j = k[keep], i[keep], j[keep]
     eta = beta[k] + S[k, i] - S[k, j]
-    first, ties, _ = sample_outcomes(np.random.default_rng(seed), eta, np.full(len(k), per_cell))
+    first, ties, _ = sample_counts(np.random.default_rng(seed), np.full(len(k), per_cell),
+                                   probabilities(HALF, eta)).T
     frame = pd.DataFrame({"judge": [f"judge{x}" for x in k], "model_a": [f"item{x}" for x in i],
                           "model_b": [f"item{x}" for x in j], "n": per_cell,
                           "wins": first + 0.5 * ties, "ties": ties})
