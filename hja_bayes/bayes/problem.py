@@ -111,7 +111,7 @@ class Problem(NamedTuple):
 
 
 def start_coefficients(init: HJAFit, layout: TermLayout, params0: dict) -> None:
-    """The MAP's term coefficients as the model's raw sites ``coef_raw`` and ``theta``."""
+    """The MAP's term coefficients as the model's raw sites ``coef_raw`` and ``theta_raw``."""
     names = tuple(init.coef_names)
     if tuple(layout.names) != names or tuple(layout.global_names) != tuple(init.theta_names):
         raise IdentifiabilityError(
@@ -124,7 +124,7 @@ def start_coefficients(init: HJAFit, layout: TermLayout, params0: dict) -> None:
             coef = np.asarray(init.coef, dtype=float)
             params0["coef_raw"] = jnp.asarray(coef[rows, np.asarray(others)[cols]])
     if layout.global_names:
-        params0["theta"] = jnp.asarray(np.asarray(init.theta, dtype=float))
+        params0["theta_raw"] = jnp.asarray(np.asarray(init.theta, dtype=float))
 
 
 def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
