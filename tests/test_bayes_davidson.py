@@ -147,3 +147,14 @@ def test_ppc_of_tie_rates_needs_replicated_ties():
 
     with pytest.raises(ParameterError, match="davidson"):
         ppc_tie_rates(half_panel()[3])
+
+
+def test_log_nu_prior_fields_still_override_the_outcome_models_prior():
+    davidson, ordinal = outcome_model("davidson"), outcome_model("ordinal")
+    with pytest.warns(DeprecationWarning, match="aux_prior"):
+        assert aux_prior(davidson, HJAPriors(log_nu_scale=0.5)) == (0.0, 0.5)
+    with pytest.warns(DeprecationWarning):  # a model without "nu" keeps its own prior
+        assert aux_prior(ordinal, HJAPriors(log_nu_loc=1.0)) == ordinal.prior
+    assert aux_prior(ordinal, HJAPriors(aux_prior=(0.5, 2.0))) == (0.5, 2.0)
+    with pytest.raises(ParameterError):
+        aux_prior(davidson, HJAPriors(aux_prior=(0.0, -1.0)))
