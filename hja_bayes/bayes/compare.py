@@ -75,9 +75,9 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
             or coordinate_names(idata, "item") != list(fit.items)):
         raise IdentifiabilityError(
             "fit and posterior describe different models (rank, position bias, judges or items)")
+    terms = dict(terms=fit.terms, coef=fit.coef, theta=fit.theta) if fit.terms else {}
     wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
-                          outcome=fit.outcome, aux=fit.aux, terms=fit.terms, coef=fit.coef,
-                          theta=fit.theta)
+                          outcome=fit.outcome, aux=fit.aux, **terms)
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
