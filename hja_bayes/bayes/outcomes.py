@@ -37,8 +37,8 @@ from ..likelihood import (
     sample_counts,
 )
 
-__all__ = ["AUX_SITE", "UnitOutcomes", "held_aux", "log_scale_aux", "natural_jax",
-           "predicts_middle", "sample_aux", "stack_counts"]
+__all__ = ["AUX_SITE", "UnitOutcomes", "held_aux", "is_symmetric", "log_scale_aux",
+           "natural_jax", "predicts_middle", "sample_aux", "stack_counts"]
 
 #: The sample site of the outcome model's free extra parameters (unconstrained scale).
 AUX_SITE = "outcome_aux"
@@ -171,3 +171,18 @@ def predicts_middle(outcome: OutcomeModel) -> bool:
     aux = None if outcome.n_aux == 0 else np.zeros((1, outcome.n_aux))
     p = np.asarray(probabilities(outcome, np.zeros(1), aux), dtype=float)
     return bool(p[0, C // 2] > 0)
+
+
+def is_symmetric(outcome: OutcomeModel) -> bool:
+    """Whether reversing the order of presentation only reverses the categories:
+    ``log p_c(eta) = log p_{C-1-c}(-eta)`` (checked at a few points).
+
+    Then the units (k, i, j) and (k, j, i) can be merged, their categories reversed
+    (:meth:`~hja_bayes.comparisons.Comparisons.fold_order`), without changing the likelihood
+    of any term but the position bias.
+    """
+    eta = np.array([-2.1, -0.3, 0.0, 0.7, 3.4])
+    aux = np.random.default_rng(0).normal(size=(len(eta), outcome.n_aux))
+    here = np.asarray(outcome.log_probabilities(eta, aux), dtype=float)
+    swapped = np.asarray(outcome.log_probabilities(-eta, aux), dtype=float)[:, ::-1]
+    return bool(np.allclose(here, swapped, rtol=1e-10, atol=1e-12))

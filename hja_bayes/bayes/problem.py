@@ -21,7 +21,7 @@ from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
 from .model import POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
-from .outcomes import AUX_SITE, log_scale_aux
+from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
 from .prompts import entry_answers
 
 __all__ = ["Problem", "Request", "build_problem", "prompt_setting", "resolve_init"]
@@ -162,10 +162,11 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
         terms = (Position(),) + terms
     level = "entries" if prompt or any(t.needs_entries for t in terms) else "cells"
     # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on the order
-    # only through eta's sign (every term but the position bias changes sign with the order,
-    # and the outcome models are symmetric), so the sampler works on folded units (same
-    # posterior, half the work); log-likelihoods and replicated data stay per original unit.
-    model_data = data if pb else data.fold_order()
+    # only through eta's sign (every other term changes sign with the order) and, for a
+    # symmetric outcome model, reversing the order reverses the categories: the sampler then
+    # works on folded units (same posterior, half the work); log-likelihoods and replicated
+    # data stay per original unit.
+    model_data = data if pb or not is_symmetric(outcome) else data.fold_order()
     design = design_of(model_data, terms, level)
     layout = term_layout(design)
     start_coefficients(init, layout, params0)
