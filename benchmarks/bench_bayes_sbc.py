@@ -16,7 +16,7 @@ Two arms, each calibrated against its own prior:
   draw (the over-specified-rank geometry);
 * ``davidson`` (``--draws-davidson``, default 200): default priors, Davidson ties with
   ``log nu_k ~ N(0, 1.5^2)``; the data are simulated from Davidson's model, the MAP and
-  the posterior use ``ties="davidson"``.  A judge that never tied in a simulated panel has
+  the posterior use ``outcome="davidson"``.  A judge that never tied in a simulated panel has
   its nu held at 0 (the MAP's rule, not the model's posterior), so the arm's ranks are
   summarised over the draws in which every judge tied: SBC stays exact conditional on any
   event of the data, and the number of draws left out is reported.
@@ -55,7 +55,7 @@ from hja_bayes import Comparisons, HJAError, fit_hja, sample_hja  # noqa: E402
 from hja_bayes.bayes import HJAPriors  # noqa: E402
 from hja_bayes.bayes.model import default_chart, hja_model  # noqa: E402
 from hja_bayes.decomposition import canonicalize  # noqa: E402
-from hja_bayes.likelihood import DAVIDSON, cells_of, sample_outcomes  # noqa: E402
+from hja_bayes.likelihood import DAVIDSON, HALF, cells_of, probabilities, sample_counts  # noqa: E402
 
 K, N, RANK = 3, 4, 1
 PER_CELL = (3, 15)
@@ -89,10 +89,11 @@ def panel(S, beta, per_cell: int, rng, nu=None) -> Comparisons:
     k, i, j, n = design(per_cell)
     eta = beta[k] + S[k, i] - S[k, j]
     if nu is None:
-        first, ties, _ = sample_outcomes(rng, eta, np.full(len(k), n))
+        p = probabilities(HALF, eta)
     else:
-        first, ties, _ = sample_outcomes(rng, eta, np.full(len(k), n), outcome=DAVIDSON,
-                                         aux=np.log(nu)[k][:, None])
+        with np.errstate(divide="ignore"):
+            p = probabilities(DAVIDSON, eta, np.log(nu)[k][:, None])
+    first, ties, _ = sample_counts(rng, np.full(len(k), n), p).T
     frame = pd.DataFrame({"judge": [f"j{x}" for x in k], "model_a": [f"m{x}" for x in i],
                           "model_b": [f"m{x}" for x in j], "n": n, "wins": first + 0.5 * ties,
                           "ties": ties})
@@ -139,7 +140,7 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
         try:
             # the MAP is only where the chains start: a loose stopping rule keeps the proximal
             # solver from crawling on these tiny panels
-            fit = fit_hja(data, RANK, position_bias=True, tol=1e-7, max_iter=300, ties=ties)
+            fit = fit_hja(data, RANK, position_bias=True, tol=1e-7, max_iter=300, outcome=ties)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 idata = sample_hja(data, RANK, init=fit, priors=priors, num_warmup=WARMUP,

@@ -40,14 +40,15 @@ def panel_from_scores(S, beta, per_cell: int, seed: int):
     import pandas as pd
 
     from hja_bayes import Comparisons
-    from hja_bayes.likelihood import sample_outcomes
+    from hja_bayes.likelihood import HALF, probabilities, sample_counts
 
     K, N = S.shape
     k, i, j = (a.ravel() for a in np.meshgrid(range(K), range(N), range(N), indexing="ij"))
     keep = i != j
     k, i, j = k[keep], i[keep], j[keep]
     eta = beta[k] + S[k, i] - S[k, j]
-    first, ties, _ = sample_outcomes(np.random.default_rng(seed), eta, np.full(len(k), per_cell))
+    first, ties, _ = sample_counts(np.random.default_rng(seed), np.full(len(k), per_cell),
+                                   probabilities(HALF, eta)).T
     frame = pd.DataFrame({"judge": [f"judge{x}" for x in k], "model_a": [f"item{x}" for x in i],
                           "model_b": [f"item{x}" for x in j], "n": per_cell,
                           "wins": first + 0.5 * ties, "ties": ties})
@@ -84,3 +85,66 @@ def zero_loading_scores(eps: float = 0.0, seed: int = 0):
     u = np.array([1.0, -0.5, 0.8, -1.3])
     S = np.outer(gamma, mu) + np.outer(u - u.mean(), v)
     return S + eps * np.random.default_rng(seed).normal(size=S.shape)
+
+
+#: Log cut-point gaps of the ordinal panel's judges (t_1 = gap_1, t_2 = gap_1 + gap_2).
+ORDINAL_GAPS = ((0.5, 1.0), (0.8, 0.7), (0.3, 1.5))
+
+
+def ordinal_panel(per_cell: int = 25, seed: int = 0):
+    """K=3, N=5, rank 1 with position bias, verdicts on the five-level scale drawn from the
+    cumulative-logit model (``sample_counts`` from its probabilities): every judge sees every
+    ordered pair ``per_cell`` times.  Returns (data, S, beta)."""
+    import numpy as np
+
+    from hja_bayes import simulate
+    from hja_bayes.comparisons import aggregate_cells
+    from hja_bayes.likelihood import ordinal, probabilities, sample_counts
+
+    _, truth = simulate(3, 5, 1, 10, seed=seed)
+    beta = np.array([0.3, -0.2, 0.5])
+    K, N = truth.S.shape
+    k, i, j = (a.ravel() for a in np.meshgrid(range(K), range(N), range(N), indexing="ij"))
+    keep = i != j
+    k, i, j = k[keep], i[keep], j[keep]
+    model = ordinal(5)
+    eta = beta[k] + truth.S[k, i] - truth.S[k, j]
+    aux = np.log(np.asarray(ORDINAL_GAPS))[k]
+    counts = sample_counts(np.random.default_rng(seed), np.full(len(k), per_cell),
+                           probabilities(model, eta, aux))
+    data = aggregate_cells([f"judge{x}" for x in range(K)], [f"item{x}" for x in range(N)],
+                           k, i, j, counts, categories=model.categories)
+    return data, truth.S, beta
+
+
+def style_panel(n_prompts: int = 30, theta: float = 0.8, self_preference: float = 0.6,
+                seed: int = 0):
+    """K=3 judges, N=5 models, every judge sees every ordered pair once on each of
+    ``n_prompts`` prompts; each answer has a standardised feature ``length``, and a verdict
+    (ties counted 1/2, none drawn) follows ``eta = S_ki - S_kj + theta (x_qi - x_qj) +
+    lambda_k (1[i = own(k)] - 1[j = own(k)])`` with judges 0 and 1 owning models 0 and 1.
+    Returns (data, S, owners)."""
+    import numpy as np
+
+    from hja_bayes import simulate
+    from hja_bayes.comparisons import aggregate_cells
+
+    rng = np.random.default_rng(seed)
+    _, truth = simulate(3, 5, 1, 10, seed=seed + 1)
+    K, N = truth.S.shape
+    x = rng.normal(size=(n_prompts, N))
+    q, k, i, j = (a.ravel() for a in np.meshgrid(range(n_prompts), range(K), range(N), range(N),
+                                                  indexing="ij"))
+    keep = i != j
+    q, k, i, j = q[keep], k[keep], i[keep], j[keep]
+    own = np.array([0, 1, -1])[k]
+    d = x[q, i] - x[q, j]
+    eta = (truth.S[k, i] - truth.S[k, j] + theta * d
+           + self_preference * ((i == own).astype(float) - (j == own)))
+    first = rng.random(len(k)) < 1 / (1 + np.exp(-eta))
+    counts = np.stack([first, np.zeros(len(k)), ~first], axis=1).astype(float)
+    judges, items = [f"judge{x}" for x in range(K)], [f"item{x}" for x in range(N)]
+    data = aggregate_cells(judges, items, k, i, j, counts, cluster=q,
+                           cluster_names=[f"q{x}" for x in range(n_prompts)],
+                           features=d[:, None], feature_names=["length"])
+    return data, truth.S, {"judge0": "item0", "judge1": "item1"}

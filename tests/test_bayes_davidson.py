@@ -11,7 +11,8 @@ from numpyro.infer import Predictive
 from hja_bayes import ParameterError, fit_hja, sample_hja, simulate
 from hja_bayes.bayes import HJAPriors, psis_loo
 from hja_bayes.bayes.model import default_chart, hja_model
-from hja_bayes.likelihood import cells_of
+from hja_bayes.bayes.priors import aux_prior
+from hja_bayes.likelihood import cells_of, outcome_model
 
 from .bayes_support import quiet_sample
 
@@ -22,7 +23,7 @@ NU = np.array([0.0, 0.5, 1.5])
 @functools.lru_cache(maxsize=None)
 def davidson_panel():
     data, truth = simulate(3, 5, 1, 1500, seed=7, position_bias=0.3, ties="davidson", nu=NU)
-    fit = fit_hja(data, 1, position_bias=True, ties="davidson")
+    fit = fit_hja(data, 1, position_bias=True, outcome="davidson")
     return data, truth, fit, quiet_sample(data, 1, init=fit, seed=4)
 
 
@@ -117,14 +118,14 @@ def test_implied_prior_tie_probability_is_the_documented_one():
     # 12,000 draws: the quantiles' sampling sd is below 0.01
     np.testing.assert_allclose(np.quantile(p, [0.05, 0.5, 0.95]), [0.041, 1 / 3, 0.855],
                                atol=0.025)
-    assert HJAPriors().log_nu_scale == 1.5
+    assert aux_prior(outcome_model("davidson"), HJAPriors()) == (0.0, 1.5)
 
 
 def test_ties_must_match_the_map():
     data, _ = simulate(3, 4, 0, 200, seed=0, ties="davidson", nu=0.5)
     fit = fit_hja(data, 0)
     with pytest.raises(ParameterError, match="davidson"):
-        sample_hja(data, 0, init=fit, ties="davidson", num_warmup=5, num_samples=5,
+        sample_hja(data, 0, init=fit, outcome="davidson", num_warmup=5, num_samples=5,
                    num_chains=1, progress_bar=False)
 
 
@@ -146,3 +147,14 @@ def test_ppc_of_tie_rates_needs_replicated_ties():
 
     with pytest.raises(ParameterError, match="davidson"):
         ppc_tie_rates(half_panel()[3])
+
+
+def test_log_nu_prior_fields_still_override_the_outcome_models_prior():
+    davidson, ordinal = outcome_model("davidson"), outcome_model("ordinal")
+    with pytest.warns(DeprecationWarning, match="aux_prior"):
+        assert aux_prior(davidson, HJAPriors(log_nu_scale=0.5)) == (0.0, 0.5)
+    with pytest.warns(DeprecationWarning):  # a model without "nu" keeps its own prior
+        assert aux_prior(ordinal, HJAPriors(log_nu_loc=1.0)) == ordinal.prior
+    assert aux_prior(ordinal, HJAPriors(aux_prior=(0.5, 2.0))) == (0.5, 2.0)
+    with pytest.raises(ParameterError):
+        aux_prior(davidson, HJAPriors(aux_prior=(0.0, -1.0)))

@@ -37,8 +37,8 @@ def posterior():
 def test_entries_refine_the_cells_and_index_the_answers():
     data = clustered()
     units, answers, cell = entry_units(data)
-    for name in ("first_wins", "ties", "second_wins"):
-        np.testing.assert_allclose(np.bincount(cell, getattr(units, name), data.n_cells),
+    for c, name in enumerate(("first_wins", "ties", "second_wins")):
+        np.testing.assert_allclose(np.bincount(cell, units.counts[:, c], data.n_cells),
                                    getattr(data, name))
     q = np.asarray(data.clusters.cluster)
     assert np.all(answers.question[answers.first] == q)
@@ -72,7 +72,8 @@ def test_log_density_with_answer_effects_matches_an_independent_computation():
     alpha = tau[answers.item] * z
     k, i, j = units.judge, units.first, units.second
     eta = S[k, i] - S[k, j] + gamma[k] * (alpha[answers.first] - alpha[answers.second])
-    w, n = units.first_wins + units.ties / 2, units.first_wins + units.ties + units.second_wins
+    first_wins, ties, second_wins = units.counts.T
+    w, n = first_wins + ties / 2, first_wins + ties + second_wins
     expected = np.sum(w * eta - n * np.log1p(np.exp(eta)))  # "ties 1/2", no coefficient
     expected += stats.norm.logpdf(np.asarray(raw.z_mu), 0, priors.mu_scale).sum()
     expected += stats.norm.logpdf(np.asarray(raw.z_gamma), 0, priors.gamma_scale).sum()
@@ -179,15 +180,15 @@ def test_prompt_effects_mode_is_the_mode_given_its_tau():
     from scipy.optimize import minimize
 
     from hja_bayes.bayes import prompt_effects_mode
-    from hja_bayes.bayes.sample import _problem
+    from hja_bayes.bayes.problem import build_problem
     from hja_bayes.likelihood import outcome_model
 
     data = clustered()
     fit = fit_hja(data, 1)
     mode = prompt_effects_mode(data, 1, init=fit)
     assert mode.tau.shape == (data.n_items,) and np.all(mode.tau > 0)
-    model, args, params0, _, potential = _problem(data, fit, 1, False, True, HJAPriors(),
-                                                  outcome_model("half"), None)
+    model, args, params0, _, potential, _ = build_problem(data, fit, 1, False, True, HJAPriors(),
+                                                          outcome_model("half"), None)
     log_tau = jnp.log(jnp.asarray(mode.tau))
     sites = sorted(k for k in params0 if k != "tau")
     flat, unravel = jax.flatten_util.ravel_pytree({k: params0[k] for k in sites})
@@ -213,7 +214,7 @@ def _frame_of_entries(data):
     c = data.clusters
     rows = []
     for u, cell in enumerate(np.asarray(c.cell)):
-        counts = (c.first_wins[u], c.ties[u], c.second_wins[u])
+        counts = c.counts[u]
         for winner, count in zip(("model_a", "tie", "model_b"), counts):
             rows += [{"question_id": c.names[c.cluster[u]],
                       "judge": data.judges[data.judge[cell]],

@@ -4,11 +4,16 @@
 ``arviz.InferenceData`` whose posterior holds canonical (identified) draws aligned to the
 MAP.  The modules, one job each:
 
-* :mod:`~hja_bayes.bayes.model` (the NumPyro model and its reparameterisation),
-  :mod:`~hja_bayes.bayes.outcomes` (the observation model, on the likelihood seam),
+* :mod:`~hja_bayes.bayes.model` (the NumPyro model), :mod:`~hja_bayes.bayes.coordinates`
+  (its reparameterisation), :mod:`~hja_bayes.bayes.priors` (prior scales),
+  :mod:`~hja_bayes.bayes.outcomes` (the outcome model's counts and parameters, on the
+  likelihood seam), :mod:`~hja_bayes.bayes.prompts` (answer-quality effects),
   :mod:`~hja_bayes.bayes.prior` (implied priors, prior predictive);
-* :mod:`~hja_bayes.bayes.sample` (NUTS), :mod:`~hja_bayes.bayes.laplace` (starts and mass
-  matrix), :mod:`~hja_bayes.bayes.convert` (the ``InferenceData`` layout),
+* :mod:`~hja_bayes.bayes.problem` (the request and the MAP as a start),
+  :mod:`~hja_bayes.bayes.run` (NUTS), :mod:`~hja_bayes.bayes.laplace` (starts and mass
+  matrix), :mod:`~hja_bayes.bayes.align` (canonical draws aligned to the MAP),
+  :mod:`~hja_bayes.bayes.assemble` (replicated data, log-likelihood),
+  :mod:`~hja_bayes.bayes.convert` (the ``InferenceData`` layout),
   :mod:`~hja_bayes.bayes.diagnose` (warnings);
 * :mod:`~hja_bayes.bayes.ppc` (posterior predictive checks), :mod:`~hja_bayes.bayes.loo`
   (PSIS-LOO over comparisons, rank choice), :mod:`~hja_bayes.bayes.compare` (Wald against
@@ -24,11 +29,11 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "HJAPriors": ".model",
+    "HJAPriors": ".priors",
     "hja_model": ".model",
-    "sample_hja": ".sample",
-    "PromptMode": ".sample",
-    "prompt_effects_mode": ".sample",
+    "sample_hja": ".run",
+    "PromptMode": ".run",
+    "prompt_effects_mode": ".run",
     "compare_intervals": ".compare",
     "FIRST_SHOWN": ".ppc",
     "bayesian_p_value": ".ppc",
@@ -36,6 +41,7 @@ _EXPORTS = {
     "ppc_judge_win_rates": ".ppc",
     "ppc_pair_win_rates": ".ppc",
     "ppc_tie_rates": ".ppc",
+    "ppc_category_rates": ".ppc",
     "LooResult": ".loo",
     "RankComparison": ".loo",
     "compare_ranks": ".loo",

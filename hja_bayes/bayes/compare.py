@@ -45,14 +45,19 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     -------
     DataFrame
         One row per quantity: ``quantity`` ("mu_diff" = mu_a - mu_b for every item pair
-        a < b, "gamma", "beta" with position bias, "S_diff" = S_ka - S_kb for every judge and
-        pair a < b), ``label``, ``wald_estimate``, ``wald_se``, ``wald_lower``,
+        a < b, "gamma", "beta" with position bias, the other term coefficients per judge
+        ("self", "style:<feature>"; labelled by judge) and panel-wide ones (shared style,
+        labelled "(panel)"), "S_diff" = S_ka - S_kb for every judge and pair a < b),
+        ``label``, ``wald_estimate``, ``wald_se``, ``wald_lower``,
         ``wald_upper``, ``post_mean``, ``post_sd``, ``eti_lower``, ``eti_upper``
         (equal-tailed), ``hdi_lower``, ``hdi_upper``, ``sd_ratio`` (posterior sd / Wald
         se), ``width_ratio`` (equal-tailed width / Wald width) and ``hdi_width_ratio``.
         With prompt effects the posterior side of "mu_diff" is from ``mu_marginal``, the
         consensus on the fixed-effects fit's scale; "gamma" and "S_diff" stay the mixed
         model's own (conditional) quantities, so their ratios also show that scale.
+        The Wald intervals are those of the fit's own model (outcome model and terms),
+        with the Fisher information unless the data carry clusters (then cluster-robust),
+        without the ridge's curvature.
 
     Raises
     ------
@@ -70,7 +75,9 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
             or coordinate_names(idata, "item") != list(fit.items)):
         raise IdentifiabilityError(
             "fit and posterior describe different models (rank, position bias, judges or items)")
-    wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias)
+    terms = dict(terms=fit.terms, coef=fit.coef, theta=fit.theta) if fit.terms else {}
+    wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
+                          outcome=fit.outcome, aux=fit.aux, **terms)
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
@@ -79,9 +86,17 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     blocks = {"mu_diff": mu[..., a] - mu[..., b], "gamma": gamma}
     if fit.position_bias:
         blocks["beta"] = np.asarray(post["beta"])
+    for c, name in enumerate(fit.coef_names):
+        if name != "position":
+            blocks[name] = np.asarray(post["coef"])[..., c]
+    for g, name in enumerate(fit.theta_names):
+        blocks[name] = np.asarray(post["theta"])[..., g:g + 1]
     frames = []
     for quantity, draws in blocks.items():
-        rows = table[table["quantity"] == quantity].reset_index(drop=True)
+        rows = table[table["quantity"] == quantity]
+        if quantity in fit.coef_names:  # per judge (a per-judge style also has a panel row)
+            rows = rows[rows["label"] != "(panel)"]
+        rows = rows.reset_index(drop=True)
         frames.append(_side_by_side(quantity, rows["label"], rows["estimate"], rows["se"],
                                     rows["lower"], rows["upper"], draws, level))
     k = np.repeat(np.arange(K), len(a))

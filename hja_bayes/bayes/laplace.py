@@ -1,6 +1,6 @@
 """The Laplace approximation at the MAP, in the sampler's own (raw) coordinates.
 
-The posterior of the raw coordinates (:class:`~hja_bayes.bayes.model.RawCoordinates`) is
+The posterior of the raw coordinates (:class:`~hja_bayes.bayes.coordinates.RawCoordinates`) is
 close to Gaussian once each judge has a few hundred comparisons.  Its curvature at the MAP,
 the Hessian ``H`` of NUTS's potential energy (negative log posterior density), is known
 before sampling, and it gives two things:

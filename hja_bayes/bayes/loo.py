@@ -5,8 +5,8 @@ reliably: a cell with dozens of comparisons moves the posterior too much when le
 (Pareto k up to 1.45 on MT-Bench).  A verdict's log-likelihood depends only on its cell and
 its outcome, so all verdicts of one cell with one outcome have the same draws of the
 log-likelihood and the same PSIS result.  :func:`psis_loo` therefore runs PSIS once per
-(cell, outcome) present in the data (with prompt effects, per (question, cell, outcome):
-verdicts on one question share its answer effects) and weights by the number of verdicts: the result is
+(unit, category) present in the data (per (question, cell, category) when the units are
+entries: verdicts on one question share its answer effects and style) and weights by the number of verdicts: the result is
 exactly ``az.loo`` over the per-comparison ``log_likelihood`` group, with memory bounded by
 ``draws x (a chunk of cells)`` however many comparisons there are.
 
@@ -29,8 +29,7 @@ from scipy.special import logsumexp
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
-from ..likelihood import outcome_model
-from .convert import posterior_units
+from .convert import posterior_outcome, posterior_units
 from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 
 __all__ = ["LooResult", "RankComparison", "compare_ranks", "psis_loo", "rank_comparison",
@@ -53,7 +52,7 @@ class LooResult(NamedTuple):
     n_comparisons : float
         Number of comparisons (the pointwise units).
     pareto_k : ndarray (points,)
-        Pareto k of every distinct (cell, outcome).
+        Pareto k of every distinct (unit, category).
     counts : ndarray (points,)
         Comparisons sharing each distinct point.
     elpd_i : ndarray (points,)
@@ -63,7 +62,8 @@ class LooResult(NamedTuple):
     max_pareto_k : float
     cell : ndarray (points,)
         Unit of each distinct point (its cell, or its (question, cell) entry with prompt
-        effects); ``outcome`` (0 first wins, 1 tie, 2 second wins).
+        effects); ``outcome``: its category (index into the outcome model's categories:
+        0 first wins, 1 tie, 2 second wins for three outcomes).
     outcome : ndarray (points,)
     integrated : ndarray of bool (points,)
         Points recomputed by integrated importance sampling (prompt effects, plain Pareto
@@ -122,9 +122,8 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     import arviz as az
 
     units = posterior_units(idata)
-    cells = units.cells
-    counts = np.stack([cells.first_wins, cells.ties, cells.second_wins], axis=-1)
-    outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
+    counts = np.asarray(units.cells.counts, dtype=float)
+    outcome = posterior_outcome(idata)
     post = idata.posterior
     draws = post.sizes["chain"] * post.sizes["draw"]
     reff = _relative_efficiency(idata) if reff is None else float(reff)
@@ -191,7 +190,8 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     Parameters
     ----------
     entry, which : int arrays (points,)
-        Unit and outcome (0 first wins, 1 tie, 2 second wins) of each point.
+        Unit and category (0 first wins, 1 tie, 2 second wins for three outcomes) of each
+        point.
 
     Returns
     -------
@@ -199,13 +199,13 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     """
     import arviz as az
 
-    from ..likelihood import Cells
+    from ..likelihood import information, log_likelihood, score
     from .convert import posterior_draws
-    from .predictive import unit_cells
 
     first, second = (np.asarray(a) for a in units.prompt)
     c = units.cells
-    counts = np.stack([c.first_wins, c.ties, c.second_wins], axis=-1).astype(float)
+    counts = np.asarray(c.counts, dtype=float)
+    one_verdict = np.eye(counts.shape[1])
     gamma = posterior_draws(idata, "gamma")
     alpha = posterior_draws(idata, "alpha")
     tau = posterior_draws(idata, "tau")
@@ -218,14 +218,14 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     log_weight = np.log(np.outer(w, w).ravel()) + 0.5 * (z1**2 + z2**2)
     ks, elpds = [], []
     for e, o in zip(np.asarray(entry), np.asarray(which)):
-        one = unit_cells(1)[o]
+        one = one_verdict[o]
         a, b = first[e], second[e]
         near = np.flatnonzero(np.isin(first, (a, b)) | np.isin(second, (a, b)))
         ca = (first[near] == a).astype(float) - (second[near] == a)
         cb = (first[near] == b).astype(float) - (second[near] == b)
         kept = counts[near].copy()
         kept[near == e, o] -= 1.0  # leave the one verdict out
-        others = Cells(c.judge[near], c.first[near], c.second[near], *kept.T)
+        n_kept = kept.sum(axis=1)
         aux = posterior_aux(idata, units, near)
         g = gamma[:, c.judge[near]]
         base = (posterior_logits(idata, units, near)
@@ -234,10 +234,10 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
         xa, xb = alpha[:, a].copy(), alpha[:, b].copy()
         for _ in range(newton_steps):
             eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
-            score = np.asarray(outcome.score(eta, aux, others)) * g
-            info = np.asarray(outcome.information_weight(eta, aux, others)) * g**2
-            ga = (score * ca).sum(1) - prec_a * xa
-            gb = (score * cb).sum(1) - prec_b * xb
+            grad = np.asarray(score(outcome, eta, aux, kept))[..., 0] * g
+            info = np.asarray(information(outcome, eta, aux, n_kept))[..., 0, 0] * g**2
+            ga = (grad * ca).sum(1) - prec_a * xa
+            gb = (grad * cb).sum(1) - prec_b * xb
             haa = (info * ca**2).sum(1) + prec_a
             hbb = (info * cb**2).sum(1) + prec_b
             hab = (info * ca * cb).sum(1)
@@ -253,7 +253,7 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
         # adaptive Gauss-Hermite: nodes from the Laplace approximation, weighted by the exact
         # conditional density over the Gaussian's (the conditional can be skewed)
         here = int(np.flatnonzero(near == e)[0])
-        node_cells = Cells(*(np.asarray(v)[:, None] for v in others))
+        node_counts = kept[:, None, :]
         log_int = np.empty(len(xa))
         step = max(1, _BLOCK // (len(near) * len(z1)))
         for lo in range(0, len(xa), step):
@@ -262,10 +262,10 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
                                                       + cb[:, None] * qb[d, None, :])
             aux_d = None if aux is None else np.repeat(aux[d, :, None], len(z1), axis=2)
             log_w = (log_weight
-                     + np.asarray(outcome.log_likelihood(eta, aux_d, node_cells)).sum(1)
+                     + np.asarray(log_likelihood(outcome, eta, aux_d, node_counts)).sum(1)
                      - 0.5 * (qa[d] ** 2 * prec_a[d, None] + qb[d] ** 2 * prec_b[d, None]))
-            log_p = np.asarray(outcome.log_likelihood(
-                eta[:, here], None if aux is None else aux_d[:, here], one))
+            log_p = np.asarray(log_likelihood(
+                outcome, eta[:, here], None if aux is None else aux_d[:, here], one))
             log_int[d] = logsumexp(log_w + log_p, axis=1) - logsumexp(log_w, axis=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -326,10 +326,14 @@ class RankComparison(NamedTuple):
 
 
 def compare_ranks(data: Comparisons, ranks: Sequence[int] = (0, 1, 2), *,
-                  position_bias: bool = False, num_warmup: int = 500, num_samples: int = 1000,
+                  position_bias: bool = False, outcome: str = "half",
+                  num_warmup: int = 500, num_samples: int = 1000,
                   num_chains: int = 4, seed: int = 0, progress_bar: bool = False,
                   **sample_kwargs) -> RankComparison:
     """Sample every candidate rank from its MAP and compare them by PSIS-LOO and BIC.
+
+    Every rank's MAP is ``fit_hja(data, r, position_bias=, outcome=)``; ``sample_kwargs``
+    go to :func:`~hja_bayes.bayes.sample_hja`.
 
     Returns
     -------
@@ -337,11 +341,11 @@ def compare_ranks(data: Comparisons, ranks: Sequence[int] = (0, 1, 2), *,
         ``table`` from :func:`rank_comparison`; ``idatas`` maps rank -> InferenceData.
     """
     from ..hja import fit_hja
-    from .sample import sample_hja
+    from .run import sample_hja
 
     idatas = {}
     for r in ranks:
-        fit = fit_hja(data, r, position_bias=position_bias)
+        fit = fit_hja(data, r, position_bias=position_bias, outcome=outcome)
         idatas[int(r)] = sample_hja(data, r, init=fit, num_warmup=num_warmup,
                                     num_samples=num_samples, num_chains=num_chains, seed=seed,
                                     progress_bar=progress_bar, **sample_kwargs)

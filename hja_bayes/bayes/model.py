@@ -1,34 +1,21 @@
-"""The Bayesian HJA model in NumPyro, and its map from unconstrained coordinates.
+"""The Bayesian HJA model in NumPyro.
 
-The rank-r HJA model ``S = gamma mu^T + U V^T`` lives on a constraint set (centring,
-``sum(gamma) = K``, ``mu^T V = 0``, ``V^T V = N I``).  NUTS needs unconstrained real
-coordinates, so every constrained quantity is produced from raw vectors by a smooth
-deterministic map ("reparameterised orthogonal factors"):
+Parameters are sampled in the unconstrained coordinates of
+:mod:`~hja_bayes.bayes.coordinates` and mapped onto the HJA constraint set there; the
+r(r+1)/2 coordinates of the Gram matrix ``W^T W`` that the likelihood does not see are
+pinned by a tight prior that depends on W through ``W^T W`` alone, so it is invariant under
+rotations of W and leaves the implied prior on V (uniform on its constraint set) unchanged.
 
-``mu = A z_mu``
-    ``A`` (N x (N-1)) is a fixed orthonormal basis of the centred vectors, so ``1^T mu = 0``
-    holds exactly and no coordinate along ``1`` is sampled.
-``gamma = 1 + B z_gamma``
-    ``B`` (K x (K-1)) is a fixed orthonormal basis of the centred judge vectors, so
-    ``sum(gamma) = K``.
-``U = B L``
-    ``L`` ((K-1) x r) is lower trapezoidal (``L[a, b] = 0`` for ``b > a``).  This removes
-    the r(r-1)/2 rotation directions ``(U, V) -> (U O, V O)`` that leave S unchanged and
-    that the likelihood cannot see.
-``V = sqrt(N) C(mu) W R^{-1}``
-    ``C(mu)`` (N x (N-2)) is an orthonormal basis of ``{1, mu}``-perp that moves smoothly
-    with mu (a Householder reflection inside ``A``'s span), ``W`` ((N-2) x r) a raw matrix
-    and ``R`` the Cholesky factor of ``W^T W``.  ``W R^{-1}`` is the orthonormal factor of W
-    (the Gram-Schmidt rather than the polar factor: both are exact, and the Cholesky factor
-    has well-defined gradients even when ``W^T W`` has repeated eigenvalues, where the
-    polar factor's eigen-decomposition does not).
+Every unit (a cell, or a (prompt, cell) entry when a term or the prompt effects vary by
+prompt) has the linear predictor of the likelihood seam,
+``eta = S[k, i] - S[k, j] + Z[k] . X[u] + theta . Xg[u]``
+(:func:`~hja_bayes.likelihood.linear_predictor`): ``Z`` (K, q) holds the per-judge term
+coefficients (position bias beta_k, self-preference lambda_k, per-judge style theta_k),
+``theta`` (g,) the panel-wide ones (shared style); prompt effects add
+``gamma_k (alpha_qi - alpha_qj)``.  The unit's counts follow the outcome model
+(:mod:`~hja_bayes.bayes.outcomes`), whose extra parameters, priors and names are its own.
 
-The only coordinates the likelihood does not see are the r(r+1)/2 entries of the Gram
-matrix ``W^T W``.  They are pinned by a tight prior that depends on W through ``W^T W``
-alone, so it is invariant under rotations of W and leaves the implied prior on V (uniform
-on its constraint set) unchanged.
-
-Priors (weakly informative; every scale is an argument, see :class:`HJAPriors`):
+Priors (weakly informative; every scale is an argument, see :class:`~hja_bayes.bayes.priors.HJAPriors`):
 
 * ``mu ~ N(0, s_mu^2 (I - 11^T/N))``, the centred Gaussian (``z_mu ~ N(0, s_mu^2 I)``);
 * ``gamma - 1 ~ N(0, s_gamma^2 (I - 11^T/K))``;
@@ -38,6 +25,14 @@ Priors (weakly informative; every scale is an argument, see :class:`HJAPriors`):
   have with a full Gaussian U;
 * ``V`` uniform on ``{V : V^T 1 = 0, V^T mu = 0, V^T V = N I}`` given mu;
 * ``beta_k ~ N(0, s_beta^2)`` independently (only with position bias);
+* the other per-judge term coefficients, each free entry independently: self-preference
+  ``lambda_k ~ N(0, s_self^2)``, per-judge style ``theta_kf ~ N(0, s_style^2)``; shared
+  style ``theta_f ~ N(0, s_style^2)`` (:func:`~hja_bayes.bayes.priors.coefficient_scales`);
+  an entry the design holds (a judge without a model of its own) stays at 0;
+* the outcome model's extra parameters, each free entry ``~ N(loc, sd^2)`` on its
+  unconstrained scale with the outcome model's own ``prior`` (N(0, 1.5^2) for those
+  shipped; :func:`~hja_bayes.bayes.priors.aux_prior`); this module does not know what they
+  are;
 * with prompt effects (:mod:`hja_bayes.bayes.prompts`), ``tau_i ~ HalfNormal(s_tau)`` per
   model and one answer effect ``alpha_qi = tau_i z_qi``, ``z_qi ~ N(0, 1)`` per (question,
   model).
@@ -54,9 +49,21 @@ sqrt 2)) = 0.30`` at s_mu = 1.5.  Also implied: ``gamma_k < 0`` (a judge reversi
 consensus) with prior probability 12%, and a residual ``|U V^T|_F`` about 0.45 times the
 consensus part ``|gamma mu^T|_F`` (median), the range seen on MT-Bench and Chatbot Arena.
 
+The linear terms widen the prior of a verdict's logit, each by its own coefficient times
+its column.  One coefficient at its prior sd (1) moves a win probability from 1/2 to
+``expit(1) = 0.73`` per unit of its column, and puts ``2 Phi(-logit(0.9)) = 2.8%`` of the
+verdicts with a unit column value outside [0.1, 0.9] by itself; the length coefficient
+measured on PRD (1.6 per standardised unit, SPEC §10) is 1.6 prior sd out, so the prior
+leaves it possible.  On the data's own verdicts (``shares["unit_outside"]`` of
+:func:`~hja_bayes.bayes.prior_predictive`, 4,000 draws, K=3, N=5, r=1, one style feature
+whose differences have sd 1.3, two of three judges owning a model): 38% outside [0.1, 0.9]
+without terms, 42% with position bias, 39% with self-preference, 43% with style (shared or
+per judge), 47% with all three, against 37.5% for judge pairs: the terms make lopsided
+verdicts somewhat more likely a priori without dominating the scores' prior.
+
 The sampled coordinates are not identified (column signs of U and V are free), so draws are
 mapped through :func:`~hja_bayes.decomposition.canonicalize` afterwards (see
-:mod:`hja_bayes.bayes.sample`).
+:mod:`hja_bayes.bayes.align`).
 """
 
 from __future__ import annotations
@@ -68,233 +75,120 @@ import jax.numpy as jnp
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
-from jax.scipy.linalg import solve_triangular
 
-from ..decomposition import Decomposition, compose
+from ..decomposition import compose
 from ..errors import ParameterError
-from ..likelihood import Cells, OutcomeModel, cell_logits, outcome_model
-from .outcomes import CellOutcomes
+from ..likelihood import Cells, OutcomeModel, linear_predictor, outcome_model
+from .coordinates import (
+    Chart,
+    RawCoordinates,
+    chart_at,
+    constrain,
+    default_chart,
+    raw_sizes,
+    tril_index,
+    unconstrain,
+)
+from .outcomes import UnitOutcomes, sample_aux
+from .priors import HJAPriors, aux_prior, coefficient_scales
 from .prompts import prompt_offsets
 
 __all__ = [
     "HJAPriors",
     "Chart",
     "RawCoordinates",
+    "TermLayout",
     "default_chart",
     "chart_at",
     "constrain",
     "unconstrain",
     "hja_model",
     "raw_sizes",
+    "term_layout",
 ]
 
-
-class HJAPriors(NamedTuple):
-    """Prior scales of the Bayesian HJA model (all on the logit scale).
-
-    Attributes
-    ----------
-    mu_scale : float
-        Standard deviation of the centred consensus scores mu (default 1.5).
-    gamma_scale : float
-        Standard deviation of ``gamma_k - 1`` on the plane ``sum(gamma) = K`` (default 1).
-    U_scale : float
-        Entry scale of the centred Gaussian judge loadings U (default 1).
-    beta_scale : float
-        Standard deviation of each position bias beta_k (default 1).
-    tau_scale : float
-        Scale of the half-normal prior of each model's tau_i, the sd of its answer-quality
-        effects with prompt effects (default 1: tau_i above 2 logits has prior probability
-        4.6%).
-    log_nu_loc, log_nu_scale : float
-        Mean and sd of the normal prior of each judge's log tie propensity ``log nu_k``
-        under Davidson ties (defaults 0 and 1.5: a tie between equally strong items has
-        prior probability 1/3 at the median, 90% interval [0.04, 0.86]).
-    gram_pin : float
-        Relative spread of the Gram matrix ``W^T W / (N - 2)`` of the raw V coordinates
-        around the identity (default 0.1).  These r(r+1)/2 coordinates do not enter the
-        likelihood or the implied prior of any identified quantity; the pin only keeps their
-        scale steady so that NUTS sees no funnel.
-
-    The defaults are calibrated on the implied prior of win probabilities (module
-    docstring of :mod:`hja_bayes.bayes.model`): about 30% of consensus pairs and 37% of
-    judge pairs fall outside [0.1, 0.9] a priori.
-    """
-
-    mu_scale: float = 1.5
-    gamma_scale: float = 1.0
-    U_scale: float = 1.0
-    beta_scale: float = 1.0
-    gram_pin: float = 0.1
-    tau_scale: float = 1.0
-    log_nu_loc: float = 0.0
-    log_nu_scale: float = 1.5
+#: The design column of the position bias (its coefficients are the site ``beta_raw``).
+POSITION = "position"
 
 
-class Chart(NamedTuple):
-    """Fixed orthonormal bases used by the map (a pytree of arrays).
+class TermLayout(NamedTuple):
+    """Which linear-term coefficients the model samples (static: names and shapes).
 
     Attributes
     ----------
-    item_basis : (N, N-1)
-        Orthonormal basis of the centred item vectors.  Its first column is the reference
-        direction ``-mu_ref / |mu_ref|``: the Householder basis of ``{1, mu}``-perp is smooth
-        everywhere except at ``mu`` pointing along that column, i.e. opposite to the
-        reference consensus.
-    judge_basis : (K, K-1)
-        Orthonormal basis of the centred judge vectors; with a reference fit its first r
-        columns span the reference U, so L is diagonal there.
+    names : tuple of str
+        The per-judge coefficient columns of ``Z`` (K, q), as the design's ``names``.
+    free : bool ndarray (K, q)
+        Entries that are sampled; the others are held at 0.
+    global_names : tuple of str
+        The panel-wide coefficients ``theta`` (g,).
     """
 
-    item_basis: jax.Array
-    judge_basis: jax.Array
+    names: tuple = ()
+    free: np.ndarray | None = None
+    global_names: tuple = ()
 
 
-class RawCoordinates(NamedTuple):
-    """The unconstrained coordinates NUTS samples (a pytree).
+def term_layout(design) -> TermLayout:
+    """The :class:`TermLayout` of a :class:`~hja_bayes.likelihood.terms.Design`."""
+    return TermLayout(tuple(design.names), np.asarray(design.free, dtype=bool),
+                      tuple(design.global_names))
 
-    ``z_mu (N-1,)``, ``z_gamma (K-1,)``, ``l_free (r(K-1) - r(r-1)/2,)``,
-    ``w (N-2, r)``, ``beta (K,)`` (empty without position bias).
+
+def _layout(cells: Cells, terms: TermLayout | None, position_bias: bool, K: int):
+    """The layout of the coefficients, checked against the units' design.
+
+    Without ``terms`` the units may come without a design (``cells_of(data)``): with
+    ``position_bias`` the position column (ones) is added to them here.
     """
-
-    z_mu: jax.Array
-    z_gamma: jax.Array
-    l_free: jax.Array
-    w: jax.Array
-    beta: jax.Array
-
-
-def raw_sizes(n_judges: int, n_items: int, rank: int) -> dict[str, int]:
-    """Number of raw coordinates of each block (and the identified total)."""
-    K, N, r = n_judges, n_items, rank
-    sizes = {"z_mu": N - 1, "z_gamma": K - 1, "l_free": r * (K - 1) - r * (r - 1) // 2,
-             "w": r * (N - 2)}
-    sizes["identified"] = (r + 1) * (K + N - r - 2)
-    return sizes
-
-
-def _orthonormal_completion(n: int, leading: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of 1-perp in R^n whose first columns span ``leading`` in order.
-
-    Gram-Schmidt over ``[1, leading, e_1, ..., e_n]``, skipping (numerically) dependent
-    columns; the direction of 1 is dropped at the end.
-    """
-    cols = [np.ones(n) / np.sqrt(n)]
-    for c in list(np.asarray(leading, dtype=float).T) + list(np.eye(n)):
-        for _ in range(2):  # re-orthogonalise once for accuracy
-            for q in cols:
-                c = c - (q @ c) * q
-        norm = np.linalg.norm(c)
-        if norm > 1e-8:
-            cols.append(c / norm)
-        if len(cols) == n:
-            break
-    return np.column_stack(cols[1:])
+    q, g = cells.X.shape[-1], cells.Xg.shape[-1]
+    if terms is None:
+        names = (POSITION,) if position_bias else ()
+        terms = TermLayout(names, np.ones((K, len(names)), dtype=bool), ())
+        if position_bias and q == 0:
+            m = cells.judge.shape[0]
+            cells = cells._replace(X=jnp.ones((m, 1)), free=jnp.ones((K, 1)),
+                                   penalty=jnp.full(1, jnp.nan))
+            q = 1
+    elif position_bias and POSITION not in terms.names:
+        raise ParameterError("position_bias=True but the terms have no position column")
+    free = np.ones((K, len(terms.names)), bool) if terms.free is None else terms.free
+    terms = terms._replace(free=np.asarray(free, dtype=bool).reshape(K, len(terms.names)))
+    if q != len(terms.names) or g != len(terms.global_names):
+        raise ParameterError(
+            f"the units' design has {q} per-judge and {g} panel-wide columns, the terms "
+            f"{list(terms.names)} and {list(terms.global_names)}: lay both out from one "
+            "design (cells_of(data, design=d), term_layout(d))")
+    return cells, terms
 
 
-def default_chart(n_judges: int, n_items: int) -> Chart:
-    """A data-free chart (Gram-Schmidt bases of the centred vectors); used for the prior."""
-    return Chart(jnp.asarray(_orthonormal_completion(n_items, np.zeros((n_items, 0)))),
-                 jnp.asarray(_orthonormal_completion(n_judges, np.zeros((n_judges, 0)))))
-
-
-def chart_at(reference: Decomposition) -> Chart:
-    """A chart adapted to a reference point (e.g. the MAP).
-
-    The item basis starts with ``-mu/|mu|`` and then the columns of V, the judge basis
-    with the columns of U.  At the reference, the raw coordinates are then simple
-    (``L`` diagonal, ``W`` a multiple of ``[I; 0]``) and far from the singular point of the
-    Householder map.
-    """
-    gamma, mu, U, V, _ = (np.asarray(x, dtype=float) for x in reference)
-    N, K = len(mu), len(gamma)
-    item = _orthonormal_completion(N, np.column_stack([-mu / np.linalg.norm(mu), V]))
-    judge = _orthonormal_completion(K, U)
-    return Chart(jnp.asarray(item), jnp.asarray(judge))
-
-
-def _tril_index(n_rows: int, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    rows, cols = np.tril_indices(n_rows, 0, rank)
-    return rows, cols
-
-
-def _complement_basis(mu: jax.Array, item_basis: jax.Array) -> jax.Array:
-    """Orthonormal basis of ``{1, mu}``-perp, N x (N-2), smooth in mu.
-
-    With ``c`` the coordinates of ``mu/|mu|`` in ``item_basis`` and ``v = e_1 - c``, the
-    Householder reflection ``H = I - 2 v v^T / |v|^2`` maps ``e_1`` to ``c``; its other
-    columns are orthonormal and orthogonal to c.
-    """
-    c = item_basis.T @ mu
-    c = c / jnp.linalg.norm(c)
-    v = jnp.zeros_like(c).at[0].set(1.0) - c
-    H = jnp.eye(c.shape[0]) - 2.0 * jnp.outer(v, v) / (v @ v)
-    return item_basis @ H[:, 1:]
-
-
-def constrain(raw: RawCoordinates, chart: Chart, rank: int):
-    """Map raw coordinates onto the constraint set.
-
-    Returns
-    -------
-    gamma (K,), mu (N,), U (K, r), V (N, r), beta (K,)
-        They satisfy centring, ``sum(gamma) = K``, ``mu^T V = 0`` and ``V^T V = N I``
-        exactly (to rounding); U's columns are not orthogonal and signs are free, so
-        pass ``S = gamma mu^T + U V^T`` through ``canonicalize`` for identified values.
-    """
-    N = chart.item_basis.shape[0]
-    K = chart.judge_basis.shape[0]
-    mu = chart.item_basis @ raw.z_mu
-    gamma = 1.0 + chart.judge_basis @ raw.z_gamma
-    if rank == 0:
-        U = jnp.zeros((K, 0), mu.dtype)
-        V = jnp.zeros((N, 0), mu.dtype)
+def _coefficients(terms: TermLayout, priors: HJAPriors, K: int, dtype):
+    """Sample the term coefficients: ``Z`` (K, q), the position column's raw values (K,) or
+    an empty array, and ``theta`` (g,) or None."""
+    q = len(terms.names)
+    scales = coefficient_scales(terms.names, priors)
+    p = terms.names.index(POSITION) if POSITION in terms.names else None
+    if p is not None:
+        with numpyro.plate("judge", K):
+            beta = numpyro.sample("beta_raw", dist.Normal(0.0, priors.beta_scale))
     else:
-        rows, cols = _tril_index(K - 1, rank)
-        L = jnp.zeros((K - 1, rank), mu.dtype).at[rows, cols].set(raw.l_free)
-        U = chart.judge_basis @ L
-        Z = _complement_basis(mu, chart.item_basis) @ raw.w
-        lower = jnp.linalg.cholesky(raw.w.T @ raw.w)
-        V = jnp.sqrt(N) * solve_triangular(lower, Z.T, lower=True).T
-    beta = raw.beta if raw.beta.shape[0] else jnp.zeros(K, mu.dtype)
-    return gamma, mu, U, V, beta
-
-
-def unconstrain(reference: Decomposition, beta, chart: Chart) -> RawCoordinates:
-    """Raw coordinates that :func:`constrain` maps onto ``reference`` (the inverse map).
-
-    ``reference`` must satisfy the HJA constraints (e.g. a canonical decomposition) and
-    ``chart`` should come from :func:`chart_at` at the same point, which makes L lower
-    trapezoidal exactly; with another chart L is first rotated into that form (``U`` and
-    ``V`` get the same rotation, so S is unchanged).
-
-    Parameters
-    ----------
-    reference : Decomposition
-    beta : array (K,) or None
-        Position biases; None (or an empty array) when the model has none.
-    chart : Chart
-    """
-    gamma, mu, U, V, _ = (np.asarray(x, dtype=float) for x in reference)
-    item, judge = np.asarray(chart.item_basis), np.asarray(chart.judge_basis)
-    N, r = V.shape
-    z_mu = item.T @ mu
-    z_gamma = judge.T @ (gamma - 1.0)
-    if r == 0:
-        l_free = np.zeros(0)
-        w = np.zeros((N - 2, 0))
-    else:
-        L = judge.T @ U
-        # rotate (L, V) -> (L O, V O) so that the top r x r block of L is lower triangular
-        q, _ = np.linalg.qr(L[:r].T)
-        L, V = L @ q, V @ q
-        rows, cols = _tril_index(L.shape[0], r)
-        l_free = L[rows, cols]
-        C = np.asarray(_complement_basis(jnp.asarray(mu), jnp.asarray(item)))
-        # W = c C^T V with W^T W = (N - 2) I: its orthonormal factor is V / sqrt(N)
-        w = np.sqrt((N - 2) / N) * C.T @ V
-    b = np.zeros(0) if beta is None else np.asarray(beta, dtype=float)
-    return RawCoordinates(*(jnp.asarray(x) for x in (z_mu, z_gamma, l_free, w, b)))
+        beta = jnp.zeros(0, dtype)
+    Z = jnp.zeros((K, q), dtype)
+    if p is not None:
+        Z = Z.at[:, p].set(beta)
+    others = [c for c in range(q) if c != p]
+    # the other columns' free entries, column by column (judge by judge within a column)
+    cols, rows = np.nonzero(terms.free[:, others].T) if others else (np.zeros(0, int),) * 2
+    if len(rows):
+        cols = np.asarray(others)[cols]
+        coef = numpyro.sample("coef_raw", dist.Normal(0.0, jnp.asarray(scales[cols]))
+                              .to_event(1))
+        Z = Z.at[rows, cols].set(coef)
+    theta = None
+    if terms.global_names:
+        scales = coefficient_scales(terms.global_names, priors)
+        theta = numpyro.sample("theta_raw", dist.Normal(0.0, jnp.asarray(scales)).to_event(1))
+    return Z, beta, theta
 
 
 def hja_model(
@@ -304,53 +198,62 @@ def hja_model(
     *,
     rank: int,
     position_bias: bool = False,
+    terms: TermLayout | None = None,
     priors: HJAPriors = HJAPriors(),
     outcome: str | OutcomeModel = "half",
     answers=None,
-    tied=None,
+    held=None,
 ) -> None:
-    """NumPyro model of the rank-``rank`` HJA panel (with optional position bias).
+    """NumPyro model of the rank-``rank`` HJA panel with linear terms and any outcome model.
 
-    Every cell ``c = (k, i, j)`` has the linear predictor
-    ``eta_c = beta_k + S[k, i] - S[k, j]`` (:func:`~hja_bayes.likelihood.cell_logits`) and
-    its counts (first_wins, ties, second_wins) follow the outcome model ``outcome`` (the
-    likelihood seam; default "ties count 1/2"), see
-    :class:`~hja_bayes.bayes.outcomes.CellOutcomes`.  ``S = gamma mu^T + U V^T`` is built
-    by :func:`constrain` from the raw sites ``z_mu``, ``z_gamma``, ``l_free``, ``w`` and
-    ``beta_raw``; priors as in the module docstring.
+    Every unit ``u`` (judge k, items i, j) has the linear predictor
+    ``eta_u = S[k, i] - S[k, j] + Z[k] . X[u] + theta . Xg[u]``
+    (:func:`~hja_bayes.likelihood.linear_predictor`) and its counts follow the outcome
+    model (:class:`~hja_bayes.bayes.outcomes.UnitOutcomes`).  ``S = gamma mu^T + U V^T`` is
+    built by :func:`~hja_bayes.bayes.coordinates.constrain` from the raw sites ``z_mu``,
+    ``z_gamma``, ``l_free``, ``w``; priors as in the module docstring.
 
     Parameters
     ----------
     cells : Cells
-        Cell indices and counts (the counts give each cell's number of comparisons; the
-        observed outcomes are passed as ``obs``).  Cells with ``n = 0`` contribute nothing.
+        The units with their design (:func:`~hja_bayes.likelihood.cells_of` with
+        ``outcome=`` and ``design=``); their counts give each unit's number of
+        comparisons, the observed counts are passed as ``obs``.  Units with ``n = 0``
+        contribute nothing.
     chart : Chart
         Bases of the map (:func:`chart_at` or :func:`default_chart`).
-    obs : array (n_cells, 3) or None
-        Observed (first_wins, ties, second_wins) per cell
-        (:func:`~hja_bayes.bayes.outcomes.stack_counts`); None samples them (prior or
-        posterior predictive).
+    obs : array (units, C) or None
+        Observed counts per category (:func:`~hja_bayes.bayes.outcomes.stack_counts`);
+        None samples them (prior or posterior predictive).
     rank : int
         Disagreement rank r.
     position_bias : bool
-        Whether each judge has a position bias beta_k.
+        Whether each judge has a position bias beta_k.  With ``terms`` it must agree with
+        them; without, units that carry no design get the position column here.
+    terms : TermLayout, optional
+        The coefficients of the units' design (:func:`term_layout`); default: the position
+        bias alone, or nothing.  The position column's coefficients are the site
+        ``beta_raw`` (K,); the other per-judge columns' free entries the site ``coef_raw``
+        (column by column); the panel-wide ones the site ``theta_raw`` (g,).
     priors : HJAPriors
         Prior scales.
     outcome : str or OutcomeModel
-        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`):
-        "half", or "davidson", which adds the site ``log_nu`` (one per judge in ``tied``)
-        and the deterministic ``nu`` (K,).
+        The outcome model or its keyword (:func:`~hja_bayes.likelihood.outcome_model`);
+        one with extra parameters adds the site ``outcome_aux`` and one deterministic
+        site per parameter name (:func:`~hja_bayes.bayes.outcomes.sample_aux`).
     answers : (first, second, item), optional
         Prompt effects: ``cells`` are then (question, cell) entries, ``first[e]`` and
         ``second[e]`` index the answers shown in entry e and ``item[a]`` is the model of
-        answer a (:func:`~hja_bayes.bayes.prompts.entry_units`); adds the sites ``tau``
+        answer a (:func:`~hja_bayes.bayes.prompts.entry_answers`); adds the sites ``tau``
         (one per model), ``z_alpha`` and the deterministic ``alpha``.
-    tied : bool array (K,), optional
-        Davidson only: the judges whose ``log nu_k`` is sampled; the others have
-        ``nu_k = 0`` (the MAP's rule for a judge that never tied).  Default: every judge.
+    held : bool array (K, n_aux), optional
+        The outcome parameters held at their boundary (``-inf``), as the MAP holds them
+        (:func:`~hja_bayes.bayes.outcomes.held_aux`).  Default: none.
 
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
-    ``beta`` are recorded; the observed site is ``outcomes``, in the plate ``cell``.
+    ``beta`` are recorded, ``coef`` (K, q) with terms and ``theta`` (g,) with panel-wide
+    ones; the observed site is
+    ``outcomes``, in the plate ``cell``.
 
     Examples
     --------
@@ -365,12 +268,14 @@ def hja_model(
     True
     """
     outcome = outcome_model(outcome)
-    if outcome.n_aux and tuple(outcome.aux_names) != ("nu",):
-        raise ParameterError(
-            f"the Bayesian model supports extra outcome parameters ('nu',) only; "
-            f"{outcome.name!r} has {outcome.aux_names}")
     item_basis, judge_basis = chart
     N, K = item_basis.shape[0], judge_basis.shape[0]
+    if cells.counts.shape[-1] != outcome.n_categories:
+        raise ParameterError(
+            f"the units carry {cells.counts.shape[-1]} categories, the outcome model "
+            f"{outcome.name!r} reads {outcome.n_categories}: make them with "
+            "cells_of(data, outcome=...)")
+    cells, terms = _layout(cells, terms, position_bias, K)
     r = rank
     sizes = raw_sizes(K, N, r)
     z_mu = numpyro.sample("z_mu", dist.Normal(0.0, priors.mu_scale).expand([N - 1]).to_event(1))
@@ -379,7 +284,7 @@ def hja_model(
     if r > 0:
         l_free = numpyro.sample(
             "l_free", dist.Normal(0.0, priors.U_scale).expand([sizes["l_free"]]).to_event(1))
-        rows, cols = _tril_index(K - 1, r)
+        rows, cols = tril_index(K - 1, r)
         diag = l_free[np.flatnonzero(rows == cols)]
         exponents = np.arange(r - 1, -1, -1, dtype=float)
         if r > 1:  # Bartlett factor of the removed rotation
@@ -391,17 +296,18 @@ def hja_model(
     else:
         l_free = jnp.zeros(0)
         w = jnp.zeros((N - 2, 0))
-    if position_bias:
-        with numpyro.plate("judge", K):
-            beta = numpyro.sample("beta_raw", dist.Normal(0.0, priors.beta_scale))
-    else:
-        beta = jnp.zeros(0)
-    gamma, mu, U, V, beta = constrain(RawCoordinates(z_mu, z_gamma, l_free, w, beta), chart, r)
+    Z, beta_raw, theta = _coefficients(terms, priors, K, z_mu.dtype)
+    gamma, mu, U, V, beta = constrain(RawCoordinates(z_mu, z_gamma, l_free, w, beta_raw),
+                                      chart, r)
     S = compose(gamma, mu, U, V)
     for name, value in (("gamma", gamma), ("mu", mu), ("U", U), ("V", V), ("S", S),
                         ("beta", beta)):
         numpyro.deterministic(name, value)
-    eta = cell_logits(S, beta, cells)
+    if terms.names:
+        numpyro.deterministic("coef", Z)
+    if theta is not None:
+        numpyro.deterministic("theta", theta)
+    eta = linear_predictor(S, Z, cells, theta)
     if answers is not None:
         first, second, item = answers
         tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
@@ -411,11 +317,8 @@ def hja_model(
         eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
     aux = None
     if outcome.n_aux:
-        free = np.arange(K) if tied is None else np.flatnonzero(np.asarray(tied))
-        log_nu = numpyro.sample("log_nu", dist.Normal(priors.log_nu_loc, priors.log_nu_scale)
-                                .expand([len(free)]).to_event(1))
-        log_nu = jnp.full(K, -jnp.inf, mu.dtype).at[free].set(log_nu)
-        numpyro.deterministic("nu", jnp.exp(log_nu))
-        aux = log_nu[cells.judge][:, None]
+        held = np.zeros((K, outcome.n_aux), bool) if held is None else np.asarray(held, bool)
+        aux = sample_aux(outcome, held.reshape(K, outcome.n_aux),
+                         aux_prior(outcome, priors))[cells.judge]
     with numpyro.plate("cell", eta.shape[0]):
-        numpyro.sample("outcomes", CellOutcomes(eta, cells, outcome, aux), obs=obs)
+        numpyro.sample("outcomes", UnitOutcomes(eta, cells.n, outcome, aux), obs=obs)

@@ -2,7 +2,9 @@
 
 Win rates per (judge, item) and per (judge, pair), and the calibration of predicted against
 observed win rates, each with the predictive interval of the statistic on replicated data and
-its Bayesian p-value.  Everything reads an ``InferenceData`` from
+its Bayesian p-value.  Win rates are read in the three-outcome view of any scale (every
+category on an item's side a win, the middle one half); tie rates and, for other scales,
+each judge's share of every category have checks of their own.  Everything reads an ``InferenceData`` from
 :func:`~hja_bayes.bayes.sample_hja` (cells in ``constant_data``, replicated wins in
 ``posterior_predictive``); predicted probabilities come from the likelihood seam.
 """
@@ -13,15 +15,18 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from ..categories import collapse_counts
 from ..checks import check_level, check_positive
-from ..likelihood import outcome_model
-from .convert import coordinate_names, posterior_cells, posterior_units
+from ..errors import ParameterError
+from ..likelihood import probabilities
+from .convert import coordinate_names, posterior_cells, posterior_outcome, posterior_units
 from .predictive import posterior_aux, posterior_logits
 
 __all__ = [
     "FIRST_SHOWN",
     "bayesian_p_value",
     "expected_wins",
+    "ppc_category_rates",
     "ppc_calibration",
     "ppc_judge_win_rates",
     "ppc_pair_win_rates",
@@ -158,19 +163,18 @@ def expected_wins(idata) -> np.ndarray:
     """Posterior draws of each cell's expected wins of the first-shown item (ties 1/2).
 
     ``sum_u n_u (p_first + p_tie / 2)`` over the cell's likelihood units (the cell itself,
-    or its (question, cell) entries with prompt effects), the probabilities from the
-    outcome model (``OutcomeModel.probabilities``) at every draw's logits.
+    or its (question, cell) entries), the probabilities from the outcome model (collapsed
+    to three outcomes) at every draw's logits.
 
     Returns
     -------
     ndarray (draws, cells)
     """
     units = posterior_units(idata)
-    outcome = outcome_model(str(idata.posterior.attrs.get("outcome", "half")))
-    p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in
-                         outcome.probabilities(posterior_logits(idata, units),
-                                               posterior_aux(idata, units)))
-    per_unit = np.asarray(units.cells.n) * (p_first + 0.5 * p_tie)
+    p = probabilities(posterior_outcome(idata), posterior_logits(idata, units),
+                      posterior_aux(idata, units))
+    three = collapse_counts(np.asarray(p, dtype=float))
+    per_unit = np.asarray(units.cells.n) * (three[..., 0] + 0.5 * three[..., 1])
     n_cells = len(posterior_cells(idata).judge)
     to_cells = sparse.csr_matrix((np.ones(len(units.cell)), (np.arange(len(units.cell)),
                                                               units.cell)),
@@ -215,7 +219,10 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
 
 
 def ppc_tie_rates(idata, level: float = 0.95) -> pd.DataFrame:
-    """Posterior predictive check of every judge's tie rate (Davidson posteriors).
+    """Posterior predictive check of every judge's tie rate (the middle category).
+
+    For posteriors of outcome models that predict ties (Davidson, an ordinal scale of odd
+    length).
 
     Returns
     -------
@@ -228,11 +235,9 @@ def ppc_tie_rates(idata, level: float = 0.95) -> pd.DataFrame:
     ParameterError
         When the posterior has no replicated ties (an outcome model without ties).
     """
-    from ..errors import ParameterError
-
     if "ties" not in idata.posterior_predictive:
         raise ParameterError("the posterior has no replicated ties: sample it with "
-                             "ties='davidson'")
+                             "outcome='davidson' (or an ordinal scale)")
     cells = posterior_cells(idata)
     judges = coordinate_names(idata, "judge")
     K, C = len(judges), len(cells.n)
@@ -244,3 +249,49 @@ def ppc_tie_rates(idata, level: float = 0.95) -> pd.DataFrame:
     for k, v in stats.items():
         out[k] = v
     return out
+
+
+def ppc_category_rates(idata, level: float = 0.95) -> pd.DataFrame:
+    """Posterior predictive check of every judge's share of each verdict category.
+
+    For posteriors on a scale other than (first, tie, second) (e.g. ``outcome="ordinal"``
+    on a five-level scale), whose posterior predictive holds each judge's replicated
+    category counts.
+
+    Returns
+    -------
+    DataFrame
+        ``judge``, ``category``, ``n`` (the judge's verdicts), ``observed`` (share in the
+        category), ``predicted_mean``, ``predicted_lower``, ``predicted_upper`` (central
+        ``level`` interval of the replicated share), ``p_value``.
+
+    Raises
+    ------
+    ParameterError
+        When the posterior has no replicated category counts (three-outcome models: see
+        :func:`ppc_judge_win_rates` and :func:`ppc_tie_rates`).
+    """
+    level = check_level(level)
+    if "category_counts" not in idata.posterior_predictive:
+        raise ParameterError("the posterior has no replicated category counts: they are kept "
+                             "for scales other than (first, tie, second), e.g. outcome='ordinal'")
+    obs = np.asarray(idata.observed_data["category_counts"], dtype=float)  # (K, C)
+    rep = np.asarray(idata.posterior_predictive["category_counts"], dtype=float)
+    rep = rep.reshape((-1,) + obs.shape)
+    n = obs.sum(axis=1)
+    keep = n > 0
+    judges = np.asarray(coordinate_names(idata, "judge"))
+    categories = [str(c) for c in idata.posterior_predictive["category"].values]
+    C = obs.shape[1]
+    obs_rate = obs[keep] / n[keep, None]
+    rep_rate = rep[:, keep] / n[keep, None]
+    tail = (1 - level) / 2
+    flat = (lambda x: x.reshape(x.shape[:-2] + (-1,)))
+    return pd.DataFrame({
+        "judge": np.repeat(judges[keep], C), "category": np.tile(categories, int(keep.sum())),
+        "n": np.repeat(n[keep], C), "observed": obs_rate.ravel(),
+        "predicted_mean": rep_rate.mean(axis=0).ravel(),
+        "predicted_lower": np.quantile(rep_rate, tail, axis=0).ravel(),
+        "predicted_upper": np.quantile(rep_rate, 1 - tail, axis=0).ravel(),
+        "p_value": bayesian_p_value(obs_rate.ravel(), flat(rep_rate)),
+    })

@@ -1,28 +1,35 @@
-"""Per-draw logits, pointwise log-likelihoods and replicated data, on the likelihood seam.
+"""Per-draw linear predictors, pointwise log-likelihoods and replicated data, on the seam.
 
-Everything is computed draw by draw from the score matrices S and position biases beta of a
-posterior (or prior) sample with :func:`~hja_bayes.likelihood.cell_logits` and the outcome
-model's functions, in chunks of draws so that memory stays bounded by
-``chunk x cells`` rather than ``draws x cells`` intermediate arrays.
+Everything is computed draw by draw from the score matrices S, the term coefficients Z and
+theta (and the answer effects with prompt effects) of a posterior (or prior) sample with
+:func:`~hja_bayes.likelihood.linear_predictor` and the outcome model's functions, in chunks
+of draws so that memory stays bounded by ``chunk x units`` rather than ``draws x units``
+intermediate arrays.
 
-A *comparison* is one verdict, so its log-likelihood depends only on its cell and its
-outcome (first wins, tie, second wins): :func:`outcome_log_likelihood` returns those three
-values per cell, and :func:`comparison_index` spreads them over the comparisons.
+A *comparison* is one verdict, so its log-likelihood depends only on its unit and its
+category: :func:`outcome_log_likelihood` returns the C values per unit, and
+:func:`comparison_index` spreads them over the comparisons.
 """
 
 from __future__ import annotations
-
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..likelihood import Cells, OutcomeModel, cell_logits, sample_outcomes
+from ..likelihood import (
+    Cells,
+    OutcomeModel,
+    linear_predictor,
+    log_likelihood,
+    probabilities,
+    sample_counts,
+)
 from .prompts import prompt_offsets
 
 __all__ = ["OUTCOMES", "comparison_index", "draw_logits", "outcome_log_likelihood",
-           "posterior_aux", "posterior_logits", "replicate_outcomes", "unit_aux", "unit_cells",
-           "unit_logits"]
+           "posterior_aux", "posterior_coefficients", "posterior_logits",
+           "replicate_outcomes", "unit_aux", "unit_logits"]
 
 #: Names of the three outcomes of one comparison, in the order of the count columns.
 OUTCOMES = ("first", "tie", "second")
@@ -32,44 +39,55 @@ CHUNK = 256
 
 
 @jax.jit
-def _logits(S, beta, cells):
-    return jax.vmap(cell_logits, in_axes=(0, 0, None))(S, beta, cells)
+def _logits(S, Z, theta, cells):
+    return jax.vmap(linear_predictor, in_axes=(0, 0, None, 0))(S, Z, cells, theta)
 
 
-def draw_logits(S, beta, cells: Cells, chunk: int = CHUNK) -> np.ndarray:
-    """Logits ``beta_k + S[k, i] - S[k, j]`` of every cell for every draw.
+def _padded(x, start, stop, chunk, total):
+    """Rows ``start:stop`` of ``x``, the last repeated up to ``chunk`` rows when ``total``
+    exceeds one chunk (every chunk then has one shape: one compilation)."""
+    pad = chunk - (stop - start) if total > chunk else 0
+    return np.concatenate([x[start:stop], np.repeat(x[stop - 1:stop], pad, 0)])
+
+
+def draw_logits(S, Z, cells: Cells, theta=None, chunk: int = CHUNK) -> np.ndarray:
+    """``S[k, i] - S[k, j] + Z[k] . X[u] + theta . Xg[u]`` of every unit for every draw.
 
     Parameters
     ----------
     S : array (draws, K, N)
-    beta : array (draws, K)
+    Z : array (draws, K, q)
+        Per-judge term coefficients (q = 0 without terms).
     cells : Cells
+        The units with their design.
+    theta : array (draws, g), optional
+        Panel-wide coefficients (None or g = 0 without them).
 
     Returns
     -------
-    ndarray (draws, cells)
+    ndarray (draws, units)
     """
-    S, beta = np.asarray(S, dtype=float), np.asarray(beta, dtype=float)
-    out = np.empty((S.shape[0], np.shape(cells.judge)[0]))
+    S, Z = np.asarray(S, dtype=float), np.asarray(Z, dtype=float)
+    d = S.shape[0]
+    theta = np.zeros((d, 0)) if theta is None else np.asarray(theta, dtype=float)
+    out = np.empty((d, np.shape(cells.judge)[0]))
     cells = Cells(*(jnp.asarray(a) for a in cells))
-    for start in range(0, S.shape[0], chunk):
-        stop = min(start + chunk, S.shape[0])
-        # pad the last chunk so that every chunk has one shape (one compilation)
-        pad = chunk - (stop - start) if S.shape[0] > chunk else 0
-        s_chunk = np.concatenate([S[start:stop], np.repeat(S[stop - 1:stop], pad, 0)])
-        b_chunk = np.concatenate([beta[start:stop], np.repeat(beta[stop - 1:stop], pad, 0)])
-        out[start:stop] = np.asarray(_logits(s_chunk, b_chunk, cells))[: stop - start]
+    for start in range(0, d, chunk):
+        stop = min(start + chunk, d)
+        parts = (_padded(x, start, stop, chunk, d) for x in (S, Z, theta))
+        out[start:stop] = np.asarray(_logits(*parts, cells))[: stop - start]
     return out
 
 
-def unit_logits(S, beta, units: Cells, prompt=None) -> np.ndarray:
-    """Logits of likelihood units (cells, or (question, cell) entries with prompt effects).
+def unit_logits(S, Z, units: Cells, theta=None, prompt=None) -> np.ndarray:
+    """Logits of likelihood units (cells, or (question, cell) entries).
 
     Parameters
     ----------
     S : array (draws, K, N)
-    beta : array (draws, K)
+    Z : array (draws, K, q)
     units : Cells
+    theta : array (draws, g), optional
     prompt : (gamma (draws, K), alpha (draws, answers), first, second), optional
         Answer effects and the answers each unit shows
         (:func:`~hja_bayes.bayes.prompts.prompt_offsets`).
@@ -78,7 +96,7 @@ def unit_logits(S, beta, units: Cells, prompt=None) -> np.ndarray:
     -------
     ndarray (draws, units)
     """
-    eta = draw_logits(S, beta, units)
+    eta = draw_logits(S, Z, units, theta)
     if prompt is not None:
         gamma, alpha, first, second = prompt
         eta += prompt_offsets(np.asarray(gamma), np.asarray(alpha), np.asarray(units.judge),
@@ -86,92 +104,103 @@ def unit_logits(S, beta, units: Cells, prompt=None) -> np.ndarray:
     return eta
 
 
-def unit_aux(nu, judge) -> np.ndarray | None:
-    """Per-unit extra outcome parameters (Davidson's ``log nu``) from draws of ``nu``.
+def unit_aux(aux, judge) -> np.ndarray | None:
+    """Per-unit extra outcome parameters from per-judge draws.
 
     Parameters
     ----------
-    nu : array (draws, K) or None
-        Tie propensities on their natural scale (0 for a judge held at the boundary).
+    aux : array (draws, K, n_aux) or None
+        Unconstrained scale (``-inf`` where held at the boundary).
     judge : int array (units,)
 
     Returns
     -------
-    ndarray (draws, units, 1) or None
-        ``log nu`` of each unit's judge (``-inf`` where nu = 0), the ``aux`` of the seam.
+    ndarray (draws, units, n_aux) or None
     """
-    if nu is None:
-        return None
-    with np.errstate(divide="ignore"):
-        log_nu = np.log(np.asarray(nu, dtype=float))
-    return log_nu[:, np.asarray(judge)][..., None]
-
-
-def unit_cells(n_cells: int) -> tuple[Cells, Cells, Cells]:
-    """Cells holding one comparison with each outcome (first wins, tie, second wins)."""
-    zeros, ones = np.zeros(n_cells), np.ones(n_cells)
-    index = np.zeros(n_cells, dtype=int)
-    return (Cells(index, index, index, ones, zeros, zeros),
-            Cells(index, index, index, zeros, ones, zeros),
-            Cells(index, index, index, zeros, zeros, ones))
+    return None if aux is None else np.asarray(aux, dtype=float)[:, np.asarray(judge)]
 
 
 def outcome_log_likelihood(eta, outcome: OutcomeModel, aux=None) -> np.ndarray:
-    """Log-probability of one comparison with each outcome, per draw and cell.
+    """Log-probability of one comparison in each category, per draw and unit.
 
     Parameters
     ----------
-    eta : array (draws, cells)
+    eta : array (draws, units)
     outcome : OutcomeModel
-    aux : array, optional
-        Per-cell extra parameters of the outcome model.
+    aux : array (draws, units, n_aux), optional
 
     Returns
     -------
-    ndarray (draws, cells, 3)
-        For "ties count 1/2" a tie's value is the model's half-win contribution
-        half a win and half a loss (the quasi-likelihood the sampler conditions on).
+    ndarray (draws, units, C)
+        The seam's log-likelihood of a unit holding one verdict of that category; for
+        "ties count 1/2" a tie's value is the model's half-win contribution (the
+        quasi-likelihood the sampler conditions on).
     """
     eta = np.asarray(eta, dtype=float)
-    units = unit_cells(eta.shape[-1])
-    return np.stack([np.asarray(outcome.log_likelihood(eta, aux, c)) for c in units], axis=-1)
+    one = np.eye(outcome.n_categories)
+    return np.stack([np.asarray(log_likelihood(outcome, eta, aux, one[c]))
+                     for c in range(outcome.n_categories)], axis=-1)
 
 
 def comparison_index(counts: np.ndarray) -> np.ndarray:
-    """Index into the flattened (cell, outcome) axis of every single comparison.
+    """Index into the flattened (unit, category) axis of every single comparison.
 
-    ``counts`` (cells, 3) holds integer (first_wins, ties, second_wins); comparisons are
-    listed cell by cell, first wins before ties before second wins.
+    ``counts`` (units, C) holds whole numbers; comparisons are listed unit by unit,
+    category by category.
     """
     counts = np.asarray(counts)
     return np.repeat(np.arange(counts.size), np.rint(counts).astype(np.int64).ravel())
 
 
 def replicate_outcomes(eta, n, outcome: OutcomeModel, seed, aux=None) -> np.ndarray:
-    """Replicated (first_wins, ties, second_wins) per draw and cell.
+    """Replicated counts per draw, unit and category.
 
-    Drawn by :func:`~hja_bayes.likelihood.sample_outcomes` with a NumPy generator seeded by
-    ``seed`` (an int or a sequence of ints).
+    Drawn by :func:`~hja_bayes.likelihood.sample_counts` with a NumPy generator seeded by
+    ``seed`` (an int, a sequence of ints or a Generator).
 
     Returns
     -------
-    ndarray (draws, cells, 3) of int
+    ndarray (draws, units, C)
     """
-    rng = np.random.default_rng(seed)
-    first, ties, second = sample_outcomes(rng, eta, n, outcome=outcome, aux=aux)
-    return np.stack([first, ties, second], axis=-1)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    p = np.asarray(probabilities(outcome, np.asarray(eta, dtype=float), aux), dtype=float)
+    return sample_counts(rng, np.broadcast_to(np.asarray(n, dtype=float), p.shape[:-1]), p)
 
 
 def posterior_aux(idata, units, take=None) -> np.ndarray | None:
-    """Extra outcome parameters of (a subset ``take`` of) a posterior's units per draw:
-    Davidson's ``log nu`` of each unit's judge (:func:`unit_aux`), None without them."""
-    from .convert import posterior_draws
+    """The outcome model's extra parameters of (a subset ``take`` of) a posterior's units
+    per draw, unconstrained (:func:`unit_aux`); None for a model without them."""
+    from .convert import posterior_draws, posterior_outcome
+    from .outcomes import log_scale_aux
 
-    if "nu" not in idata.posterior:
+    outcome = posterior_outcome(idata)
+    if not outcome.n_aux:
         return None
+    natural = np.stack([posterior_draws(idata, name) for name in outcome.aux_names], axis=-1)
     judge = np.asarray(units.cells.judge)
     judge = judge if take is None else judge[np.asarray(take)]
-    return unit_aux(posterior_draws(idata, "nu"), judge)
+    return unit_aux(log_scale_aux(outcome, natural), judge)
+
+
+def posterior_coefficients(idata) -> tuple[np.ndarray, np.ndarray | None]:
+    """Draws of the term coefficients ``Z`` (draws, K, q) and ``theta`` (draws, g) or None,
+    in the columns of :func:`~hja_bayes.bayes.convert.posterior_units`' design.
+
+    ``coef`` when the posterior has it; else the position bias ``beta`` as one column;
+    else no columns.
+    """
+    from .convert import posterior_draws
+
+    post = idata.posterior
+    if "coef" in post:
+        Z = posterior_draws(idata, "coef")
+    elif "beta" in post:
+        Z = posterior_draws(idata, "beta")[..., None]
+    else:
+        S = posterior_draws(idata, "S")
+        Z = np.zeros(S.shape[:2] + (0,))
+    theta = posterior_draws(idata, "theta") if "theta" in post else None
+    return Z, theta
 
 
 def posterior_logits(idata, units, take=None) -> np.ndarray:
@@ -192,12 +221,11 @@ def posterior_logits(idata, units, take=None) -> np.ndarray:
     from .convert import posterior_draws
 
     S = posterior_draws(idata, "S")
-    beta = (posterior_draws(idata, "beta") if "beta" in idata.posterior
-            else np.zeros(S.shape[:2]))
+    Z, theta = posterior_coefficients(idata)
     take = np.arange(len(units.cells.judge)) if take is None else np.asarray(take)
-    sub = Cells(*(np.asarray(a)[take] for a in units.cells))
-    terms = None
+    sub = units.cells.take(take)
+    prompt = None
     if units.prompt is not None:
-        terms = (posterior_draws(idata, "gamma"), posterior_draws(idata, "alpha"),
-                 units.prompt[0][take], units.prompt[1][take])
-    return unit_logits(S, beta, sub, terms)
+        prompt = (posterior_draws(idata, "gamma"), posterior_draws(idata, "alpha"),
+                  units.prompt[0][take], units.prompt[1][take])
+    return unit_logits(S, Z, sub, theta, prompt)

@@ -4,8 +4,9 @@
 asserted (SPEC §6).  :func:`prior_predictive` draws parameters from the priors (on a data
 set's cells), replicated outcomes, and the implied win probabilities of every consensus pair
 (``mu_i - mu_j``, a judge of average sensitivity without position bias) and every judge
-pair (``S_ki - S_kj``); :func:`implied_win_probabilities` summarises the share of each that
-falls outside [0.1, 0.9].  The default scales of :class:`~hja_bayes.bayes.HJAPriors` are
+pair (``S_ki - S_kj``), and of the data's own verdicts with every term (position bias,
+self-preference, style) included; :func:`implied_win_probabilities` summarises the share of
+each that falls outside [0.1, 0.9].  The default scales of :class:`~hja_bayes.bayes.HJAPriors` are
 calibrated on these shares (see its docstring).
 """
 
@@ -19,8 +20,14 @@ import numpy as np
 from ..checks import check_positive, check_probability
 from ..comparisons import Comparisons
 from ..decomposition import canonical_decomposition, check_rank
-from ..likelihood import cells_of, outcome_model
-from .model import HJAPriors, default_chart, hja_model
+from ..categories import collapse_counts
+from ..errors import ParameterError
+from ..likelihood import Cells, cells_of, outcome_model, probabilities
+from ..likelihood.terms import design_of, terms_of
+from .model import default_chart, hja_model, term_layout
+from .outcomes import log_scale_aux
+from .predictive import draw_logits, unit_aux
+from .priors import HJAPriors
 
 __all__ = ["PriorPredictive", "implied_win_probabilities", "prior_predictive"]
 
@@ -31,18 +38,24 @@ class PriorPredictive(NamedTuple):
     Attributes
     ----------
     draws : dict name -> ndarray (draws, ...)
-        ``gamma``, ``mu``, ``S``, ``beta`` and, at rank r > 0, canonical ``U``, ``V``, ``D``.
-    outcomes : ndarray (draws, cells, 3)
-        Replicated (first_wins, ties, second_wins) per cell of the data.
+        ``gamma``, ``mu``, ``S``, ``beta`` and, at rank r > 0, canonical ``U``, ``V``,
+        ``D``; with terms ``coef`` (draws, K, q) and ``theta`` (draws, g); the outcome
+        model's parameters by name (natural scale).
+    outcomes : ndarray (draws, units, C)
+        Replicated counts per unit of the data (its cells, or its (prompt, cell) entries
+        with a term that varies by prompt) in the outcome model's categories.
     consensus : ndarray (draws, N(N-1)/2)
         Win probability of item a over item b (a < b) for a judge with gamma = 1 and no
         position bias.
     judge_pairs : ndarray (draws, K N(N-1)/2)
         Win probability of item a over item b (a < b) for every judge (without position
         bias).
+    units : ndarray (draws, units)
+        Win probability of the first-shown item in every unit of the data, every term
+        included (the middle category counted 1/2).
     shares : dict
-        ``consensus_outside`` and ``judge_outside``: shares of the probabilities outside
-        ``[bounds[0], bounds[1]]``; ``bounds``.
+        ``consensus_outside``, ``judge_outside`` and ``unit_outside``: shares of the
+        probabilities outside ``[bounds[0], bounds[1]]``; ``bounds``.
     """
 
     draws: dict
@@ -50,6 +63,13 @@ class PriorPredictive(NamedTuple):
     consensus: np.ndarray
     judge_pairs: np.ndarray
     shares: dict
+    units: np.ndarray | None = None
+
+
+def _win(model, eta, aux=None) -> np.ndarray:
+    """``p_first + p_tie / 2`` in the three-outcome view of ``model``'s probabilities."""
+    three = collapse_counts(np.asarray(probabilities(model, eta, aux), dtype=float))
+    return three[..., 0] + 0.5 * three[..., 1]
 
 
 def implied_win_probabilities(mu, S, outcome="half") -> tuple[np.ndarray, np.ndarray]:
@@ -60,24 +80,27 @@ def implied_win_probabilities(mu, S, outcome="half") -> tuple[np.ndarray, np.nda
     mu : array (draws, N)
     S : array (draws, K, N)
     outcome : str or OutcomeModel
-        Its ``probabilities`` turn a logit difference into the first-shown item's win
-        probability (ties counted 1/2).
+        Its probabilities turn a logit difference into the first-shown item's win
+        probability (ties counted 1/2); a model without extra parameters.
 
     Returns
     -------
     consensus : ndarray (draws, pairs)
     judge_pairs : ndarray (draws, K * pairs)
+
+    Raises
+    ------
+    ParameterError
+        For an outcome model with extra parameters (they differ by judge).
     """
     model = outcome_model(outcome)
+    if model.n_aux:
+        raise ParameterError(f"implied_win_probabilities needs an outcome model without "
+                             f"extra parameters; {model.name!r} has {list(model.aux_names)}")
     mu, S = np.asarray(mu, dtype=float), np.asarray(S, dtype=float)
     a, b = np.triu_indices(mu.shape[-1], k=1)
-
-    def win(eta):
-        p_first, p_tie, _ = (np.asarray(p, dtype=float) for p in model.probabilities(eta, None))
-        return p_first + 0.5 * p_tie
-
-    consensus = win(mu[:, a] - mu[:, b])
-    judge = win(S[:, :, a] - S[:, :, b]).reshape(S.shape[0], -1)
+    consensus = _win(model, mu[:, a] - mu[:, b])
+    judge = _win(model, S[:, :, a] - S[:, :, b]).reshape(S.shape[0], -1)
     return consensus, judge
 
 
@@ -90,13 +113,16 @@ def prior_predictive(
     num_samples: int = 1000,
     seed: int = 0,
     bounds: tuple[float, float] = (0.1, 0.9),
+    outcome: str = "half",
+    style=None,
+    self_preference=None,
 ) -> PriorPredictive:
-    """Draw from the prior predictive of the rank-``rank`` model on ``data``'s cells.
+    """Draw from the prior predictive of the rank-``rank`` model on ``data``'s units.
 
     Parameters
     ----------
     data : Comparisons
-        Its judges, items and cells (the counts give each cell's number of comparisons;
+        Its judges, items and units (the counts give each unit's number of comparisons;
         the outcomes are not used).
     rank : int
     position_bias : bool
@@ -105,6 +131,12 @@ def prior_predictive(
     seed : int
     bounds : (float, float)
         The interval of win probabilities counted in ``shares``.
+    outcome : {"half", "davidson", "ordinal"}
+        The outcome model (for the data's categories).
+    style, self_preference : optional
+        Linear terms, as :func:`~hja_bayes.fit_hja`'s: their coefficients are drawn from
+        their priors, and ``shares["unit_outside"]`` shows what they do to the data's
+        own verdicts.
 
     Returns
     -------
@@ -125,20 +157,33 @@ def prior_predictive(
     lo = check_probability(bounds[0], "bounds[0]")
     hi = check_probability(bounds[1], "bounds[1]")
     K, N = data.n_judges, data.n_items
+    model = outcome_model(outcome, data.categories)
+    design = design_of(data, terms_of(position_bias, style, self_preference))
+    cells = cells_of(data, outcome=model, design=design)
+    layout = term_layout(design)
     out = Predictive(hja_model, num_samples=n)(
-        jax.random.PRNGKey(seed), cells_of(data), default_chart(K, N), rank=r,
-        position_bias=bool(position_bias), priors=priors)
+        jax.random.PRNGKey(seed), cells, default_chart(K, N), rank=r,
+        position_bias=bool(position_bias), terms=layout, priors=priors, outcome=model)
     S = np.asarray(out["S"])
     draws = {"gamma": np.asarray(out["gamma"]), "mu": np.asarray(out["mu"]), "S": S,
              "beta": np.asarray(out["beta"])}
+    draws.update({k: np.asarray(out[k]) for k in ("coef", "theta", *model.aux_names)
+                  if k in out})
     if r:
         d = jax.vmap(lambda s: canonical_decomposition(s, r))(S)
         draws.update(U=np.asarray(d.U), V=np.asarray(d.V), D=np.asarray(d.D))
     consensus, judge = implied_win_probabilities(draws["mu"], S)
+    Z = draws.get("coef", np.zeros((n, K, 0)))
+    eta = draw_logits(S, Z, Cells(*(np.asarray(a) for a in cells)), draws.get("theta"))
+    aux = None
+    if model.n_aux:
+        natural = np.stack([draws[name] for name in model.aux_names], axis=-1)
+        aux = unit_aux(log_scale_aux(model, natural), np.asarray(cells.judge))
+    units = _win(model, eta, aux)
 
     def outside(p):
         return float(np.mean((p < lo) | (p > hi)))
 
     shares = {"consensus_outside": outside(consensus), "judge_outside": outside(judge),
-              "bounds": (lo, hi)}
-    return PriorPredictive(draws, np.asarray(out["outcomes"]), consensus, judge, shares)
+              "unit_outside": outside(units), "bounds": (lo, hi)}
+    return PriorPredictive(draws, np.asarray(out["outcomes"]), consensus, judge, shares, units)

@@ -57,9 +57,10 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from ..likelihood import Cells
+from ..likelihood import Cells, cells_of
+from ..likelihood.terms import design_of
 
-__all__ = ["Answers", "entry_units", "marginal_consensus", "prompt_offsets", "prompt_start"]
+__all__ = ["Answers", "entry_answers", "entry_units", "marginal_consensus", "prompt_offsets", "prompt_start"]
 
 
 class Answers(NamedTuple):
@@ -82,8 +83,8 @@ class Answers(NamedTuple):
     labels: tuple
 
 
-def entry_units(data) -> tuple[Cells, Answers, np.ndarray]:
-    """The (question, cell) entries of ``data`` as likelihood units.
+def entry_answers(data) -> tuple[Answers, np.ndarray]:
+    """Which answers every (question, cell) entry of ``data`` shows.
 
     Parameters
     ----------
@@ -92,8 +93,6 @@ def entry_units(data) -> tuple[Cells, Answers, np.ndarray]:
 
     Returns
     -------
-    units : Cells
-        One unit per entry: the cell's judge and items, the entry's counts (NumPy arrays).
     answers : Answers
         Answer indices; the set of answers depends only on which (question, model) pairs
         appear, so folded and unfolded data index them alike.
@@ -102,16 +101,42 @@ def entry_units(data) -> tuple[Cells, Answers, np.ndarray]:
     """
     c = data.clusters
     cell = np.asarray(c.cell)
-    judge, first, second = (np.asarray(a)[cell] for a in (data.judge, data.first, data.second))
-    units = Cells(judge, first, second, np.asarray(c.first_wins), np.asarray(c.ties),
-                  np.asarray(c.second_wins))
+    first, second = (np.asarray(a)[cell] for a in (data.first, data.second))
     N = data.n_items
     keys = np.concatenate([c.cluster * N + first, c.cluster * N + second])
     present, inverse = np.unique(keys, return_inverse=True)
     m = len(cell)
     question, item = np.divmod(present, N)
     labels = tuple(f"{c.names[q]} / {data.items[i]}" for q, i in zip(question, item))
-    return units, Answers(inverse[:m], inverse[m:], question, item, labels), cell
+    return Answers(inverse[:m], inverse[m:], question, item, labels), cell
+
+
+def entry_units(data, outcome=None, terms=()) -> tuple[Cells, Answers, np.ndarray]:
+    """The (question, cell) entries of ``data`` as likelihood units, with their answers.
+
+    Parameters
+    ----------
+    data : Comparisons
+        With clusters (``data.clusters`` not None).
+    outcome : OutcomeModel, optional
+        The counts are read as it reads them (default: as stored).
+    terms : sequence of term objects
+        The linear terms laid out over the entries
+        (:func:`~hja_bayes.likelihood.terms.design_of`).
+
+    Returns
+    -------
+    units : Cells
+        One unit per entry (NumPy arrays), in the order of ``data.clusters``.
+    answers : Answers
+        See :func:`entry_answers`.
+    cell : ndarray of int (entries,)
+        The cell of each entry.
+    """
+    design = design_of(data, tuple(terms), level="entries")
+    units = Cells(*(np.asarray(a) for a in cells_of(data, outcome=outcome, design=design)))
+    answers, cell = entry_answers(data)
+    return units, answers, cell
 
 
 def prompt_offsets(gamma, alpha, judge, first, second):
@@ -231,7 +256,7 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
     S_bar : ndarray (draws, K, N)
         Marginal scores (rows centred).
     """
-    from ..likelihood import HALF
+    from ..likelihood import HALF, probabilities
 
     S, gamma, tau = (np.asarray(x, dtype=float) for x in (S, gamma, tau))
     x, w = np.polynomial.hermite.hermgauss(int(nodes))
@@ -245,7 +270,7 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
         arg = eta[..., None] + spread[..., None] * z
         # P(i beats j) averaged over the answers, and P(j beats i) from -arg (not 1 - p,
         # which loses the digits of a lopsided pair); probabilities from the seam
-        p = HALF.probabilities(arg, None)[0] @ w
-        q = HALF.probabilities(-arg, None)[0] @ w
+        p = probabilities(HALF, arg)[..., 0] @ w
+        q = probabilities(HALF, -arg)[..., 0] @ w
         S_bar[start:start + chunk] = (np.log(p) - np.log(q)).mean(axis=-1)
     return S_bar.mean(axis=1), S_bar

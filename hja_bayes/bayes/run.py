@@ -1,5 +1,9 @@
 """NUTS for the Bayesian HJA model, from the MAP to an ArviZ ``InferenceData``.
 
+This module runs the sampler; :mod:`~hja_bayes.bayes.align` maps its draws to canonical
+coordinates aligned to the MAP and :mod:`~hja_bayes.bayes.assemble` computes the
+replicated data and log-likelihood and lays the result out.
+
 Starts and mass matrix
 ----------------------
 By default every chain starts from an independent draw of the Laplace approximation at the
@@ -34,180 +38,44 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Callable, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
-from scipy import sparse
 
-from ..comparisons import Comparisons
-from ..decomposition import Decomposition, align_decomposition, canonical_decomposition, check_rank
 from ..checks import check_choice, check_positive, check_probability
-from ..errors import IdentifiabilityError, ParameterError
-from ..hja import HJAFit, check_fit_inputs, fit_hja
-from ..likelihood import Cells, cells_of, outcome_model
-from .convert import to_inference_data
+from ..comparisons import Comparisons
+from ..errors import ParameterError
+from ..hja import HJAFit
+from ..hja.fit import deprecated_ties
+from .align import WEAK_MATCH, align_to_map
+from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
 from .laplace import laplace_at, preconditioned, whitened_starts
-from .model import HJAPriors, chart_at, hja_model, unconstrain
-from .outcomes import stack_counts
-from .predictive import (OUTCOMES, comparison_index, outcome_log_likelihood, replicate_outcomes,
-                         unit_aux, unit_logits)
-from .prompts import entry_units, marginal_consensus, prompt_start
+from .outcomes import held_aux
+from .priors import HJAPriors
+from .problem import build_problem, prompt_setting, resolve_init
+from .prompts import marginal_consensus, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
 
 __all__ = ["POINTWISE_LIMIT", "WEAK_MATCH", "PromptMode", "prompt_effects_mode", "sample_hja"]
 
-#: Largest number of values (draws x comparisons) stored in the ``log_likelihood`` group
-#: (25 million float64 values = 200 MB); above it the group is left out (PSIS-LOO by
-#: :func:`~hja_bayes.bayes.psis_loo` does not need it).
-POINTWISE_LIMIT = 25_000_000
-
-#: An aligned V column whose cosine with the MAP's column is below this is "weakly matched".
-WEAK_MATCH = 0.5
-
 _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_energy",
                  "adapt_state.step_size")
 
 
-@partial(jax.jit, static_argnums=1)
-def _canonical_draws(S_raw: jax.Array, rank: int) -> Decomposition:
-    """Canonical decomposition of every draw of S, shape (chain, draw, K, N)."""
-    flat = S_raw.reshape((-1,) + S_raw.shape[2:])
-    d = jax.vmap(lambda s: canonical_decomposition(s, rank))(flat)
-    return Decomposition(*(x.reshape(S_raw.shape[:2] + x.shape[1:]) for x in d))
-
-
-def _resolve_init(data, rank, init, position_bias, ties):
-    """Validate the input exactly as fit_hja does and return (init fit, rank, position_bias)."""
-    if init is None:
-        pb = bool(position_bias) if position_bias is not None else False
-        init = fit_hja(data, rank, position_bias=pb, ties="half" if ties is None else ties)
-        return init, init.rank, pb
-    if not isinstance(init, HJAFit):
-        raise ParameterError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
-    pb = init.position_bias if position_bias is None else bool(position_bias)
-    check_fit_inputs(data, pb)
-    if isinstance(rank, str):
-        raise IdentifiabilityError(
-            f"rank {rank!r} selects a rank by fitting; with an explicit init pass its rank "
-            f"({init.rank})")
-    r = check_rank(rank, data.n_judges, data.n_items)
-    if init.rank != r or init.position_bias != pb:
-        raise IdentifiabilityError(
-            f"init is a rank-{init.rank} fit with position_bias={init.position_bias}, but "
-            f"rank {r} with position_bias={pb} was requested")
-    if ties is not None and outcome_model(ties).name != init.ties:
-        raise ParameterError(f"init was fitted with ties={init.ties!r}, but ties={ties!r} was "
-                             f"requested: fit the MAP with fit_hja(..., ties={ties!r})")
-    if (init.judges, init.items) != (data.judges, data.items):
-        raise IdentifiabilityError("init was fitted to data with other judges or items")
-    return init, r, pb
-
-
-def _units(data, prompt: bool):
-    """Likelihood units of ``data``: its cells, or its (question, cell) entries with answers."""
-    if not prompt:
-        cells = cells_of(data)
-        return Cells(*(np.asarray(a) for a in cells)), None, np.arange(data.n_cells)
-    return entry_units(data)
-
-
-def _predictive(S, beta, gamma, alpha, nu, data, prompt, outcome, seed, max_pointwise):
-    """Replicated wins and ties per cell and, within the size limit, the per-comparison
-    log-likelihood (``nu``: Davidson tie propensities per draw, or None)."""
-    chains, draws = S.shape[:2]
-    units, answers, unit_cell = _units(data, prompt)
-    counts = np.stack([units.first_wins, units.ties, units.second_wins], axis=-1)
-    integral = np.allclose(counts, np.rint(counts))
-    n_comparisons = int(np.rint(counts).sum()) if integral else 0
-    keep_pointwise = integral and chains * draws * n_comparisons <= max_pointwise
-    index = comparison_index(counts) if keep_pointwise else None
-    flat = [x.reshape((chains * draws,) + x.shape[2:]) for x in (S, beta, gamma, alpha)]
-    flat_nu = None if nu is None else nu.reshape((chains * draws,) + nu.shape[2:])
-    replicated = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
-    replicated_ties = np.zeros((chains * draws, data.n_cells), dtype=np.float32)
-    pointwise = np.empty((chains * draws, n_comparisons)) if keep_pointwise else None
-    rng = np.random.default_rng([int(seed), 0x5EED])
-    to_cells = sparse.csr_matrix((np.ones(len(unit_cell)), (np.arange(len(unit_cell)), unit_cell)),
-                                 shape=(len(unit_cell), data.n_cells))
-    step = 256
-    for start in range(0, chains * draws, step):
-        stop = min(start + step, chains * draws)
-        S_, beta_, gamma_, alpha_ = (x[start:stop] for x in flat)
-        terms = (gamma_, alpha_, answers.first, answers.second) if prompt else None
-        eta = unit_logits(S_, beta_, units, terms)
-        aux = None if flat_nu is None else unit_aux(flat_nu[start:stop], units.judge)
-        rep = replicate_outcomes(eta, units.n, outcome, rng, aux)
-        wins = rep[..., 0] + 0.5 * rep[..., 1]
-        replicated[start:stop] = wins if not prompt else (to_cells.T @ wins.T).T
-        replicated_ties[start:stop] = (rep[..., 1] if not prompt
-                                       else (to_cells.T @ rep[..., 1].T).T)
-        if keep_pointwise:
-            ll = outcome_log_likelihood(eta, outcome, aux)
-            pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
-    replicated = replicated.reshape(chains, draws, -1)
-    replicated = (replicated, replicated_ties.reshape(chains, draws, -1))
-    if not keep_pointwise:
-        why = ("counts are not whole numbers" if not integral else
-               f"{chains * draws} draws x {n_comparisons} comparisons exceed the limit of "
-               f"{max_pointwise} values")
-        return replicated, None, None, why
-    pointwise = pointwise.reshape(chains, draws, -1)
-    labels = {"unit": index // 3, "cell": unit_cell[index // 3],
-              "outcome": np.asarray(OUTCOMES)[index % 3]}
-    return replicated, pointwise, labels, "per comparison"
-
-
-class _Problem(NamedTuple):
-    """The NumPyro model of a request, its data arguments, the raw starting point (the MAP;
-    answer effects at 0) and the potential energy of the raw sites."""
-
-    model: Callable
-    args: tuple
-    params0: dict
-    answers: object
-    potential: Callable
-
-
-def _problem(data, init, r, pb, prompt, priors, outcome, tied) -> _Problem:
-    from numpyro.infer.util import potential_energy
-
-    N = data.n_items
-    reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
-    chart = chart_at(reference)
-    raw0 = unconstrain(reference, init.beta if pb else None, chart)
-    params0 = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
-    if r > 0:
-        params0.update(l_free=raw0.l_free, w=raw0.w)
-    if pb:
-        params0["beta_raw"] = raw0.beta
-    if outcome.n_aux:
-        params0["log_nu"] = jnp.log(jnp.asarray(init.nu[tied], dtype=float))
-    # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on S only
-    # through S_ki - S_kj, so the sampler works on folded cells (same posterior, half the
-    # work); log-likelihoods and replicated data below stay per original cell.
-    units, answers, _ = _units(data if pb else data.fold_order(), prompt)
-    model_units = Cells(*(jnp.asarray(a) for a in units))
-    obs = stack_counts(model_units)
-    terms = None
-    if prompt:
-        terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
-                 jnp.asarray(answers.item))
-        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
-                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
-    model = partial(hja_model, rank=r, position_bias=pb, priors=priors, outcome=outcome,
-                    answers=terms, tied=tied)
-    args = (model_units, chart, obs)
-
-    def potential(p):
-        return potential_energy(model, args, {}, p)
-
-    return _Problem(model, args, params0, answers, potential)
+def _check_counts(num_warmup, num_samples, num_chains) -> None:
+    """Non-negative integers, positive draws and chains."""
+    for name, value in (("num_warmup", num_warmup), ("num_samples", num_samples),
+                        ("num_chains", num_chains)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ParameterError(f"{name} must be a non-negative integer, got {value!r}")
+    check_positive(num_samples, "num_samples")
+    check_positive(num_chains, "num_chains")
 
 
 def sample_hja(
@@ -218,6 +86,9 @@ def sample_hja(
     position_bias: bool | None = None,
     priors: HJAPriors = HJAPriors(),
     prompt_effects: bool | None = None,
+    outcome: str | None = None,
+    style=None,
+    self_preference=None,
     ties: str | None = None,
     num_warmup: int = 500,
     num_samples: int = 1000,
@@ -253,14 +124,27 @@ def sample_hja(
         scale of ``fit_hja`` and of the model without prompt effects
         (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  Default: on when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``).
-    ties : {"half", "davidson"}, optional
-        The outcome model (default: as ``init``, else "half").  "davidson": three outcomes
-        with a tie propensity nu_k per judge (as ``fit_hja(..., ties="davidson")``):
-        ``log nu_k`` is sampled for every judge that tied at least once (prior in
-        :class:`~hja_bayes.bayes.HJAPriors`), started and dispersed from the MAP with the
-        other parameters; a judge that never tied has nu_k held at 0, as in the MAP.  The
-        posterior then holds ``nu (judge)``, the log-likelihood is per comparison with
-        three outcomes and the posterior predictive also replicates the ties.
+    outcome : {"half", "davidson", "ordinal"}, optional
+        The outcome model (default: as ``init``, else "half"), as ``fit_hja(...,
+        outcome=)``.  Its extra per-judge parameters (Davidson's tie propensity nu_k, the
+        ordinal scale's cut-point gaps) are sampled on their unconstrained scale as the site
+        ``outcome_aux`` with the outcome model's prior (override: ``HJAPriors.aux_prior``),
+        started and dispersed from the MAP with the other parameters; an entry the MAP holds
+        at its boundary (nu_k of a judge that never tied) is held there too.  The posterior
+        then holds each parameter on its natural scale under its own name (``nu``,
+        ``gap_1``, ...), the log-likelihood is per comparison in the model's categories and
+        the posterior predictive also replicates the ties (middle category) and, for a scale
+        other than three outcomes, each judge's category counts.
+    style, self_preference : optional
+        Linear terms of the MAP fitted when ``init`` is None (as :func:`~hja_bayes.fit_hja`);
+        with ``init`` they must match its terms.  The terms are always those of ``init``:
+        their per-judge coefficients (self-preference lambda_k, per-judge style theta_k;
+        position bias as ``beta``) are in the posterior as ``coef (judge, term)``, the
+        panel-wide ones (shared style) as ``theta (shared_term)``, each with a normal prior
+        (:class:`~hja_bayes.bayes.HJAPriors`).  A term that varies by prompt (style) makes
+        the likelihood's units the (prompt, cell) entries.
+    ties : str, optional
+        Deprecated alias of ``outcome``.
     priors : HJAPriors
         Prior scales (see :mod:`hja_bayes.bayes.model`).
     num_warmup, num_samples, num_chains : int
@@ -309,7 +193,8 @@ def sample_hja(
         MAP in ``posterior``, the log-likelihood of every comparison in
         ``log_likelihood``, replicated and observed wins per cell, the cells in
         ``constant_data`` and the sampler statistics.  ``posterior.attrs`` records the
-        rank, position bias, outcome model, the MAP negative log-likelihood and BIC, the
+        rank, position bias, outcome model, the likelihood's units (``units``: "cells" or
+        "entries"), the MAP negative log-likelihood and BIC, the
         seed, start, mass matrix, chain method, ``sampling_time`` (seconds of the NUTS run:
         compilation, warm-up and draws), ``gradients`` (leapfrog steps of the kept draws),
         ``warmup_gradients`` (with ``count_warmup``, else -1), the shares of draws whose
@@ -340,28 +225,21 @@ def sample_hja(
 
     start = check_choice(start, "start", ("laplace", "map"))
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
-    for name, value in (("num_warmup", num_warmup), ("num_samples", num_samples),
-                        ("num_chains", num_chains)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ParameterError(f"{name} must be a non-negative integer, got {value!r}")
-    check_positive(num_samples, "num_samples")
-    check_positive(num_chains, "num_chains")
-    init, r, pb = _resolve_init(data, rank, init, position_bias, ties)
+    _check_counts(num_warmup, num_samples, num_chains)
+    outcome = deprecated_ties(ties, outcome)
+    init, r, pb = resolve_init(data, rank, init, position_bias, outcome, style,
+                                self_preference)
     if target_accept_prob is None:
         target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
-    prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
-    if prompt and data.clusters is None:
-        raise ParameterError("prompt_effects=True needs clusters: read the data with "
-                             "cluster=<question column>")
-    outcome = outcome_model(init.ties)
-    K, N = data.n_judges, data.n_items
-    # Davidson: log nu_k is sampled for the judges that tied (the MAP holds the others at 0)
-    tied = np.bincount(data.judge, data.ties, K) > 0 if outcome.n_aux else None
+    prompt = prompt_setting(data, prompt_effects)
+    outcome = init.outcome_model
+    # the outcome model's parameters the MAP holds at their boundary stay there
+    held = held_aux(data, outcome)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    model, args, params0, answers, potential = _problem(data, init, r, pb, prompt, priors,
-                                                        outcome, tied)
+    model, args, params0, answers, potential, request = build_problem(data, init, r, pb, prompt,
+                                                                 priors, outcome, held)
     start_time = time.perf_counter()
     if prompt:  # the MAP leaves the answer effects and tau out
         params0 = prompt_start(potential, params0, answers.item)
@@ -396,28 +274,7 @@ def sample_hja(
     jax.block_until_ready(samples)
     elapsed = time.perf_counter() - start_time
 
-    beta = np.asarray(samples["beta"])
-    alpha = np.asarray(samples["alpha"]) if prompt else np.zeros(beta.shape[:2] + (0,))
-    nu = np.asarray(samples["nu"]) if outcome.n_aux else None
-    # parallel chains leave the draws sharded over the host devices: gather them first, as a
-    # decomposition of sharded draws (SVDs across devices) can hang XLA's CPU runtime
-    S_draws = jnp.asarray(np.asarray(samples["S"]))
-    aligned = align_decomposition(_canonical_draws(S_draws, r), np.asarray(init.V))
-    d = aligned.decomposition
-    S = np.einsum("cdk,cdn->cdkn", d.gamma, d.mu) + np.einsum("cdka,cdna->cdkn", d.U, d.V)
-    replicated, pointwise, labels, stored = _predictive(
-        S, beta, np.asarray(d.gamma), alpha, nu, data, prompt, outcome, seed, max_pointwise)
-
-    posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
-    if pb:
-        posterior["beta"] = beta
-    if prompt:
-        tau = np.asarray(samples["tau_value"])
-        mu_bar, _ = marginal_consensus(S.reshape((-1, K, N)), np.asarray(d.gamma).reshape(-1, K),
-                                       tau.reshape(-1, N))
-        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(S.shape[:2] + (N,)))
-    if outcome.n_aux:
-        posterior["nu"] = nu
+    aligned = align_to_map(samples["S"], r, init.V)
     steps = np.asarray(extra["num_steps"])
     sample_stats = {
         "diverging": np.asarray(extra["diverging"]),
@@ -428,26 +285,15 @@ def sample_hja(
         "lp": -np.asarray(extra["potential_energy"]),
         "step_size": np.asarray(extra["adapt_state.step_size"]),
     }
-    attrs = {"rank": r, "position_bias": int(pb), "outcome": outcome.name,
-             "map_nll": float(init.nll), "map_bic": float(init.bic), "seed": int(seed),
-             "start": start, "mass_matrix": mass_matrix, "chain_method": chain_method,
+    if steps.ndim == 1:  # one chain: keep the (chain, draw) layout
+        sample_stats = {k: v[None] for k, v in sample_stats.items()}
+    attrs = {"start": start, "mass_matrix": mass_matrix, "chain_method": chain_method,
              "target_accept_prob": float(target_accept_prob),
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
-             "n_judges": K, "n_items": N,
-             "sign_flip_share": float(np.mean(aligned.flipped)),
-             "permutation_share": float(np.mean(aligned.permuted)),
-             "aligned_share": float(np.mean(aligned.flipped | aligned.permuted)),
-             "weak_match_share": float(np.mean(np.any(aligned.match < WEAK_MATCH, axis=-1)))
-             if r else 0.0,
-             "log_likelihood": stored, "prompt_effects": int(prompt)}
-    if steps.ndim == 1:  # one chain: keep the (chain, draw) layout
-        sample_stats = {k: v[None] for k, v in sample_stats.items()}
-    idata = to_inference_data(posterior=posterior, data=data, replicated_wins=replicated[0],
-                              replicated_ties=replicated[1] if outcome.n_aux else None,
-                              pointwise=pointwise, comparison_labels=labels,
-                              sample_stats=sample_stats, attrs=attrs,
-                              answers=_units(data, True)[1] if prompt else None)
+             "n_judges": data.n_judges, "n_items": data.n_items}
+    idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
+                     data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs)
     warn_on_diagnostics(idata)
     return idata
 
@@ -509,13 +355,11 @@ def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None
     if data.clusters is None:
         raise ParameterError("prompt_effects_mode needs clusters: read the data with "
                              "cluster=<question column>")
-    init, r, pb = _resolve_init(data, rank, init, None, None)
-    outcome = outcome_model(init.ties)
-    tied = np.bincount(data.judge, data.ties, data.n_judges) > 0 if outcome.n_aux else None
-    model, args, params0, answers, potential = _problem(data, init, r, pb, True, priors,
-                                                        outcome, tied)
-    params = prompt_start(potential, params0, answers.item)
-    values = constrain_fn(model, args, {}, params, return_deterministic=True)
+    init, r, pb = resolve_init(data, rank, init, None, None)
+    outcome = init.outcome_model
+    problem = build_problem(data, init, r, pb, True, priors, outcome, held_aux(data, outcome))
+    params = prompt_start(problem.potential, problem.params0, problem.answers.item)
+    values = constrain_fn(problem.model, problem.args, {}, params, return_deterministic=True)
     gamma, mu, S, tau = (np.asarray(values[k], dtype=float) for k in ("gamma", "mu", "S", "tau"))
     mu_bar, _ = marginal_consensus(S[None], gamma[None], tau[None])
     return PromptMode(gamma, mu, S, tau, mu_bar[0])

@@ -1,0 +1,190 @@
+"""From NUTS's draws to the ``InferenceData``: replicated data, pointwise log-likelihood, layout.
+
+The sampler may run on folded cells (without position bias the likelihood depends on the
+order of presentation only through ``eta``'s sign); everything stored here is computed on
+the data's own units, in their order: its cells, or its (question, cell) entries when the
+prompt effects or a term vary by prompt.  The layout itself is
+:func:`~hja_bayes.bayes.convert.to_inference_data`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ..categories import THREE, collapse_counts
+from ..likelihood import Cells, OutcomeModel, cells_of
+from ..likelihood.terms import design_of
+from .align import AlignedDraws
+from .convert import Units, to_inference_data
+from .outcomes import log_scale_aux, predicts_middle
+from .problem import Request
+from .predictive import (comparison_index, outcome_log_likelihood, replicate_outcomes,
+                         unit_aux, unit_logits)
+from .prompts import entry_answers, marginal_consensus
+
+__all__ = ["POINTWISE_LIMIT", "assemble", "data_units", "predictive"]
+
+#: Largest number of values (draws x comparisons) stored in the ``log_likelihood`` group
+#: (25 million float64 values = 200 MB); above it the group is left out (PSIS-LOO by
+#: :func:`~hja_bayes.bayes.psis_loo` does not need it).
+POINTWISE_LIMIT = 25_000_000
+
+#: Draws whose replicated data are computed at once.
+_STEP = 256
+
+
+def data_units(data, request: Request):
+    """The data's own likelihood units (NumPy) and, with prompt effects, their answers."""
+    design = design_of(data, request.terms, request.level)
+    cells = Cells(*(np.asarray(a) for a in cells_of(data, outcome=request.outcome,
+                                                     design=design)))
+    if request.level == "cells":
+        return Units(cells, np.arange(data.n_cells), None), None
+    answers, cell = entry_answers(data)
+    prompt = (answers.first, answers.second) if request.prompt else None
+    return Units(cells, cell, prompt), answers if request.prompt else None
+
+
+def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, seed,
+               max_pointwise: int):
+    """Replicated data per cell and, within the size limit, the per-comparison
+    log-likelihood.
+
+    Parameters
+    ----------
+    draws : dict
+        ``S`` (chain, draw, K, N), ``Z`` (chain, draw, K, q), ``theta`` (chain, draw, g),
+        ``gamma`` (chain, draw, K), ``alpha`` (chain, draw, answers), ``aux`` (chain,
+        draw, K, n_aux) unconstrained, or None.
+    units : Units
+        The data's units (:func:`data_units`).
+    outcome : OutcomeModel
+    n_cells : int
+    seed : int
+    max_pointwise : int
+
+    Returns
+    -------
+    replicated : dict
+        ``wins``, ``ties`` (chain, draw, cells) and ``categories`` (chain, draw, K, C).
+    pointwise : ndarray (chain, draw, comparisons) or None
+    labels : dict or None
+        ``unit``, ``cell`` and ``outcome`` (category label) of every comparison.
+    stored : str
+        How the log-likelihood was stored, or why it was not.
+    """
+    S = draws["S"]
+    chains, n_draws = S.shape[:2]
+    total = chains * n_draws
+    counts = np.asarray(units.cells.counts, dtype=float)
+    C = counts.shape[1]
+    integral = np.allclose(counts, np.rint(counts))
+    n_comparisons = int(np.rint(counts).sum()) if integral else 0
+    keep_pointwise = integral and total * n_comparisons <= max_pointwise
+    index = comparison_index(counts) if keep_pointwise else None
+    flat = {k: None if v is None else np.asarray(v).reshape((total,) + np.shape(v)[2:])
+            for k, v in draws.items()}
+    judge = np.asarray(units.cells.judge)
+    K = S.shape[2]
+    replicated = {"wins": np.zeros((total, n_cells), np.float32),
+                  "ties": np.zeros((total, n_cells), np.float32),
+                  "categories": np.zeros((total, K, C), np.float32)}
+    pointwise = np.empty((total, n_comparisons)) if keep_pointwise else None
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    m = len(units.cell)
+    to_cells = sparse.csr_matrix((np.ones(m), (np.arange(m), units.cell)), shape=(m, n_cells))
+    to_judges = sparse.csr_matrix((np.ones(m), (judge, np.arange(m))), shape=(K, m))
+    n = np.asarray(units.cells.n)
+    for start in range(0, total, _STEP):
+        stop = min(start + _STEP, total)
+        part = {k: None if v is None else v[start:stop] for k, v in flat.items()}
+        prompt = None
+        if units.prompt is not None:
+            prompt = (part["gamma"], part["alpha"], units.prompt[0], units.prompt[1])
+        eta = unit_logits(part["S"], part["Z"], units.cells, part["theta"], prompt)
+        aux = unit_aux(part["aux"], judge)
+        rep = replicate_outcomes(eta, n, outcome, rng, aux)  # (draws, units, C)
+        three = collapse_counts(rep)
+        for name, value in (("wins", three[..., 0] + 0.5 * three[..., 1]),
+                            ("ties", three[..., 1])):
+            replicated[name][start:stop] = (to_cells.T @ value.T).T
+        replicated["categories"][start:stop] = np.stack(
+            [(to_judges @ rep[..., c].T).T for c in range(C)], axis=-1)
+        if keep_pointwise:
+            ll = outcome_log_likelihood(eta, outcome, aux)
+            pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
+    replicated = {k: v.reshape((chains, n_draws) + v.shape[1:]) for k, v in replicated.items()}
+    if not keep_pointwise:
+        why = ("counts are not whole numbers" if not integral else
+               f"{total} draws x {n_comparisons} comparisons exceed the limit of "
+               f"{max_pointwise} values")
+        return replicated, None, None, why
+    labels = {"unit": index // C, "cell": units.cell[index // C],
+              "outcome": np.asarray(outcome.categories)[index % C]}
+    return replicated, pointwise.reshape(chains, n_draws, -1), labels, "per comparison"
+
+
+def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, init,
+             request: Request, *, seed: int, max_pointwise: int, attrs: dict):
+    """The ``InferenceData`` of a NUTS run (layout: :mod:`~hja_bayes.bayes.convert`).
+
+    Parameters
+    ----------
+    samples : dict
+        NumPyro's draws grouped by chain (raw and deterministic sites).
+    sample_stats : dict
+        Sampler statistics (chain, draw).
+    aligned : AlignedDraws
+        The canonical draws aligned to the MAP.
+    data : Comparisons
+    init : HJAFit
+        The MAP (its negative log-likelihood and BIC are recorded).
+    request : Request
+    seed, max_pointwise : int
+    attrs : dict
+        Further ``posterior.attrs`` (sampler settings and timings).
+    """
+    outcome, layout = request.outcome, request.layout
+    d, S = aligned.decomposition, aligned.S
+    K, N = data.n_judges, data.n_items
+    shape = S.shape[:2]
+    Z = (np.asarray(samples["coef"]) if layout.names
+         else np.zeros(shape + (K, 0)))
+    theta = np.asarray(samples["theta"]) if layout.global_names else None
+    aux = None
+    if outcome.n_aux:
+        natural = np.stack([np.asarray(samples[name]) for name in outcome.aux_names], -1)
+        aux = log_scale_aux(outcome, natural)
+    alpha = np.asarray(samples["alpha"]) if request.prompt else np.zeros(shape + (0,))
+    units, answers = data_units(data, request)
+    draws = {"S": S, "Z": Z, "theta": theta, "gamma": np.asarray(d.gamma), "alpha": alpha,
+             "aux": aux}
+    replicated, pointwise, labels, stored = predictive(draws, units, outcome, data.n_cells,
+                                                       seed, max_pointwise)
+    posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
+    if request.position_bias:
+        posterior["beta"] = np.asarray(samples["beta"])
+    if any(name != "position" for name in layout.names):
+        posterior["coef"] = Z
+    if theta is not None:
+        posterior["theta"] = theta
+    if request.prompt:
+        tau = np.asarray(samples["tau_value"])
+        mu_bar, _ = marginal_consensus(S.reshape((-1, K, N)), np.asarray(d.gamma).reshape(-1, K),
+                                       tau.reshape(-1, N))
+        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(shape + (N,)))
+    for name in outcome.aux_names:
+        posterior[name] = np.asarray(samples[name])
+    attrs = {"rank": request.rank, "position_bias": int(request.position_bias),
+             "outcome": outcome.name, "map_nll": float(init.nll), "map_bic": float(init.bic),
+             "seed": int(seed), **attrs, **aligned.shares, "log_likelihood": stored,
+             "prompt_effects": int(request.prompt), "units": request.level}
+    three = tuple(outcome.categories) == THREE
+    return to_inference_data(
+        posterior=posterior, data=data, replicated_wins=replicated["wins"],
+        replicated_ties=replicated["ties"] if predicts_middle(outcome) else None,
+        replicated_categories=None if three else replicated["categories"],
+        pointwise=pointwise, comparison_labels=labels, sample_stats=sample_stats,
+        attrs=attrs, answers=answers, units=units, outcome=outcome,
+        term_names=(layout.names, layout.global_names))

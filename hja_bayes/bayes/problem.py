@@ -1,0 +1,201 @@
+"""What a NUTS run samples: the MAP checked against the request, the model with its data.
+
+:func:`resolve_init` validates a request exactly as :func:`~hja_bayes.fit_hja` does (or
+fits the MAP); :func:`build_problem` lays out the NumPyro model of
+:mod:`~hja_bayes.bayes.model` over the data's units with the fit's terms and outcome model,
+and puts the MAP into the model's raw coordinates, the point the Laplace approximation and
+the chains' starts are built at (:mod:`~hja_bayes.bayes.run`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from ..decomposition import Decomposition, check_rank
+from ..errors import IdentifiabilityError, ParameterError
+from ..hja import HJAFit, check_fit_inputs, fit_hja
+from ..likelihood import OutcomeModel, cells_of, outcome_model
+from ..likelihood.terms import Position, design_of, terms_of
+from .model import POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
+from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
+from .prompts import entry_answers
+
+__all__ = ["Problem", "Request", "build_problem", "prompt_setting", "resolve_init"]
+
+
+class Request(NamedTuple):
+    """What was sampled.
+
+    Attributes
+    ----------
+    rank : int
+    position_bias : bool
+    prompt : bool
+        Prompt (answer-quality) effects.
+    outcome : OutcomeModel
+    terms : tuple
+        The fit's linear-term objects.
+    level : {"cells", "entries"}
+        The likelihood's units.
+    layout : TermLayout
+        The coefficients sampled.
+    """
+
+    rank: int
+    position_bias: bool
+    prompt: bool
+    outcome: OutcomeModel
+    terms: tuple
+    level: str
+    layout: TermLayout
+
+
+def resolve_init(data, rank, init, position_bias, outcome, style=None, self_preference=None):
+    """Validate a request exactly as fit_hja does and return (init fit, rank, position_bias).
+
+    Without ``init`` the MAP is fitted (:func:`~hja_bayes.fit_hja`); with it, the rank,
+    position bias, outcome model, terms, judges and items must match the request.
+
+    Raises
+    ------
+    IdentifiabilityError, ParameterError
+        When ``init`` does not match the request; everything ``fit_hja`` raises.
+    """
+    if init is None:
+        pb = bool(position_bias) if position_bias is not None else False
+        init = fit_hja(data, rank, position_bias=pb, outcome="half" if outcome is None else outcome,
+                       style=style, self_preference=self_preference)
+        return init, init.rank, pb
+    if not isinstance(init, HJAFit):
+        raise ParameterError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
+    pb = init.position_bias if position_bias is None else bool(position_bias)
+    check_fit_inputs(data, pb)
+    if isinstance(rank, str):
+        raise IdentifiabilityError(
+            f"rank {rank!r} selects a rank by fitting; with an explicit init pass its rank "
+            f"({init.rank})")
+    r = check_rank(rank, data.n_judges, data.n_items)
+    if init.rank != r or init.position_bias != pb:
+        raise IdentifiabilityError(
+            f"init is a rank-{init.rank} fit with position_bias={init.position_bias}, but "
+            f"rank {r} with position_bias={pb} was requested")
+    if outcome is not None and outcome_model(outcome, data.categories).name != init.outcome:
+        raise ParameterError(
+            f"init was fitted with outcome={init.outcome!r}, but outcome={outcome!r} was "
+            f"requested: fit the MAP with fit_hja(..., outcome={outcome!r})")
+    if style is not None or self_preference is not None:
+        wanted = terms_of(pb, style, self_preference)
+        if tuple(wanted) != tuple(init.terms):
+            raise ParameterError(
+                f"init was fitted with the terms {list(init.terms)}, but {list(wanted)} were "
+                "requested: fit the MAP with the same style= and self_preference=")
+    if (init.judges, init.items) != (data.judges, data.items):
+        raise IdentifiabilityError("init was fitted to data with other judges or items")
+    return init, r, pb
+
+
+class Problem(NamedTuple):
+    """The NumPyro model of a request, its data arguments, the raw starting point (the MAP;
+    answer effects at 0), the potential energy of the raw sites and what was requested."""
+
+    model: Callable
+    args: tuple
+    params0: dict
+    answers: object
+    potential: Callable
+    request: Request
+
+
+def start_coefficients(init: HJAFit, layout: TermLayout, params0: dict) -> None:
+    """The MAP's term coefficients as the model's raw sites ``coef_raw`` and ``theta_raw``."""
+    names = tuple(init.coef_names)
+    if tuple(layout.names) != names or tuple(layout.global_names) != tuple(init.theta_names):
+        raise IdentifiabilityError(
+            f"the fit's coefficients {list(names) + list(init.theta_names)} do not match the "
+            f"terms' design {list(layout.names) + list(layout.global_names)}")
+    others = [c for c, name in enumerate(names) if name != POSITION]
+    if others:
+        cols, rows = np.nonzero(layout.free[:, others].T)
+        if len(rows):
+            coef = np.asarray(init.coef, dtype=float)
+            params0["coef_raw"] = jnp.asarray(coef[rows, np.asarray(others)[cols]])
+    if layout.global_names:
+        params0["theta_raw"] = jnp.asarray(np.asarray(init.theta, dtype=float))
+
+
+def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
+                  outcome: OutcomeModel, held) -> Problem:
+    """The model of a request over ``data``'s units, with the MAP as its starting point.
+
+    Parameters
+    ----------
+    data : Comparisons
+    init : HJAFit
+        The MAP (its terms and outcome model are the model's).
+    r : int
+    pb : bool
+        Position bias.
+    prompt : bool
+        Prompt effects.
+    priors : HJAPriors
+    outcome : OutcomeModel
+    held : bool array (K, n_aux)
+        Outcome parameters held at their boundary.
+    """
+    from numpyro.infer.util import potential_energy
+
+    N = data.n_items
+    reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
+    chart = chart_at(reference)
+    raw0 = unconstrain(reference, init.beta if pb else None, chart)
+    params0 = {"z_mu": raw0.z_mu, "z_gamma": raw0.z_gamma}
+    if r > 0:
+        params0.update(l_free=raw0.l_free, w=raw0.w)
+    if pb:
+        params0["beta_raw"] = raw0.beta
+    terms = tuple(init.terms)
+    if pb and not any(t.name == POSITION for t in terms):  # a fit made without its terms
+        terms = (Position(),) + terms
+    level = "entries" if prompt or any(t.needs_entries for t in terms) else "cells"
+    # Without position bias the likelihood of (k, i, j) and (k, j, i) depends on the order
+    # only through eta's sign (every other term changes sign with the order) and, for a
+    # symmetric outcome model, reversing the order reverses the categories: the sampler then
+    # works on folded units (same posterior, half the work); log-likelihoods and replicated
+    # data stay per original unit.
+    model_data = data if pb or not is_symmetric(outcome) else data.fold_order()
+    design = design_of(model_data, terms, level)
+    layout = term_layout(design)
+    start_coefficients(init, layout, params0)
+    if outcome.n_aux:
+        aux0 = log_scale_aux(outcome, np.asarray(init.aux, dtype=float).reshape(held.shape))
+        params0[AUX_SITE] = jnp.asarray(aux0[~held])
+    cells = cells_of(model_data, outcome=outcome, design=design)
+    answers = answer_terms = None
+    if prompt:
+        answers, _ = entry_answers(model_data)
+        answer_terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
+                        jnp.asarray(answers.item))
+        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
+                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
+    model = partial(hja_model, rank=r, position_bias=pb, terms=layout, priors=priors,
+                    outcome=outcome, answers=answer_terms, held=held)
+    args = (cells, chart, cells.counts)
+
+    def potential(p):
+        return potential_energy(model, args, {}, p)
+
+    request = Request(r, pb, prompt, outcome, terms, level, layout)
+    return Problem(model, args, params0, answers, potential, request)
+
+
+def prompt_setting(data, prompt_effects) -> bool:
+    """Whether prompt effects are on: by default when the data carry clusters."""
+    prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
+    if prompt and data.clusters is None:
+        raise ParameterError("prompt_effects=True needs clusters: read the data with "
+                             "cluster=<question column>")
+    return prompt
