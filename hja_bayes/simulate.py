@@ -120,7 +120,7 @@ def simulate(
     uniformly among all unordered pairs and the presentation order at random.  Each
     comparison is a tie with probability ``tie_prob``; otherwise the first-shown item i
     beats j with probability ``expit(beta_k + S[k, i] - S[k, j])``.  Judge k's position
-    bias is ``beta_k = position_bias * (1 + 0.5 z_k)``.  With ``ties="davidson"`` the three
+    bias is ``beta_k = position_bias * (1 + 0.5 z_k)``.  With ``outcome="davidson"`` the three
     outcomes follow Davidson's model instead, with judge k's tie propensity ``nu_k``
     (``P(tie) = nu_k / (e^{eta/2} + e^{-eta/2} + nu_k)``).
 

@@ -22,7 +22,7 @@ NU = np.array([0.0, 0.5, 1.5])
 
 @functools.lru_cache(maxsize=None)
 def davidson_panel():
-    data, truth = simulate(3, 5, 1, 1500, seed=7, position_bias=0.3, ties="davidson", nu=NU)
+    data, truth = simulate(3, 5, 1, 1500, seed=7, position_bias=0.3, outcome="davidson", nu=NU)
     fit = fit_hja(data, 1, position_bias=True, outcome="davidson")
     return data, truth, fit, quiet_sample(data, 1, init=fit, seed=4)
 
@@ -122,7 +122,7 @@ def test_implied_prior_tie_probability_is_the_documented_one():
 
 
 def test_ties_must_match_the_map():
-    data, _ = simulate(3, 4, 0, 200, seed=0, ties="davidson", nu=0.5)
+    data, _ = simulate(3, 4, 0, 200, seed=0, outcome="davidson", nu=0.5)
     fit = fit_hja(data, 0)
     with pytest.raises(ParameterError, match="davidson"):
         sample_hja(data, 0, init=fit, outcome="davidson", num_warmup=5, num_samples=5,

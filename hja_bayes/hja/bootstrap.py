@@ -38,7 +38,7 @@ class Bootstrap(NamedTuple):
         Whether clusters (True) or single comparisons (False) were resampled.
     judges, items : tuple of str
     nu : (n, K) or None
-        Davidson tie propensities (fits with ``ties="davidson"``); a judge held at 0 in the
+        Davidson tie propensities (fits with ``outcome="davidson"``); a judge held at 0 in the
         fit stays at 0.
     """
 
