@@ -171,9 +171,14 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
         posterior["theta"] = theta
     if request.prompt:
         tau = np.asarray(samples["tau_value"])
-        mu_bar, _ = marginal_consensus(S.reshape((-1, K, N)), np.asarray(d.gamma).reshape(-1, K),
-                                       tau.reshape(-1, N))
-        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(shape + (N,)))
+        mu_bar, S_bar = marginal_consensus(S.reshape((-1, K, N)),
+                                           np.asarray(d.gamma).reshape(-1, K), tau.reshape(-1, N))
+        # the judges' sensitivities on the same, population-averaged, scale: S_bar's loadings
+        # on mu_bar, as gamma = S mu / |mu|^2 (they sum to K)
+        gamma_bar = np.einsum("dkn,dn->dk", S_bar, mu_bar) / np.sum(mu_bar**2, axis=1, keepdims=True)
+        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(shape + (N,)),
+                         gamma_marginal=gamma_bar.reshape(shape + (K,)),
+                         S_marginal=S_bar.reshape(shape + (K, N)))
     for name in outcome.aux_names:
         posterior[name] = np.asarray(samples[name])
     attrs = {"rank": request.rank, "position_bias": int(request.position_bias),

@@ -52,9 +52,13 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         ``wald_upper``, ``post_mean``, ``post_sd``, ``eti_lower``, ``eti_upper``
         (equal-tailed), ``hdi_lower``, ``hdi_upper``, ``sd_ratio`` (posterior sd / Wald
         se), ``width_ratio`` (equal-tailed width / Wald width) and ``hdi_width_ratio``.
-        With prompt effects the posterior side of "mu_diff" is from ``mu_marginal``, the
-        consensus on the fixed-effects fit's scale; "gamma" and "S_diff" stay the mixed
-        model's own (conditional) quantities, so their ratios also show that scale.
+        With prompt effects the posterior side of "mu_diff", "gamma" and "S_diff" is from
+        ``mu_marginal``, ``gamma_marginal`` and ``S_marginal``, the population-averaged
+        quantities on the fixed-effects fit's scale; the terms' coefficients (position bias,
+        self-preference, style) are then the mixed model's own, per-prompt (conditional)
+        quantities, on another scale than the Wald intervals: column ``scale`` says which
+        ("marginal" or "conditional"), and a width ratio of a conditional row compares two
+        scales.
         The Wald intervals are those of the fit's own model (outcome model and terms),
         with the Fisher information unless the data carry clusters (then cluster-robust),
         without the ridge's curvature.
@@ -81,8 +85,10 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
-    # with prompt effects mu_marginal is on the fixed-effects scale (mu is conditional)
-    mu, gamma, S = (np.asarray(post[v]) for v in (consensus_name(idata), "gamma", "S"))
+    # with prompt effects the *_marginal quantities are on the fixed-effects scale
+    marginal = "mu_marginal" in post
+    mu, gamma, S = (np.asarray(post[f"{v}_marginal" if marginal else v])
+                    for v in ("mu", "gamma", "S"))
     blocks = {"mu_diff": mu[..., a] - mu[..., b], "gamma": gamma}
     if fit.position_bias:
         blocks["beta"] = np.asarray(post["beta"])
@@ -105,7 +111,10 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     labels = [f"{fit.judges[x]}: {fit.items[y]} - {fit.items[z]}" for x, y, z in zip(k, i, j)]
     frames.append(_side_by_side("S_diff", labels, iv.estimate, iv.se, iv.lower, iv.upper,
                                 S[..., k, i] - S[..., k, j], level))
-    return pd.concat(frames, ignore_index=True)
+    table = pd.concat(frames, ignore_index=True)
+    on_wald_scale = table["quantity"].isin(["mu_diff", "gamma", "S_diff"]) | (not marginal)
+    table.insert(2, "scale", np.where(on_wald_scale, "marginal", "conditional"))
+    return table
 
 
 def _side_by_side(quantity, labels, estimate, se, lower, upper, draws, level) -> pd.DataFrame:

@@ -45,9 +45,10 @@ Groups
     ``entry_counts``, ``entry_X``, ``entry_Xg`` likewise (dimension ``entry``), and with
     prompt effects ``entry_answer_first``, ``entry_answer_second``.
 With prompt effects the posterior also holds ``alpha (answer)`` (one effect per (question,
-model), labelled ``"question / model"``), ``tau (item)`` and ``mu_marginal (item)`` (the
-population-averaged consensus; ``mu`` is then conditional on answers of typical quality,
-see :mod:`hja_bayes.bayes.prompts`).
+model), labelled ``"question / model"``), ``tau (item)``, and the population-averaged
+quantities ``mu_marginal (item)``, ``S_marginal (judge, item)`` and ``gamma_marginal
+(judge)`` (the marginal scores' loadings on ``mu_marginal``): ``mu``, ``S`` and ``gamma``
+are then conditional on answers of typical quality, see :mod:`hja_bayes.bayes.prompts`.
 ``sample_stats``
     ``diverging``, ``acceptance_rate``, ``n_steps``, ``tree_depth``, ``energy``, ``lp``,
     ``step_size``.
@@ -157,6 +158,7 @@ def to_inference_data(
             "counts": ["cell", "category"], "X": ["cell", "term"], "Xg": ["cell", "shared_term"],
             "category_counts": ["judge", "category"], "verdicts": ["comparison"],
             "alpha": ["answer"], "tau": ["item"], "mu_marginal": ["item"],
+            "gamma_marginal": ["judge"], "S_marginal": ["judge", "item"],
             "entry_counts": ["entry", "category"], "entry_X": ["entry", "term"],
             "entry_Xg": ["entry", "shared_term"],
             **{f"entry_{x}": ["entry"] for x in _ENTRY},

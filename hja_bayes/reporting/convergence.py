@@ -16,12 +16,16 @@ __all__ = ["RHAT_LIMIT", "convergence_table"]
 
 #: R-hat above this value flags a quantity whose chains disagree.
 RHAT_LIMIT = 1.01
-#: Quantities shown, in this order (those present in the posterior).
-QUANTITIES = ("mu", "gamma", "beta", "D", "S", "U", "V")
+#: Quantities shown first, in this order; every other posterior quantity follows (the terms'
+#: coefficients, the outcome model's parameters, prompt effects and their marginal summaries).
+QUANTITIES = ("mu", "mu_marginal", "gamma", "gamma_marginal", "beta", "coef", "theta", "D", "S",
+              "S_marginal", "U", "V", "tau", "alpha")
 
 
 def convergence_table(idata) -> pd.DataFrame:
-    """Largest R-hat and smallest bulk and tail ESS of every posterior quantity.
+    """Largest R-hat and smallest bulk and tail ESS of every posterior quantity (every sampled
+    and every reported one: the consensus on both scales, the terms' coefficients, the
+    outcome model's parameters, the prompt effects).
 
     Parameters
     ----------
@@ -39,7 +43,8 @@ def convergence_table(idata) -> pd.DataFrame:
 
     az = import_arviz()
     post = idata.posterior
-    names = [q for q in QUANTITIES if q in post.data_vars and post[q].size > 0]
+    present = [q for q in post.data_vars if post[q].size > 0]
+    names = [q for q in QUANTITIES if q in present] + [q for q in present if q not in QUANTITIES]
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give NaN R-hat

@@ -13,7 +13,7 @@ import io
 
 from .content import Report
 from .formatting import html_table
-from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY
+from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY, width_sentence
 
 __all__ = ["CSS", "interval_words", "png", "render_html"]
 
@@ -126,10 +126,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if rep.bayes:
         ratio = ""
         if rep.intervals is not None:
-            med = rep.intervals.groupby("quantity")["width_ratio"].median()
-            ratio = ("<p>Median width of the credible interval relative to the Wald interval: "
-                     + e(", ".join(f"{q} {v:.2f}" for q, v in med.items()))
-                     + " (all rows in intervals.csv).</p>")
+            ratio = "<p>" + e(width_sentence(rep.intervals)) + "</p>"
         posterior_section = (
             "<h2>Posterior</h2>"
             f"<p>{e(rep.sentences['convergence'])}</p>"

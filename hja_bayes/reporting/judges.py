@@ -84,6 +84,9 @@ def judge_table(
     idata : arviz.InferenceData, optional
         Posterior draws of the same model: adds ``gamma_cred_lower``, ``gamma_cred_upper``
         (and ``beta_cred_lower``, ``beta_cred_upper``), equal-tailed credible intervals.
+        With prompt effects the credible gamma is ``gamma_marginal``, on the Wald columns'
+        population-averaged scale, and no credible beta is shown: the posterior's beta is
+        per prompt, on another scale (``attrs["conditional_beta"]``).
     level : float
         Level of the intervals.
     inference : WaldInference, optional
@@ -135,16 +138,23 @@ def judge_table(
         columns["invalid_share"] = invalid
     columns["rank_corr"] = own_ranking_agreement(fit)
     n_draws = None
+    conditional = idata is not None and "gamma_marginal" in idata.posterior
     if idata is not None:
-        draws = posterior_draws(idata, "gamma", fit.judges, "judge")
+        # with prompt effects, gamma on the population-averaged scale of the Wald columns
+        name = "gamma_marginal" if conditional else "gamma"
+        draws = posterior_draws(idata, name, fit.judges, "judge")
         n_draws = int(draws.shape[0])
         _, lo, hi = credible(draws, level)
         columns.update(gamma_cred_lower=lo, gamma_cred_upper=hi)
-        if fit.position_bias:
+        if fit.position_bias and not conditional:
             _, lo, hi = credible(posterior_draws(idata, "beta", fit.judges, "judge"), level)
             columns.update(beta_cred_lower=lo, beta_cred_upper=hi)
     table = pd.DataFrame(columns)
+    # with prompt effects the posterior's beta is per prompt: not set beside the Wald beta
     table.attrs.update(level=level, rank=int(fit.rank), position_bias=bool(fit.position_bias),
                        bayes=idata is not None, n_draws=n_draws,
-                       meta=table_meta(fit, "judges", level, None, n_draws=n_draws))
+                       conditional_beta=bool(conditional and fit.position_bias),
+                       meta=table_meta(fit, "judges", level, None, n_draws=n_draws,
+                                       credible_gamma="gamma_marginal" if conditional else
+                                       "gamma" if idata is not None else None))
     return table

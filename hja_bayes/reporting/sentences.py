@@ -171,6 +171,21 @@ def convergence_sentence(table: pd.DataFrame) -> str:
             f", smallest bulk ESS {ess:,.0f}.")
 
 
+def width_sentence(intervals) -> str:
+    """Median width of the credible intervals relative to the Wald ones, per quantity, for
+    the rows on one scale; the others (per-prompt coefficients of a model with prompt
+    effects) are named, not compared."""
+    same = intervals[intervals["scale"] == "marginal"] if "scale" in intervals else intervals
+    med = same.groupby("quantity", sort=False)["width_ratio"].median()
+    text = ("Median width of the credible interval relative to the Wald interval: "
+            + ", ".join(f"{q} {v:.2f}" for q, v in med.items()) + " (all rows in intervals.csv).")
+    other = sorted(set(intervals["quantity"]) - set(med.index))
+    if other:
+        text += (f" Not compared: {', '.join(other)}, whose posterior is per prompt (answers "
+                 "of typical quality), while the Wald intervals average over the prompts.")
+    return text
+
+
 def biases_sentence(table) -> str:
     """The judge biases in words: the panel's style pulls, the largest self-preference and
     position bias, with their intervals."""
@@ -290,6 +305,11 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     if data.dropped_judges:
         notes.append("Judges with no usable verdict at all, left out: "
                      + ", ".join(data.dropped_judges) + ".")
+    if judges.attrs.get("conditional_beta"):
+        notes.append("With prompt effects the posterior's position biases β are per prompt "
+                     "(answers of typical quality), on another scale than the Wald β, which "
+                     "averages over prompts; the judge table shows no credible β beside it. "
+                     "The credible γ are the population-averaged ones (gamma_marginal).")
     if convergence is not None:
         a = convergence.attrs
         if a["divergences"] or convergence["max_rhat"].max() > a["rhat_limit"]:
