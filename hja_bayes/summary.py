@@ -44,6 +44,11 @@ class ComparisonSummary:
         Clusters (prompts, questions) the comparisons come from; 0 when none were given.
     comparisons_per_cluster : tuple of float
         Median and largest number of comparisons in one cluster (empty without clusters).
+    cluster_column : str or None
+        The column the clusters were read from, when known.
+    effective_clusters : float
+        ``(sum n_g)^2 / sum n_g^2`` over the clusters' comparison counts
+        (:func:`~hja_bayes.clusters.effective_clusters`); 0 without clusters.
     """
 
     n_judges: int
@@ -61,6 +66,8 @@ class ComparisonSummary:
     disconnected_judges: tuple[str, ...]
     n_clusters: int = 0
     comparisons_per_cluster: tuple[float, ...] = ()
+    cluster_column: str | None = None
+    effective_clusters: float = 0.0
 
     def __str__(self) -> str:
         lines = [
@@ -82,7 +89,9 @@ class ComparisonSummary:
             )
         if self.n_clusters:
             median, largest = self.comparisons_per_cluster
-            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
+            source = f" from column {self.cluster_column!r}" if self.cluster_column else ""
+            lines.append(f"clusters{source}: {self.n_clusters}, effective "
+                         f"{self.effective_clusters:.1f} (comparisons per cluster: median "
                          f"{median:g}, largest {largest:g}); intervals are cluster-robust")
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.disconnected_judges:
