@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..checks import check_level
 from ..inference import WaldInference
+from ..inference.clusters import FEW_CLUSTERS
 from .convergence import convergence_table
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
@@ -30,6 +31,7 @@ from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
 from .scales import Scale, check_scale
 from .sentences import (
     captions,
+    clusters_note,
     convergence_sentence,
     default_title,
     disagreement_sentence,
@@ -67,7 +69,10 @@ class Report(NamedTuple):
         Figure name -> caption.
     sentences : dict
         ``glance`` (who ranks first, the tiers), ``judges``, ``disagreement``,
-        ``convergence`` (with a posterior): one-paragraph readings of the tables.
+        ``convergence`` (with a posterior), ``fragility`` (with a fragility audit: one
+        sentence per audit, joined): one-paragraph readings of the tables.
+    fragility : tuple
+        The fragility audits shown (:class:`~hja_bayes.inference.fragility.Fragility`).
     notes : tuple of str
         Warnings for the reader (e.g. one orientation only, no convergence).
     data_summary, fit_summary : str
@@ -92,6 +97,7 @@ class Report(NamedTuple):
     fit_summary: str
     level: float
     scale: str
+    fragility: tuple = ()
 
     @property
     def bayes(self) -> bool:
@@ -107,6 +113,7 @@ def build_report(
     *,
     title: str | None = None,
     inference: WaldInference | None = None,
+    fragility=(),
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -125,6 +132,9 @@ def build_report(
         Report title (default: from the data, e.g. "5 models ranked by 5 judges").
     inference : WaldInference, optional
         Reused instead of recomputing the Wald inference.
+    fragility : sequence of Fragility, optional
+        Audits of how few verdicts or prompts would change the ranking
+        (:meth:`hja_bayes.hja.HJAFit.fragility`), said in the report.
 
     Returns
     -------
@@ -175,6 +185,13 @@ def build_report(
     }
     if convergence is not None:
         sentences["convergence"] = convergence_sentence(convergence)
+    fragility = tuple(fragility or ())
+    if fragility:
+        sentences["fragility"] = " ".join(f.sentence for f in fragility)
+    notes = report_notes(fit, judges, convergence)
+    few = clusters_note(board.attrs.get("meta", {}), FEW_CLUSTERS)
+    if few:
+        notes.insert(0, few)
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
@@ -183,8 +200,8 @@ def build_report(
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,
         intervals=intervals, convergence=convergence, matrices=matrices, figures=figures,
         captions=captions(fit, level), sentences=sentences,
-        notes=tuple(report_notes(fit, judges, convergence)),
+        notes=tuple(notes),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
-        scale=scale,
+        scale=scale, fragility=fragility,
     )
 

@@ -94,6 +94,7 @@ def report(
     *,
     title: str | None = None,
     inference: WaldInference | None = None,
+    fragility=(),
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
@@ -125,12 +126,17 @@ def report(
         Title of the report (default: from the data).
     inference : WaldInference, optional
         Reused instead of recomputing the Wald inference.
+    fragility : sequence of Fragility, optional
+        Fragility audits (:meth:`hja_bayes.hja.HJAFit.fragility`): their sentences go
+        under the leaderboard and the units they removed to ``fragility_verdicts`` /
+        ``fragility_prompts`` (.csv, .json).
 
     Returns
     -------
     ReportFiles
     """
-    rep = build_report(fit, idata, level, scale, title=title, inference=inference)
+    rep = build_report(fit, idata, level, scale, title=title, inference=inference,
+                       fragility=fragility)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
@@ -162,5 +168,10 @@ def report(
     if rep.convergence is not None:
         tables.append(("convergence", rep.convergence,
                        meta("convergence", rep.convergence, **rep.convergence.attrs)))
+    for f in rep.fragility:
+        name = f"fragility_{f.unit}s"
+        tables.append((name, f.items, meta(
+            name, f.items, target=f.target, unit=f.unit, count=f.count, total=f.total,
+            confirmed=f.confirmed, result=f.result, sentence=f.sentence)))
     written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))
