@@ -269,3 +269,14 @@ def test_prompt_like_columns_are_found():
     found = prompt_like_columns(frame, exclude=("model_a", "model_b", "winner"))
     assert [c for c, _, _ in found] == ["item_id"]
     assert found[0][1:] == (8, 3.0)
+
+
+def test_cr2_too_large_to_keep_falls_back_to_cr1(panel, monkeypatch):
+    import hja_bayes.inference.wald as wald_module
+
+    data, fit = panel
+    monkeypatch.setattr(wald_module, "CR2_MAX_NUMBERS", 10)
+    with pytest.warns(hb.DataWarning, match="use CR1"):
+        inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
+                                   cov_type="cluster", ridge=fit.ridge)
+    assert inference.small_sample == "CR1" and inference.clustering["small_sample"] == "CR1"

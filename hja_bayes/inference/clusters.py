@@ -51,7 +51,7 @@ from ..clusters import effective_clusters
 from ..errors import DataWarning
 from ..likelihood import information, score
 
-__all__ = ["ClusterDesign", "EXACT_BUDGET", "FEW_CLUSTERS", "SMALL_SAMPLE", "cluster_design", "cluster_record",
+__all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BUDGET", "FEW_CLUSTERS", "cr2_numbers", "SMALL_SAMPLE", "cluster_design", "cluster_record",
            "satterthwaite", "warn_few_clusters"]
 
 #: Small-sample corrections of the cluster-robust covariance (``cov_type="cluster"`` is CR2).
@@ -68,6 +68,10 @@ _SATURATED = 1e-10
 _NEGLIGIBLE = 1e-14
 #: Multiply-adds above which :func:`satterthwaite` keeps to the leading term (many clusters).
 EXACT_BUDGET = 2 ** 30
+#: Largest number of floats the CR2 design may keep (dim x kept singular vectors, 1 GiB);
+#: beyond it (many large clusters in a large chart, where CR2 and CR1 agree to O(1/G)) the
+#: cluster-robust covariance falls back to CR1 with a DataWarning.
+CR2_MAX_NUMBERS = 1 << 27
 #: Rows x dim numbers of whitened design built at once.
 _CHUNK = 1 << 22
 
@@ -274,6 +278,13 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     np.add.at(adjusted.T, col_cluster, (U * (sigma * f * omega)).T)
     saturated = int(np.unique(col_cluster[sigma ** 2 >= 1 - _SATURATED]).size)
     return out._replace(adjusted=adjusted, saturated=saturated)
+
+
+def cr2_numbers(data, chart) -> int:
+    """Floats the CR2 design of ``data`` keeps in ``chart``: dim x sum_g min(rows_g, dim)."""
+    c = data.clusters
+    rows = np.bincount(c.cluster, minlength=c.n_clusters) * (1 + chart.n_aux)
+    return int(chart.dim * np.minimum(rows, chart.dim).sum())
 
 
 def satterthwaite(d: ClusterDesign, Z: np.ndarray, exact: bool | None = None) -> np.ndarray:

@@ -24,7 +24,13 @@ from ..errors import IdentifiabilityError, ParameterError
 from ..likelihood import outcome_model
 from ..likelihood.terms import terms_of
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
-from .clusters import cluster_design, cluster_record, warn_few_clusters
+from .clusters import (
+    CR2_MAX_NUMBERS,
+    cluster_design,
+    cluster_record,
+    cr2_numbers,
+    warn_few_clusters,
+)
 from .information import (
     Model,
     chart_information,
@@ -275,6 +281,17 @@ def wald_inference(
             f"model is not identified by these comparisons ({why})"
         )
     meat = design_cr2 = None
+    if small_sample == "CR2" and cr2_numbers(data, chart) > CR2_MAX_NUMBERS:
+        import warnings
+
+        from ..errors import DataWarning
+
+        warnings.warn(
+            f"the CR2 covariance would keep {cr2_numbers(data, chart):,} numbers for "
+            f"{data.clusters.n_clusters:,} clusters in a chart of dimension {chart.dim:,}: "
+            "the cluster-robust intervals use CR1 (G/(G-1), normal quantiles) instead, which "
+            "differs from CR2 by O(1/G) with this many clusters", DataWarning, stacklevel=3)
+        small_sample = "CR1"
     if small_sample == "CR2":
         design_cr2 = cluster_design(model, chart, factor, chart.constraints())
         root = factor @ design_cr2.adjusted
