@@ -280,3 +280,16 @@ def test_cr2_too_large_to_keep_falls_back_to_cr1(panel, monkeypatch):
         inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
                                    cov_type="cluster", ridge=fit.ridge)
     assert inference.small_sample == "CR1" and inference.clustering["small_sample"] == "CR1"
+
+
+def test_the_report_names_the_clusters_and_notes_few_of_them(panel):
+    from hja_bayes.reporting.content import build_report
+    from hja_bayes.reporting.html import interval_words
+
+    _, fit = panel
+    rep = build_report(fit)
+    assert rep.notes[0].startswith("The intervals rest on few prompts: 8 clusters (column "
+                                   "'question'), ")
+    words = interval_words(rep)
+    assert "column 'question', 8 clusters" in words and "CR2" in words
+    assert "Satterthwaite" in words

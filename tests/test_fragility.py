@@ -142,3 +142,20 @@ def test_comparisons_without_some_verdicts():
     assert len(less.clusters.cell) == len(c.cell) - 1
     with pytest.raises(hb.DataError, match="more verdicts"):
         data.without(c.counts + 1)
+
+
+def test_the_report_says_the_fragility_and_keeps_its_units(tmp_path):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=150, seed=5,
+                          questions=10, question_correlation=0.3)
+    fit = hb.fit_hja(data, rank=0)
+    audits = [fit.fragility("top", "verdict"), fit.fragility("top", "prompt")]
+    files = hb.report(fit, tmp_path / "rep", fragility=audits)
+    html = files.html.read_text(encoding="utf-8")
+    assert "Fragility: " + audits[0].sentence.split(" (")[0] in html
+    assert audits[0].sentence in files.markdown.read_text(encoding="utf-8")
+    import json
+
+    table = json.loads((tmp_path / "rep" / "fragility_verdicts.json").read_text())
+    assert table["meta"]["count"] == audits[0].count and table["meta"]["unit"] == "verdict"
+    assert sum(r["removed"] for r in table["rows"]) == audits[0].count
+    assert (tmp_path / "rep" / "fragility_prompts.csv").exists()
