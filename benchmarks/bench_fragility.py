@@ -35,7 +35,7 @@ import numpy as np
 
 import hja_bayes as hb
 from hja_bayes.hja.bootstrap import refit_without
-from hja_bayes.inference.fragility import _units_of
+from hja_bayes.inference.removal import units_of as _units_of
 
 OUT = Path(__file__).parent / "results"
 
