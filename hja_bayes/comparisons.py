@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .categories import THREE, collapse_counts
-from .clusters import ClusterCounts, checked_clusters, readonly
+from .clusters import ClusterCounts, checked_clusters, effective_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
 from .summary import ComparisonSummary, count_of
 
@@ -55,6 +55,9 @@ class Comparisons:
         Style features carried by ``clusters.features`` (empty without features).
     feature_transform : str
         How the features were transformed into the stored differences (for the record).
+    cluster_column : str or None
+        The input column the clusters were read from (e.g. ``"question_id"``), as the readers
+        record it; None when there are no clusters or their source is not known.
     """
 
     judges: tuple[str, ...]
@@ -73,6 +76,7 @@ class Comparisons:
     rejected_by_judge: Mapping[str, int] = field(default_factory=dict)
     feature_names: tuple[str, ...] = ()
     feature_transform: str = ""
+    cluster_column: str | None = None
 
     def __post_init__(self) -> None:
         counts = np.asarray(self.counts, dtype=np.float64)
@@ -101,6 +105,10 @@ class Comparisons:
         object.__setattr__(self, "feature_names", tuple(str(f) for f in self.feature_names))
         object.__setattr__(self, "rejected", dict(self.rejected))
         object.__setattr__(self, "rejected_by_judge", dict(self.rejected_by_judge))
+        if self.clusters is None or self.cluster_column is None:
+            object.__setattr__(self, "cluster_column", None)
+        else:
+            object.__setattr__(self, "cluster_column", str(self.cluster_column))
         if self.judge.max() >= len(self.judges) or self.judge.min() < 0:
             raise DataError("judge index out of range")
         if max(self.first.max(), self.second.max()) >= len(self.items) or min(
@@ -267,6 +275,9 @@ class Comparisons:
             connected=self.is_connected(),
             disconnected_judges=disconnected,
             n_clusters=0 if self.clusters is None else self.clusters.n_clusters,
+            cluster_column=self.cluster_column,
+            effective_clusters=0.0 if self.clusters is None else effective_clusters(
+                self.clusters.comparisons_per_cluster()),
             comparisons_per_cluster=() if self.clusters is None else (
                 float(np.median(self.clusters.comparisons_per_cluster())),
                 float(self.clusters.comparisons_per_cluster().max())),
@@ -298,7 +309,7 @@ class Comparisons:
             rows_used=self.rows_used, rejected=self.rejected, dropped_judges=self.dropped_judges,
             cluster=cluster, cluster_names=names, rejected_by_judge=self.rejected_by_judge,
             features=features, feature_names=self.feature_names,
-            feature_transform=self.feature_transform,
+            feature_transform=self.feature_transform, cluster_column=self.cluster_column,
         )
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
@@ -309,6 +320,51 @@ class Comparisons:
         mask = new_index[self.judge] >= 0
         return self._replace_cells(mask, judge=new_index[self.judge[mask]],
                                    judges=tuple(self.judges[k] for k in keep))
+
+    def without(self, removed) -> "Comparisons":
+        """These comparisons less some verdicts.
+
+        Parameters
+        ----------
+        removed : array (units, C)
+            Verdicts to take away per unit and category: the units are the cluster entries
+            (``clusters.cell`` order) when the data carry clusters, else the cells.
+
+        Returns
+        -------
+        Comparisons
+            Cells and entries left without verdicts are dropped (judges and items keep
+            their indices); the clusters keep their names, so a prompt may end up empty.
+
+        Raises
+        ------
+        DataError
+            For counts of the wrong shape, more verdicts than a unit holds, or a judge left
+            without comparisons.
+        """
+        removed = np.asarray(removed, dtype=float)
+        c = self.clusters
+        base = self.counts if c is None else c.counts
+        if removed.shape != base.shape:
+            raise DataError(f"removed must have shape {base.shape}, got {removed.shape}")
+        left = base - removed
+        if np.any(left < -1e-9) or np.any(removed < 0):
+            raise DataError("cannot remove more verdicts than a unit holds, or a negative number")
+        left = np.clip(left, 0.0, None)
+        if c is None:
+            keep = left.sum(axis=1) > 0
+            return replace(self, judge=self.judge[keep], first=self.first[keep],
+                           second=self.second[keep], counts=left[keep])
+        counts = np.stack([np.bincount(c.cell, left[:, a], self.n_cells)
+                           for a in range(left.shape[1])], axis=1)
+        keep = counts.sum(axis=1) > 0
+        entries = left.sum(axis=1) > 0
+        new_cell = np.cumsum(keep) - 1
+        clusters = ClusterCounts(c.names, c.cluster[entries], new_cell[c.cell[entries]],
+                                 left[entries],
+                                 None if c.features is None else c.features[entries])
+        return replace(self, judge=self.judge[keep], first=self.first[keep],
+                       second=self.second[keep], counts=counts[keep], clusters=clusters)
 
     def _replace_cells(self, mask: np.ndarray, **overrides) -> "Comparisons":
         clusters = self.clusters
@@ -392,7 +448,7 @@ def aggregate_cells(judges, items, judge, first, second, counts, *,
                     rows_used: int = 0, rejected: Mapping[str, int] | None = None,
                     dropped_judges: tuple[str, ...] = (), cluster=None, cluster_names=None,
                     rejected_by_judge=None, features=None, feature_names=(),
-                    feature_transform: str = "") -> Comparisons:
+                    feature_transform: str = "", cluster_column: str | None = None) -> Comparisons:
     """Sum rows (or cells) with the same (judge, first, second) into the cells of a Comparisons.
 
     The one place where rows become cells: the readers and :meth:`Comparisons.fold_order`
@@ -400,6 +456,7 @@ def aggregate_cells(judges, items, judge, first, second, counts, *,
     ``cluster_names``) keeps which cluster each row came from, summed per (cluster, cell)
     entry, and ``features`` (rows, F), the answers' transformed style-feature differences,
     split the entries further where rows of one (cluster, cell) showed different answers.
+    ``cluster_column`` names the input column the clusters came from (kept for the record).
     """
     n_items = len(items)
     counts = np.asarray(counts, dtype=float)
@@ -437,4 +494,5 @@ def aggregate_cells(judges, items, judge, first, second, counts, *,
         clusters=clusters, rejected_by_judge=dict(rejected_by_judge or {}),
         feature_names=tuple(feature_names) if clusters is not None and clusters.features is not None else (),
         feature_transform=feature_transform,
+        cluster_column=cluster_column if clusters is not None else None,
     )

@@ -19,9 +19,14 @@ A saved fit is a folder::
 * ``judges``, ``items`` -- names in index order;
 * ``data`` -- ``categories``, ``feature_names``, ``feature_transform``, ``order_known``,
   ``rows_read``, ``rows_used``, ``rejected``,
-  ``dropped_judges``, ``rejected_by_judge`` and ``clusters`` (cluster names, or null) of
-  the fitted
+  ``dropped_judges``, ``rejected_by_judge``, ``clusters`` (cluster names, or null) and
+  ``cluster_column`` (the column they were read from, or null; absent from files written
+  before it was recorded, which load with None) of the fitted
   :class:`~hja_bayes.comparisons.Comparisons`;
+* ``clustering`` -- for the record, what a cluster-robust interval of this fit rests on
+  (:attr:`~hja_bayes.hja.HJAFit.clustering`: column, number of clusters, effective number,
+  small-sample correction), or null without clusters; not read back (it follows from the
+  data);
 * ``rank_table_columns`` -- column order of the rank-selection table (or null);
 * ``package_version`` -- the hja_bayes version that wrote the file (information only);
 * ``checksums`` -- ``{"arrays.npz": sha256, "posterior.nc": sha256 or null}``;
@@ -211,9 +216,11 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             "rejected": {str(k): int(v) for k, v in data.rejected.items()},
             "dropped_judges": list(data.dropped_judges),
             "clusters": None if data.clusters is None else list(data.clusters.names),
+            "cluster_column": data.cluster_column,
             "rejected_by_judge": {str(k): int(v) for k, v in data.rejected_by_judge.items()},
         },
         "rank_table_columns": None if table is None else [str(c) for c in table.columns],
+        "clustering": fit.clustering,
     }
     arrays = {name: np.asarray(getattr(fit, name)) for name in ESTIMATES}
     arrays.update(coef=np.asarray(fit.coef, dtype=float), coef_free=np.asarray(fit.coef_free),
@@ -384,6 +391,7 @@ def load_fit(path: str | os.PathLike):
             rows_used=int(d["rows_used"]), rejected=dict(d["rejected"]),
             dropped_judges=tuple(d["dropped_judges"]), clusters=clusters,
             rejected_by_judge=dict(d.get("rejected_by_judge", {})),
+            cluster_column=d.get("cluster_column"),
         )
         if tuple(meta["judges"]) != data.judges or tuple(meta["items"]) != data.items:
             raise DataError("the fit's judge or item names differ from its data's")

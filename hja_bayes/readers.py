@@ -47,10 +47,9 @@ from .errors import DataError, DataWarning, ParameterError
 from .features import join_features
 from .sources import as_frame, read_table
 
-__all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "SECOND_LABELS",
-           "TIE_LABELS",
-           "read_counts", "read_csv", "read_file", "read_frame", "read_json", "read_jsonl",
-           "read_parquet"]
+__all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "PROMPT_HINTS",
+           "SECOND_LABELS", "TIE_LABELS", "prompt_like_columns", "read_counts", "read_csv",
+           "read_file", "read_frame", "read_json", "read_jsonl", "read_parquet"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})
@@ -221,7 +220,7 @@ def read_frame(
     return aggregate_cells(used_judges, list(items), k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
-                           rejected_by_judge=by_judge, **style)
+                           rejected_by_judge=by_judge, cluster_column=cluster, **style)
 
 
 def _scale_bounds(scale) -> tuple[int, int]:
@@ -510,7 +509,8 @@ def read_counts(
         counts, categories = np.column_stack([ww - tt / 2, tt, nn - ww - tt / 2]), THREE
     return aggregate_cells(judges, items, k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(keep.sum()), rejected=rejected,
-                           dropped_judges=dropped, cluster=codes, cluster_names=names)
+                           dropped_judges=dropped, cluster=codes, cluster_names=names,
+                           cluster_column=cluster)
 
 
 def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
@@ -534,6 +534,60 @@ def _cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
         return None, None
     codes, names = pd.factorize(df[cluster].astype(str).to_numpy()[keep])
     return codes, tuple(names)
+
+
+#: Parts of a column name that suggest it names the prompt of each verdict.
+PROMPT_HINTS = ("question", "prompt", "instruction", "conversation", "item", "task", "query",
+                "sample", "example", "idx", "id")
+
+
+def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tuple[str, int, float]]:
+    """Columns that look like the prompt of each verdict: values shared by several judges.
+
+    A column qualifies when it is not in ``exclude``, does not hold fractional numbers (scores,
+    confidences), has between 2 and half as many distinct values as rows, and at least one
+    of its values was judged by two or more judges (or,
+    without a judge column, appears in two or more rows).  Columns whose names contain one
+    of :data:`PROMPT_HINTS` come first, then those whose values are shared by more judges.
+
+    Parameters
+    ----------
+    df : DataFrame, or a table with ``.to_pandas()``
+    exclude : iterable of str
+        Columns already used (judge, models, verdict).
+    judge : str or None
+        The judge column.
+
+    Returns
+    -------
+    list of (column, distinct values, mean judges per value)
+    """
+    df = as_frame(df, "prompt_like_columns")
+    rows = len(df)
+    exclude = set(c for c in exclude if c is not None)
+    out = []
+    for column in df.columns:
+        if column in exclude or column == judge or df[column].isna().all():
+            continue
+        raw = df[column]
+        if pd.api.types.is_float_dtype(raw) and np.any(raw.dropna() % 1 != 0):
+            continue  # scores or confidences, not ids
+        values = raw.astype(str)
+        n_values = int(values.nunique())
+        if not 2 <= n_values <= rows / 2:
+            continue
+        if judge is not None and judge in df.columns:
+            per_value = df.assign(_v=values).groupby("_v")[judge].nunique()
+        else:
+            per_value = values.value_counts()
+        if per_value.max() < 2:
+            continue
+        name = str(column).lower()
+        hint = next((i for i, h in enumerate(PROMPT_HINTS) if h in name), len(PROMPT_HINTS))
+        out.append((hint, -float(per_value.mean()), str(column), n_values,
+                    float(per_value.mean())))
+    out.sort()
+    return [(c, n, m) for _, _, c, n, m in out]
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:

@@ -98,6 +98,7 @@ def simulate(
     tie_prob: float = 0.0,
     questions: int = 0,
     question_correlation: float = 0.0,
+    question_sizes=None,
     outcome: str = "half",
     nu=None,
     gaps=None,
@@ -125,7 +126,8 @@ def simulate(
     (``P(tie) = nu_k / (e^{eta/2} + e^{-eta/2} + nu_k)``).
 
     Prompts (``questions > 0``): every comparison is about one of ``questions`` prompts,
-    drawn uniformly, and the data carry them as clusters.  Verdicts on one prompt are
+    drawn uniformly (or in proportion to ``question_sizes``), and the data carry them as
+    clusters (``data.cluster_column == "question"``).  Verdicts on one prompt are
     coupled while every marginal probability stays exact: each prompt gives each item an
     answer quality ``b_qi ~ N(0, 1)``, and the first-shown item wins when
     ``Phi(sqrt(rho) (b_qj - b_qi) / sqrt(2) + sqrt(1 - rho) e) < expit(eta)`` with
@@ -169,6 +171,10 @@ def simulate(
         comparisons).
     question_correlation : float
         rho in [0, 1): how strongly verdicts on one prompt are coupled.
+    question_sizes : array-like of float, optional
+        Relative sizes of the ``questions`` prompts (positive): a comparison is about prompt
+        q with probability ``question_sizes[q] / sum(question_sizes)``.  Default: equal.
+        E.g. ``50 ** np.linspace(0, 1, 15)`` spreads 15 prompts 1:50.
     outcome : {"half", "davidson", "ordinal"}
         How verdicts arise: ties at rate ``tie_prob`` independently of the scores ("half",
         the default), Davidson's model with tie propensities ``nu``, or ordered categories.
@@ -216,6 +222,14 @@ def simulate(
     outcome, log_aux = _check_outcome(outcome, nu, gaps, tie_prob, n_judges, categories)
     rng = np.random.default_rng(seed)
     K, N = n_judges, n_items
+    sizes = None
+    if question_sizes is not None:
+        if not questions:
+            raise ParameterError("question_sizes needs prompts: pass questions > 0")
+        sizes = np.asarray(question_sizes, dtype=float).ravel()
+        if sizes.shape != (int(questions),) or not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
+            raise ParameterError(f"question_sizes must hold {int(questions)} positive numbers "
+                                 f"(one per prompt), got {question_sizes!r}")
     if style is not None and not questions:
         raise ParameterError("style needs prompts: pass questions > 0 (features vary by prompt)")
     lam = None if self_preference is None else _per_judge(self_preference, K, "self_preference")
@@ -264,7 +278,7 @@ def simulate(
         data = _simulate_prompts(rng, logits, K, N, comparisons_per_judge, tie_prob,
                                  int(questions), check_probability(
                                      question_correlation, "question_correlation", open_high=True),
-                                 outcome, log_aux, theta, style_confounding)
+                                 outcome, log_aux, theta, style_confounding, sizes)
         return data, truth
 
     # ordered cells: uniform unordered pair + random order == uniform ordered pair
@@ -299,10 +313,13 @@ def simulate(
 
 
 def _simulate_prompts(rng, logits, K, N, per_judge, tie_prob, questions, rho, outcome=HALF,
-                      log_aux=None, theta=None, confounding=0.5) -> Comparisons:
+                      log_aux=None, theta=None, confounding=0.5, sizes=None) -> Comparisons:
     """Single comparisons spread over prompts, coupled within a prompt by a Gaussian copula."""
     k = np.repeat(np.arange(K), per_judge)
-    q = rng.integers(questions, size=len(k))
+    if sizes is None:
+        q = rng.integers(questions, size=len(k))
+    else:
+        q = rng.choice(questions, size=len(k), p=sizes / sizes.sum())
     i = rng.integers(N, size=len(k))
     j = (i + rng.integers(1, N, size=len(k))) % N  # uniform over the other items
     quality = rng.standard_normal((questions, N))
@@ -333,4 +350,5 @@ def _simulate_prompts(rng, logits, K, N, per_judge, tie_prob, questions, rho, ou
         counts, categories=outcome.categories, rows_read=len(k), rows_used=len(k), cluster=q,
         cluster_names=tuple(f"q{x}" for x in range(questions)), features=features,
         feature_names=() if theta is None else tuple(f"f{x + 1}" for x in range(theta.shape[1])),
-        feature_transform="" if theta is None else "simulated differences (final scale)")
+        feature_transform="" if theta is None else "simulated differences (final scale)",
+        cluster_column="question")

@@ -48,6 +48,11 @@ class ComparisonSummary:
         The ordered verdict categories (three: first, tie, second; more for a strength scale).
     features : tuple of str
         Style features carried per (prompt, cell) entry.
+    cluster_column : str or None
+        The column the clusters were read from, when known.
+    effective_clusters : float
+        ``(sum n_g)^2 / sum n_g^2`` over the clusters' comparison counts
+        (:func:`~hja_bayes.clusters.effective_clusters`); 0 without clusters.
     """
 
     n_judges: int
@@ -67,6 +72,8 @@ class ComparisonSummary:
     comparisons_per_cluster: tuple[float, ...] = ()
     categories: tuple[str, ...] = ("first", "tie", "second")
     features: tuple[str, ...] = ()
+    cluster_column: str | None = None
+    effective_clusters: float = 0.0
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
@@ -92,7 +99,9 @@ class ComparisonSummary:
             )
         if self.n_clusters:
             median, largest = self.comparisons_per_cluster
-            lines.append(f"clusters: {self.n_clusters} (comparisons per cluster: median "
+            source = f" from column {self.cluster_column!r}" if self.cluster_column else ""
+            lines.append(f"clusters{source}: {self.n_clusters}, effective "
+                         f"{self.effective_clusters:.1f} (comparisons per cluster: median "
                          f"{median:g}, largest {largest:g}); intervals are cluster-robust")
         if self.features:
             lines.append(f"style features per (prompt, cell): {', '.join(self.features)}")

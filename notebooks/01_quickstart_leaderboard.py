@@ -50,8 +50,9 @@ fit.rank_table
 #
 # `score` is the consensus score μ with its 95% Wald interval; `rank_ub` is Chatbot
 # Arena's Rank(UB) (one plus the number of models whose whole interval lies above);
-# `rank_lower`/`rank_upper` are the ranks compatible with the pairwise intervals;
-# `tier` groups models that cannot be told apart.
+# `rank_lower`/`rank_upper` are the ranks compatible with the joint (simultaneous) intervals;
+# `tier` cuts the ranking into consecutive groups: within a tier no two models can be told
+# apart (jointly), though a model may also be indistinguishable from one in the tier above.
 
 # %%
 board = hb.leaderboard(fit)

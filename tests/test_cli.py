@@ -48,7 +48,9 @@ def test_fit_then_report(csv_file, tmp_path, capsys):
                  "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
                  "--position-bias", "--out", str(tmp_path / "fit"), "--quiet"]) == 0
     out = capsys.readouterr()
-    assert out.err == "" and "Leaderboard" in out.out
+    # --quiet keeps the warning that no prompt column was named or recognised
+    assert out.err.startswith("hja-bayes: warning: no prompt column named (--cluster-col)")
+    assert len(out.err.splitlines()) == 1 and "Leaderboard" in out.out
     fit = hb.load_fit(tmp_path / "fit")
     assert fit.rank == 0 and fit.position_bias and len(fit.judges) == 3
     assert main(["report", str(tmp_path / "fit"), "--scale", "elo", "--title", "votes",
@@ -235,3 +237,51 @@ def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
     assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "unlabelled.csv"), "--quiet"]) == 0
     again = pd.read_csv(tmp_path / "rk" / "applied.csv")
     assert "agree" not in again and np.allclose(again["confidence"], scored["confidence"], rtol=0, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def prompts_csv(tmp_path_factory):
+    """Verdicts with their prompt in a column the CLI does not know by name (item_id)."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=150, seed=8,
+                          questions=40, question_correlation=0.5)
+    c = data.clusters
+    lines = ["judge,model_a,model_b,winner,item_id"]
+    for e in range(len(c.cell)):
+        cell = c.cell[e]
+        key = (f"{data.judges[data.judge[cell]]},{data.items[data.first[cell]]},"
+               f"{data.items[data.second[cell]]}")
+        lines += [f"{key},model_a,{c.names[c.cluster[e]]}"] * int(c.counts[e, 0])
+        lines += [f"{key},model_b,{c.names[c.cluster[e]]}"] * int(c.counts[e, 2])
+    path = tmp_path_factory.mktemp("prompts") / "votes.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_unrecognised_prompt_column_is_suggested(prompts_csv, tmp_path, capsys):
+    assert main(["fit", str(prompts_csv), "--rank", "0", "--out", str(tmp_path / "a"),
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "no prompt column named (--cluster-col) or recognised" in err
+    assert "Column 'item_id' looks like one (40 values" in err
+    assert "pass --cluster-col item_id" in err
+    assert hb.load_fit(tmp_path / "a").data.clusters is None
+
+
+def test_the_cluster_column_is_echoed_and_recorded(prompts_csv, tmp_path, capsys):
+    assert main(["fit", str(prompts_csv), "--rank", "0", "--cluster-col", "item_id",
+                 "--out", str(tmp_path / "b"), "--format", "json", "--fragility"]) == 0
+    out = capsys.readouterr()
+    assert ("hja-bayes: clusters (prompts) from column 'item_id' (named with --cluster-col): "
+            "40 clusters") in out.err
+    import json
+
+    result = json.loads(out.out)
+    assert result["fit"]["clustering"]["cluster_column"] == "item_id"
+    assert result["leaderboard"]["meta"]["small_sample"] == "CR2"
+    assert result["leaderboard"]["meta"]["n_clusters"] == 40
+    assert [f["unit"] for f in result["fragility"]] == ["verdict", "prompt"]
+    assert all(f["sentence"] for f in result["fragility"])
+    assert hb.load_fit(tmp_path / "b").data.cluster_column == "item_id"
+    assert main(["fit", str(prompts_csv), "--rank", "0", "--cluster-col", "-",
+                 "--out", str(tmp_path / "c")]) == 0
+    assert "no cluster column (--cluster-col -)" in capsys.readouterr().err

@@ -80,7 +80,8 @@ def test_clusters_are_kept_through_folding_and_judge_selection():
     c = data.clusters
     assert c.names == ("q1", "q2") and c.n.sum() == data.n_comparisons == 5
     assert np.allclose(np.bincount(c.cell, c.wins, data.n_cells), data.wins)
-    assert data.summary().n_clusters == 2 and "clusters: 2" in str(data.summary())
+    assert data.summary().n_clusters == 2
+    assert "clusters from column 'question_id': 2, effective 1.9" in str(data.summary())
     folded = data.fold_order()
     assert folded.clusters.n.sum() == 5
     assert np.allclose(np.bincount(folded.clusters.cell, folded.clusters.wins,

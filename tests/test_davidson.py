@@ -258,16 +258,38 @@ def direct_covariances(data, fit, h=1e-5):
     np.add.at(per_cluster, cluster, np.einsum("eo,eoa->ea", entry_counts, grads[cell]))
     cluster_meat = per_cluster.T @ per_cluster * G / (G - 1)
     bread = np.linalg.inv(fisher)
+    # CR2: every (prompt, cell) entry is a unit with information F_e = n_e sum_o p_o g_o g_o^T
+    # (rank 2: the probabilities sum to 1) and score s_e; any root Xt_e^T Xt_e = F_e with
+    # Xt_e^T r_e = s_e gives the same estimator.  H = Xt bread Xt^T over all entries' rows,
+    # A_g = (I - H_gg)^-1/2, meat = sum_g Xt_g^T A_g r_g r_g^T A_g Xt_g.
+    rows, residuals, owner = [], [], []
+    for e in range(len(cell)):
+        n_e = entry_counts[e].sum()
+        F = n_e * np.einsum("o,oa,ob->ab", probs[cell[e]], grads[cell[e]], grads[cell[e]])
+        lam, vec = np.linalg.eigh((F + F.T) / 2)
+        keep = lam > 1e-10 * lam.max()
+        score = entry_counts[e] @ grads[cell[e]]
+        rows.append(np.sqrt(lam[keep])[:, None] * vec[:, keep].T)
+        residuals.append((vec[:, keep].T @ score) / np.sqrt(lam[keep]))
+        owner += [cluster[e]] * int(keep.sum())
+    Xt, r, owner = np.vstack(rows), np.concatenate(residuals), np.array(owner)
+    H = Xt @ bread @ Xt.T
+    cr2_meat = np.zeros((d, d))
+    for g in range(G):
+        m = owner == g
+        lam, vec = np.linalg.eigh(np.eye(m.sum()) - H[np.ix_(m, m)])
+        s = Xt[m].T @ (vec @ np.diag(lam ** -0.5) @ vec.T) @ r[m]
+        cr2_meat += np.outer(s, s)
     return {"fisher": bread, "sandwich": bread @ sandwich_meat @ bread,
-            "cluster": bread @ cluster_meat @ bread}
+            "cluster": bread @ cluster_meat @ bread, "CR2": bread @ cr2_meat @ bread}
 
 
-@pytest.mark.parametrize("cov_type", ["fisher", "sandwich", "cluster"])
+@pytest.mark.parametrize("cov_type", ["fisher", "sandwich", "CR1", "CR2"])
 def test_wald_covariance_matches_direct_computation(panel, fit, cov_type):
     data, _ = panel
     inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
                                cov_type=cov_type, outcome="davidson", aux=fit.nu)
-    expected = direct_covariances(data, fit)[cov_type]
+    expected = direct_covariances(data, fit)["cluster" if cov_type == "CR1" else cov_type]
     assert inference.covariance.shape == expected.shape
     # compared in the ambient coordinates (vec S, beta, log nu): the orthonormal chart's
     # complement directions are defined up to sign, the ambient covariance is not
@@ -284,7 +306,13 @@ def test_wald_covariance_matches_direct_computation(panel, fit, cov_type):
     iv = inference.outcome_parameters("nu", 0.9)
     log_se = np.sqrt(np.diagonal(expected)[-2:])
     np.testing.assert_allclose(iv.se[[0, 2]], fit.nu[[0, 2]] * log_se, rtol=1e-6)
-    z90 = 1.6448536269514722
+    if cov_type == "CR2":
+        from scipy.stats import t
+
+        z90 = t.ppf(0.95, iv.df[[0, 2]])
+        assert np.all(iv.df[[0, 2]] < data.clusters.n_clusters)
+    else:
+        z90 = 1.6448536269514722
     np.testing.assert_allclose(iv.upper[[0, 2]], fit.nu[[0, 2]] * np.exp(z90 * log_se), rtol=1e-6)
 
 

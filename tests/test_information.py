@@ -65,16 +65,19 @@ def direct_sandwich(data, fit, cov_type, h=1e-4):
     return bread @ meat @ bread, bread
 
 
-@pytest.mark.parametrize("cov_type", ["fisher", "sandwich", "cluster"])
+@pytest.mark.parametrize("cov_type", ["fisher", "sandwich", "CR1"])
 def test_covariance_matches_direct_computation(tiny, cov_type):
+    """CR1 here; CR2 and its degrees of freedom are checked in test_few_clusters.py."""
     data, fit = tiny
     inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
                                cov_type=cov_type)
-    sandwich, fisher = direct_sandwich(data, fit, "cluster" if cov_type == "fisher" else cov_type)
+    direct = "sandwich" if cov_type == "sandwich" else "cluster"
+    sandwich, fisher = direct_sandwich(data, fit, direct)
     expected = fisher if cov_type == "fisher" else sandwich
     assert inference.covariance.shape == expected.shape
     np.testing.assert_allclose(inference.covariance, expected, rtol=1e-6, atol=1e-10)
-    assert inference.cov_type == cov_type
+    assert inference.cov_type == ("cluster" if cov_type == "CR1" else cov_type)
+    assert inference.small_sample == ("CR1" if cov_type == "CR1" else None)
 
 
 def test_default_is_cluster_when_clusters_are_known(tiny):

@@ -47,10 +47,13 @@ def _read_data(args: argparse.Namespace):
     if source in BUNDLED:
         prd = load_prd_vicuna80()
         frame = prd.judgments
-        cluster = _cluster_column(frame, getattr(args, "cluster_col", None))
-        features = _features(args, cluster, prd.answers)
-        return (Comparisons.from_frame(frame, cluster=cluster, features=features),
-                "PRD Vicuna80 (bundled)")
+        requested = getattr(args, "cluster_col", None)
+        cluster = _cluster_column(frame, requested)
+        data = Comparisons.from_frame(frame, cluster=cluster,
+                                      features=_features(args, cluster, prd.answers))
+        _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
+                       getattr(args, "quiet", False))
+        return data, "PRD Vicuna80 (bundled)"
     if source != "-" and not Path(source).exists():
         raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
                         "standard input)")
@@ -58,15 +61,18 @@ def _read_data(args: argparse.Namespace):
     judge = None if args.judge_col == "-" else args.judge_col
     cluster = _cluster_column(frame, args.cluster_col)
     if args.counts:
+        used = (args.model_a_col, args.model_b_col, args.n_col, args.wins_col, args.ties_col)
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
                                        model_b=args.model_b_col, n=args.n_col,
                                        wins=args.wins_col, ties=args.ties_col or None,
                                        cluster=cluster)
     else:
+        used = (args.model_a_col, args.model_b_col, args.winner_col)
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
                                       cluster=cluster, scale=args.scale_levels,
                                       features=_features(args, cluster))
+    _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet)
     return data, "standard input" if source == "-" else Path(source).name
 
 
@@ -113,18 +119,47 @@ def names_of(table: pd.DataFrame, cluster: str) -> list[str]:
 
 def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
     """The prompt column: the one asked for, '-' for none, else the first known one present."""
-    import sys
-
     if requested == "-":
         return None
     if requested is not None:
         return requested
-    found = next((c for c in CLUSTER_COLUMNS if c in frame.columns), None)
-    if found is not None:
-        print(f"hja-bayes: comparisons are clustered by {found!r} (prompts): intervals are "
-              "cluster-robust (--cluster-col - to treat comparisons as independent)",
-              file=sys.stderr)
-    return found
+    return next((c for c in CLUSTER_COLUMNS if c in frame.columns), None)
+
+
+def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False) -> None:
+    """Say on stderr which column the intervals are clustered by (unless ``quiet``); without
+    one, warn (even when quiet) and suggest a column that looks like the prompts (values
+    shared by several judges)."""
+    import sys
+
+    from ..readers import prompt_like_columns
+
+    c = data.clusters
+    if c is not None and quiet:
+        return
+    if c is not None:
+        summary = data.summary()
+        how = "named with --cluster-col" if requested else "recognised"
+        print(f"hja-bayes: clusters (prompts) from column {data.cluster_column!r} ({how}): "
+              f"{summary.n_clusters} clusters, {summary.effective_clusters:.1f} effective; "
+              "intervals are cluster-robust (CR2 with Satterthwaite degrees of freedom; "
+              "--cluster-col - to treat comparisons as independent)", file=sys.stderr)
+        return
+    if requested == "-":
+        if quiet:
+            return
+        print("hja-bayes: no cluster column (--cluster-col -): comparisons are treated as "
+              "independent (Fisher intervals)", file=sys.stderr)
+        return
+    line = ("hja-bayes: warning: no prompt column named (--cluster-col) or recognised "
+            f"({', '.join(CLUSTER_COLUMNS)}): comparisons are treated as independent, and the "
+            "intervals are too narrow if the judges rated shared prompts")
+    candidates = prompt_like_columns(frame, exclude=used, judge=judge)
+    if candidates:
+        column, n_values, judges = candidates[0]
+        line += (f". Column {column!r} looks like one ({n_values} values, each seen by "
+                 f"{judges:.1f} judges on average): pass --cluster-col {column}")
+    print(line, file=sys.stderr)
 
 
 def _fit(data, args, progress):
@@ -217,20 +252,39 @@ def _show(board, judges, args, progress, idata=None):
     print_table(judges)
 
 
-def _json_summary(data, fit, board, judges, out) -> str:
+def _fragility(fit, args, progress) -> list:
+    """With --fragility: how few verdicts (and prompts) put another model first."""
+    if not getattr(args, "fragility", False):
+        return []
+    units = ["verdict"] + (["prompt"] if fit.data.clusters is not None else [])
+    out = []
+    for unit in units:
+        progress(f"fragility of the top spot ({unit}s: influence, then exact refits)")
+        out.append(fit.fragility("top", unit))
+    return out
+
+
+def _json_summary(data, fit, board, judges, out, fragile=()) -> str:
     import dataclasses
 
     from ..reporting.files import table_dict, to_json
 
     summary = dataclasses.asdict(data.summary())
+    extra = {} if not fragile else {"fragility": [
+        {"target": f.target, "unit": f.unit, "count": f.count, "total": f.total,
+         "share": None if f.count is None else f.share, "confirmed": f.confirmed,
+         "result": f.result, "sentence": f.sentence, "items": f.items.to_dict(orient="records")}
+        for f in fragile]}
     return to_json({
         "data": summary,
         "fit": {"rank": int(fit.rank), "position_bias": bool(fit.position_bias),
                 "nll": float(fit.nll), "bic": float(fit.bic), "n_iter": int(fit.n_iter),
                 "converged": bool(fit.converged), "saved_to": str(out),
-                "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {})},
+                "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {}),
+                "clustering": fit.clustering},
         "leaderboard": table_dict(board),
         "judges": table_dict(judges),
+        **extra,
     })
 
 
@@ -246,12 +300,15 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     idata = _sample(data, fit, args, progress)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
+    fragile = _fragility(fit, args, progress)
     out = Path(args.out)
     fit.save(out, idata=idata)
     if as_json:
-        print(_json_summary(data, fit, board, judges, out), end="")
+        print(_json_summary(data, fit, board, judges, out, fragile), end="")
     else:
         _show(board, judges, args, progress, idata)
+        for f in fragile:
+            print(f"\nFragility ({f.unit}s): {f.sentence}")
     progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
              + (", posterior.nc)" if idata is not None else ")"))
     if args.report:
@@ -261,7 +318,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         progress("writing the report")
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
-                       + default_title(data), uncontrolled=plain)
+                       + default_title(data), uncontrolled=plain, fragility=fragile)
         progress(f"report written: {files.html}")
     return 0
 
@@ -423,6 +480,10 @@ def add_panel_commands(sub) -> None:
                           "rank_ub, num_battles; Elo) (default default)")
     fit.add_argument("--baseline", default=None, metavar="MODEL=SCORE",
                      help="pin one model's score, e.g. gpt-4=1200 with --scale elo")
+    fit.add_argument("--fragility", action="store_true",
+                     help="also find how few verdicts (and, with prompts, how few prompts) "
+                          "would put another model first, each set confirmed by an exact "
+                          "refit (printed, in the JSON and in the report)")
     add_common(fit)
     fit.set_defaults(run=_cmd_fit)
 

@@ -18,10 +18,10 @@ from ..errors import ParameterError
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
 from .result import HJAFit
-from .solve import solve
+from .solve import make_fit, solve
 from .state import SolverState, scores
 
-__all__ = ["Bootstrap", "bootstrap_fit"]
+__all__ = ["Bootstrap", "bootstrap_fit", "refit_without"]
 
 
 class Bootstrap(NamedTuple):
@@ -70,6 +70,47 @@ class Bootstrap(NamedTuple):
                                         "mean": draws.mean(0), "sd": draws.std(0, ddof=1),
                                         "lower": lo, "upper": hi}))
         return pd.concat(frames, ignore_index=True)
+
+
+def _start(fit: HJAFit) -> SolverState:
+    """The solver state of a fit, to warm-start a refit there."""
+    with np.errstate(divide="ignore"):
+        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if fit.outcome_model.n_aux else None
+    return SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),
+                       jnp.column_stack([fit.mu, fit.V]), float(fit.tau),
+                       None if log_aux is None else jnp.asarray(log_aux), jnp.asarray(fit.theta))
+
+
+def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2000) -> HJAFit:
+    """The fit refitted without some verdicts, warm-started at it (same rank and terms).
+
+    Parameters
+    ----------
+    fit : HJAFit
+    removed : array (units, C)
+        Verdicts to take away, per cluster entry (or per cell without clusters) and category
+        (see :meth:`~hja_bayes.comparisons.Comparisons.without`).
+    tol, max_iter
+        Stopping rule of the refit.
+
+    Returns
+    -------
+    HJAFit
+        On the reduced data.
+
+    Raises
+    ------
+    DataError
+        When a judge is left without comparisons or the models' comparison graph falls apart.
+    """
+    data = fit.data.without(removed)
+    data.check_connected()
+    outcome = fit.outcome_model
+    design = design_of(data, fit.terms)
+    cells = cells_of(data, pad=True, outcome=outcome, design=design)
+    result = solve(_start(fit), cells, fit.rank, ridge=fit.ridge, tol=tol, max_iter=max_iter,
+                   outcome=outcome)
+    return make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome)
 
 
 def _resampled_counts(data, counts, level: str, rng, cluster: bool):
@@ -128,12 +169,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     extra = len(layout.judge) - m
     counts = np.asarray(layout.counts)[:m]
     r = fit.rank
-    with np.errstate(divide="ignore"):
-        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
-    start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),
-                        jnp.column_stack([fit.mu, fit.V]), float(fit.tau),
-                        None if log_aux is None else jnp.asarray(log_aux),
-                        jnp.asarray(fit.theta))
+    start = _start(fit)
     K, N = len(fit.judges), len(fit.items)
     out = {name: np.empty((n,) + shape) for name, shape in
            (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)),

@@ -267,9 +267,20 @@ class HJAFit:
 
     @property
     def cov_type(self) -> str:
-        """The default covariance of the intervals: "cluster" when the data carry clusters
-        (prompts), else "fisher"."""
+        """The default covariance of the intervals: "cluster" (CR2) when the data carry
+        clusters (prompts), else "fisher"."""
         return "fisher" if self.data.clusters is None else "cluster"
+
+    @property
+    def clustering(self) -> dict | None:
+        """What the default cluster-robust intervals rest on, or None without clusters:
+        ``cluster_column`` (the input column, when the reader knew it), ``n_clusters`` (G,
+        clusters holding comparisons), ``effective_clusters`` (``(sum n_g)^2 / sum n_g^2``
+        over their comparison counts), ``small_sample`` ("CR2") and ``df``
+        ("Satterthwaite")."""
+        from ..inference.clusters import cluster_record
+
+        return cluster_record(self.data, "CR2") or None
 
     @property
     def wald(self):
@@ -281,15 +292,18 @@ class HJAFit:
 
         Parameters
         ----------
-        cov_type : {"fisher", "sandwich", "cluster"}, optional
-            See :func:`hja_bayes.inference.wald_inference`; default :attr:`cov_type`.
+        cov_type : {"fisher", "sandwich", "cluster", "CR2", "CR1"}, optional
+            See :func:`hja_bayes.inference.wald_inference` ("cluster" is CR2); default
+            :attr:`cov_type`.
 
         Raises a clear error when the information is singular or the comparison graph is
         disconnected.  Each covariance type is computed once and kept.
         """
         from ..inference import wald_inference
+        from ..inference.information import normal_cov_type
 
-        key = self.cov_type if cov_type is None else cov_type
+        kind, small = normal_cov_type(self.cov_type if cov_type is None else cov_type, self.data)
+        key = kind if small in (None, "CR2") else small
         if key not in self._wald_cache:
             self._wald_cache[key] = wald_inference(
                 self.data, self.S, self.beta, self.rank, position_bias=self.position_bias,
@@ -316,15 +330,50 @@ class HJAFit:
         :meth:`~hja_bayes.inference.WaldInference.contrast`."""
         return self.wald_inference(cov_type).contrast(q, level)
 
-    def bootstrap(self, n: int = 200, seed: int = 0, cluster: bool = True, progress=None):
-        """Bootstrap replicates of this fit, each warm-started here.
+    def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True,
+                  progress=None, *, wild: bool = False, weights: str = "rademacher"):
+        """Bootstrap replicates of this fit.
 
-        See :func:`hja_bayes.hja.bootstrap.bootstrap_fit`.  Cost: ``n`` refits (each a
-        fraction of the original fit, as it starts at the optimum).
+        By default a pairs bootstrap: whole clusters (prompts, ``cluster=True``) or single
+        comparisons are resampled and the model refitted, each replicate warm-started here
+        (:func:`hja_bayes.hja.bootstrap.bootstrap_fit`; cost: ``n`` refits, each a fraction of
+        the original fit).
+
+        ``wild=True``: the wild cluster bootstrap of the scores
+        (:func:`hja_bayes.inference.wild.wild_bootstrap`), the check for few clusters: each
+        replicate multiplies every prompt's CR2-adjusted residuals by a weight
+        (``weights="rademacher"``, +-1, or ``"webb"``, six points, better below about 12
+        prompts) and takes one Newton step; no refit, so thousands of replicates take well
+        under a second on small panels.  Its ``table(level)`` gives symmetric percentile-t
+        intervals.
+
+        ``n`` defaults to 200 replicates (pairs) or 999 (wild).
         """
+        if wild:
+            from ..inference.wild import wild_bootstrap
+
+            return wild_bootstrap(self.wald_inference("cluster"), 999 if n is None else n,
+                                  weights=weights, seed=seed)
         from .bootstrap import bootstrap_fit
 
-        return bootstrap_fit(self, n, seed=seed, cluster=cluster, progress=progress)
+        return bootstrap_fit(self, 200 if n is None else n, seed=seed, cluster=cluster,
+                             progress=progress)
+
+    def fragility(self, target="top", unit: str = "verdict", **options):
+        """How few verdicts or prompts hold a ranking up: the smallest set found whose
+        removal puts another model first (``target="top"``), reverses a pair
+        (``target=(model_a, model_b)``) or changes the top tier (``"tiers"``), confirmed by
+        an exact refit.  See :func:`hja_bayes.inference.fragility.fragility`.
+
+        Returns
+        -------
+        Fragility
+        """
+        from ..inference.fragility import fragility
+        from .bootstrap import refit_without
+
+        return fragility(self, target, unit, refit=lambda removed: refit_without(self, removed),
+                         **options)
 
     def uncontrolled(self, **options):
         """The same model without its bias terms (style, self-preference); see

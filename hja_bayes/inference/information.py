@@ -6,7 +6,8 @@ coordinates and the outcome model's per-category derivatives
 
 * ``fisher``     ``I = sum_u D_u^T W_u D_u``, ``W_u`` the expected information of (eta, aux)
 * ``sandwich``   ``M = sum over single comparisons D^T g g^T D`` (each comparison its own unit)
-* ``cluster``    ``M = G/(G-1) sum_g s_g s_g^T``, ``s_g = sum over cluster g's comparisons D^T g``
+* ``cluster``    CR1: ``M = G/(G-1) sum_g s_g s_g^T``, ``s_g = sum over cluster g's comparisons
+  D^T g``; by default the bias-reduced CR2 instead (:mod:`~hja_bayes.inference.clusters`)
 
 and the covariance of the chart coordinates is ``I^-1`` (fisher) or ``I^-1 M I^-1``.  The
 names follow statsmodels' ``cov_type``.
@@ -38,10 +39,11 @@ from ..likelihood.terms import Design, design_of, units_of
 from .chart import FactorChart
 
 __all__ = ["COV_TYPES", "Model", "chart_information", "default_cov_type", "free_aux",
-           "score_covariance"]
+           "check_clusters", "normal_cov_type", "occupied_clusters", "score_covariance"]
 
-#: The covariance estimators of the Wald intervals.
-COV_TYPES = ("fisher", "sandwich", "cluster")
+#: The covariance estimators of the Wald intervals: statsmodels' names, and clubSandwich's
+#: for the two small-sample corrections of the cluster-robust one ("cluster" is "CR2").
+COV_TYPES = ("fisher", "sandwich", "cluster", "CR2", "CR1")
 
 #: Cluster scores are multiplied densely when clusters x dim stays below this many numbers.
 _DENSE_SCORES = 2 ** 25
@@ -57,6 +59,24 @@ def free_aux(log_aux) -> np.ndarray:
 def default_cov_type(data: Comparisons) -> str:
     """``"cluster"`` when the data know their clusters (prompts), else ``"fisher"``."""
     return "fisher" if data.clusters is None else "cluster"
+
+
+def normal_cov_type(cov_type: str | None, data: Comparisons) -> tuple[str, str | None]:
+    """``(cov_type, small_sample)``: "fisher", "sandwich" or "cluster", and for "cluster" its
+    small-sample correction "CR2" (the default, also spelled ``cov_type="CR2"``) or "CR1".
+
+    Raises
+    ------
+    ParameterError
+        For a name not in :data:`COV_TYPES` (the CR names in any case).
+    """
+    if cov_type is None:
+        cov_type = default_cov_type(data)
+    if isinstance(cov_type, str) and cov_type.upper() in ("CR1", "CR2"):
+        return "cluster", cov_type.upper()
+    if cov_type not in ("fisher", "sandwich", "cluster"):
+        raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
+    return cov_type, "CR2" if cov_type == "cluster" else None
 
 
 class Model:
@@ -237,6 +257,31 @@ def _cluster_scores(model: Model, chart: FactorChart):
     return total
 
 
+def occupied_clusters(clusters) -> int:
+    """Clusters holding at least one comparison (a cluster whose judges were all left out
+    holds none)."""
+    return int(np.count_nonzero(clusters.comparisons_per_cluster() > 0))
+
+
+def check_clusters(data: Comparisons) -> int:
+    """The number of clusters with comparisons, checked to be at least two.
+
+    Raises
+    ------
+    ParameterError
+        Without clusters, or with fewer than two that hold comparisons.
+    """
+    if data.clusters is None:
+        raise ParameterError(
+            "cov_type='cluster' needs clusters: read the data with cluster=<column> (e.g. "
+            "'question_id'), or use cov_type='sandwich' or 'fisher'")
+    G = occupied_clusters(data.clusters)
+    if G < 2:
+        raise ParameterError("cluster-robust intervals need at least two clusters with "
+                             f"comparisons, got {G}")
+    return G
+
+
 def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndarray:
     """The "meat" ``M`` of the sandwich covariance ``I^-1 M I^-1`` in the factor coordinates.
 
@@ -246,11 +291,13 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
         The fitted model; ``cov_type="cluster"`` needs ``model.data.clusters``.
     chart : FactorChart
     cov_type : {"sandwich", "cluster"}
+        "cluster" is CR1 here (the CR2 meat is built from
+        :func:`~hja_bayes.inference.clusters.cluster_design`).
 
     Returns
     -------
     ndarray (chart.dim, chart.dim)
-        With the small-sample factor G/(G-1) for clusters.
+        With the small-sample factor G/(G-1) for clusters (G: clusters with comparisons).
 
     Raises
     ------
@@ -262,14 +309,8 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
         return assemble(chart, units, design, sandwich_meat(model.outcome, eta, aux, units.counts))
     if cov_type != "cluster":
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
+    G = check_clusters(model.data)
     c = model.data.clusters
-    if c is None:
-        raise ParameterError(
-            "cov_type='cluster' needs clusters: read the data with cluster=<column> (e.g. "
-            "'question_id'), or use cov_type='sandwich' or 'fisher'")
-    G = c.n_clusters
-    if G < 2:
-        raise ParameterError("cluster-robust intervals need at least two clusters")
     s = _cluster_scores(model, chart)
     if G * chart.dim <= _DENSE_SCORES:
         s = s.toarray()

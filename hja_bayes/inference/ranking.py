@@ -5,7 +5,9 @@ Pairwise intervals at level 95% each do not make the ranks 95% sure: with N mode
 N(N-1)/2 comparisons.  Here the differences ``mu_a - mu_b`` get *simultaneous* intervals:
 ``d_ab +- c se_ab`` with ``c`` the ``level`` quantile of ``max_ab |Z_a - Z_b| / se_ab`` for
 ``Z ~ N(0, Sigma)`` (the covariance of the estimates; a max-|t| critical value, found by
-simulation with a fixed seed).  When all of them cover, which happens with probability
+simulation with a fixed seed), or for ``Z`` multivariate t with ``df`` degrees of freedom when
+the covariance is estimated from few clusters (``df``: the smallest Satterthwaite df of the
+differences, a conservative choice).  When all of them cover, which happens with probability
 ``level``, every true rank lies in its interval: the rank intervals are joint.
 
 * rank interval of model i: ``[1 + #{j significantly above i}, N - #{j significantly below i}]``;
@@ -13,8 +15,8 @@ simulation with a fixed seed).  When all of them cover, which happens with proba
   significantly different from *any* model already in it, and opens a new tier otherwise.
   Members of a tier are thus pairwise indistinguishable at the joint level; the cut into
   consecutive tiers is one such grouping among several (a convention, not an estimate);
-* neighbour probability: ``Phi(d / se)`` for a model and the next one down in the estimated
-  order.  Because the pair is chosen by the estimates it is >= 1/2 by construction and
+* neighbour probability: ``Phi(d / se)`` (the t distribution's cdf with ``df``) for a model
+  and the next one down in the estimated order.  Because the pair is chosen by the estimates it is >= 1/2 by construction and
   overstates the confidence in that order; read it as a plug-in summary, not a posterior.
 """
 
@@ -74,8 +76,10 @@ def _difference_se(covariance: np.ndarray) -> np.ndarray:
 
 
 def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 0,
-                                draws: int = _DRAWS) -> float:
-    """``level`` quantile of ``max_ab |Z_a - Z_b| / se_ab`` for ``Z ~ N(0, covariance)``.
+                                draws: int = _DRAWS, df: float = np.inf) -> float:
+    """``level`` quantile of ``max_ab |Z_a - Z_b| / se_ab`` for ``Z ~ N(0, covariance)``, or
+    for ``Z`` multivariate t with ``df`` degrees of freedom (``N(0, covariance) / sqrt(chi2_df
+    / df)``, one scale per draw).
 
     Deterministic for a given ``seed``; with 20,000 draws the quantile's own Monte Carlo
     error is about 0.01 at 95%.
@@ -94,13 +98,18 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
     # a symmetric square root: works for the singular covariance of centred scores
     eig, vec = np.linalg.eigh((covariance + covariance.T) / 2)
     root = vec * np.sqrt(np.clip(eig, 0.0, None))
-    z = np.random.default_rng(seed).standard_normal((draws, N)) @ root.T
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((draws, N)) @ root.T
+    if np.isfinite(df):
+        if not df > 0:
+            raise ParameterError(f"df must be positive, got {df}")
+        z = z / np.sqrt(rng.chisquare(df, size=(draws, 1)) / df)
     stat = np.abs(z[:, a] - z[:, b]) / se[a, b]
     return float(np.quantile(stat.max(axis=1), level))
 
 
 def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
-                   draws: int = _DRAWS) -> RankIntervals:
+                   draws: int = _DRAWS, df: float = np.inf) -> RankIntervals:
     """Joint rank intervals and tiers from scores and their covariance.
 
     Parameters
@@ -114,6 +123,10 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
         (asymptotically).
     seed, draws
         Of the simulation of the critical value.
+    df : float
+        Degrees of freedom of the multivariate t behind the critical value (inf: normal);
+        with a CR2 cluster-robust covariance, the smallest Satterthwaite df of the
+        differences.
 
     Returns
     -------
@@ -128,7 +141,7 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     estimate, covariance = _check(estimate, covariance)
     level = check_level(level)
     N = estimate.size
-    c = simultaneous_critical_value(covariance, level, seed=seed, draws=draws)
+    c = simultaneous_critical_value(covariance, level, seed=seed, draws=draws, df=df)
     se = _difference_se(covariance)
     diff = estimate[:, None] - estimate[None, :]
     better = (diff - c * se > 0) & ~np.eye(N, dtype=bool)
@@ -145,14 +158,16 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     return RankIntervals(lower, upper, tier, better, c, level)
 
 
-def neighbour_probabilities(estimate, covariance) -> np.ndarray:
+def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
     """``Phi(d / se)`` for each model and the next one down in the estimated order.
 
     NaN for the last model.  The pair is chosen by the estimates, so each value is >= 1/2 by
     construction: a plug-in summary of the Wald statistic, not the probability that the
-    estimated order is right.
+    estimated order is right.  With ``df`` (N x N degrees of freedom of the differences,
+    inf for normal), the t distribution's cdf instead of Phi.
     """
     from scipy.special import ndtr
+    from scipy.stats import t as student
 
     estimate, covariance = _check(estimate, covariance)
     se = _difference_se(covariance)
@@ -160,5 +175,7 @@ def neighbour_probabilities(estimate, covariance) -> np.ndarray:
     out = np.full(estimate.size, np.nan)
     for a, b in zip(order[:-1], order[1:]):
         if se[a, b] > 0:
-            out[a] = float(ndtr((estimate[a] - estimate[b]) / se[a, b]))
+            z = (estimate[a] - estimate[b]) / se[a, b]
+            nu = np.inf if df is None else float(np.asarray(df)[a, b])
+            out[a] = float(ndtr(z) if not np.isfinite(nu) else student.cdf(z, nu))
     return out

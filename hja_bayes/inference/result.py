@@ -4,7 +4,7 @@ chart coordinates."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, NamedTuple
 
@@ -17,6 +17,7 @@ from ..checks import check_level, indices_of
 from ..decomposition import canonicalize
 from ..errors import IdentifiabilityError
 from .chart import FactorChart
+from .clusters import ClusterDesign, satterthwaite
 from .pairs import item_pairs
 
 __all__ = ["Interval", "WaldInference"]
@@ -29,12 +30,16 @@ class Interval(NamedTuple):
     ----------
     estimate, se, lower, upper : ndarray
         Arrays of the shape of the quantity (0-d for a scalar).
+    df : ndarray or None
+        Degrees of freedom of the t quantile of each interval (Satterthwaite's, under the
+        CR2 cluster-robust covariance); None: normal quantiles.
     """
 
     estimate: np.ndarray
     se: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    df: np.ndarray | None = None
 
 
 def _flat_jacobian(q: Callable, S: jax.Array, Z: jax.Array, theta: jax.Array):
@@ -65,18 +70,29 @@ def _core_quantities(S: jax.Array, Z: jax.Array, theta: jax.Array) -> jax.Array:
 _core_jacobian = jax.jit(jax.jacrev(_core_quantities, argnums=(0, 1, 2)))
 
 
-def _z(level: float) -> float:
+def _z(level: float, df=None):
+    """The two-sided critical value: normal, or Student t with ``df`` (array; inf: normal)."""
     from scipy.special import ndtri  # imported on use: the package imports light
 
-    return float(ndtri(0.5 + check_level(level) / 2))
+    level = check_level(level)
+    if df is None:
+        return float(ndtri(0.5 + level / 2))
+    from scipy.stats import t as student
+
+    df = np.asarray(df, dtype=float)
+    return np.where(np.isfinite(df), student.ppf(0.5 + level / 2, np.where(
+        np.isfinite(df), df, 1.0)), float(ndtri(0.5 + level / 2)))
 
 
-def _interval(estimate, variance, level) -> Interval:
-    """Wald interval from estimates and their variances (same number of entries)."""
+def _interval(estimate, variance, level, df=None) -> Interval:
+    """Wald interval from estimates and their variances (same number of entries); with
+    ``df``, t quantiles of those degrees of freedom."""
     estimate = np.asarray(estimate, dtype=float)
     se = np.sqrt(np.clip(np.asarray(variance, dtype=float), 0.0, None)).reshape(estimate.shape)
-    z = _z(level)
-    return Interval(estimate, se, estimate - z * se, estimate + z * se)
+    if df is not None:
+        df = np.asarray(df, dtype=float).reshape(estimate.shape)
+    z = _z(level, df)
+    return Interval(estimate, se, estimate - z * se, estimate + z * se, df)
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,6 +131,14 @@ class WaldInference:
         "fisher", "sandwich" or "cluster".
     n_clusters : int
         Clusters behind a cluster-robust covariance (0 otherwise).
+    small_sample : str or None
+        For "cluster": "CR2" (bias-reduced, t quantiles with Satterthwaite degrees of
+        freedom per quantity) or "CR1" (G/(G-1), normal quantiles).
+    cluster_design : ClusterDesign or None
+        The whitened per-cluster design behind CR2 (:mod:`~hja_bayes.inference.clusters`).
+    clustering : dict
+        What the cluster-robust intervals rest on: ``cluster_column``, ``n_clusters``,
+        ``effective_clusters``, ``small_sample``, ``df`` (empty for other covariances).
     outcome : str
         The outcome model ("half", "davidson" or "ordinal").
     aux : ndarray (K, n_aux)
@@ -149,6 +173,9 @@ class WaldInference:
     coef_free: np.ndarray | None = None
     theta: np.ndarray | None = None
     theta_names: tuple[str, ...] = ()
+    small_sample: str | None = None
+    cluster_design: ClusterDesign | None = field(default=None, repr=False)
+    clustering: dict = field(default_factory=dict)
 
     def __post_init__(self):
         K = len(self.judges)
@@ -212,14 +239,70 @@ class WaldInference:
     def _constraints(self) -> np.ndarray:
         return self.chart.constraints()
 
+    def _whitened(self, G: np.ndarray) -> np.ndarray:
+        """``L^-1 Pi G^T`` (dim, q): gradients in whitened chart coordinates, where the
+        Fisher covariance is the identity."""
+        from scipy.linalg import solve_triangular
+
+        C = self._constraints
+        projected = G.T - C @ (C.T @ G.T)
+        return solve_triangular(self.factor, projected, lower=True, check_finite=False)
+
+    def _df(self, G: np.ndarray) -> np.ndarray | None:
+        """Satterthwaite degrees of freedom of the quantities with gradients ``G`` (q, dim)
+        under CR2; None (normal quantiles) for the other covariances."""
+        return self._df_whitened(self._whitened(G)) if self.small_sample == "CR2" else None
+
+    def _df_whitened(self, X: np.ndarray) -> np.ndarray | None:
+        if self.small_sample != "CR2":
+            return None
+        df = satterthwaite(self.cluster_design, X)
+        self._check_variance(X, df)
+        return df
+
+    def _check_variance(self, X: np.ndarray, df: np.ndarray) -> None:
+        """A cluster-robust variance that is zero along a quantity: refused (IdentifiabilityError)."""
+        fisher = np.sum(X * X, axis=0)
+        robust = np.sum((self.cluster_design.adjusted.T @ X) ** 2, axis=0)
+        bad = (fisher > 0) & ((robust <= 1e-10 * fisher) | ~np.isfinite(df))
+        if np.any(bad):
+            raise IdentifiabilityError(
+                f"the cluster scores do not vary along {int(bad.sum())} of the quantities "
+                f"asked for: with {self._clusters_text()} their cluster-robust variance is 0 "
+                "(a cluster alone determines them, or there are too few clusters). Use more "
+                "prompts, fit.bootstrap(wild=True), or cov_type='fisher' if the verdicts are "
+                "independent")
+
+    def _clusters_text(self) -> str:
+        c = self.clustering
+        column = f" of column {c['cluster_column']!r}" if c.get("cluster_column") else ""
+        return f"G = {c.get('n_clusters', self.n_clusters)} clusters{column}"
+
+    def check_joint(self, count: int, what: str) -> None:
+        """Refuse a joint statement about ``count`` free quantities from a cluster-robust
+        covariance of rank at most G - 1 < count (some combination would get variance 0).
+
+        Raises
+        ------
+        IdentifiabilityError
+        """
+        if self.cov_type != "cluster":
+            return
+        G = self.clustering.get("n_clusters", self.n_clusters)
+        if count > G - 1:
+            raise IdentifiabilityError(
+                f"{what} make {count} free statements at once, but a cluster-robust "
+                f"covariance from {self._clusters_text()} has rank at most G - 1 = {G - 1}, so "
+                "some combination of them would get variance 0. Name the prompt column (more "
+                "clusters), use per-quantity intervals (fit.intervals(), fit.bootstrap(wild="
+                "True)), or cov_type='fisher' / 'sandwich' if the verdicts are independent")
+
     def _chart_covariance(self, G: np.ndarray) -> np.ndarray:
         """``G H G^T`` (or ``G H M H G^T``) for gradients ``G`` (q, chart.dim) in the factor
         coordinates, ``H`` the inverse information on the chart: two triangular solves."""
         from scipy.linalg import solve_triangular
 
-        C = self._constraints
-        projected = G.T - C @ (C.T @ G.T)
-        X = solve_triangular(self.factor, projected, lower=True, check_finite=False)
+        X = self._whitened(G)
         if self.meat is None:
             out = X.T @ X
         else:
@@ -241,8 +324,32 @@ class WaldInference:
         """Estimate and delta-method covariance of a smooth ``q(S, Z, theta)`` of the scores,
         the per-judge term coefficients (K x q, columns ``coef_names``) and the panel-wide
         ones (``theta_names``); see :meth:`covariance_of`."""
+        value, G = self._gradient_of_terms(q)
+        return value, self._chart_covariance(G)
+
+    def _gradient_of_terms(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
         value, dS, dZ, dtheta = _flat_jacobian(q, *self._arrays())
-        return value, self._chart_covariance(self.chart.pullback(dS, dZ, dtheta))
+        return value, self.chart.pullback(dS, dZ, dtheta)
+
+    def _interval_of_terms(self, q: Callable, level: float) -> Interval:
+        """Interval of every output of ``q(S, Z, theta)``: t quantiles under CR2."""
+        value, G = self._gradient_of_terms(q)
+        cov = self._chart_covariance(G)
+        return _interval(value, np.diagonal(cov), level, self._df(G))
+
+    def degrees_of_freedom(self, q: Callable) -> np.ndarray:
+        """Satterthwaite degrees of freedom of every output of ``q(S, beta)`` under CR2 (the
+        t quantile of its interval); inf for the other covariances (normal quantiles).
+
+        Raises
+        ------
+        IdentifiabilityError
+            Under CR2, when the clusters carry no information about an output (its
+            cluster-robust variance is 0).
+        """
+        value, G = self._gradient_of_terms(lambda S, Z, theta: q(S, self._beta_of(Z)))
+        df = self._df(G)
+        return np.full(np.shape(value), np.inf) if df is None else df.reshape(np.shape(value))
 
     def covariance_of(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
         """Estimate and delta-method covariance of a smooth quantity ``q(S, beta)``.
@@ -287,17 +394,40 @@ class WaldInference:
         strength ``D_1`` of the canonical decomposition:
         ``inference.contrast(lambda S, b: canonicalize(S, 1).D[0])``.
         """
-        estimate, cov = self.covariance_of(q)
-        return _interval(estimate, np.diagonal(cov), level)
+        return self._interval_of_terms(lambda S, Z, theta: q(S, self._beta_of(Z)), level)
 
     # ------------------------------------------------------ standard quantities
     @cached_property
-    def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+    def _core_gradient(self) -> tuple[np.ndarray, np.ndarray]:
         arrays = self._arrays()
         value = np.asarray(_core_quantities(*arrays))
         dS, dZ, dtheta = _core_jacobian(*arrays)
-        G = self.chart.pullback(np.asarray(dS), np.asarray(dZ), np.asarray(dtheta))
+        return value, self.chart.pullback(np.asarray(dS), np.asarray(dZ), np.asarray(dtheta))
+
+    @cached_property
+    def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+        value, G = self._core_gradient
         return value, self._chart_covariance(G)
+
+    @cached_property
+    def _core_whitened(self) -> np.ndarray:
+        return self._whitened(self._core_gradient[1])
+
+    @cached_property
+    def _core_df(self) -> np.ndarray | None:
+        """Degrees of freedom of (mu, gamma, vec Z, theta) under CR2 (None otherwise); a
+        quantity whose cluster-robust variance is 0 gets NaN here and is refused on use."""
+        if self.small_sample != "CR2":
+            return None
+        return satterthwaite(self.cluster_design, self._core_whitened)
+
+    def _core_interval(self, index, level) -> Interval:
+        value, cov = self._core_covariance
+        df = self._core_df
+        if df is not None:
+            self._check_variance(self._core_whitened[:, index], df[index])
+            df = df[index]
+        return _interval(value[index], np.diagonal(cov)[index], level, df)
 
     def _item_index(self, item) -> np.ndarray:
         return indices_of(item, self.items, "item")
@@ -306,22 +436,40 @@ class WaldInference:
         return indices_of(judge, self.judges, "judge")
 
     def mu_covariance(self) -> tuple[np.ndarray, np.ndarray]:
-        """Consensus scores mu and their covariance matrix (N x N, singular: sum(mu) = 0)."""
+        """Consensus scores mu and their covariance matrix (N x N, singular: sum(mu) = 0).
+
+        The joint statements made from it (rank intervals, tiers) need the N - 1 free
+        scores' covariance to be of full rank: a cluster-robust one from G clusters has rank
+        at most G - 1, so with G < N it is refused (IdentifiabilityError, see
+        :meth:`check_joint`).
+        """
         value, cov = self._core_covariance
         N = len(self.items)
+        self.check_joint(N - 1, f"the scores of {N} models")
         return value[:N].copy(), cov[:N, :N].copy()
+
+    def mu_degrees_of_freedom(self) -> tuple[np.ndarray, np.ndarray]:
+        """Degrees of freedom of every mu_i and of every difference mu_a - mu_b (N x N, inf
+        on the diagonal): Satterthwaite's under CR2, inf (normal quantiles) otherwise."""
+        N = len(self.items)
+        if self.small_sample != "CR2":
+            return np.full(N, np.inf), np.full((N, N), np.inf)
+        X = self._core_whitened[:, :N]
+        a, b = np.triu_indices(N, 1)
+        pair = self._df_whitened(X[:, a] - X[:, b]) if a.size else np.zeros(0)
+        out = np.full((N, N), np.inf)
+        out[a, b] = out[b, a] = pair
+        self._check_variance(X, self._core_df[:N])
+        return self._core_df[:N].copy(), out
 
     def mu(self, level: float = 0.95) -> Interval:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
-        value, cov = self._core_covariance
-        N = len(self.items)
-        return _interval(value[:N], np.diagonal(cov)[:N], level)
+        return self._core_interval(np.arange(len(self.items)), level)
 
     def gamma(self, level: float = 0.95) -> Interval:
         """Judge sensitivities gamma_k (``sum(gamma) = K``)."""
-        value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
-        return _interval(value[N:N + K], np.diagonal(cov)[N:N + K], level)
+        return self._core_interval(np.arange(N, N + K), level)
 
     def position_biases(self, level: float = 0.95) -> Interval:
         """Per-judge position biases beta_k (only when they were estimated)."""
@@ -340,20 +488,23 @@ class WaldInference:
         IdentifiabilityError
             When the fit has no such coefficient (the message lists those it has).
         """
-        value, cov = self._core_covariance
         N, K = len(self.items), len(self.judges)
         q = len(self.coef_names)
-        var = np.diagonal(cov)
         if name in self.coef_names:
             c = self.coef_names.index(name)
+            free = np.asarray(self.coef_free)[:, c]
             index = N + K + np.arange(K) * q + c
-            iv = _interval(value[index], var[index], level)
-            held = ~np.asarray(self.coef_free)[:, c]
-            nan = np.where(held, np.nan, 1.0)
-            return Interval(iv.estimate, iv.se * nan, iv.lower * nan, iv.upper * nan)
+            iv = self._core_interval(index[free], level)
+            out = [np.full(K, np.nan) for _ in range(5)]
+            out[0] = self._core_covariance[0][index]
+            for x, y in zip(out[1:], iv[1:]):
+                if y is not None:
+                    x[free] = y
+            return Interval(*out[:4], None if iv.df is None else out[4])
         if name in self.theta_names:
             index = N + K + K * q + self.theta_names.index(name)
-            return _interval(value[index], var[index], level)
+            iv = self._core_interval(np.array([index]), level)
+            return Interval(*(x[0] for x in iv))
         raise IdentifiabilityError(f"the fit has no term coefficient {name!r}; it has "
                                    f"{list(self.coef_names) + list(self.theta_names)}")
 
@@ -380,11 +531,11 @@ class WaldInference:
             return self._linear(lambda Z: Z[:, c] @ weights, level)
         iv = self._linear(lambda Z: Z[:, c] - Z[:, c] @ weights, level)
         nan = np.where(have, 1.0, np.nan)
-        return Interval(iv.estimate * nan, iv.se * nan, iv.lower * nan, iv.upper * nan)
+        return Interval(iv.estimate * nan, iv.se * nan, iv.lower * nan, iv.upper * nan,
+                        None if iv.df is None else iv.df * nan)
 
     def _linear(self, f, level: float) -> Interval:
-        estimate, cov = self.covariance_of_terms(lambda S, Z, theta: f(Z))
-        return _interval(estimate, np.diagonal(cov), level)
+        return self._interval_of_terms(lambda S, Z, theta: f(Z), level)
 
     def outcome_parameters(self, name: str = "nu", level: float = 0.95) -> Interval:
         """The outcome model's per-judge parameter ``name`` (Davidson: the tie propensity nu_k).
@@ -413,11 +564,17 @@ class WaldInference:
         estimated = np.isin(np.arange(K) * m + a, self.chart.free)
         G[estimated, self.chart.aux_offset + position[estimated]] = 1.0
         var = np.diagonal(self._chart_covariance(G))
-        z = _z(level)
+        df = self._df(G[estimated]) if estimated.any() else None
+        if df is not None:
+            full = np.full(K, np.inf)
+            full[estimated] = df
+            df = full
+        z = _z(level, df)
         se_log = np.sqrt(np.clip(var, 0.0, None))
         held = value <= 0
         se_log = np.where(held, np.nan, se_log)
-        return Interval(value, value * se_log, value * np.exp(-z * se_log), value * np.exp(z * se_log))
+        return Interval(value, value * se_log, value * np.exp(-z * se_log),
+                        value * np.exp(z * se_log), df)
 
     def pairs(self, pairs="all") -> np.ndarray:
         """Item index pairs ``(a, b)`` named by ``pairs``: see :func:`~hja_bayes.inference.pairs.item_pairs`
@@ -443,7 +600,11 @@ class WaldInference:
         C = cov[:N, :N]
         est = value[a] - value[b]
         var = C[a, a] + C[b, b] - 2 * C[a, b]
-        return list(zip(a.tolist(), b.tolist())), _interval(est, var, level)
+        df = None
+        if self.small_sample == "CR2" and a.size:
+            X = self._core_whitened
+            df = self._df_whitened(X[:, a] - X[:, b])
+        return list(zip(a.tolist(), b.tolist())), _interval(est, var, level, df)
 
     def score_difference(self, judge, first, second, level: float = 0.95) -> Interval:
         """Judge-specific contrast ``S[k, i] - S[k, j]``.
@@ -497,7 +658,8 @@ class WaldInference:
         from scipy.special import expit
 
         p = expit(logit.estimate)
-        return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper))
+        return Interval(p, p * (1 - p) * logit.se, expit(logit.lower), expit(logit.upper),
+                        logit.df)
 
     def intervals(self, level: float = 0.95, pairs=None) -> pd.DataFrame:
         """Tidy table of Wald intervals for mu, gamma, beta and differences of mu.
@@ -521,15 +683,24 @@ class WaldInference:
             term coefficients ("self", "style:<feature>": per judge, and for style also the
             panel value labelled "(panel)"), the outcome model's parameters (e.g. "nu", see
             :meth:`outcome_parameters`), "mu_diff"), ``label`` (item, judge, "(panel)" or
-            "a - b"), ``estimate``, ``se``, ``lower``, ``upper``.
+            "a - b"), ``estimate``, ``se``, ``lower``, ``upper``; under the CR2
+            cluster-robust covariance also ``df``, the Satterthwaite degrees of freedom of
+            each row's t quantile.  ``attrs`` records ``level``, ``cov_type``,
+            ``small_sample`` and, for a cluster-robust covariance, ``cluster_column``,
+            ``n_clusters``, ``effective_clusters`` and ``df`` (how the degrees of freedom
+            were found).
         """
         frames = []
+        cr2 = self.small_sample == "CR2"
 
         def add(quantity, labels, iv):
-            frames.append(pd.DataFrame({
+            frame = pd.DataFrame({
                 "quantity": quantity, "label": list(labels), "estimate": iv.estimate,
                 "se": iv.se, "lower": iv.lower, "upper": iv.upper,
-            }))
+            })
+            if cr2:
+                frame["df"] = np.inf if iv.df is None else iv.df
+            frames.append(frame)
 
         add("mu", self.items, self.mu(level))
         add("gamma", self.judges, self.gamma(level))
@@ -537,12 +708,17 @@ class WaldInference:
             add("beta" if name == "position" else name, self.judges, self.coefficients(name, level))
             if name.startswith("style:"):
                 iv = self.panel_coefficient(name, level)
-                add(name, ["(panel)"], Interval(*(np.atleast_1d(x) for x in iv)))
+                add(name, ["(panel)"], Interval(*(None if x is None else np.atleast_1d(x)
+                                                  for x in iv)))
         for name in self.theta_names:
             iv = self.coefficients(name, level)
-            add(name, ["(panel)"], Interval(*(np.atleast_1d(x) for x in iv)))
+            add(name, ["(panel)"], Interval(*(None if x is None else np.atleast_1d(x)
+                                                  for x in iv)))
         for name in self.aux_names:
             add(name, self.judges, self.outcome_parameters(name, level))
         index, differences = self.mu_differences(level, pairs)
         add("mu_diff", [f"{self.items[a]} - {self.items[b]}" for a, b in index], differences)
-        return pd.concat(frames, ignore_index=True)
+        table = pd.concat(frames, ignore_index=True)
+        table.attrs.update({"level": float(level), "cov_type": self.cov_type,
+                            "small_sample": self.small_sample, **self.clustering})
+        return table

@@ -17,19 +17,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_choice, check_positive
+from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
 from ..errors import IdentifiabilityError, ParameterError
 from ..likelihood import outcome_model
 from ..likelihood.terms import terms_of
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
+from .clusters import (
+    CR2_MAX_NUMBERS,
+    cluster_design,
+    cluster_record,
+    cr2_numbers,
+    warn_few_clusters,
+)
 from .information import (
-    COV_TYPES,
     Model,
     chart_information,
-    default_cov_type,
+    check_clusters,
     free_aux,
+    normal_cov_type,
     score_covariance,
 )
 from .result import Interval, WaldInference
@@ -131,12 +138,17 @@ def wald_inference(
         Disagreement rank r of the fit.
     position_bias : bool
         Whether beta was estimated (it then gets its own chart coordinates).
-    cov_type : {"fisher", "sandwich", "cluster"}, optional
+    cov_type : {"fisher", "sandwich", "cluster", "CR2", "CR1"}, optional
         Covariance of the estimates: the inverse Fisher information (comparisons
         independent), the sandwich with each comparison its own unit, or the cluster-robust
-        sandwich with comparisons summed within each cluster (prompt) of ``data.clusters``
-        and the small-sample factor G/(G-1).  Default: "cluster" when the data carry
-        clusters, else "fisher".
+        sandwich with comparisons summed within each cluster (prompt) of ``data.clusters``.
+        "cluster" (statsmodels' name) is the bias-reduced linearisation "CR2" (Bell and
+        McCaffrey; R's clubSandwich), whose intervals use t quantiles with Satterthwaite
+        degrees of freedom contrast by contrast (:mod:`~hja_bayes.inference.clusters`);
+        "CR1" is the older G/(G-1) factor with normal quantiles (statsmodels' default).
+        Default: "cluster" when the data carry clusters, else "fisher".  With fewer than
+        :data:`~hja_bayes.inference.clusters.FEW_CLUSTERS` effective clusters a DataWarning
+        names G and the effective G.
     ridge : float
         The fit's penalty ``ridge/2 (|S|^2 + |coefficients|^2)``: its curvature (each term's
         own ridge where it has one) is added to the information (the curvature of the
@@ -172,7 +184,9 @@ def wald_inference(
     IdentifiabilityError
         When ``S`` is not a rank-(r+1) point, position bias is asked for on folded data, or
         the information in the chart is singular or ill-conditioned (the message gives its
-        condition number).
+        condition number).  (With few clusters, the result itself refuses a family of
+        quantities whose free dimension exceeds G - 1, see
+        :meth:`~hja_bayes.inference.WaldInference.mu_covariance`.)
 
     Notes
     -----
@@ -216,7 +230,10 @@ def wald_inference(
             "position bias needs the presentation order, and these data were folded "
             "(fold_order): fit and infer with position_bias=False"
         )
-    cov_type = default_cov_type(data) if cov_type is None else check_choice(cov_type, "cov_type", COV_TYPES)
+    cov_type, small_sample = normal_cov_type(cov_type, data)
+    if cov_type == "cluster":
+        check_clusters(data)
+        warn_few_clusters(data, small_sample)
     if ties is not None:
         import warnings
 
@@ -263,8 +280,23 @@ def wald_inference(
             f"(condition number {condition:.3g} > {max_condition:g}): some direction of the "
             f"model is not identified by these comparisons ({why})"
         )
-    meat = None
-    if cov_type != "fisher":
+    meat = design_cr2 = None
+    if small_sample == "CR2" and cr2_numbers(data, chart) > CR2_MAX_NUMBERS:
+        import warnings
+
+        from ..errors import DataWarning
+
+        warnings.warn(
+            f"the CR2 covariance would keep {cr2_numbers(data, chart):,} numbers for "
+            f"{data.clusters.n_clusters:,} clusters in a chart of dimension {chart.dim:,}: "
+            "the cluster-robust intervals use CR1 (G/(G-1), normal quantiles) instead, which "
+            "differs from CR2 by O(1/G) with this many clusters", DataWarning, stacklevel=3)
+        small_sample = "CR1"
+    if small_sample == "CR2":
+        design_cr2 = cluster_design(model, chart, factor, chart.constraints())
+        root = factor @ design_cr2.adjusted
+        meat = root @ root.T
+    elif cov_type != "fisher":
         meat = score_covariance(model, chart, cov_type)
     expected = (free_parameters(K, N, rank, False) + chart.coef.size + chart.free.size
                 + chart.n_global)
@@ -277,6 +309,8 @@ def wald_inference(
         position_bias=position_bias, judges=data.judges, items=data.items,
         condition_number=condition, cov_type=cov_type,
         n_clusters=data.clusters.n_clusters if cov_type == "cluster" else 0,
+        small_sample=small_sample, cluster_design=design_cr2,
+        clustering=cluster_record(data, small_sample) if cov_type == "cluster" else {},
         outcome=model_outcome.name, aux=aux, aux_names=tuple(model_outcome.aux_names),
         coef=model.coef, coef_names=design.names, coef_free=design.free, theta=model.theta,
         theta_names=design.global_names,

@@ -15,6 +15,7 @@ import pandas as pd
 from ..checks import check_level
 from ..inference import WaldInference
 from .biases import bias_plot, bias_table
+from ..inference.clusters import FEW_CLUSTERS
 from .convergence import convergence_table
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
@@ -33,6 +34,7 @@ from .sentences import (
     agreement_sentence,
     biases_sentence,
     captions,
+    clusters_note,
     convergence_sentence,
     default_title,
     disagreement_sentence,
@@ -70,7 +72,10 @@ class Report(NamedTuple):
         Figure name -> caption.
     sentences : dict
         ``glance`` (who ranks first, the tiers), ``judges``, ``disagreement``,
-        ``convergence`` (with a posterior): one-paragraph readings of the tables.
+        ``convergence`` (with a posterior), ``fragility`` (with a fragility audit: one
+        sentence per audit, joined): one-paragraph readings of the tables.
+    fragility : tuple
+        The fragility audits shown (:class:`~hja_bayes.inference.fragility.Fragility`).
     notes : tuple of str
         Warnings for the reader (e.g. one orientation only, no convergence).
     data_summary, fit_summary : str
@@ -102,6 +107,7 @@ class Report(NamedTuple):
     scale: str
     agreement: object | None = None
     biases: pd.DataFrame | None = None
+    fragility: tuple = ()
 
     @property
     def bayes(self) -> bool:
@@ -119,6 +125,7 @@ def build_report(
     inference: WaldInference | None = None,
     agreement=None,
     uncontrolled=None,
+    fragility=(),
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -143,6 +150,9 @@ def build_report(
     uncontrolled : HJAFit, optional
         The fit without its bias terms (``fit.uncontrolled()``): the leaderboard gains the
         ``rank_change`` column.
+    fragility : sequence of Fragility, optional
+        Audits of how few verdicts or prompts would change the ranking
+        (:meth:`hja_bayes.hja.HJAFit.fragility`), said in the report.
 
     Returns
     -------
@@ -205,6 +215,13 @@ def build_report(
         sentences["agreement"] = agreement_sentence(agreement)
     if biases is not None:
         sentences["biases"] = biases_sentence(biases)
+    fragility = tuple(fragility or ())
+    if fragility:
+        sentences["fragility"] = " ".join(f.sentence for f in fragility)
+    notes = report_notes(fit, judges, convergence)
+    few = clusters_note(board.attrs.get("meta", {}), FEW_CLUSTERS)
+    if few:
+        notes.insert(0, few)
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
@@ -213,9 +230,9 @@ def build_report(
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,
         intervals=intervals, convergence=convergence, matrices=matrices, figures=figures,
         captions=captions(fit, level), sentences=sentences,
-        notes=tuple(report_notes(fit, judges, convergence)),
+        notes=tuple(notes),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
-        scale=scale, agreement=agreement, biases=biases,
+        scale=scale, agreement=agreement, biases=biases, fragility=fragility,
     )
 
 

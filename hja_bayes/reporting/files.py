@@ -96,6 +96,7 @@ def report(
     inference: WaldInference | None = None,
     agreement=None,
     uncontrolled=None,
+    fragility=(),
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
@@ -134,13 +135,17 @@ def report(
     uncontrolled : HJAFit, optional
         The fit without its bias terms (``fit.uncontrolled()``): adds the leaderboard's
         ``rank_change`` column.
+    fragility : sequence of Fragility, optional
+        Fragility audits (:meth:`hja_bayes.hja.HJAFit.fragility`): their sentences go
+        under the leaderboard and the units they removed to ``fragility_verdicts`` /
+        ``fragility_prompts`` (.csv, .json).
 
     Returns
     -------
     ReportFiles
     """
     rep = build_report(fit, idata, level, scale, title=title, inference=inference,
-                       agreement=agreement, uncontrolled=uncontrolled)
+                       agreement=agreement, uncontrolled=uncontrolled, fragility=fragility)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
@@ -177,5 +182,10 @@ def report(
     if rep.agreement is not None:  # their own meta: none of the fit's intervals apply
         tables += [(df.attrs["meta"]["table"], df, df.attrs["meta"])
                    for df in rep.agreement if df is not None]
+    for f in rep.fragility:
+        name = f"fragility_{f.unit}s"
+        tables.append((name, f.items, meta(
+            name, f.items, target=f.target, unit=f.unit, count=f.count, total=f.total,
+            confirmed=f.confirmed, result=f.result, sentence=f.sentence)))
     written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))

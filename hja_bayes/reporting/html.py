@@ -67,9 +67,16 @@ def png(fig) -> bytes:
 
 def interval_words(rep: Report) -> str:
     """What the intervals are, e.g. "95% Wald intervals (Fisher information)"."""
-    cov = rep.leaderboard.attrs.get("meta", {}).get("cov_type", "fisher")
+    meta = rep.leaderboard.attrs.get("meta", {})
+    cov = meta.get("cov_type", "fisher")
     how = {"fisher": "Fisher information", "sandwich": "sandwich covariance",
            "cluster": "cluster-robust covariance by prompt"}.get(cov, cov)
+    if cov == "cluster" and meta.get("n_clusters"):
+        column = meta.get("cluster_column")
+        how += (f" ({'column ' + repr(column) + ', ' if column else ''}"
+                f"{meta['n_clusters']:,} clusters, {meta['effective_clusters']:,.1f} effective; "
+                + ("CR2, t quantiles with Satterthwaite degrees of freedom)"
+                   if meta.get("small_sample") == "CR2" else "CR1, normal quantiles)"))
     text = f"{rep.level:.0%} Wald intervals ({how})"
     if rep.bayes:
         text += " and credible intervals from the posterior draws"
@@ -114,6 +121,10 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
         return "flag" if "high_leverage" in r and bool(r["high_leverage"]) else ""
 
     notes = "".join(f'<p class="note">{e(n)}</p>' for n in rep.notes)
+    fragility = ""
+    if "fragility" in rep.sentences:
+        fragility = f'<p class="glance">Fragility: {e(rep.sentences["fragility"])}</p>'
+
     rank_section = ""
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
@@ -168,6 +179,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 {html_table(rep.leaderboard, "leaderboard", rep.scale, board_class)}
 <p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; {e(interval_words(rep))}.
 Rows are shaded by tier.</p>
+{fragility}
 {row("forest", "win_probability")}
 <h2>Judges</h2>
 <p class="glance">{e(rep.sentences["judges"])}</p>

@@ -79,7 +79,8 @@ def cov_type(fit) -> str:
     return str(getattr(fit, "cov_type", "fisher"))
 
 
-def table_meta(fit, table: str, level: float, scale: str | None = None, **extra) -> dict:
+def table_meta(fit, table: str, level: float, scale: str | None = None, *,
+               inference: WaldInference | None = None, **extra) -> dict:
     """What a table's numbers are: written as ``"meta"`` beside its rows in JSON.
 
     Keys: ``table``, ``model`` ("hja" or "btl"), ``level``, ``scale``, ``interval``
@@ -87,18 +88,23 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, **extra)
     model: "half", a tie counts 1/2 to each side, as for every pooled BTL fit; "davidson";
     "ordinal"), ``terms`` (the linear-predictor terms controlled for: "position", "style",
     "self"), ``rank`` and ``position_bias`` (HJA), ``n_judges``, ``n_models``,
-    ``hja_bayes_version``, and whatever ``extra`` adds.
+    ``hja_bayes_version``; with a cluster-robust covariance also ``small_sample`` ("CR2":
+    t quantiles with Satterthwaite degrees of freedom; "CR1"), ``cluster_column``,
+    ``n_clusters``, ``effective_clusters`` and ``df``; and whatever ``extra`` adds.
+    ``inference`` (the Wald inference behind the table) overrides the fit's default
+    covariance.
     """
     from ..version import __version__
 
     hja = is_hja(fit)
+    kind = cov_type(fit) if inference is None else inference.cov_type
     meta = {
         "table": table,
         "model": "hja" if hja else "btl",
         "level": float(level),
         "scale": scale,
         "interval": "wald",
-        "cov_type": cov_type(fit),
+        "cov_type": kind,
         "outcome": str(fit.outcome) if hja else "half",
         "terms": [t.name for t in fit.terms] if hja else [],
         "rank": int(fit.rank) if hja else None,
@@ -107,6 +113,8 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, **extra)
         "n_models": len(fit.items),
         "hja_bayes_version": __version__,
     }
+    if kind == "cluster":
+        meta.update(inference.clustering if inference is not None else (fit.clustering or {}))
     meta.update(extra)
     return meta
 
@@ -136,6 +144,9 @@ class ScoreIntervals(NamedTuple):
         Comparisons each model took part in (NaN when the fit does not say).
     covariance : ndarray (N, N)
         Covariance of the scores.
+    df, difference_df : ndarray (N,), (N, N)
+        Degrees of freedom of the t quantiles of the scores and of their differences
+        (Satterthwaite's under the CR2 cluster-robust covariance; inf: normal quantiles).
     """
 
     items: tuple[str, ...]
@@ -145,6 +156,27 @@ class ScoreIntervals(NamedTuple):
     difference_se: np.ndarray
     comparisons: np.ndarray
     covariance: np.ndarray
+    df: np.ndarray | None = None
+    difference_df: np.ndarray | None = None
+
+    def critical(self, level: float, which: str = "score") -> np.ndarray:
+        """The two-sided critical values at ``level``: of the scores (N,) or of the
+        differences (N, N)."""
+        from scipy.stats import t as student
+
+        df = self.df if which == "score" else self.difference_df
+        z = float(ndtri(0.5 + level / 2))
+        if df is None:
+            return np.full(np.shape(self.estimate if which == "score" else self.difference), z)
+        finite = np.isfinite(df)
+        return np.where(finite, student.ppf(0.5 + level / 2, np.where(finite, df, 1.0)), z)
+
+    def joint_df(self) -> float:
+        """The smallest degrees of freedom of the differences (inf when none is finite): the
+        multivariate t of the joint rank intervals."""
+        if self.difference_df is None:
+            return np.inf
+        return float(np.min(self.difference_df))
 
 
 def score_intervals(fit, inference: WaldInference | None = None) -> ScoreIntervals:
@@ -162,10 +194,13 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
     """
     check_fit(fit)
     N = len(fit.items)
+    df = difference_df = None
     if is_hja(fit):
         inference = wald(fit) if inference is None else inference
         est, C = inference.mu_covariance()
         comparisons = counts(fit.data.comparisons_per_item())
+        if inference.small_sample == "CR2":
+            df, difference_df = inference.mu_degrees_of_freedom()
     else:
         est, C = np.asarray(fit.scores, dtype=float), np.asarray(fit.cov, dtype=float)
         per_item = getattr(fit, "comparisons", None)
@@ -175,7 +210,8 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
     np.fill_diagonal(dse, 0.0)
     difference = est[:, None] - est[None, :]
     return ScoreIntervals(tuple(fit.items), np.asarray(est, float), np.asarray(se, float),
-                          difference, dse, comparisons, np.asarray(C, float))
+                          difference, dse, comparisons, np.asarray(C, float), df,
+                          difference_df)
 
 
 def leaderboard(
@@ -279,14 +315,14 @@ def leaderboard(
         raise ParameterError("posterior draws (idata) go with an HJA fit, not a BTL fit")
     sc = score_intervals(fit, inference)
     N = len(sc.items)
-    z = float(ndtri(0.5 + level / 2))
+    z = sc.critical(level)
     est, se, Dse = sc.estimate, sc.se, sc.difference_se
     order = np.argsort(-est, kind="stable")
     lower, upper = est - z * se, est + z * se
     rank_ub = np.array([1 + int(np.sum(lower > upper[i])) for i in range(N)])
-    joint = rank_intervals(est, sc.covariance, level)
+    joint = rank_intervals(est, sc.covariance, level, df=sc.joint_df())
     rank_lower, rank_upper, tier = joint.lower, joint.upper, joint.tier
-    p_next = neighbour_probabilities(est, sc.covariance)
+    p_next = neighbour_probabilities(est, sc.covariance, sc.difference_df)
 
     shown, shown_lower, shown_upper = (to_scale(x, scale) for x in (est, lower, upper))
     shown_se = to_scale(se, scale, difference=True)
@@ -296,7 +332,8 @@ def leaderboard(
         shift = float(value) - shown[pinned]
         shown_se = to_scale(Dse[:, pinned], scale, difference=True)
         shown = shown + shift
-        shown_lower, shown_upper = shown - z * shown_se, shown + z * shown_se
+        zp = sc.critical(level, "difference")[:, pinned]
+        shown_lower, shown_upper = shown - zp * shown_se, shown + zp * shown_se
 
     if style == "arena":
         table = pd.DataFrame({
@@ -324,7 +361,10 @@ def leaderboard(
     table.attrs.update(
         level=level, scale=scale, rank=int(fit.rank) if is_hja(fit) else None,
         position_bias=bool(getattr(fit, "position_bias", False)), bayes=idata is not None,
-        n_draws=n_draws, meta=table_meta(fit, "leaderboard", level, scale, **extra))
+        n_draws=n_draws, meta=table_meta(fit, "leaderboard", level, scale,
+                                         inference=inference if is_hja(fit) else None,
+                                         critical_value=joint.critical_value,
+                                         joint_df=sc.joint_df(), **extra))
     return table
 
 

@@ -37,6 +37,8 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += ["## Leaderboard", "", md_table(rep.leaderboard, rep.scale), "",
               f"Scores on the {'Elo' if rep.scale == 'elo' else 'logit'} scale; "
               f"{interval_words(rep)}.", ""]
+    if "fragility" in rep.sentences:
+        lines += [f"Fragility: {md_escape(rep.sentences['fragility'])}", ""]
     lines += figures("forest", "win_probability")
     lines += ["## Judges", "", md_escape(rep.sentences["judges"]), "",
               md_escape(rep.sentences["disagreement"]), "", md_table(rep.judges, rep.scale), ""]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, ndtri
+from scipy.special import expit
 
 from ..checks import check_level
 from ..inference import WaldInference
@@ -36,7 +36,8 @@ def pairwise_table(
     -------
     DataFrame
         Columns ``model_a``, ``model_b`` (both in leaderboard order), ``difference``
-        (``mu_a - mu_b``), ``lower``, ``upper``, ``p_win`` (``expit(mu_a - mu_b)``: the
+        (``mu_a - mu_b``), ``lower``, ``upper`` (t quantiles with Satterthwaite degrees of
+        freedom under the CR2 cluster-robust covariance), ``p_win`` (``expit(mu_a - mu_b)``: the
         probability that a judge of average sensitivity, without position bias, prefers a)
         with ``p_win_lower``, ``p_win_upper`` (the difference interval mapped through the
         logistic function), and ``significant`` (the interval excludes 0).
@@ -45,7 +46,7 @@ def pairwise_table(
     level = check_level(level)
     scale = check_scale(scale)
     sc = score_intervals(fit, inference)
-    z = float(ndtri(0.5 + level / 2))
+    z = sc.critical(level, "difference")
     est = sc.difference
     lo, hi = est - z * sc.difference_se, est + z * sc.difference_se
     order = np.argsort(-sc.estimate, kind="stable")
@@ -59,5 +60,5 @@ def pairwise_table(
     for column in ("difference", "lower", "upper"):
         table[column] = to_scale(table[column], scale, difference=True)
     table.attrs.update(level=level, scale=scale,
-                       meta=table_meta(fit, "pairwise", level, scale))
+                       meta=table_meta(fit, "pairwise", level, scale, inference=inference))
     return table

@@ -12,9 +12,10 @@ import pandas as pd
 from .formatting import format_value
 from .observed import unbeaten_or_winless
 
-__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "GLOSSARY", "agreement_sentence", "captions",
+__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
+           "agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
-           "judges_sentence", "plural", "report_notes", "tiers_sentence"]
+           "judges_sentence", "plural", "report_notes", "tiers_sentence", "width_sentence"]
 
 #: A judge losing more than this share of its rows to invalid verdicts gets a note.
 INVALID_NOTE = 0.2
@@ -125,8 +126,11 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
             f"{f(top['score_lower'])} to {f(top['score_upper'])}). "
             + ("No two models can be told apart at this level: they share one tier."
                if n_tiers == 1 and len(board) > 1 else
-               f"Models that cannot be told apart share a tier ({plural(n_tiers, 'tier')}) — "
-               f"{tiers_sentence(board)}."))
+               f"{plural(n_tiers, 'tier')} — {tiers_sentence(board)}. Within a tier no two "
+               "models can be told apart (jointly, at this level); going down the ranking, a "
+               "model opens the next tier once it is clearly below one member of the "
+               "current tier, so it may still be indistinguishable from others there (the "
+               "rank intervals show which)."))
 
 
 def judges_sentence(judges: pd.DataFrame) -> str:
@@ -158,6 +162,22 @@ def disagreement_sentence(fit) -> str:
     return (f"The judges disagree in a structured way beyond their sensitivity (rank "
             f"{fit.rank}): the leverage columns and the residual map show who and on which "
             "models.")
+
+
+def clusters_note(meta: dict, few: float) -> str | None:
+    """A note when the cluster-robust intervals rest on fewer than ``few`` effective
+    clusters (from a table's meta), else None."""
+    if meta.get("cov_type") != "cluster" or meta.get("effective_clusters", few) >= few:
+        return None
+    column = meta.get("cluster_column")
+    source = f" (column {column!r})" if column else ""
+    how = ("bias-reduced CR2 covariance with t quantiles of Satterthwaite degrees of freedom"
+           if meta.get("small_sample") == "CR2" else "CR1 covariance with normal quantiles, "
+           "which is too narrow there")
+    return (f"The intervals rest on few prompts: {plural(meta['n_clusters'], 'cluster')}"
+            f"{source}, {meta['effective_clusters']:.1f} effective once their sizes are "
+            f"weighed; they use the {how}. The joint rank intervals use the smallest of "
+            "those degrees of freedom.")
 
 
 def convergence_sentence(table: pd.DataFrame) -> str:

@@ -1,0 +1,295 @@
+"""Few clusters: CR2 and its Satterthwaite degrees of freedom against a dense direct
+computation and closed forms, the wild bootstrap, warnings, refusals and what is recorded."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.clusters import effective_clusters
+from hja_bayes.inference import tangent_basis, wald_inference
+from hja_bayes.inference.wild import wild_weights
+
+SIZES = [1, 2, 3, 5, 8, 13, 21, 34]  # eight prompts of very unequal size
+
+
+@pytest.fixture(scope="module")
+def panel():
+    data, truth = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=300, seed=11,
+                              tie_prob=0.1, position_bias=0.3, questions=8,
+                              question_correlation=0.5, question_sizes=SIZES)
+    fit = hb.fit_hja(data, rank=1, position_bias=True, ridge=1e-8)
+    return data, fit
+
+
+def dense_cr2(data, fit, h=1e-5):
+    """CR2 and the Satterthwaite df written out densely over the (prompt, cell) entries.
+
+    Each entry is a binomial unit: weight ``w = n p (1 - p)``, score ``y - n p`` (ties 1/2),
+    its logit's derivative ``x`` in the orthonormal tangent chart by central differences.
+    ``Xt = sqrt(w) x``, ``e = score / sqrt(w)``, bread ``M = (Xt^T Xt + ridge)^-1``, hat
+    ``H = Xt M Xt^T`` (entries x entries), ``A_g = (I - H_gg)^-1/2``; the CR2 covariance is
+    ``M (sum_g Xt_g^T A_g e_g e_g^T A_g Xt_g) M`` and, for a contrast c, with ``p_g = A_g
+    Xt_g M c`` and ``Omega = (I - H)(I - H)``, ``Gram_gh = p_g^T Omega_gh p_h`` and
+    ``df = tr(Gram)^2 / |Gram|_F^2``.  Nothing here calls the package's inference code.
+    """
+    K, N = data.n_judges, data.n_items
+    B = tangent_basis(fit.S, fit.rank)
+    d = B.shape[1] + K
+    c = data.clusters
+    k, i, j = data.judge[c.cell], data.first[c.cell], data.second[c.cell]
+    n, y, g = c.n, c.first_wins + c.ties / 2, c.cluster
+
+    def logit(t):
+        S = fit.S + (B @ t[:B.shape[1]]).reshape(K, N)
+        return (fit.beta + t[B.shape[1]:])[k] + S[k, i] - S[k, j]
+
+    x = np.empty((len(k), d))
+    for a in range(d):
+        step = np.zeros(d)
+        step[a] = h
+        x[:, a] = (logit(step) - logit(-step)) / (2 * h)
+    p = 1 / (1 + np.exp(-logit(np.zeros(d))))
+    w = n * p * (1 - p)
+    Xt = np.sqrt(w)[:, None] * x
+    e = (y - n * p) / np.sqrt(w)
+    M = np.linalg.inv(Xt.T @ Xt + fit.ridge * np.eye(d))
+    H = Xt @ M @ Xt.T
+    groups = [np.flatnonzero(g == q) for q in range(c.n_clusters)]
+    A = []
+    meat = np.zeros((d, d))
+    for m in groups:
+        lam, V = np.linalg.eigh(np.eye(len(m)) - H[np.ix_(m, m)])
+        A.append(V @ np.diag(lam ** -0.5) @ V.T)
+        s = Xt[m].T @ A[-1] @ e[m]
+        meat += np.outer(s, s)
+    R = np.eye(len(k)) - H
+    omega = R @ R.T
+
+    def df(contrast):
+        P = [(a @ Xt[m] @ M @ contrast, m) for a, m in zip(A, groups)]
+        gram = np.array([[p1 @ omega[np.ix_(m1, m2)] @ p2 for p2, m2 in P] for p1, m1 in P])
+        return np.trace(gram) ** 2 / np.sum(gram ** 2)
+
+    def gradient(q):
+        out = [(q(fit.S + h * B[:, a].reshape(K, N)) - q(fit.S - h * B[:, a].reshape(K, N)))
+               / (2 * h) for a in range(B.shape[1])]
+        return np.array(out + [0.0] * K)
+
+    return M @ meat @ M, df, gradient
+
+
+def test_cr2_and_its_degrees_of_freedom_match_a_dense_computation(panel):
+    data, fit = panel
+    inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
+                               cov_type="cluster", ridge=fit.ridge)
+    assert inference.small_sample == "CR2"
+    covariance, df, gradient = dense_cr2(data, fit)
+    np.testing.assert_allclose(inference.covariance, covariance, rtol=1e-6, atol=1e-12)
+    quantities = {
+        "mu_0 - mu_2": lambda S: S.mean(0)[0] - S.mean(0)[2],
+        "S_11 - S_13": lambda S: S[1, 1] - S[1, 3],
+        "gamma_1": lambda S: hb.canonicalize(S - S.mean(1, keepdims=True), 0).gamma[1],
+    }
+    for name, q in quantities.items():
+        expected = df(gradient(q))
+        got = float(inference.degrees_of_freedom(lambda S, beta: q(S)))
+        assert got == pytest.approx(expected, rel=1e-6), name
+        assert 1 < got < data.clusters.n_clusters
+
+
+def one_judge_two_models(sizes, p=0.6, seed=0):
+    """One judge, one ordered pair of models, prompts of the given sizes."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q, n in enumerate(sizes):
+        wins = rng.binomial(n, p)
+        rows += [("j", "a", "b", f"q{q}", "model_a")] * wins
+        rows += [("j", "a", "b", f"q{q}", "model_b")] * (n - wins)
+    frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "prompt", "winner"])
+    data = hb.Comparisons.from_frame(frame, cluster="prompt")
+    rate = data.wins.sum() / data.n.sum()
+    eta = np.log(rate / (1 - rate))  # the maximum likelihood estimate
+    return data, np.array([[eta / 2, -eta / 2]])
+
+
+def test_cr2_has_the_closed_form_of_a_cluster_mean():
+    """One logit estimated from prompts of sizes n_g (the intercept-only regression): with
+    rho_g = n_g / n and F = n p (1 - p), the CR2 variance is sum_g s_g^2 / (1 - rho_g) / F^2
+    and the Satterthwaite df is 1 / [sum rho^2 (1 - 2 rho) / (1 - rho)^2 + (sum rho^2 /
+    (1 - rho))^2] (Bell and McCaffrey's cluster mean); equal sizes give G - 1 and CR2 = CR1."""
+    sizes = [3, 5, 9, 20, 40, 7]
+    data, S = one_judge_two_models(sizes)
+    iv = wald_inference(data, S, rank=0, cov_type="cluster", ridge=0.0).contrast(
+        lambda S, b: S[0, 0] - S[0, 1])
+    c = data.clusters
+    n = data.n.sum()
+    p = data.wins.sum() / n
+    s = np.bincount(c.cluster, c.wins) - np.bincount(c.cluster, c.n) * p
+    rho = np.bincount(c.cluster, c.n) / n
+    assert iv.se ** 2 == pytest.approx(np.sum(s ** 2 / (1 - rho)) / (n * p * (1 - p)) ** 2,
+                                       rel=1e-9)
+    expected = 1 / (np.sum(rho ** 2 * (1 - 2 * rho) / (1 - rho) ** 2)
+                    + np.sum(rho ** 2 / (1 - rho)) ** 2)
+    assert float(iv.df) == pytest.approx(expected, rel=1e-9)
+    from scipy.stats import t
+
+    assert iv.upper - iv.estimate == pytest.approx(t.ppf(0.975, expected) * iv.se, rel=1e-9)
+
+    data, S = one_judge_two_models([12] * 7, seed=1)
+    cr2 = wald_inference(data, S, rank=0, cov_type="CR2", ridge=0.0)
+    cr1 = wald_inference(data, S, rank=0, cov_type="CR1", ridge=0.0)
+    q = lambda S, b: S[0, 0] - S[0, 1]  # noqa: E731
+    assert float(cr2.degrees_of_freedom(q)) == pytest.approx(6.0, rel=1e-9)
+    assert float(cr2.contrast(q).se) == pytest.approx(float(cr1.contrast(q).se), rel=1e-9)
+    assert cr1.contrast(q).df is None  # CR1 keeps normal quantiles
+
+
+def test_intervals_record_the_clusters_and_use_t_quantiles(panel):
+    data, fit = panel
+    table = fit.intervals()
+    assert {"df"} <= set(table.columns)
+    assert table.attrs["cov_type"] == "cluster" and table.attrs["small_sample"] == "CR2"
+    assert table.attrs["cluster_column"] == "question" and table.attrs["n_clusters"] == 8
+    assert table.attrs["effective_clusters"] == pytest.approx(
+        effective_clusters(data.clusters.comparisons_per_cluster()), abs=1e-3)
+    from scipy.stats import t
+
+    half = (table["upper"] - table["estimate"]) / table["se"]
+    np.testing.assert_allclose(half, t.ppf(0.975, table["df"]), rtol=1e-9)
+    cr1 = fit.intervals(cov_type="CR1")
+    assert "df" not in cr1.columns and cr1.attrs["small_sample"] == "CR1"
+    assert fit.wald_inference("CR2") is fit.wald_inference("cluster") is fit.wald
+    meta = hb.leaderboard(fit).attrs["meta"]
+    assert meta["cov_type"] == "cluster" and meta["small_sample"] == "CR2"
+    assert meta["cluster_column"] == "question" and meta["n_clusters"] == 8
+    assert meta["df"] == "Satterthwaite" and np.isfinite(meta["joint_df"])
+    assert hb.pairwise_table(fit).attrs["meta"]["n_clusters"] == 8
+
+
+def test_effective_clusters_and_the_warning():
+    assert effective_clusters([5, 5, 5, 5]) == pytest.approx(4.0)
+    assert effective_clusters(50 ** np.linspace(0, 1, 15)) == pytest.approx(6.99, abs=0.01)
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          questions=10, question_correlation=0.3)
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.warns(hb.DataWarning, match=r"G = 10 clusters of column 'question', [0-9.]+ "
+                                            r"effective.*CR2"):
+        fit.intervals()
+    many, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=2,
+                          questions=60, question_correlation=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.DataWarning)
+        hb.fit_hja(many, rank=0).intervals()  # 60 equal prompts: no warning
+
+
+def test_a_joint_statement_needs_more_clusters_than_free_scores():
+    """5 models need G - 1 >= 4 for the joint rank intervals; 4 clusters are refused with a
+    message naming the column, per-quantity intervals still come (with few df)."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=400, seed=4,
+                          questions=4, question_correlation=0.2)
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.raises(hb.IdentifiabilityError, match=r"the scores of 5 models make 4 free "
+                                                      r"statements.*G = 4 clusters of column "
+                                                      r"'question'.*G - 1 = 3"):
+        hb.leaderboard(fit)
+    table = fit.intervals()
+    assert table["df"].max() < 4 and np.all(table["upper"] > table["lower"])
+    assert len(hb.leaderboard(fit, inference=fit.wald_inference("fisher")))
+
+
+def test_a_quantity_the_clusters_say_nothing_about_is_refused():
+    """With two clusters the CR2 covariance has rank two at most: a combination of the
+    scores and sensitivities (three free dimensions) that it misses has variance 0, which is
+    refused rather than shown as an interval of width 0."""
+    data, _ = hb.simulate(n_judges=2, n_items=3, rank=0, comparisons_per_judge=300, seed=9,
+                          questions=2, question_correlation=0.2)
+    fit = hb.fit_hja(data, rank=0)
+    w = fit.wald
+    scores = w.cluster_design.adjusted
+    X = w._core_whitened
+    z = np.column_stack([X[:, 0] - X[:, 2], X[:, 1] - X[:, 2], X[:, 3] - X[:, 4]])
+    coef = np.linalg.svd(scores.T @ z)[2][-1]  # orthogonal to both clusters' scores
+    with pytest.raises(hb.IdentifiabilityError, match="do not vary"):
+        w._df_whitened(z @ coef[:, None])
+
+
+def test_wild_bootstrap_weights_and_intervals(panel):
+    w = wild_weights(4, 100, "rademacher")
+    assert w.shape == (16, 4) and len({tuple(r) for r in w}) == 16  # every sign pattern
+    webb = wild_weights(3, 4000, "webb", seed=1)
+    assert set(np.round(np.unique(np.abs(webb)), 6)) == set(np.round(np.sqrt([0.5, 1, 1.5]), 6))
+    assert abs(webb.mean()) < 0.05 and abs((webb ** 2).mean() - 1) < 0.05
+    data, fit = panel
+    boot = fit.bootstrap(wild=True, weights="rademacher")
+    assert boot.weights.shape == (256, 8)  # 2^8 <= 999: the exact distribution
+    # Rademacher replicates of the linearised scores have exactly the CR2 spread
+    np.testing.assert_allclose(boot.mu.std(axis=0), fit.wald.mu().se, rtol=1e-9)
+    table = boot.table()
+    assert set(table["quantity"]) >= {"mu", "gamma", "beta", "mu_diff"}
+    assert np.all(table["critical"] > 1) and np.all(table["lower"] < table["estimate"])
+    assert table.attrs["weights"] == "rademacher" and table.attrs["n_clusters"] == 8
+    with pytest.raises(hb.ParameterError, match="weights"):
+        fit.bootstrap(wild=True, weights="mammen")
+    plain, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=1)
+    with pytest.raises(hb.ParameterError, match="clusters"):
+        hb.fit_hja(plain, rank=0).bootstrap(wild=True)
+
+
+def test_the_cluster_column_is_kept_and_saved(tmp_path, panel):
+    frame = pd.DataFrame({"judge": ["j1", "j2"] * 6, "model_a": ["x", "y", "z"] * 4,
+                          "model_b": ["y", "z", "x"] * 4, "winner": ["model_a", "model_b"] * 6,
+                          "item_id": np.repeat(["p1", "p2", "p3"], 4)})
+    data = hb.Comparisons.from_frame(frame, cluster="item_id")
+    assert data.cluster_column == "item_id"
+    assert data.fold_order().cluster_column == "item_id"
+    assert data.select_judges(["j1"]).cluster_column == "item_id"
+    assert hb.Comparisons.from_frame(frame).cluster_column is None
+    assert "from column 'item_id': 3, effective 3.0" in str(data.summary())
+    _, fit = panel
+    fit.save(tmp_path / "fit")
+    meta = json.loads((tmp_path / "fit" / "fit.json").read_text())
+    assert meta["data"]["cluster_column"] == "question"
+    assert meta["clustering"]["n_clusters"] == 8 and meta["clustering"]["small_sample"] == "CR2"
+    loaded = hb.load_fit(tmp_path / "fit")
+    assert loaded.data.cluster_column == "question" and loaded.clustering == fit.clustering
+
+
+def test_prompt_like_columns_are_found():
+    from hja_bayes.readers import prompt_like_columns
+
+    frame = pd.DataFrame({"judge": np.tile(["a", "b", "c"], 8),
+                          "model_a": "m1", "model_b": "m2", "winner": "model_a",
+                          "item_id": np.repeat(np.arange(8), 3),
+                          "confidence": np.tile([0.5, 0.75, 0.95], 8),
+                          "row": np.arange(24)})
+    found = prompt_like_columns(frame, exclude=("model_a", "model_b", "winner"))
+    assert [c for c, _, _ in found] == ["item_id"]
+    assert found[0][1:] == (8, 3.0)
+
+
+def test_cr2_too_large_to_keep_falls_back_to_cr1(panel, monkeypatch):
+    import hja_bayes.inference.wald as wald_module
+
+    data, fit = panel
+    monkeypatch.setattr(wald_module, "CR2_MAX_NUMBERS", 10)
+    with pytest.warns(hb.DataWarning, match="use CR1"):
+        inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
+                                   cov_type="cluster", ridge=fit.ridge)
+    assert inference.small_sample == "CR1" and inference.clustering["small_sample"] == "CR1"
+
+
+def test_the_report_names_the_clusters_and_notes_few_of_them(panel):
+    from hja_bayes.reporting.content import build_report
+    from hja_bayes.reporting.html import interval_words
+
+    _, fit = panel
+    rep = build_report(fit)
+    assert rep.notes[0].startswith("The intervals rest on few prompts: 8 clusters (column "
+                                   "'question'), ")
+    words = interval_words(rep)
+    assert "column 'question', 8 clusters" in words and "CR2" in words
+    assert "Satterthwaite" in words
