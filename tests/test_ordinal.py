@@ -106,8 +106,9 @@ def test_map_matches_a_direct_optimiser(panel, fit):
 
 
 def test_wald_covariance_matches_a_direct_computation(panel, fit):
-    """Fisher and cluster covariances from single comparisons, differentiated here by central
-    differences of the category log-probabilities, compared in ambient coordinates."""
+    """Fisher and cluster-robust (CR1: the G/(G-1) factor) covariances from single
+    comparisons, differentiated here by central differences of the category
+    log-probabilities, compared in ambient coordinates."""
     data, _ = panel
     K, N = data.n_judges, data.n_items
     B = tangent_basis(fit.S, fit.rank)
@@ -135,7 +136,7 @@ def test_wald_covariance_matches_a_direct_computation(panel, fit):
     np.add.at(per_cluster, c.cluster, np.einsum("eo,eoa->ea", c.counts, grads[c.cell]))
     G = c.n_clusters
     expected = {"fisher": bread,
-                "cluster": bread @ (per_cluster.T @ per_cluster * G / (G - 1)) @ bread}
+                "CR1": bread @ (per_cluster.T @ per_cluster * G / (G - 1)) @ bread}
     ambient = np.zeros((K * N + 3 * K, d))
     ambient[: K * N, :d0] = B
     ambient[K * N:, d0:] = np.eye(3 * K)

@@ -24,7 +24,7 @@ verdicts.
 
 Targets.  ``"top"``: another model first (each challenger's margin ``mu_top - mu_j`` is tried,
 the cheapest first); ``(a, b)``: the order of a and b reversed; ``"tiers"``: the top tier of
-the leaderboard (joint rank intervals, :func:`~hja_bayes.ranking.rank_intervals`, with the
+the leaderboard (joint rank intervals, :func:`~hja_bayes.inference.ranking.rank_intervals`, with the
 fit's default covariance) gains the next model (every separating margin
 ``d_mo - c se_mo`` pushed below 0, with ``c`` and the standard errors held at their values)
 or loses its cohesion (one pair's ``c se_ab - |d_ab|`` below 0); the refit recomputes the tiers.
@@ -158,7 +158,7 @@ def _top_goals(fit) -> list[_Goal]:
 
 
 def _tiers(fit, cov_type):
-    from ..ranking import rank_intervals
+    from .ranking import rank_intervals
 
     inf = fit.wald_inference(cov_type)
     est, cov = inf.mu_covariance()
@@ -166,7 +166,7 @@ def _tiers(fit, cov_type):
 
 
 def _tier_goals(fit, cov_type) -> list[_Goal]:
-    from ..ranking import _difference_se
+    from .ranking import _difference_se
 
     items = fit.items
     inf = fit.wald_inference(cov_type)

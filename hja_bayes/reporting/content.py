@@ -86,7 +86,7 @@ class Report(NamedTuple):
         Agreement statistics of the judges (:func:`hja_bayes.agreement`), shown as given.
     biases : DataFrame or None
         The judge-bias table (:func:`~hja_bayes.reporting.biases.bias_table`) of a fit with
-        bias terms (position, style, self-preference).
+        bias terms beyond the position bias (style, self-preference).
     """
 
     title: str
@@ -177,8 +177,8 @@ def build_report(
     board = leaderboard(fit, idata, level=level, scale=scale, inference=inference,
                         uncontrolled=uncontrolled)
     judges = judge_table(fit, idata, level=level, inference=inference)
-    biases = None
-    if fit.coef_names or fit.theta_names:
+    biases = None  # position alone is in the judge table
+    if set(fit.coef_names) - {"position"} or fit.theta_names:
         biases = bias_table(fit, level, inference=inference)
     pairs = pairwise_table(fit, level, scale, inference=inference)
     order = list(board["model"])
