@@ -28,6 +28,7 @@ a search, and a fit at a fixed rank uses width = rank.
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +36,7 @@ import numpy as np
 
 from ..decomposition import canonical_decomposition, check_score_matrix
 from ..errors import ParameterError
-from ..jitting import light_jit
+from ..jitting import LOOP_COMPILE, light_jit
 from ..likelihood import (
     HALF,
     Cells,
@@ -45,9 +46,10 @@ from ..likelihood import (
     fisher_blocks,
     negative_log_likelihood,
 )
-from .state import SolverState, StepInfo, scores, width
+from .state import BlockInfo, SolverState, StepInfo, scores, width
 
-__all__ = ["objective", "init", "step", "judge_step", "item_step", "reanchor", "padded_decomposition"]
+__all__ = ["objective", "init", "step", "run_steps", "judge_step", "item_step", "reanchor",
+           "padded_decomposition"]
 
 
 def _no_aux(B):
@@ -277,8 +279,9 @@ def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, o
 
 
 _STATIC = ("position_bias", "reanchored", "outcome")
-#: Panels with at most this many (padded cells) x (items) compile their step with
-#: :func:`~hja_bayes.jitting.light_jit`: most of a first small fit's time is compilation.
+#: Panels with at most this many (padded cells) x (items) compile their step (and their
+#: blocks of steps) with :func:`~hja_bayes.jitting.light_jit`'s options: most of a first
+#: small fit's time is compilation.
 LIGHT_SIZE = 2**16
 _outer_step_jit = light_jit(_outer_step, static_argnames=_STATIC)
 
@@ -294,6 +297,88 @@ def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_
     B, T, aux, f, mu_norm, sigma_r = run(state.B, state.T, aux, cells, state.tau, ridge, rank,
                                          position_bias, reanchored, outcome)
     return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
+
+
+#: The fail-safe: a step after which |mu| or the r-th singular value is below these floors
+#: (or whose objective is not finite) is undone and tau multiplied by ``TAU_GROW``; beyond
+#: ``TAU_FAIL`` the run fails.  After an accepted step tau shrinks by ``TAU_SHRINK`` down
+#: to ``TAU_MIN``.
+MU_FLOOR = 1e-8
+SIGMA_FLOOR = 1e-10
+TAU_SHRINK = 0.5
+TAU_MIN = 0.03
+TAU_GROW = 10.0
+TAU_FAIL = 1e12
+
+
+class _Loop(NamedTuple):
+    """What the device loop of :func:`_outer_steps` carries from one step to the next."""
+
+    i: jax.Array
+    B: jax.Array
+    T: jax.Array
+    aux: jax.Array
+    tau: jax.Array
+    f: jax.Array
+    converged: jax.Array
+    failed: jax.Array
+    trace: jax.Array
+
+
+def _outer_steps(B, T, aux, tau, f, cells, ridge, rank, tol, limit, position_bias, reanchored,
+                 outcome, block):
+    """Up to ``limit <= block`` outer steps with the fail-safe and the convergence test, in
+    one ``while_loop``; ``f``: the objective at the start."""
+
+    def going(c: _Loop):
+        return (c.i < limit) & ~c.converged & ~c.failed
+
+    def body(c: _Loop) -> _Loop:
+        B1, T1, aux1, f1, mu_norm, sigma_r = _outer_step(c.B, c.T, c.aux, cells, c.tau, ridge, rank,
+                                                         position_bias, reanchored, outcome)
+        # a NaN gauge alone does not undo a step (``NaN < floor`` is false), a NaN objective does
+        keep = ~((mu_norm < MU_FLOOR) | (sigma_r < SIGMA_FLOOR) | ~jnp.isfinite(f1))
+        return _Loop(
+            i=c.i + 1,
+            B=jnp.where(keep, B1, c.B), T=jnp.where(keep, T1, c.T), aux=jnp.where(keep, aux1, c.aux),
+            tau=jnp.where(keep, jnp.maximum(c.tau * TAU_SHRINK, TAU_MIN), c.tau * TAU_GROW),
+            f=jnp.where(keep, f1, c.f),
+            converged=keep & (jnp.abs(c.f - f1) <= tol * jnp.maximum(1.0, jnp.abs(f1))),
+            failed=~keep & (c.tau * TAU_GROW > TAU_FAIL),
+            trace=c.trace.at[c.i].set(jnp.where(keep, f1, jnp.nan)))
+
+    start = _Loop(jnp.asarray(0), B, T, aux, jnp.asarray(tau, dtype=float),
+                  jnp.asarray(f, dtype=float), jnp.asarray(False), jnp.asarray(False),
+                  jnp.full(block, jnp.nan))
+    end = jax.lax.while_loop(going, body, start)
+    return end.B, end.T, end.aux, end.tau, BlockInfo(end.i, end.f, end.converged, end.failed,
+                                                     end.trace)
+
+
+_outer_steps_jit = light_jit(_outer_steps, LOOP_COMPILE, static_argnames=_STATIC + ("block",))
+
+
+def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
+              ridge: float, tol: float, limit: int, block: int, position_bias: bool,
+              reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, BlockInfo]:
+    """Up to ``limit`` outer steps (:func:`step`) on the device, without returning to the host.
+
+    After each step: the fail-safe (a step that collapsed ``|mu|`` or the r-th singular
+    value, or whose objective is not finite, is undone and tau multiplied by
+    :data:`TAU_GROW`; else tau shrinks by :data:`TAU_SHRINK` down to :data:`TAU_MIN`) and
+    the convergence test (the relative change of the objective at most ``tol``).  The loop
+    ends at convergence, when the fail-safe gives up (tau beyond :data:`TAU_FAIL`) or after
+    ``limit`` steps.  ``objective_start`` is the objective at ``state``.
+    ``block`` (static) is the length of the returned trace, so ``limit <= block``; rank,
+    ridge, tol and limit are data, so one compiled program serves every call of a size class.
+    The returned state's tau is a device scalar.
+    """
+    aux = _no_aux(state.B) if state.aux is None else state.aux
+    light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
+    run = _outer_steps_jit if light else _outer_steps_jit.plain
+    B, T, aux, tau, info = run(state.B, state.T, aux, state.tau, objective_start, cells, ridge,
+                               rank, tol, limit, position_bias, reanchored, outcome, block)
+    return SolverState(B, T, tau, aux), info
 
 
 objective_jit = jax.jit(objective, static_argnames=("outcome",))

@@ -70,18 +70,22 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     ``2 NLL + penalty`` above ``best_bic``, the candidate is stopped.  This is what a
     candidate above the true rank looks like when the proximal solver crawls (the extra
     singular value creeping to zero, or scores drifting under a tiny ridge): each
-    iteration buys almost nothing and the BIC penalty already decides.
+    iteration buys almost nothing and the BIC penalty already decides.  The rule is asked
+    between blocks of steps (every :data:`~hja_bayes.hja.solve.STEPS_PER_CHECK`); the pace
+    is measured from the latest look at least :data:`PACE_WINDOW` iterations back.
     """
-    history: list[float] = []
+    history: list[tuple[int, float]] = []
 
     def stop(it: int, objective: float, state) -> bool:
         if it + PACE_WINDOW < STOP_AFTER or not np.isfinite(best_bic):
             return False
         nll = float(kernels.objective_jit(state.B, state.T, cells, 0.0, outcome, state.aux))
-        history.append(nll)
-        if it < STOP_AFTER or len(history) <= PACE_WINDOW:
+        history.append((it, nll))
+        back = [(i, f) for i, f in history if i <= it - PACE_WINDOW]
+        if it < STOP_AFTER or not back:
             return False
-        pace = max(history[-PACE_WINDOW - 1] - nll, 0.0) / PACE_WINDOW
+        then, nll_then = back[-1]
+        pace = max(nll_then - nll, 0.0) / (it - then)
         floor = nll - 2.0 * pace * (max_iter - it)
         return 2.0 * floor + penalty > best_bic
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Callable, NamedTuple
 
+import jax
 import numpy as np
 
 from ..btl import fit_per_judge_btl
@@ -19,11 +19,9 @@ from .state import SolverState, scores
 
 __all__ = ["SolveResult", "solve", "fit_rank", "initial_state", "make_fit", "INIT_RIDGE", "INIT_TOL"]
 
-MU_FLOOR = 1e-8
-SIGMA_FLOOR = 1e-10
-TAU_SHRINK = 0.5
-TAU_MIN = 0.03
-TAU_FAIL = 1e12
+#: Outer steps the device runs between two looks of the host (progress, ``stop``): a run
+#: that converges within them costs one transfer; a long one, one per this many steps.
+STEPS_PER_CHECK = 25
 #: Ridge of the per-judge BTL start: a judge whose verdicts are (nearly) separated gets huge
 #: unpenalised scores that would dominate the starting consensus; a mild ridge keeps it tame.
 INIT_RIDGE = 0.1
@@ -50,41 +48,46 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
 
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
-    not finite) and multiplies tau by 10.  ``outcome`` is the outcome model (its per-judge
-    parameters travel in ``state.aux``).  ``stop(iteration, objective, state)``, called after
-    every accepted step that has not converged, ends the run early when it returns True
-    (``stopped_early``; a rank search uses it for candidates that cannot win).
+    not finite) and multiplies tau by 10.  The steps, the fail-safe and the convergence test
+    run on the device in blocks of :data:`STEPS_PER_CHECK` (:func:`~.kernels.run_steps`);
+    between blocks the host reads where the run stands, once.  ``outcome`` is the outcome
+    model (its per-judge parameters travel in ``state.aux``).  ``progress(iteration,
+    objective)`` is called for every accepted step, after the block that took it.
+    ``stop(iteration, objective, state)``, called after every block that has not converged,
+    ends the run early when it returns True (``stopped_early``; a rank search uses it for
+    candidates that cannot win).
     """
     if state.aux is None:
         state = state._replace(aux=np.zeros((state.B.shape[0], outcome.n_aux)))
-    f = float(kernels.objective_jit(state.B, state.T, cells, ridge, outcome, state.aux))
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        new, info = kernels.step(state, cells, rank=rank, ridge=ridge,
-                                 position_bias=position_bias, reanchored=reanchored,
-                                 outcome=outcome)
-        f_new = float(info.objective)
-        if (float(info.mu_norm) < MU_FLOOR or float(info.sigma_r) < SIGMA_FLOOR
-                or not math.isfinite(f_new)):
-            state = state._replace(tau=state.tau * 10.0)  # fail-safe: undo, move more cautiously
-            if state.tau > TAU_FAIL:
-                raise IdentifiabilityError(
-                    "the consensus or the disagreement rank collapsed during fitting "
-                    "(|mu| or the r-th singular value went to zero); try a smaller rank"
-                )
-            continue
-        state = new._replace(tau=max(new.tau * TAU_SHRINK, TAU_MIN))
+    # the objective at the start, left on the device for the first block
+    f = kernels.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux)
+    it, converged = 0, False
+    while it < max_iter:
+        # scalars as Python numbers and the objective as a device value, so every block of a
+        # run (and of the next run) calls one compiled program
+        state, info = kernels.run_steps(state._replace(tau=float(state.tau)), cells, f,
+                                        rank=int(rank), ridge=float(ridge), tol=float(tol),
+                                        limit=min(STEPS_PER_CHECK, max_iter - it),
+                                        block=STEPS_PER_CHECK, position_bias=position_bias,
+                                        reanchored=reanchored, outcome=outcome)
+        f = info.objective
+        n, objective, converged, failed, tau, trace = jax.device_get(
+            (info.n_steps, info.objective, info.converged, info.failed, state.tau, info.trace))
+        state = state._replace(tau=float(tau))
         if progress is not None:
-            progress(it, f_new)
-        done = abs(f - f_new) <= tol * max(1.0, abs(f_new))
-        f = f_new
-        if done:
-            converged = True
+            for i in np.flatnonzero(np.isfinite(trace[:n])):
+                progress(it + int(i) + 1, float(trace[i]))
+        it += int(n)
+        if failed:
+            raise IdentifiabilityError(
+                "the consensus or the disagreement rank collapsed during fitting "
+                "(|mu| or the r-th singular value went to zero); try a smaller rank"
+            )
+        if converged:
             break
-        if stop is not None and stop(it, f, state):
+        if stop is not None and stop(it, float(objective), state):
             return SolveResult(state, it, False, stopped_early=True)
-    return SolveResult(state, it, converged)
+    return SolveResult(state, it, bool(converged))
 
 
 def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
