@@ -18,7 +18,7 @@ from ..likelihood import cells_of, outcome_model
 from . import kernels
 from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
-from .selection import candidate_ranks, rank_search
+from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
 
 __all__ = ["fit_hja", "fit_btl_svd"]
@@ -40,6 +40,7 @@ def fit_hja(
     progress: bool = False,
     ties: str = "half",
     min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
+    patience: int | None = PATIENCE,
 ) -> HJAFit:
     """Fit the HJA model by the anchored proximal alternating algorithm with ReAnchor.
 
@@ -52,7 +53,8 @@ def fit_hja(
         comparisons (held-out NLL).  The criteria of every candidate are in
         ``fit.rank_table``; under BIC a candidate that cannot beat the smaller ranks' best
         BIC even at its current pace is stopped early (``stopped_early``, see
-        :func:`~hja_bayes.hja.selection.cannot_win_bic`).
+        :func:`~hja_bayes.hja.selection.cannot_win_bic`), and the search ends after
+        ``patience`` candidates in a row that did not improve the criterion.
     position_bias : bool
         Add a per-judge logit bonus ``beta_k`` for the first-shown item (needs order).
     tau : float
@@ -89,6 +91,12 @@ def fit_hja(
         DataWarning, in ``fit.excluded_judges`` and in ``fit.summary()``.  Every judge
         weighs equally in the consensus, so a judge with a handful of verdicts would move
         it as much as one with thousands.
+    patience : int or None
+        For "bic"/"cv": the search goes up the ranks and stops once this many consecutive
+        candidates have not lowered the best BIC (or held-out NLL) so far; the larger ranks
+        are not fitted and ``fit.rank_table`` marks them ``skipped`` (criteria NaN).
+        Default 1 (see :data:`~hja_bayes.hja.selection.PATIENCE`); None fits every
+        candidate up to ``max_rank``.
 
     Returns
     -------
@@ -98,7 +106,8 @@ def fit_hja(
     ------
     ParameterError
         ``rank`` neither an integer nor "bic"/"cv"; a non-positive ``tau``, negative
-        ``ridge`` or ``tol``; an unknown ``ties``.
+        ``ridge`` or ``tol``; an unknown ``ties``; ``patience`` neither None nor an
+        integer >= 1.
     IdentifiabilityError
         Rank not identifiable (r + 1 > min(K, N - 1): the message states the maximum); no
         consensus (|mu| = 0); position bias requested on folded data.
@@ -110,6 +119,7 @@ def fit_hja(
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
+    check_patience(patience)
     outcome = outcome_model(ties)
     printer = (lambda it, f: print(f"  iteration {it}: objective {f:.6f}", file=sys.stderr,
                                    flush=True) if it % 25 == 0 else None) if progress else None
@@ -120,7 +130,8 @@ def fit_hja(
         table, solutions = rank_search(
             data, candidate_ranks(data, max_rank), position_bias=position_bias,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
-            cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None)
+            cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None,
+            patience=patience)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
         if reanchor:  # the search already fitted the chosen rank
             result = solutions[r]
@@ -139,6 +150,10 @@ def fit_hja(
 
 def _report_candidate(row: dict) -> None:
     """One stderr line per rank candidate of the search."""
+    if row.get("skipped"):
+        print(f"  rank {row['rank']}: skipped (the criterion stopped improving at a smaller rank)",
+              file=sys.stderr, flush=True)
+        return
     cv = "" if np.isnan(row["cv_nll"]) else f", CV NLL {row['cv_nll']:.3f}"
     state = ("" if row["converged"] else " (stopped early: cannot beat the best BIC so far)"
              if row.get("stopped_early") else " (NOT converged)")

@@ -9,13 +9,15 @@ import pandas as pd
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
+from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve
 
-__all__ = ["cannot_win_bic", "candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
+__all__ = ["PATIENCE", "cannot_win_bic", "candidate_ranks", "check_patience", "rank_criteria", "rank_search",
+           "split_comparisons"]
 
 
 def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0,
@@ -92,9 +94,22 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     return stop
 
 
+#: Default ``patience`` of a rank search: it stops after this many consecutive candidates
+#: that did not improve the criterion (see :func:`rank_search`).
+PATIENCE = 1
+
+
+def check_patience(patience) -> None:
+    """``patience`` is None or an integer >= 1 (else a ParameterError)."""
+    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, (int, np.integer))
+                                 or patience < 1):
+        raise ParameterError(f"patience must be an integer >= 1 or None, got {patience!r}")
+
+
 def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol,
-                max_iter, cv, outcome=HALF, report=None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
-    """Criteria table and the full-data solver result of every candidate rank.
+                max_iter, cv, outcome=HALF, report=None,
+                patience: int | None = None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
+    """Criteria table and the full-data solver result of every candidate rank fitted.
 
     Every candidate runs in blocks as wide as the largest one (the rank is data), so the
     search compiles one solver step.  Cross-validation folds start from the full-data
@@ -103,17 +118,31 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     has none of that judge's ties).  Without cross-validation, a candidate that cannot beat
     the best BIC of the smaller ranks is stopped early (:func:`cannot_win_bic`; column
     ``stopped_early``, its NLL and BIC are those where it stopped).
+
+    ``patience``: once this many consecutive candidates (in increasing rank) have not
+    lowered the best criterion so far (the BIC, or the held-out NLL with ``cv``), the
+    larger ranks are not fitted: their rows have ``skipped`` True, NaN criteria and
+    ``n_iter`` 0, and they have no solver result.  None fits every candidate.
     """
-    ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
+    ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
+    check_patience(patience)
     cells = cells_of(data, pad=True)
     S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE, tol=INIT_TOL)
     folds = split_comparisons(data, cv_folds, seed, pad=True) if cv else []
     K, N = data.n_judges, data.n_items
     width = max(ranks)
     rows, solutions = [], {}
-    best_bic = np.inf
+    best_bic = best = np.inf
+    idle = 0  # consecutive candidates that did not improve the criterion
     for r in ranks:
         penalty = bic(0.0, r, K, N, data.n_comparisons)  # BIC less its 2 NLL term
+        if patience is not None and idle >= patience:
+            rows.append(dict(rank=r, nll=np.nan, n_params=free_parameters(K, N, r, position_bias),
+                             bic=np.nan, cv_nll=np.nan, n_iter=0, converged=False,
+                             stopped_early=False, skipped=True))
+            if report is not None:
+                report(rows[-1])
+            continue
         stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
         result = fit_rank(data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
@@ -132,8 +161,12 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
                                                       outcome, train.state.aux))
         rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),
                          bic=2.0 * nll + penalty, cv_nll=cv_nll, n_iter=result.n_iter,
-                         converged=result.converged, stopped_early=result.stopped_early))
+                         converged=result.converged, stopped_early=result.stopped_early,
+                         skipped=False))
         best_bic = min(best_bic, rows[-1]["bic"])
+        criterion = cv_nll if cv else rows[-1]["bic"]
+        idle = idle + 1 if not criterion < best else 0
+        best = min(best, criterion)
         if report is not None:
             report(rows[-1])
     return pd.DataFrame(rows), solutions
@@ -141,21 +174,22 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
 
 def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_folds=5, seed=0,
                   tau=30.0, ridge=DEFAULT_RIDGE, tol=1e-10, max_iter=2000, cv=True,
-                  ties="half") -> pd.DataFrame:
+                  ties="half", patience=None) -> pd.DataFrame:
     """BIC and K-fold cross-validated held-out NLL for every candidate rank.
 
     Cross-validation is over single comparisons (see :func:`split_comparisons`); the
     held-out NLL is summed over folds.  ``ties`` selects the outcome model as in
-    :func:`~hja_bayes.hja.fit_hja`.
+    :func:`~hja_bayes.hja.fit_hja`.  ``patience`` (default None: every candidate) stops
+    the search as in :func:`rank_search`.
 
     Returns
     -------
     DataFrame with columns rank, nll, n_params, bic, cv_nll (NaN when ``cv=False``),
-    n_iter, converged, stopped_early (see :func:`rank_search`).
+    n_iter, converged, stopped_early, skipped (see :func:`rank_search`).
     """
     check_fit_inputs(data, position_bias)
     ranks = candidate_ranks(data) if ranks is None else ranks
     table, _ = rank_search(data, ranks, position_bias=position_bias, cv_folds=cv_folds,
                            seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=cv,
-                           outcome=outcome_model(ties))
+                           outcome=outcome_model(ties), patience=patience)
     return table
