@@ -381,4 +381,6 @@ def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
     return SolverState(B, T, tau, aux), info
 
 
-objective_jit = jax.jit(objective, static_argnames=("outcome",))
+#: The objective, compiled quickly: a fit evaluates it a few times (each run's start, each
+#: candidate's NLL), never in a loop.
+objective_jit = light_jit(objective, static_argnames=("outcome",))
