@@ -7,14 +7,14 @@ running them: on a panel of tens of models a solver step runs in about a millise
 * :data:`LIGHT_COMPILE`, for programs that run a few times per fit (the start blocks, the
   canonical decomposition, the objective): LLVM optimisation level 0 without its expensive
   passes, and XLA's elemental emitters instead of its fusion emitters;
-* :data:`LOOP_COMPILE`, for the solver's blocks of steps, a loop on the device that runs
+* :data:`LOOP_COMPILE`, for the solver's chunks of steps, a loop on the device that runs
   tens of steps per call: LLVM level 1 with the elemental emitters.  On Chatbot Arena it
   compiles in the time the single step took at level 0 (1.1 s of CPU) and runs a step in
   0.36 ms, against 0.9 ms at level 0 and 1.3 ms for the single level-0 step (plus a return
   to the host after each) it replaced.
 
 Both are for small panels (:data:`hja_bayes.hja.kernels.LIGHT_SIZE`): on a panel of 200,000
-cells JAX's defaults run a block's step in 175 ms against 374 ms with :data:`LOOP_COMPILE`.
+cells JAX's defaults run a chunk's step in 175 ms against 374 ms with :data:`LOOP_COMPILE`.
 Where this JAX does not know an option, :func:`light_jit` falls back to a plain ``jax.jit``.
 """
 
@@ -36,9 +36,9 @@ LIGHT_COMPILE = {
     "xla_cpu_use_fusion_emitters": False,
 }
 
-#: XLA options for a program that loops on the device (the solver's blocks of steps): LLVM
+#: XLA options for a program that loops on the device (the solver's chunks of steps): LLVM
 #: level 1 with XLA's older elemental emitters instead of its fusion emitters.  Measured on
-#: Chatbot Arena's block of solver steps (compile CPU seconds, milliseconds per step): these
+#: Chatbot Arena's chunk of solver steps (compile CPU seconds, milliseconds per step): these
 #: options 1.1 s, 0.36 ms; :data:`LIGHT_COMPILE` 1.5 s, 0.9 ms; JAX's defaults 2.3 s, 0.4 ms
 #: (the single step with :data:`LIGHT_COMPILE`, which it replaced: 1.1 s, 1.3 ms plus a
 #: return to the host per step).

@@ -1,4 +1,4 @@
-"""The driver: blocks of solver steps on the device, the fail-safe, progress and stop."""
+"""The driver: chunks of solver steps on the device, the fail-safe, progress and stop."""
 
 import math
 
@@ -39,15 +39,15 @@ def host_loop(state, cells, rank, tol, max_iter):
     return state, max_iter, False
 
 
-def test_blocks_on_the_device_follow_the_single_steps(panel):
+def test_chunks_on_the_device_follow_the_single_steps(panel):
     data, cells = panel
-    start = initial_state(data, 1, False, 1e4)  # a cautious start: more than one block
+    start = initial_state(data, 1, False, 1e4)  # a cautious start: more than one chunk
     start = start._replace(aux=np.zeros((data.n_judges, 0)))
     ref, n_ref, converged_ref = host_loop(start, cells, 1, 1e-12, 500)
     out = solve(start, cells, 1, tol=1e-12, max_iter=500, **KW)
     assert out.converged and converged_ref
     assert abs(out.n_iter - n_ref) <= 1  # two compilations of one step may differ in the last bit
-    assert out.n_iter > STEPS_PER_CHECK  # more than one block
+    assert out.n_iter > STEPS_PER_CHECK  # more than one chunk
     S, _ = kernels.scores(out.state.B, out.state.T)
     S_ref, _ = kernels.scores(ref.B, ref.T)
     np.testing.assert_allclose(np.asarray(S), np.asarray(S_ref), atol=1e-8)
@@ -68,7 +68,7 @@ def test_a_step_whose_objective_is_not_finite_is_undone_and_tau_grows(panel):
         solve(start, broken, 1, tol=1e-10, max_iter=100, **KW)
 
 
-def test_progress_sees_every_step_and_stop_is_asked_between_blocks(panel):
+def test_progress_sees_every_step_and_stop_is_asked_between_chunks(panel):
     data, cells = panel
     start = initial_state(data, 1, False, 30.0)
     seen, asked = [], []
@@ -82,7 +82,7 @@ def test_progress_sees_every_step_and_stop_is_asked_between_blocks(panel):
     assert out.stopped_early and out.n_iter == STEPS_PER_CHECK and not out.converged
 
 
-def test_the_driver_reads_the_device_once_per_block(panel, monkeypatch):
+def test_the_driver_reads_the_device_once_per_chunk(panel, monkeypatch):
     data, cells = panel
     start = initial_state(data, 1, False, 30.0)
     reads = []

@@ -46,7 +46,7 @@ from ..likelihood import (
     fisher_blocks,
     negative_log_likelihood,
 )
-from .state import BlockInfo, SolverState, StepInfo, scores, width
+from .state import ChunkInfo, SolverState, StepInfo, scores, width
 
 __all__ = ["objective", "init", "step", "run_steps", "judge_step", "item_step", "reanchor",
            "padded_decomposition"]
@@ -280,7 +280,7 @@ def _outer_step(B, T, aux, cells, tau, ridge, rank, position_bias, reanchored, o
 
 _STATIC = ("position_bias", "reanchored", "outcome")
 #: Panels with at most this many (padded cells) x (items) compile their step (and their
-#: blocks of steps) with :func:`~hja_bayes.jitting.light_jit`'s options: most of a first
+#: chunks of steps) with :func:`~hja_bayes.jitting.light_jit`'s options: most of a first
 #: small fit's time is compilation.
 LIGHT_SIZE = 2**16
 _outer_step_jit = light_jit(_outer_step, static_argnames=_STATIC)
@@ -326,8 +326,8 @@ class _Loop(NamedTuple):
 
 
 def _outer_steps(B, T, aux, tau, f, cells, ridge, rank, tol, limit, position_bias, reanchored,
-                 outcome, block):
-    """Up to ``limit <= block`` outer steps with the fail-safe and the convergence test, in
+                 outcome, chunk):
+    """Up to ``limit <= chunk`` outer steps with the fail-safe and the convergence test, in
     one ``while_loop``; ``f``: the objective at the start."""
 
     def going(c: _Loop):
@@ -349,18 +349,18 @@ def _outer_steps(B, T, aux, tau, f, cells, ridge, rank, tol, limit, position_bia
 
     start = _Loop(jnp.asarray(0), B, T, aux, jnp.asarray(tau, dtype=float),
                   jnp.asarray(f, dtype=float), jnp.asarray(False), jnp.asarray(False),
-                  jnp.full(block, jnp.nan))
+                  jnp.full(chunk, jnp.nan))
     end = jax.lax.while_loop(going, body, start)
-    return end.B, end.T, end.aux, end.tau, BlockInfo(end.i, end.f, end.converged, end.failed,
+    return end.B, end.T, end.aux, end.tau, ChunkInfo(end.i, end.f, end.converged, end.failed,
                                                      end.trace)
 
 
-_outer_steps_jit = light_jit(_outer_steps, LOOP_COMPILE, static_argnames=_STATIC + ("block",))
+_outer_steps_jit = light_jit(_outer_steps, LOOP_COMPILE, static_argnames=_STATIC + ("chunk",))
 
 
 def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
-              ridge: float, tol: float, limit: int, block: int, position_bias: bool,
-              reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, BlockInfo]:
+              ridge: float, tol: float, limit: int, chunk: int, position_bias: bool,
+              reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, ChunkInfo]:
     """Up to ``limit`` outer steps (:func:`step`) on the device, without returning to the host.
 
     After each step: the fail-safe (a step that collapsed ``|mu|`` or the r-th singular
@@ -369,7 +369,7 @@ def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
     the convergence test (the relative change of the objective at most ``tol``).  The loop
     ends at convergence, when the fail-safe gives up (tau beyond :data:`TAU_FAIL`) or after
     ``limit`` steps.  ``objective_start`` is the objective at ``state``.
-    ``block`` (static) is the length of the returned trace, so ``limit <= block``; rank,
+    ``chunk`` (static) is the length of the returned trace, so ``limit <= chunk``; rank,
     ridge, tol and limit are data, so one compiled program serves every call of a size class.
     The returned state's tau is a device scalar.
     """
@@ -377,7 +377,7 @@ def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
     light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
     run = _outer_steps_jit if light else _outer_steps_jit.plain
     B, T, aux, tau, info = run(state.B, state.T, aux, state.tau, objective_start, cells, ridge,
-                               rank, tol, limit, position_bias, reanchored, outcome, block)
+                               rank, tol, limit, position_bias, reanchored, outcome, chunk)
     return SolverState(B, T, tau, aux), info
 
 

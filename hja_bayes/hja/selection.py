@@ -73,7 +73,7 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     candidate above the true rank looks like when the proximal solver crawls (the extra
     singular value creeping to zero, or scores drifting under a tiny ridge): each
     iteration buys almost nothing and the BIC penalty already decides.  The rule is asked
-    between blocks of steps (every :data:`~hja_bayes.hja.solve.STEPS_PER_CHECK`); the pace
+    between chunks of steps (every :data:`~hja_bayes.hja.solve.STEPS_PER_CHECK`); the pace
     is measured from the latest look at least :data:`PACE_WINDOW` iterations back.
     """
     history: list[tuple[int, float]] = []

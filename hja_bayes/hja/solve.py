@@ -49,26 +49,26 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
     not finite) and multiplies tau by 10.  The steps, the fail-safe and the convergence test
-    run on the device in blocks of :data:`STEPS_PER_CHECK` (:func:`~.kernels.run_steps`);
-    between blocks the host reads where the run stands, once.  ``outcome`` is the outcome
+    run on the device in chunks of :data:`STEPS_PER_CHECK` (:func:`~.kernels.run_steps`);
+    between chunks the host reads where the run stands, once.  ``outcome`` is the outcome
     model (its per-judge parameters travel in ``state.aux``).  ``progress(iteration,
-    objective)`` is called for every accepted step, after the block that took it.
-    ``stop(iteration, objective, state)``, called after every block that has not converged,
+    objective)`` is called for every accepted step, after the chunk that took it.
+    ``stop(iteration, objective, state)``, called after every chunk that has not converged,
     ends the run early when it returns True (``stopped_early``; a rank search uses it for
     candidates that cannot win).
     """
     if state.aux is None:
         state = state._replace(aux=np.zeros((state.B.shape[0], outcome.n_aux)))
-    # the objective at the start, left on the device for the first block
+    # the objective at the start, left on the device for the first chunk
     f = kernels.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux)
     it, converged = 0, False
     while it < max_iter:
-        # scalars as Python numbers and the objective as a device value, so every block of a
+        # scalars as Python numbers and the objective as a device value, so every chunk of a
         # run (and of the next run) calls one compiled program
         state, info = kernels.run_steps(state._replace(tau=float(state.tau)), cells, f,
                                         rank=int(rank), ridge=float(ridge), tol=float(tol),
                                         limit=min(STEPS_PER_CHECK, max_iter - it),
-                                        block=STEPS_PER_CHECK, position_bias=position_bias,
+                                        chunk=STEPS_PER_CHECK, position_bias=position_bias,
                                         reanchored=reanchored, outcome=outcome)
         f = info.objective
         n, objective, converged, failed, tau, trace = jax.device_get(

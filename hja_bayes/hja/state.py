@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import jax
 
-__all__ = ["BlockInfo", "SolverState", "StepInfo", "scores", "width"]
+__all__ = ["ChunkInfo", "SolverState", "StepInfo", "scores", "width"]
 
 
 class SolverState(NamedTuple):
@@ -42,9 +42,9 @@ class StepInfo(NamedTuple):
     sigma_r: jax.Array
 
 
-class BlockInfo(NamedTuple):
-    """What a block of outer steps run on the device reports (device scalars and arrays,
-    read by the host in one transfer after the block)."""
+class ChunkInfo(NamedTuple):
+    """What a chunk of outer steps run on the device reports (device scalars and arrays,
+    read by the host in one transfer after the chunk)."""
 
     n_steps: jax.Array
     """Steps taken, accepted or undone by the fail-safe."""
@@ -55,8 +55,8 @@ class BlockInfo(NamedTuple):
     failed: jax.Array
     """The fail-safe gave up: tau grew beyond its limit."""
     trace: jax.Array
-    """The objective after each step of the block, NaN where the step was undone or not
-    taken (static length: the block's size)."""
+    """The objective after each step of the chunk, NaN where the step was undone or not
+    taken (static length: the chunk's size)."""
 
 
 def width(T: jax.Array) -> int:
