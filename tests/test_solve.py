@@ -91,3 +91,18 @@ def test_the_driver_reads_the_device_once_per_chunk(panel, monkeypatch):
     with jax.transfer_guard_device_to_host("disallow"):  # no implicit read (float(), np.asarray)
         out = solve(start, cells, 1, tol=1e-12, max_iter=500, **KW)
     assert len(reads) == -(-out.n_iter // STEPS_PER_CHECK)
+
+
+def test_a_large_panel_takes_one_step_per_look_and_the_same_path(panel, monkeypatch):
+    data, cells = panel
+    start = initial_state(data, 1, False, 30.0)
+    small = solve(start, cells, 1, tol=1e-12, max_iter=500, **KW)
+    monkeypatch.setattr(kernels, "LIGHT_SIZE", 0)  # every panel is large now
+    asked = []
+    large = solve(start, cells, 1, tol=1e-12, max_iter=500,
+                  stop=lambda it, f, state: asked.append(it) or False, **KW)
+    assert large.converged and abs(large.n_iter - small.n_iter) <= 1
+    assert asked == list(range(1, large.n_iter))  # after every step but the converged one
+    S, _ = kernels.scores(large.state.B, large.state.T)
+    S_small, _ = kernels.scores(small.state.B, small.state.T)
+    np.testing.assert_allclose(np.asarray(S), np.asarray(S_small), atol=1e-8)

@@ -286,14 +286,20 @@ LIGHT_SIZE = 2**16
 _outer_step_jit = light_jit(_outer_step, static_argnames=_STATIC)
 
 
+def small_panel(cells: Cells, T) -> bool:
+    """Whether a panel is small (:data:`LIGHT_SIZE`): its programs compile with
+    :func:`~hja_bayes.jitting.light_jit`'s options, and its steps are quick enough that the
+    driver runs them in chunks on the device."""
+    return cells.judge.shape[0] * T.shape[0] <= LIGHT_SIZE
+
+
 def step(state: SolverState, cells: Cells, *, rank: int, ridge: float, position_bias: bool,
          reanchored: bool = True, outcome: OutcomeModel = HALF) -> tuple[SolverState, StepInfo]:
     """One outer iteration: judge step (with the outcome parameters), item step, ReAnchor
     (tau is left to the driver).  ``rank`` is data: any rank up to the blocks' width runs
     the same compiled program."""
     aux = _no_aux(state.B) if state.aux is None else state.aux
-    light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
-    run = _outer_step_jit if light else _outer_step_jit.plain
+    run = _outer_step_jit if small_panel(cells, state.T) else _outer_step_jit.plain
     B, T, aux, f, mu_norm, sigma_r = run(state.B, state.T, aux, cells, state.tau, ridge, rank,
                                          position_bias, reanchored, outcome)
     return SolverState(B, T, state.tau, aux), StepInfo(f, mu_norm, sigma_r)
@@ -328,7 +334,8 @@ class _Loop(NamedTuple):
 def _outer_steps(B, T, aux, tau, f, cells, ridge, rank, tol, limit, position_bias, reanchored,
                  outcome, chunk):
     """Up to ``limit <= chunk`` outer steps with the fail-safe and the convergence test, in
-    one ``while_loop``; ``f``: the objective at the start."""
+    one ``while_loop`` (one step and no loop when ``chunk`` is 1); ``f``: the objective at
+    the start."""
 
     def going(c: _Loop):
         return (c.i < limit) & ~c.converged & ~c.failed
@@ -350,7 +357,7 @@ def _outer_steps(B, T, aux, tau, f, cells, ridge, rank, tol, limit, position_bia
     start = _Loop(jnp.asarray(0), B, T, aux, jnp.asarray(tau, dtype=float),
                   jnp.asarray(f, dtype=float), jnp.asarray(False), jnp.asarray(False),
                   jnp.full(chunk, jnp.nan))
-    end = jax.lax.while_loop(going, body, start)
+    end = body(start) if chunk == 1 else jax.lax.while_loop(going, body, start)
     return end.B, end.T, end.aux, end.tau, ChunkInfo(end.i, end.f, end.converged, end.failed,
                                                      end.trace)
 
@@ -369,18 +376,24 @@ def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
     the convergence test (the relative change of the objective at most ``tol``).  The loop
     ends at convergence, when the fail-safe gives up (tau beyond :data:`TAU_FAIL`) or after
     ``limit`` steps.  ``objective_start`` is the objective at ``state``.
-    ``chunk`` (static) is the length of the returned trace, so ``limit <= chunk``; rank,
-    ridge, tol and limit are data, so one compiled program serves every call of a size class.
-    The returned state's tau is a device scalar.
+    ``chunk`` (static) is the length of the returned trace, so ``1 <= limit <= chunk``; with
+    ``chunk`` 1 the program is one step without a loop.  Rank, ridge, tol and limit are data,
+    so one compiled program serves every call of a size class.  The returned state's tau is
+    a device scalar.
     """
     aux = _no_aux(state.B) if state.aux is None else state.aux
-    light = cells.judge.shape[0] * state.T.shape[0] <= LIGHT_SIZE
-    run = _outer_steps_jit if light else _outer_steps_jit.plain
+    run = _outer_steps_jit if small_panel(cells, state.T) else _outer_steps_jit.plain
     B, T, aux, tau, info = run(state.B, state.T, aux, state.tau, objective_start, cells, ridge,
                                rank, tol, limit, position_bias, reanchored, outcome, chunk)
     return SolverState(B, T, tau, aux), info
 
 
-#: The objective, compiled quickly: a fit evaluates it a few times (each run's start, each
-#: candidate's NLL), never in a loop.
-objective_jit = light_jit(objective, static_argnames=("outcome",))
+_objective_jit = light_jit(objective, static_argnames=("outcome",))
+
+
+def objective_jit(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None):
+    """:func:`objective`, compiled: on a small panel (:func:`small_panel`) with
+    :func:`~hja_bayes.jitting.light_jit`'s options, as a fit evaluates it only a few times
+    (each run's start, each candidate's NLL)."""
+    run = _objective_jit if small_panel(cells, T) else _objective_jit.plain
+    return run(B, T, cells, ridge, outcome, aux)
