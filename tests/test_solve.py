@@ -106,3 +106,12 @@ def test_a_large_panel_takes_one_step_per_look_and_the_same_path(panel, monkeypa
     S, _ = kernels.scores(large.state.B, large.state.T)
     S_small, _ = kernels.scores(small.state.B, small.state.T)
     np.testing.assert_allclose(np.asarray(S), np.asarray(S_small), atol=1e-8)
+
+
+def test_the_quickly_compiled_solver_finds_the_same_fit(panel):
+    data, _ = panel
+    fast = hb.fit_hja(data, rank="bic", max_rank=2)
+    quick = hb.fit_hja(data, rank="bic", max_rank=2, quick_compile=True)
+    assert quick.rank == fast.rank and abs(quick.n_iter - fast.n_iter) <= 1
+    np.testing.assert_allclose(quick.S, fast.S, atol=1e-8)
+    assert quick.nll == pytest.approx(fast.nll, rel=1e-10)

@@ -86,8 +86,9 @@ def _fit(data, args, progress):
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'})")
+    # a command fits once: compile the solver quickly rather than for many fits
     fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
-                  progress=isinstance(args.rank, str) and not args.quiet)
+                  progress=isinstance(args.rank, str) and not args.quiet, quick_compile=True)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit

@@ -107,8 +107,8 @@ def check_patience(patience) -> None:
 
 
 def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau, ridge, tol,
-                max_iter, cv, outcome=HALF, report=None,
-                patience: int | None = None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
+                max_iter, cv, outcome=HALF, report=None, patience: int | None = None,
+                quick_compile: bool = False) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
     """Criteria table and the full-data solver result of every candidate rank fitted.
 
     Every candidate runs in blocks as wide as the largest one (the rank is data), so the
@@ -123,6 +123,7 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
     lowered the best criterion so far (the BIC, or the held-out NLL with ``cv``), the
     larger ranks are not fitted: their rows have ``skipped`` True, NaN criteria and
     ``n_iter`` 0, and they have no solver result.  None fits every candidate.
+    ``quick_compile`` is passed to every run of the solver.
     """
     ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
     check_patience(patience)
@@ -146,7 +147,7 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
         stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
         result = fit_rank(data, cells, r, position_bias=position_bias, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
-                          width=width, stop=stop)
+                          width=width, stop=stop, quick_compile=quick_compile)
         solutions[r] = result
         nll = float(kernels.objective_jit(result.state.B, result.state.T, cells, 0.0, outcome,
                                           result.state.aux))
@@ -156,7 +157,8 @@ def rank_search(data: Comparisons, ranks, *, position_bias, cv_folds, seed, tau,
             start = result.state._replace(tau=tau)
             for test in folds:
                 train = solve(start, cells.minus(test), r, position_bias=position_bias,
-                              ridge=ridge, tol=tol, max_iter=max_iter, outcome=outcome)
+                              ridge=ridge, tol=tol, max_iter=max_iter, outcome=outcome,
+                              quick_compile=quick_compile)
                 cv_nll += float(kernels.objective_jit(train.state.B, train.state.T, test, 0.0,
                                                       outcome, train.state.aux))
         rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, position_bias),

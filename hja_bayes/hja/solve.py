@@ -46,7 +46,8 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
           max_iter: int, reanchored: bool = True,
           progress: Callable[[int, float], None] | None = None,
           outcome: OutcomeModel = HALF,
-          stop: Callable[[int, float, SolverState], bool] | None = None) -> SolveResult:
+          stop: Callable[[int, float, SolverState], bool] | None = None,
+          quick_compile: bool = False) -> SolveResult:
     """Run outer steps from ``state`` until the relative change of the objective is below ``tol``.
 
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
@@ -59,7 +60,8 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
     objective)`` is called for every accepted step, after the chunk that took it.
     ``stop(iteration, objective, state)``, called after every chunk that has not converged,
     ends the run early when it returns True (``stopped_early``; a rank search uses it for
-    candidates that cannot win).
+    candidates that cannot win).  ``quick_compile``: see :func:`~.kernels.run_steps`
+    (``quick``).
     """
     if state.aux is None:
         state = state._replace(aux=np.zeros((state.B.shape[0], outcome.n_aux)))
@@ -73,8 +75,8 @@ def solve(state: SolverState, cells, rank: int, *, position_bias: bool, ridge: f
         state, info = kernels.run_steps(state._replace(tau=float(state.tau)), cells, f,
                                         rank=int(rank), ridge=float(ridge), tol=float(tol),
                                         limit=min(chunk, max_iter - it), chunk=chunk,
-                                        position_bias=position_bias,
-                                        reanchored=reanchored, outcome=outcome)
+                                        position_bias=position_bias, reanchored=reanchored,
+                                        outcome=outcome, quick=quick_compile)
         f = info.objective
         n, objective, converged, failed, tau, trace = jax.device_get(
             (info.n_steps, info.objective, info.converged, info.failed, state.tau, info.trace))
@@ -115,17 +117,17 @@ def initial_state(data: Comparisons, rank: int, position_bias: bool, tau: float,
 def fit_rank(data: Comparisons, cells, rank: int, *, position_bias: bool, tau: float, ridge: float,
              tol: float, max_iter: int, reanchored: bool = True, S0=None, warn: bool = True,
              progress=None, outcome: OutcomeModel = HALF, width: int | None = None,
-             stop=None) -> SolveResult:
+             stop=None, quick_compile: bool = False) -> SolveResult:
     """Solve one rank from the standard start; warn when it does not converge.
 
     ``width`` lays the blocks out with that many disagreement columns (default ``rank``:
     a rank search uses its largest candidate, so every candidate runs one compiled step);
-    ``stop`` is passed to :func:`solve`.
+    ``stop`` and ``quick_compile`` are passed to :func:`solve`.
     """
     state = initial_state(data, rank, position_bias, tau, S0, outcome, width)
     result = solve(state, cells, rank, position_bias=position_bias, ridge=ridge, tol=tol,
                    max_iter=max_iter, reanchored=reanchored, progress=progress, outcome=outcome,
-                   stop=stop)
+                   stop=stop, quick_compile=quick_compile)
     if warn and not result.converged:
         warn_not_converged(rank, result.n_iter, tol)
     return result
