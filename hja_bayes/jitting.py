@@ -1,13 +1,23 @@
 """Compiling small programs fast.
 
-A first fit in a fresh process spends most of its time in XLA compiling the solver's step,
-not running it: on a panel of tens of models a step runs in about a millisecond either way.
-:func:`light_jit` compiles at LLVM optimisation level 0 without its expensive passes, which
-cuts the compilation of the solver step by about a third (3.2 s -> 2.3 s on Chatbot Arena,
-under load) for a step that runs in 1.5 ms instead of 0.75 ms; it is used where the panel is
-small.  (Turning XLA's CPU fusion emitters off as well compiles in 0.7 s, but the step then
-takes 3 ms, which a repeat run, whose programs come from the compilation cache, pays 113
-times.)  Where this JAX does not know an option, it falls back to a plain ``jax.jit``.
+A first fit in a fresh process spends most of its time in XLA compiling its programs, not
+running them: on a panel of tens of models a solver step runs in about a millisecond.
+:func:`light_jit` compiles with one of two option sets:
+
+* :data:`LIGHT_COMPILE`, for programs that run a few times per fit (the start blocks, the
+  canonical decomposition, the objective): LLVM optimisation level 0 without its expensive
+  passes, and XLA's elemental emitters instead of its fusion emitters; also for the
+  solver's chunk of steps in a process that fits once (the command line,
+  ``fit_hja(quick_compile=True)``): 0.5 s of CPU and 1.1 ms a step on Chatbot Arena;
+* :data:`LOOP_COMPILE`, for the solver's chunks of steps, a loop on the device that runs
+  tens of steps per call: LLVM level 1 with the elemental emitters.  On Chatbot Arena it
+  compiles in the time the single step took at level 0 (1.1 s of CPU) and runs a step in
+  0.36 ms, against 0.9 ms at level 0 and 1.3 ms for the single level-0 step (plus a return
+  to the host after each) it replaced.
+
+Both are for small panels (:data:`hja_bayes.hja.kernels.LIGHT_SIZE`): on a panel of 200,000
+cells JAX's defaults run a chunk's step in 175 ms against 374 ms with :data:`LOOP_COMPILE`.
+Where this JAX does not know an option, :func:`light_jit` falls back to a plain ``jax.jit``.
 """
 
 from __future__ import annotations
@@ -16,22 +26,38 @@ import functools
 
 import jax
 
-__all__ = ["LIGHT_COMPILE", "light_jit"]
+__all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "light_jit"]
 
-#: XLA options of :func:`light_jit`.
+#: XLA options of :func:`light_jit`.  XLA's older elemental emitters (fusion emitters off)
+#: compile a program in about a third of the time: the canonical decomposition of Chatbot
+#: Arena's scores in 0.05-0.11 s instead of 0.26-0.50 s, the start blocks in 0.05 s instead
+#: of 0.19-0.31 s.
 LIGHT_COMPILE = {
     "xla_backend_optimization_level": 0,
     "xla_llvm_disable_expensive_passes": True,
+    "xla_cpu_use_fusion_emitters": False,
+}
+
+#: XLA options for a program that loops on the device (the solver's chunks of steps): LLVM
+#: level 1 with XLA's older elemental emitters instead of its fusion emitters.  Measured on
+#: Chatbot Arena's chunk of solver steps (compile CPU seconds, milliseconds per step): these
+#: options 1.1 s, 0.36 ms; :data:`LIGHT_COMPILE` 1.5 s, 0.9 ms; JAX's defaults 2.3 s, 0.4 ms
+#: (the single step with :data:`LIGHT_COMPILE`, which it replaced: 1.1 s, 1.3 ms plus a
+#: return to the host per step).
+LOOP_COMPILE = {
+    "xla_backend_optimization_level": 1,
+    "xla_cpu_use_fusion_emitters": False,
 }
 
 
-def light_jit(fun, **jit_kwargs):
-    """``jax.jit(fun, **jit_kwargs)`` compiled with :data:`LIGHT_COMPILE`.
+def light_jit(fun, options=LIGHT_COMPILE, **jit_kwargs):
+    """``jax.jit(fun, **jit_kwargs)`` compiled with the XLA ``options`` (default
+    :data:`LIGHT_COMPILE`).
 
     The plain jitted function is the attribute ``plain`` of the result; the light one is
     used unless this JAX rejects an option, after which every call goes to ``plain``.
     """
-    light = jax.jit(fun, compiler_options=LIGHT_COMPILE, **jit_kwargs)
+    light = jax.jit(fun, compiler_options=options, **jit_kwargs)
     plain = jax.jit(fun, **jit_kwargs)
     usable = [True]
 

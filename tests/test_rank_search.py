@@ -66,3 +66,26 @@ def test_cross_validation_runs_every_candidate_to_the_end():
     table = hb.rank_criteria(data, ranks=[0, 1, 2], cv_folds=2)
     assert not table["stopped_early"].any()
 
+
+
+def test_the_search_stops_once_the_bic_stops_improving():
+    data, _ = hb.simulate(n_judges=5, n_items=7, rank=1, comparisons_per_judge=300, seed=3)
+    full = hb.fit_hja(data, rank="bic", max_rank=3, patience=None)
+    one = hb.fit_hja(data, rank="bic", max_rank=3)  # patience 1, the default
+    two = hb.fit_hja(data, rank="bic", max_rank=3, patience=2)
+    assert full.rank == one.rank == two.rank == 1
+    assert list(one.rank_table["rank"]) == [0, 1, 2, 3]
+    assert list(one.rank_table["skipped"]) == [False, False, False, True]
+    assert not full.rank_table["skipped"].any() and not two.rank_table["skipped"].any()
+    skipped = one.rank_table.iloc[3]
+    assert np.isnan(skipped["nll"]) and np.isnan(skipped["bic"]) and skipped["n_iter"] == 0
+    assert not skipped["converged"]
+    np.testing.assert_allclose(one.rank_table["nll"][:3], full.rank_table["nll"][:3], rtol=1e-12)
+    np.testing.assert_allclose(one.S, full.S, atol=1e-12)
+
+
+@pytest.mark.parametrize("patience", [0, -1, 1.5, True, "1"])
+def test_patience_is_a_positive_integer_or_none(patience):
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=50, seed=0)
+    with pytest.raises(hb.ParameterError, match="patience"):
+        hb.fit_hja(data, rank="bic", patience=patience)

@@ -174,9 +174,10 @@ def _fit(data, args, progress):
                       ", self-preference" if self_preference is not None else ""])
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'}{extras})")
+    # a command fits once: compile the solver quickly rather than for many fits
     fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
                   progress=isinstance(args.rank, str) and not args.quiet, outcome=outcome,
-                  style=style, self_preference=self_preference)
+                  style=style, self_preference=self_preference, quick_compile=True)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit

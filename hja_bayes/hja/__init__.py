@@ -1,7 +1,8 @@
 """The HJA MAP solver: state, pure kernels, driver, rank selection and the fitted result.
 
-``state`` (the solver state), ``kernels`` (pure ``init`` / ``step`` and the block steps),
-``solve`` (the driver with the fail-safe), ``selection`` (BIC, CV, folds), ``result``
+``state`` (the solver state), ``kernels`` (pure ``init`` / ``step``, the block steps, and
+``run_steps``: chunks of outer steps with the fail-safe in one device loop), ``solve`` (the
+driver: chunks between host checks), ``selection`` (BIC, CV, folds, patience), ``result``
 (:class:`HJAFit` as data), ``inputs`` (checks shared with the Bayesian sampler) and
 ``fit`` (the public fitters).
 """

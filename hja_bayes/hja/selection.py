@@ -9,6 +9,7 @@ import pandas as pd
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
+from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from . import kernels
@@ -16,7 +17,8 @@ from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve, state_nll
 
-__all__ = ["cannot_win_bic", "candidate_ranks", "rank_criteria", "rank_search", "split_comparisons"]
+__all__ = ["PATIENCE", "cannot_win_bic", "candidate_ranks", "check_patience", "rank_criteria",
+           "rank_search", "split_comparisons"]
 
 
 def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Generator = 0,
@@ -67,27 +69,44 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     ``2 NLL + penalty`` above ``best_bic``, the candidate is stopped.  This is what a
     candidate above the true rank looks like when the proximal solver crawls (the extra
     singular value creeping to zero, or scores drifting under a tiny ridge): each
-    iteration buys almost nothing and the BIC penalty already decides.
+    iteration buys almost nothing and the BIC penalty already decides.  The rule is asked
+    between chunks of steps (every :data:`~hja_bayes.hja.solve.STEPS_PER_CHECK`); the pace
+    is measured from the latest look at least :data:`PACE_WINDOW` iterations back.
     """
-    history: list[float] = []
+    history: list[tuple[int, float]] = []
 
     def stop(it: int, objective: float, state) -> bool:
         if it + PACE_WINDOW < STOP_AFTER or not np.isfinite(best_bic):
             return False
         nll = state_nll(state, cells, outcome)
-        history.append(nll)
-        if it < STOP_AFTER or len(history) <= PACE_WINDOW:
+        history.append((it, nll))
+        back = [(i, f) for i, f in history if i <= it - PACE_WINDOW]
+        if it < STOP_AFTER or not back:
             return False
-        pace = max(history[-PACE_WINDOW - 1] - nll, 0.0) / PACE_WINDOW
+        then, nll_then = back[-1]
+        pace = max(nll_then - nll, 0.0) / (it - then)
         floor = nll - 2.0 * pace * (max_iter - it)
         return 2.0 * floor + penalty > best_bic
 
     return stop
 
 
+#: Default ``patience`` of a rank search: it stops after this many consecutive candidates
+#: that did not improve the criterion (see :func:`rank_search`).
+PATIENCE = 1
+
+
+def check_patience(patience) -> None:
+    """``patience`` is None or an integer >= 1 (else a ParameterError)."""
+    if patience is not None and (isinstance(patience, bool)
+                                 or not isinstance(patience, (int, np.integer)) or patience < 1):
+        raise ParameterError(f"patience must be an integer >= 1 or None, got {patience!r}")
+
+
 def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau, ridge, tol,
-                max_iter, cv, outcome=HALF, report=None) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
-    """Criteria table and the full-data solver result of every candidate rank.
+                max_iter, cv, outcome=HALF, report=None, patience: int | None = None,
+                quick_compile: bool = False) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
+    """Criteria table and the full-data solver result of every candidate rank fitted.
 
     Every candidate runs in blocks as wide as the largest one (the rank is data), so the
     search compiles one solver step.  Cross-validation folds start from the full-data
@@ -96,21 +115,36 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
     has none of that judge's ties).  Without cross-validation, a candidate that cannot beat
     the best BIC of the smaller ranks is stopped early (:func:`cannot_win_bic`; column
     ``stopped_early``, its NLL and BIC are those where it stopped).
+
+    ``patience``: once this many consecutive candidates (in increasing rank) have not
+    lowered the best criterion so far (the BIC, or the held-out NLL with ``cv``), the
+    larger ranks are not fitted: their rows have ``skipped`` True, NaN criteria and
+    ``n_iter`` 0, and they have no solver result.  None fits every candidate.
+    ``quick_compile`` is passed to every run of the solver.
     """
-    ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
+    ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
+    check_patience(patience)
     S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE, tol=INIT_TOL)
     folds = split_comparisons(data, cv_folds, seed, cells=cells) if cv else []
     n_terms = int(np.sum(design.free)) + len(design.global_names)
     K, N = data.n_judges, data.n_items
     width = max(ranks)
     rows, solutions = [], {}
-    best_bic = np.inf
+    best_bic = best = np.inf
+    idle = 0  # consecutive candidates that did not improve the criterion
     for r in ranks:
         penalty = bic(0.0, r, K, N, data.n_comparisons)  # BIC less its 2 NLL term
+        if patience is not None and idle >= patience:
+            rows.append(dict(rank=r, nll=np.nan, n_params=free_parameters(K, N, r, False) + n_terms,
+                             bic=np.nan, cv_nll=np.nan, n_iter=0, converged=False,
+                             stopped_early=False, skipped=True))
+            if report is not None:
+                report(rows[-1])
+            continue
         stop = None if cv else cannot_win_bic(cells, penalty, best_bic, max_iter, outcome)
         result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
-                          width=width, stop=stop)
+                          width=width, stop=stop, quick_compile=quick_compile)
         solutions[r] = result
         nll = state_nll(result.state, cells, outcome)
         cv_nll = np.nan
@@ -119,12 +153,16 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
             start = result.state._replace(tau=tau)
             for test in folds:
                 train = solve(start, cells.minus(test), r, ridge=ridge, tol=tol,
-                              max_iter=max_iter, outcome=outcome)
+                              max_iter=max_iter, outcome=outcome, quick_compile=quick_compile)
                 cv_nll += state_nll(train.state, test, outcome)
         rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, False) + n_terms,
                          bic=2.0 * nll + penalty, cv_nll=cv_nll, n_iter=result.n_iter,
-                         converged=result.converged, stopped_early=result.stopped_early))
+                         converged=result.converged, stopped_early=result.stopped_early,
+                         skipped=False))
         best_bic = min(best_bic, rows[-1]["bic"])
+        criterion = cv_nll if cv else rows[-1]["bic"]
+        idle = idle + 1 if not criterion < best else 0
+        best = min(best, criterion)
         if report is not None:
             report(rows[-1])
     return pd.DataFrame(rows), solutions
@@ -133,17 +171,19 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
 def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_folds=5, seed=0,
                   tau=30.0, ridge=DEFAULT_RIDGE, tol=1e-10, max_iter=2000, cv=True,
                   outcome="half", style=None, self_preference=None,
-                  ties=None) -> pd.DataFrame:
+                  ties=None, patience=None) -> pd.DataFrame:
     """BIC and K-fold cross-validated held-out NLL for every candidate rank.
 
     Cross-validation is over single comparisons (see :func:`split_comparisons`); the
     held-out NLL is summed over folds.  ``outcome``, ``style`` and ``self_preference`` as
     in :func:`~hja_bayes.hja.fit_hja` (``ties``: deprecated alias of ``outcome``).
+    ``patience`` (default None: every candidate) stops the search as in
+    :func:`rank_search`.
 
     Returns
     -------
     DataFrame with columns rank, nll, n_params, bic, cv_nll (NaN when ``cv=False``),
-    n_iter, converged, stopped_early (see :func:`rank_search`).
+    n_iter, converged, stopped_early, skipped (see :func:`rank_search`).
     """
     from .fit import deprecated_ties
 
@@ -154,5 +194,5 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     cells = cells_of(data, pad=True, outcome=model, design=design)
     table, _ = rank_search(data, ranks, design=design, cells=cells, cv_folds=cv_folds,
                            seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=cv,
-                           outcome=model)
+                           outcome=model, patience=patience)
     return table

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Callable, NamedTuple
 
+import jax
 import numpy as np
 
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, canonicalize
 from ..errors import ConvergenceWarning, IdentifiabilityError
-from ..likelihood import HALF, OutcomeModel, counts_for, judge_totals, negative_log_likelihood
+from ..likelihood import HALF, OutcomeModel, counts_for, judge_totals
 from ..likelihood.terms import Design
 from . import kernels
 from .result import HJAFit
@@ -20,11 +20,12 @@ from .state import SolverState, scores
 
 __all__ = ["SolveResult", "solve", "fit_rank", "initial_state", "make_fit", "INIT_RIDGE", "INIT_TOL"]
 
-MU_FLOOR = 1e-8
-SIGMA_FLOOR = 1e-10
-TAU_SHRINK = 0.5
-TAU_MIN = 0.03
-TAU_FAIL = 1e12
+#: Outer steps the device runs between two looks of the host (progress, ``stop``) on a small
+#: panel (:func:`~hja_bayes.hja.kernels.small_panel`): a run that converges within them costs
+#: one transfer; a long one, one per this many steps.  A large panel's step takes tens of
+#: milliseconds or more, so there the host looks after every step, and the program has no
+#: loop (which compiles 0.5 s faster at 200,000 cells).
+STEPS_PER_CHECK = 25
 #: Ridge of the per-judge BTL start: a judge whose verdicts are (nearly) separated gets huge
 #: unpenalised scores that would dominate the starting consensus; a mild ridge keeps it tame.
 INIT_RIDGE = 0.1
@@ -46,48 +47,58 @@ def solve(state: SolverState, cells, rank: int, *, ridge: float, tol: float,
           max_iter: int, reanchored: bool = True,
           progress: Callable[[int, float], None] | None = None,
           outcome: OutcomeModel = HALF,
-          stop: Callable[[int, float, SolverState], bool] | None = None) -> SolveResult:
+          stop: Callable[[int, float, SolverState], bool] | None = None,
+          quick_compile: bool = False) -> SolveResult:
     """Run outer steps from ``state`` until the relative change of the objective is below ``tol``.
 
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
-    not finite) and multiplies tau by 10.  ``outcome`` is the outcome model (its per-judge
-    parameters travel in ``state.aux``).  ``stop(iteration, objective, state)``, called after
-    every accepted step that has not converged, ends the run early when it returns True
-    (``stopped_early``; a rank search uses it for candidates that cannot win).
+    not finite) and multiplies tau by 10.  The steps, the fail-safe and the convergence test
+    run on the device in chunks of :data:`STEPS_PER_CHECK` (:func:`~.kernels.run_steps`;
+    one step at a time on large panels); between chunks the host reads where the run stands,
+    once.  ``outcome`` is the outcome model (its per-judge parameters travel in
+    ``state.aux``; the panel-wide coefficients in ``state.theta``).  ``progress(iteration,
+    objective)`` is called for every accepted step, after the chunk that took it.
+    ``stop(iteration, objective, state)``, called after every chunk that has not converged,
+    ends the run early when it returns True (``stopped_early``; a rank search uses it for
+    candidates that cannot win).  ``quick_compile``: see :func:`~.kernels.run_steps`
+    (``quick``).
     """
     if state.aux is None:
         state = state._replace(aux=np.zeros((state.B.shape[0], outcome.n_aux)))
     if state.theta is None:
         state = state._replace(theta=np.zeros(cells.Xg.shape[-1]))
-    f = float(kernels.objective_jit(state.B, state.T, cells, ridge, outcome, state.aux,
-                                    state.theta))
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        new, info = kernels.step(state, cells, rank=rank, ridge=ridge, reanchored=reanchored,
-                                 outcome=outcome)
-        f_new = float(info.objective)
-        if (float(info.mu_norm) < MU_FLOOR or float(info.sigma_r) < SIGMA_FLOOR
-                or not math.isfinite(f_new)):
-            state = state._replace(tau=state.tau * 10.0)  # fail-safe: undo, move more cautiously
-            if state.tau > TAU_FAIL:
-                raise IdentifiabilityError(
-                    "the consensus or the disagreement rank collapsed during fitting "
-                    "(|mu| or the r-th singular value went to zero); try a smaller rank"
-                )
-            continue
-        state = new._replace(tau=max(new.tau * TAU_SHRINK, TAU_MIN))
+    # the objective at the start, left on the device for the first chunk
+    f = kernels.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux,
+                              state.theta)
+    it, converged = 0, False
+    chunk = STEPS_PER_CHECK if kernels.small_panel(cells, state.T) else 1
+    while it < max_iter:
+        # scalars as Python numbers and the objective as a device value, so every chunk of a
+        # run (and of the next run) calls one compiled program
+        state, info = kernels.run_steps(state._replace(tau=float(state.tau)), cells, f,
+                                        rank=int(rank), ridge=float(ridge), tol=float(tol),
+                                        limit=min(chunk, max_iter - it), chunk=chunk,
+                                        reanchored=reanchored, outcome=outcome,
+                                        quick=quick_compile)
+        f = info.objective
+        n, objective, converged, failed, tau, trace = jax.device_get(
+            (info.n_steps, info.objective, info.converged, info.failed, state.tau, info.trace))
+        state = state._replace(tau=float(tau))
         if progress is not None:
-            progress(it, f_new)
-        done = abs(f - f_new) <= tol * max(1.0, abs(f_new))
-        f = f_new
-        if done:
-            converged = True
+            for i in np.flatnonzero(np.isfinite(trace[:n])):
+                progress(it + int(i) + 1, float(trace[i]))
+        it += int(n)
+        if failed:
+            raise IdentifiabilityError(
+                "the consensus or the disagreement rank collapsed during fitting "
+                "(|mu| or the r-th singular value went to zero); try a smaller rank"
+            )
+        if converged:
             break
-        if stop is not None and stop(it, f, state):
+        if stop is not None and stop(it, float(objective), state):
             return SolveResult(state, it, False, stopped_early=True)
-    return SolveResult(state, it, converged)
+    return SolveResult(state, it, bool(converged))
 
 
 def initial_state(data: Comparisons, rank: int, design: Design, tau: float,
@@ -113,17 +124,19 @@ def initial_state(data: Comparisons, rank: int, design: Design, tau: float,
 def fit_rank(data: Comparisons, cells, design: Design, rank: int, *, tau: float, ridge: float,
              tol: float, max_iter: int, reanchored: bool = True, S0=None, warn: bool = True,
              progress=None, outcome: OutcomeModel = HALF, width: int | None = None,
-             stop=None) -> SolveResult:
+             stop=None, quick_compile: bool = False) -> SolveResult:
     """Solve one rank from the standard start; warn when it does not converge.
 
     ``cells`` and ``design``: the data's units with the terms' design (see
     :func:`~hja_bayes.likelihood.cells_of`).  ``width`` lays the blocks out with that many
     disagreement columns (default ``rank``: a rank search uses its largest candidate, so
-    every candidate runs one compiled step); ``stop`` is passed to :func:`solve`.
+    every candidate runs one compiled step); ``stop`` and ``quick_compile`` are passed to
+    :func:`solve`.
     """
     state = initial_state(data, rank, design, tau, S0, outcome, width)
     result = solve(state, cells, rank, ridge=ridge, tol=tol, max_iter=max_iter,
-                   reanchored=reanchored, progress=progress, outcome=outcome, stop=stop)
+                   reanchored=reanchored, progress=progress, outcome=outcome, stop=stop,
+                   quick_compile=quick_compile)
     if warn and not result.converged:
         warn_not_converged(rank, result.n_iter, tol)
     return result
@@ -140,10 +153,9 @@ def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
 
 
 def state_nll(state: SolverState, cells, outcome: OutcomeModel = HALF) -> float:
-    """The negative log-likelihood (no ridge) at a solver state."""
-    S, Z = scores(state.B, state.T)
-    return float(negative_log_likelihood(S, Z, cells, outcome=outcome, aux=state.aux,
-                                         theta=state.theta))
+    """The negative log-likelihood (no ridge) at a solver state (compiled, see
+    :func:`~.kernels.nll_jit`)."""
+    return float(kernels.nll_jit(state.B, state.T, cells, outcome, state.aux, state.theta))
 
 
 def make_fit(data: Comparisons, result: SolveResult, rank: int, terms: tuple, design: Design,

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import jax
 
-__all__ = ["SolverState", "StepInfo", "scores", "width"]
+__all__ = ["ChunkInfo", "SolverState", "StepInfo", "scores", "width"]
 
 
 class SolverState(NamedTuple):
@@ -44,6 +44,23 @@ class StepInfo(NamedTuple):
     objective: jax.Array
     mu_norm: jax.Array
     sigma_r: jax.Array
+
+
+class ChunkInfo(NamedTuple):
+    """What a chunk of outer steps run on the device reports (device scalars and arrays,
+    read by the host in one transfer after the chunk)."""
+
+    n_steps: jax.Array
+    """Steps taken, accepted or undone by the fail-safe."""
+    objective: jax.Array
+    """The objective at the returned state."""
+    converged: jax.Array
+    """The last step changed the objective by at most ``tol`` (relative)."""
+    failed: jax.Array
+    """The fail-safe gave up: tau grew beyond its limit."""
+    trace: jax.Array
+    """The objective after each step of the chunk, NaN where the step was undone or not
+    taken (static length: the chunk's size)."""
 
 
 def width(T: jax.Array) -> int:
