@@ -111,10 +111,13 @@ class Cells(NamedTuple):
 
 
 def padded_size(m: int) -> int:
-    """Bucketed unit count: the next power of two (at least 64), then multiples of 65,536."""
-    if m <= 65_536:
+    """Bucketed unit count: the next power of two (at least 64) up to 4,096, then multiples of
+    4,096 up to 65,536, then of 65,536 (a fit's cost follows its padded units, and prompt
+    entries are often many times the cells: finer buckets than powers of two there)."""
+    if m <= 4_096:
         return max(64, 1 << (m - 1).bit_length())
-    return -(-m // 65_536) * 65_536
+    step = 4_096 if m <= 65_536 else 65_536
+    return -(-m // step) * step
 
 
 def counts_for(counts, model: OutcomeModel | int) -> np.ndarray:
