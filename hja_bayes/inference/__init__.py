@@ -13,7 +13,8 @@ from .information import (
     score_covariance,
 )
 from .pairs import ALL_PAIRS_MAX_ITEMS, item_pairs
-from .result import Interval, WaldInference
+from .intervals import Interval
+from .result import WaldInference
 from .wald import MAX_CONDITION, wald_inference
 
 __all__ = [

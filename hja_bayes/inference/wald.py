@@ -39,7 +39,8 @@ from .information import (
     normal_cov_type,
     score_covariance,
 )
-from .result import Interval, WaldInference
+from .intervals import Interval
+from .result import WaldInference
 
 __all__ = ["Interval", "WaldInference", "cholesky_factor", "condition_number", "constrained",
            "wald_inference"]
