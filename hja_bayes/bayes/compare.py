@@ -69,7 +69,6 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         When ``fit`` and ``idata`` disagree on rank, position bias, judges or items.
     """
     from ..inference import wald_inference
-    from .ranks import consensus_name
 
     level = check_level(level)
     post = idata.posterior

@@ -121,7 +121,6 @@ def judge_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None
     """
     p = width(T) + 1
     K, pq = B.shape
-    q = pq - p
     aux = _no_aux(B) if aux is None else aux
     m = aux.shape[1]
     L = pq + m

@@ -12,7 +12,6 @@ from ..decomposition import bic, check_rank, free_parameters, max_rank
 from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
-from . import kernels
 from .inputs import check_fit_inputs
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve, state_nll

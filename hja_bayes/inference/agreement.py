@@ -28,6 +28,15 @@ import pandas as pd
 
 from ..checks import check_choice, check_level, index_of
 from ..errors import DataError, ParameterError
+from .reliability import (
+    accuracy_from_confusion,
+    alpha_from_coincidences,
+    cluster_bootstrap,
+    coincidences,
+    kappa_from_confusion,
+    squared_distances,
+    sum_by,
+)
 
 __all__ = ["Agreement", "REPEATED", "accuracy_from_confusion", "agreement",
            "alpha_from_coincidences", "coincidences", "kappa_from_confusion",
@@ -337,119 +346,17 @@ def _coding(table: pd.DataFrame, external: pd.DataFrame | None, judges, n_catego
                    np.bincount(pair_coder[~keep], minlength=n_coders), shared)
 
 
-# ------------------------------------------------------------------------- the maths
-def _sum_by(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
-    """Sums of ``values`` (n, ...) over rows with the same ``index``: shape (size, ...)."""
-    flat = values.reshape(len(index), int(np.prod(values.shape[1:], dtype=np.int64)))
-    out = np.stack([np.bincount(index, weights=flat[:, d], minlength=size)
-                    for d in range(flat.shape[1])], axis=1)
-    return out.reshape((size,) + values.shape[1:])
-
-
-def coincidences(unit: np.ndarray, weights: np.ndarray, n_units: int) -> np.ndarray:
-    """Krippendorff's coincidence matrix of every unit, shape (n_units, C, C).
-
-    A unit coded by m >= 2 coders with values w_1..w_m (rows of ``weights``, one-hot or
-    fractions) contributes ``(s s^T - sum_k w_k w_k^T) / (m - 1)`` with ``s = sum_k w_k``:
-    every ordered pair of two different coders' values, weighted 1/(m - 1).  Units with one
-    coder contribute nothing.
-    """
-    s = _sum_by(unit, weights, n_units)
-    own = _sum_by(unit, weights[:, :, None] * weights[:, None, :], n_units)
-    m = np.bincount(unit, minlength=n_units).astype(float)
-    pairable = m >= 2
-    out = np.zeros_like(own)
-    out[pairable] = (s[pairable, :, None] * s[pairable, None, :] - own[pairable]) \
-        / (m[pairable] - 1)[:, None, None]
-    return out
-
-
-def squared_distances(n_c: np.ndarray, ordinal: bool) -> np.ndarray:
-    """Krippendorff's delta^2 between categories, shape (..., C, C), from the marginals.
-
-    Nominal: 1 between different categories.  Ordinal:
-    ``(sum_{g=c..k} n_g - (n_c + n_k) / 2)^2`` with ``n_g`` the pairable values of
-    category g (so it depends on the data's marginals ``n_c``, shape (..., C)).
-    """
-    c = n_c.shape[-1]
-    if not ordinal:
-        return np.broadcast_to(1.0 - np.eye(c), n_c.shape[:-1] + (c, c))
-    upto = np.cumsum(n_c, axis=-1)          # sum_{g <= c}
-    before = upto - n_c                      # sum_{g < c}
-    lo, hi = np.minimum.outer(np.arange(c), np.arange(c)), np.maximum.outer(np.arange(c),
-                                                                             np.arange(c))
-    between = upto[..., hi] - before[..., lo]
-    half = (n_c[..., :, None] + n_c[..., None, :]) / 2
-    return (between - half) ** 2
-
-
-def alpha_from_coincidences(o: np.ndarray, ordinal: bool = False) -> np.ndarray:
-    """Krippendorff's alpha from coincidence matrices ``o`` (..., C, C).
-
-    ``alpha = 1 - (n - 1) sum o_ck d_ck / sum n_c n_k d_ck``; NaN where the expected
-    disagreement is 0 (every pairable value in one category).
-    """
-    n_c = o.sum(axis=-1)
-    n = n_c.sum(axis=-1)
-    d = squared_distances(n_c, ordinal)
-    observed = (o * d).sum(axis=(-2, -1))
-    expected = (n_c[..., :, None] * n_c[..., None, :] * d).sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(expected > 0, 1.0 - (n - 1) * observed / expected, np.nan)
-
-
-def kappa_from_confusion(m: np.ndarray) -> np.ndarray:
-    """Cohen's (unweighted) kappa from confusion tables ``m`` (..., C, C); NaN if undefined."""
-    total = m.sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_o = np.trace(m, axis1=-2, axis2=-1) / total
-        p_e = (m.sum(axis=-1) * m.sum(axis=-2)).sum(axis=-1) / total ** 2
-        return np.where((total > 0) & (p_e < 1 - 1e-12), (p_o - p_e) / (1 - p_e), np.nan)
-
-
-def accuracy_from_confusion(m: np.ndarray) -> np.ndarray:
-    """Share of the confusion table ``m`` (..., C, C) on its diagonal; NaN if empty."""
-    total = m.sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(total > 0, np.trace(m, axis1=-2, axis2=-1) / total, np.nan)
-
-
-def _bootstrap(per_cluster: np.ndarray, statistic, n_boot: int, level: float,
-               rng: np.random.Generator):
-    """Estimate and percentile interval of ``statistic`` of the sum over clusters.
-
-    ``per_cluster`` (G, ...) holds each cluster's share of the sufficient sums; a replicate
-    draws as many clusters as contribute, with replacement, among those that contribute.
-    ``statistic`` maps (..., *per_cluster.shape[1:]) to (..., S).  Returns three (S,) arrays.
-    """
-    estimate = np.asarray(statistic(per_cluster.sum(axis=0)), dtype=float)
-    lower = np.full(estimate.shape, np.nan)
-    upper = np.full(estimate.shape, np.nan)
-    flat = per_cluster.reshape(len(per_cluster), -1)
-    used = np.flatnonzero(np.any(flat != 0, axis=1))
-    if n_boot == 0 or len(used) == 0:
-        return estimate, lower, upper
-    draws = rng.multinomial(len(used), np.full(len(used), 1.0 / len(used)), size=n_boot)
-    replicates = statistic((draws @ flat[used]).reshape((n_boot,) + per_cluster.shape[1:]))
-    tails = [(1 - level) / 2, (1 + level) / 2]
-    for s in range(estimate.shape[-1]):
-        finite = replicates[:, s][np.isfinite(replicates[:, s])]
-        if finite.size:
-            lower[s], upper[s] = np.quantile(finite, tails)
-    return estimate, lower, upper
-
-
 # ---------------------------------------------------------------------------- tables
 def _alpha_table(coding: _Coding, n_judges: int, n_boot, level, rng, base) -> pd.DataFrame:
     panel = coding.coder < n_judges
     unit, weights = coding.unit[panel], coding.weights[panel]
     per_unit = coincidences(unit, weights, coding.n_units)
-    per_cluster = _sum_by(coding.unit_cluster, per_unit, coding.n_clusters)
+    per_cluster = sum_by(coding.unit_cluster, per_unit, coding.n_clusters)
 
     def both(o):
         return np.stack([alpha_from_coincidences(o), alpha_from_coincidences(o, True)], -1)
 
-    estimate, lower, upper = _bootstrap(per_cluster, both, n_boot, level, rng)
+    estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng)
     m = np.bincount(unit, minlength=coding.n_units)
     out = pd.DataFrame({
         "measure": ["nominal", "ordinal"], "alpha": estimate, "alpha_lower": lower,
@@ -465,7 +372,7 @@ def _confusion_by_cluster(coding: _Coding, a: int, b: int) -> tuple[np.ndarray, 
     and the number of units both coded."""
     both = (coding.row_of[:, a] >= 0) & (coding.row_of[:, b] >= 0)
     wa, wb = coding.weights[coding.row_of[both, a]], coding.weights[coding.row_of[both, b]]
-    per_cluster = _sum_by(coding.unit_cluster[both], wa[:, :, None] * wb[:, None, :],
+    per_cluster = sum_by(coding.unit_cluster[both], wa[:, :, None] * wb[:, None, :],
                           coding.n_clusters)
     return per_cluster, int(both.sum())
 
@@ -475,7 +382,7 @@ def _kappa_table(coding: _Coding, judges, n_boot, level, rng, base) -> pd.DataFr
     for a in range(len(judges)):
         for b in range(a + 1, len(judges)):
             per_cluster, units = _confusion_by_cluster(coding, a, b)
-            estimate, lower, upper = _bootstrap(
+            estimate, lower, upper = cluster_bootstrap(
                 per_cluster, lambda m: kappa_from_confusion(m)[..., None], n_boot, level, rng)
             rows.append((judges[a], judges[b], units, estimate[0],
                          lower[0], upper[0]))
@@ -498,7 +405,7 @@ def _reference_table(coding: _Coding, judges, against: int, name: str, kind: str
         if k == against:
             continue
         per_cluster, units = _confusion_by_cluster(coding, k, against)
-        estimate, lower, upper = _bootstrap(per_cluster, both, n_boot, level, rng)
+        estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng)
         rows.append((judge, units, estimate[0], lower[0], upper[0],
                      estimate[1], lower[1], upper[1]))
     out = pd.DataFrame(rows, columns=["judge", "units", "accuracy", "accuracy_lower",

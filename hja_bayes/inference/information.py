@@ -310,7 +310,6 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     if cov_type != "cluster":
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
     G = check_clusters(model.data)
-    c = model.data.clusters
     s = _cluster_scores(model, chart)
     if G * chart.dim <= _DENSE_SCORES:
         s = s.toarray()
