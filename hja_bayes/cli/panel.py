@@ -5,15 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
 
 from .common import Progress, add_common, positive_int, print_table, rank_arg
+from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_panel_commands"]
 
-BUNDLED = {"bundled:prd_vicuna80"}
-#: Columns taken as the cluster (prompt) of each judgment when --cluster-col is not given.
-CLUSTER_COLUMNS = ("question_id", "prompt_id", "conversation_id")
 
 FIT_EPILOG = """\
 input:
@@ -35,131 +32,6 @@ examples:
   hja-bayes fit clean_battle.json --judge-col - --style arena --baseline gpt-4=1200
   hja-bayes fit votes.parquet --format json > result.json
   cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict"""
-
-
-def _read_data(args: argparse.Namespace):
-    from ..comparisons import Comparisons
-    from ..datasets import load_prd_vicuna80
-    from ..errors import DataError
-    from ..sources import read_table
-
-    source = args.data
-    if source in BUNDLED:
-        prd = load_prd_vicuna80()
-        frame = prd.judgments
-        requested = getattr(args, "cluster_col", None)
-        cluster = _cluster_column(frame, requested)
-        data = Comparisons.from_frame(frame, cluster=cluster,
-                                      features=_features(args, cluster, prd.answers))
-        _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
-                       getattr(args, "quiet", False))
-        return data, "PRD Vicuna80 (bundled)"
-    if source != "-" and not Path(source).exists():
-        raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
-                        "standard input)")
-    frame = read_table(source)
-    judge = None if args.judge_col == "-" else args.judge_col
-    cluster = _cluster_column(frame, args.cluster_col)
-    if args.counts:
-        used = (args.model_a_col, args.model_b_col, args.n_col, args.wins_col, args.ties_col)
-        data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
-                                       model_b=args.model_b_col, n=args.n_col,
-                                       wins=args.wins_col, ties=args.ties_col or None,
-                                       cluster=cluster)
-    else:
-        used = (args.model_a_col, args.model_b_col, args.winner_col)
-        data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
-                                      model_b=args.model_b_col, winner=args.winner_col,
-                                      cluster=cluster, scale=args.scale_levels,
-                                      features=_features(args, cluster))
-    _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet)
-    return data, "standard input" if source == "-" else Path(source).name
-
-
-def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=None):
-    """The style-feature table for ``--style-control``: counted from ``--answers`` (or the
-    bundled answers), or read from ``--features``; only the features asked for, or (bare
-    ``--style-control``) every one that varies over the answers.  None without style."""
-    wanted = getattr(args, "style_control", None)
-    if wanted is None:
-        return None
-    from ..errors import DataError
-    from ..features import style_features
-    from ..sources import read_table
-
-    if cluster is None:
-        raise DataError("--style-control needs the prompt of every verdict: name it with "
-                        "--cluster-col (the answers table uses the same column)")
-    answers = getattr(args, "answers", None)
-    table_file = getattr(args, "features", None)
-    if table_file:
-        table = read_table(table_file)
-    elif answers:
-        table = style_features(read_table(answers), prompt=cluster)
-    elif bundled_answers is not None:
-        table = style_features(bundled_answers, prompt=cluster)
-    else:
-        raise DataError("--style-control needs the answers (--answers FILE, with the prompt "
-                        "column, 'model' and 'answer') or their features (--features FILE)")
-    names = [c for c in table.columns if c not in (cluster, "model")]
-    if wanted is True:
-        names = [c for c in names if pd.to_numeric(table[c], errors="coerce").nunique() > 1]
-    else:
-        names = [c.strip() for c in str(wanted).split(",") if c.strip()]
-        missing = [c for c in names if c not in table.columns]
-        if missing:
-            raise DataError(f"style feature(s) {missing} not among {names_of(table, cluster)}")
-    return table[[cluster, "model", *names]]
-
-
-def names_of(table: pd.DataFrame, cluster: str) -> list[str]:
-    """The feature columns of a features table."""
-    return [c for c in table.columns if c not in (cluster, "model")]
-
-
-def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
-    """The prompt column: the one asked for, '-' for none, else the first known one present."""
-    if requested == "-":
-        return None
-    if requested is not None:
-        return requested
-    return next((c for c in CLUSTER_COLUMNS if c in frame.columns), None)
-
-
-def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False) -> None:
-    """Say on stderr which column the intervals are clustered by (unless ``quiet``); without
-    one, warn (even when quiet) and suggest a column that looks like the prompts (values
-    shared by several judges)."""
-    import sys
-
-    from ..readers import prompt_like_columns
-
-    c = data.clusters
-    if c is not None and quiet:
-        return
-    if c is not None:
-        summary = data.summary()
-        how = "named with --cluster-col" if requested else "recognised"
-        print(f"hja-bayes: clusters (prompts) from column {data.cluster_column!r} ({how}): "
-              f"{summary.n_clusters} clusters, {summary.effective_clusters:.1f} effective; "
-              "intervals are cluster-robust (CR2 with Satterthwaite degrees of freedom; "
-              "--cluster-col - to treat comparisons as independent)", file=sys.stderr)
-        return
-    if requested == "-":
-        if quiet:
-            return
-        print("hja-bayes: no cluster column (--cluster-col -): comparisons are treated as "
-              "independent (Fisher intervals)", file=sys.stderr)
-        return
-    line = ("hja-bayes: warning: no prompt column named (--cluster-col) or recognised "
-            f"({', '.join(CLUSTER_COLUMNS)}): comparisons are treated as independent, and the "
-            "intervals are too narrow if the judges rated shared prompts")
-    candidates = prompt_like_columns(frame, exclude=used, judge=judge)
-    if candidates:
-        column, n_values, judges = candidates[0]
-        line += (f". Column {column!r} looks like one ({n_values} values, each seen by "
-                 f"{judges:.1f} judges on average): pass --cluster-col {column}")
-    print(line, file=sys.stderr)
 
 
 def _fit(data, args, progress):
@@ -292,7 +164,7 @@ def _json_summary(data, fit, board, judges, out, fragile=()) -> str:
 def _cmd_fit(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
-    data, name = _read_data(args)
+    data, name = read_data(args)
     as_json = args.format == "json"
     if not as_json:
         print(data.summary())
@@ -350,7 +222,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     args.data = "bundled:prd_vicuna80"
     progress("reading the bundled PRD Vicuna80 judgments")
-    data, _ = _read_data(args)
+    data, _ = read_data(args)
     print("PRD Vicuna80 —", PRD_CITATION)
     print(data.summary())
     fit = _fit(data, args, progress)
