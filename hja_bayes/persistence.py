@@ -56,12 +56,8 @@ with the shape checks.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import math
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -72,23 +68,26 @@ import pandas as pd
 from .categories import THREE
 from .comparisons import ClusterCounts, Comparisons
 from .errors import DataError
+from .fit_folder import (
+    ARRAYS,
+    FIT_JSON,
+    FORMAT,
+    FORMAT_VERSION,
+    POSTERIOR,
+    check_file,
+    json_float,
+    locked,
+    read_meta,
+    sha256_file,
+    sha256_meta,
+    temporary,
+)
 from .hja.result import HJAFit
 from .likelihood.terms import term_from_record, term_record, terms_of
 from .version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load_fit", "load_posterior", "save_fit"]
 
-#: Value of the ``"format"`` key of ``fit.json``.
-FORMAT = "hja_bayes.fit"
-#: Version of the on-disk format written by :func:`save_fit`.
-FORMAT_VERSION = 3
-#: Versions :func:`load_fit` reads.
-READABLE_VERSIONS = (1, 2, 3)
-
-FIT_JSON = "fit.json"
-ARRAYS = "arrays.npz"
-POSTERIOR = "posterior.nc"
-LOCK = ".hja_bayes.lock"
 ESTIMATES = ("gamma", "mu", "U", "V", "D", "S", "beta")
 CELLS = ("judge", "first", "second", "counts")
 CLUSTER_ARRAYS = ("cluster", "cell", "counts")
@@ -104,51 +103,6 @@ def import_arviz():
         import arviz
 
     return arviz
-
-
-def _float(x: float) -> float | str:
-    """JSON has no inf/nan: store them as strings, everything else as a float."""
-    x = float(x)
-    return x if math.isfinite(x) else repr(x)
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _sha256_meta(meta: dict) -> str:
-    """Checksum of fit.json's content: canonical JSON of every key but ``sha256``."""
-    body = {k: v for k, v in meta.items() if k != "sha256"}
-    text = json.dumps(body, sort_keys=True, ensure_ascii=True, allow_nan=False,
-                      separators=(",", ":"))
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-@contextlib.contextmanager
-def _locked(folder: Path):
-    """Hold an exclusive advisory lock on the folder's lock file (no-op without fcntl)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: renames are still atomic
-        yield
-        return
-    with open(folder / LOCK, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _temporary(folder: Path, name: str) -> Path:
-    """A fresh, unique file name in ``folder`` for writing ``name`` (the file is created)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    return Path(tmp)
 
 
 def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True) -> Path:
@@ -191,12 +145,12 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         "package_version": __version__,
         "rank": int(fit.rank),
         "position_bias": bool(fit.position_bias),
-        "nll": _float(fit.nll),
-        "bic": _float(fit.bic),
+        "nll": json_float(fit.nll),
+        "bic": json_float(fit.bic),
         "n_iter": int(fit.n_iter),
         "converged": bool(fit.converged),
-        "tau": _float(fit.tau),
-        "ridge": _float(fit.ridge),
+        "tau": json_float(fit.tau),
+        "ridge": json_float(fit.ridge),
         "outcome": str(fit.outcome),
         "terms": [term_record(t) for t in fit.terms],
         "coef_names": list(fit.coef_names),
@@ -239,23 +193,23 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
 
     written: list[Path] = []
     try:
-        with _locked(folder):
+        with locked(folder):
             if not overwrite and (folder / FIT_JSON).exists():
                 raise FileExistsError(f"{folder} already holds a saved fit")
-            tmp_npz = _temporary(folder, ARRAYS)
+            tmp_npz = temporary(folder, ARRAYS)
             written.append(tmp_npz)
             with open(tmp_npz, "wb") as fh:
                 np.savez_compressed(fh, **arrays)
-            checksums = {ARRAYS: _sha256_file(tmp_npz), POSTERIOR: None}
+            checksums = {ARRAYS: sha256_file(tmp_npz), POSTERIOR: None}
             tmp_nc = None
             if idata is not None:
-                tmp_nc = _temporary(folder, POSTERIOR)
+                tmp_nc = temporary(folder, POSTERIOR)
                 written.append(tmp_nc)
                 idata.to_netcdf(str(tmp_nc))
-                checksums[POSTERIOR] = _sha256_file(tmp_nc)
+                checksums[POSTERIOR] = sha256_file(tmp_nc)
             meta["checksums"] = checksums
-            meta["sha256"] = _sha256_meta(meta)
-            tmp_json = _temporary(folder, FIT_JSON)
+            meta["sha256"] = sha256_meta(meta)
+            tmp_json = temporary(folder, FIT_JSON)
             written.append(tmp_json)
             tmp_json.write_text(json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False)
                                 + "\n", encoding="utf-8")
@@ -272,42 +226,6 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
             if tmp.exists():
                 tmp.unlink()
     return folder
-
-
-def _read_meta(folder: Path) -> dict:
-    file = folder / FIT_JSON
-    if not file.is_file():
-        raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{file} is damaged: not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise DataError(f"{file} is not a saved hja_bayes fit (format {meta.get('format')!r})"
-                        if isinstance(meta, dict) else f"{file} is not a saved hja_bayes fit")
-    version = meta.get("version")
-    if version not in READABLE_VERSIONS:
-        raise DataError(
-            f"{file} has format version {version!r}; this hja_bayes reads versions "
-            f"{list(READABLE_VERSIONS)}"
-        )
-    if version >= 2:
-        if meta.get("sha256") != _sha256_meta(meta):
-            raise DataError(f"{file} was edited or damaged: its content does not match its "
-                            "checksum (save the fit again)")
-    return meta
-
-
-def _check_file(folder: Path, name: str, meta: dict) -> Path:
-    """The file ``name`` of the folder, checked against its checksum in fit.json."""
-    file = folder / name
-    if not file.is_file():
-        raise DataError(f"{folder} is incomplete: {name} is missing")
-    expected = (meta.get("checksums") or {}).get(name)
-    if meta["version"] >= 2 and _sha256_file(file) != expected:
-        raise DataError(f"{file} does not match the checksum in {FIT_JSON}: it was truncated, "
-                        "edited or written by another save (save the fit again)")
-    return file
 
 
 def _checked_shapes(arrays: dict, meta: dict, file: Path) -> None:
@@ -354,8 +272,8 @@ def load_fit(path: str | os.PathLike):
         others (names, shapes, cells).
     """
     folder = Path(path)
-    meta = _read_meta(folder)
-    npz_file = _check_file(folder, ARRAYS, meta)
+    meta = read_meta(folder)
+    npz_file = check_file(folder, ARRAYS, meta)
     try:
         with open(npz_file, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
@@ -443,7 +361,7 @@ def load_posterior(path: str | os.PathLike):
         or cannot be read.
     """
     folder = Path(path)
-    meta = _read_meta(folder)
+    meta = read_meta(folder)
     listed = (meta.get("checksums") or {}).get(POSTERIOR)
     file = folder / POSTERIOR
     if meta["version"] >= 2:
@@ -451,7 +369,7 @@ def load_posterior(path: str | os.PathLike):
             return None
     elif not file.exists():
         return None
-    _check_file(folder, POSTERIOR, meta)
+    check_file(folder, POSTERIOR, meta)
     az = import_arviz()
     try:
         return az.from_netcdf(str(file))

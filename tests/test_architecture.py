@@ -23,7 +23,7 @@ LAYERS = [
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},
     {"hja"},
-    {"bayes", "design", "persistence"},
+    {"bayes", "design", "persistence", "fit_folder"},
     {"confidence"},
     {"reporting"},
     {"cli", "__init__", "__main__"},
