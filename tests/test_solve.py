@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.hja import kernels, solve as solve_module
+from hja_bayes.hja import kernels, loop, solve as solve_module
 from hja_bayes.hja.solve import STEPS_PER_CHECK, initial_state, solve
 from hja_bayes.likelihood import cells_of
 from hja_bayes.likelihood.terms import design_of
@@ -28,15 +28,15 @@ def initial(data, rank, tau):
 
 def host_loop(state, cells, rank, tol, max_iter):
     """The driver's rules written out step by step with the single-step kernel."""
-    f = float(kernels.objective_jit(state.B, state.T, cells, KW["ridge"], kernels.HALF, state.aux))
+    f = float(loop.objective_jit(state.B, state.T, cells, KW["ridge"], kernels.HALF, state.aux))
     for it in range(1, max_iter + 1):
         new, info = kernels.step(state, cells, rank=rank, **KW)
         f_new = float(info.objective)
-        if (float(info.mu_norm) < kernels.MU_FLOOR or float(info.sigma_r) < kernels.SIGMA_FLOOR
+        if (float(info.mu_norm) < loop.MU_FLOOR or float(info.sigma_r) < loop.SIGMA_FLOOR
                 or not math.isfinite(f_new)):
-            state = state._replace(tau=state.tau * kernels.TAU_GROW)
+            state = state._replace(tau=state.tau * loop.TAU_GROW)
             continue
-        state = new._replace(tau=max(new.tau * kernels.TAU_SHRINK, kernels.TAU_MIN))
+        state = new._replace(tau=max(new.tau * loop.TAU_SHRINK, loop.TAU_MIN))
         done = abs(f - f_new) <= tol * max(1.0, abs(f_new))
         f = f_new
         if done:
@@ -67,7 +67,7 @@ def test_a_step_whose_objective_is_not_finite_is_undone_and_tau_grows(panel):
     assert out.n_iter == 4 and not out.converged
     np.testing.assert_array_equal(np.asarray(out.state.B), np.asarray(start.B))
     np.testing.assert_array_equal(np.asarray(out.state.T), np.asarray(start.T))
-    assert out.state.tau == pytest.approx(30.0 * kernels.TAU_GROW**4)
+    assert out.state.tau == pytest.approx(30.0 * loop.TAU_GROW**4)
     # tau passes TAU_FAIL = 1e12 at the 11th undone step: the fail-safe gives up
     with pytest.raises(hb.IdentifiabilityError, match="collapsed"):
         solve(start, broken, 1, tol=1e-10, max_iter=100, **KW)

@@ -14,7 +14,7 @@ from ..decomposition import bic, canonicalize
 from ..errors import ConvergenceWarning, IdentifiabilityError
 from ..likelihood import HALF, OutcomeModel, counts_for, judge_totals
 from ..likelihood.terms import Design
-from . import kernels
+from . import kernels, loop
 from .result import HJAFit
 from .state import SolverState, scores
 
@@ -54,14 +54,14 @@ def solve(state: SolverState, cells, rank: int, *, ridge: float, tol: float,
     After each accepted step tau is halved (down to a floor); the fail-safe undoes a step
     whose ReAnchor collapsed the consensus or the r-th singular value (or whose objective is
     not finite) and multiplies tau by 10.  The steps, the fail-safe and the convergence test
-    run on the device in chunks of :data:`STEPS_PER_CHECK` (:func:`~.kernels.run_steps`;
+    run on the device in chunks of :data:`STEPS_PER_CHECK` (:func:`~.loop.run_steps`;
     one step at a time on large panels); between chunks the host reads where the run stands,
     once.  ``outcome`` is the outcome model (its per-judge parameters travel in
     ``state.aux``; the panel-wide coefficients in ``state.theta``).  ``progress(iteration,
     objective)`` is called for every accepted step, after the chunk that took it.
     ``stop(iteration, objective, state)``, called after every chunk that has not converged,
     ends the run early when it returns True (``stopped_early``; a rank search uses it for
-    candidates that cannot win).  ``quick_compile``: see :func:`~.kernels.run_steps`
+    candidates that cannot win).  ``quick_compile``: see :func:`~.loop.run_steps`
     (``quick``).
     """
     if state.aux is None:
@@ -69,14 +69,14 @@ def solve(state: SolverState, cells, rank: int, *, ridge: float, tol: float,
     if state.theta is None:
         state = state._replace(theta=np.zeros(cells.Xg.shape[-1]))
     # the objective at the start, left on the device for the first chunk
-    f = kernels.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux,
+    f = loop.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux,
                               state.theta)
     it, converged = 0, False
     chunk = STEPS_PER_CHECK if kernels.small_panel(cells, state.T) else 1
     while it < max_iter:
         # scalars as Python numbers and the objective as a device value, so every chunk of a
         # run (and of the next run) calls one compiled program
-        state, info = kernels.run_steps(state._replace(tau=float(state.tau)), cells, f,
+        state, info = loop.run_steps(state._replace(tau=float(state.tau)), cells, f,
                                         rank=int(rank), ridge=float(ridge), tol=float(tol),
                                         limit=min(chunk, max_iter - it), chunk=chunk,
                                         reanchored=reanchored, outcome=outcome,
@@ -154,8 +154,8 @@ def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
 
 def state_nll(state: SolverState, cells, outcome: OutcomeModel = HALF) -> float:
     """The negative log-likelihood (no ridge) at a solver state (compiled, see
-    :func:`~.kernels.nll_jit`)."""
-    return float(kernels.nll_jit(state.B, state.T, cells, outcome, state.aux, state.theta))
+    :func:`~.loop.nll_jit`)."""
+    return float(loop.nll_jit(state.B, state.T, cells, outcome, state.aux, state.theta))
 
 
 def make_fit(data: Comparisons, result: SolveResult, rank: int, terms: tuple, design: Design,
