@@ -270,6 +270,12 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     G = c.n_clusters
     if G < 2:
         raise ParameterError("cluster-robust intervals need at least two clusters")
+    if getattr(c, "in_engine", False):  # prompts kept in a query engine: summed there
+        from .engine_scores import engine_meat
+
+        meat = engine_meat(model, chart, c)
+        meat *= G / (G - 1)
+        return (meat + meat.T) / 2
     s = _cluster_scores(model, chart)
     if G * chart.dim <= _DENSE_SCORES:
         s = s.toarray()

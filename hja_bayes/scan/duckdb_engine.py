@@ -299,13 +299,14 @@ class DuckDBEngine:
         self.con.unregister("__scores")
         return total
 
-    def poisson(self, replicates: int, seed: int) -> pd.DataFrame:
+    def poisson(self, replicates: int, seed: int, start: int = 0) -> pd.DataFrame:
         """Poisson(1) weights per prompt and replicate, summed per replicate and row key."""
         u = f"((hash(e.g, {int(seed)}, r.rep) >> {64 - UNIFORM_BITS}) / {float(2 ** UNIFORM_BITS)!r})"
         draw = " + ".join(f"({u} >= {c!r})::INTEGER" for c in POISSON_CUTS)
         sql = (f"SELECT rep, key, sum(w) AS w FROM (SELECT r.rep AS rep, e.key AS key, "
                f"e.n * ({draw}) AS w FROM (SELECT g, key, count(*) AS n FROM "
-               f"({self._valid_sql()}) GROUP BY g, key) e CROSS JOIN range({int(replicates)}) "
+               f"({self._valid_sql()}) GROUP BY g, key) e CROSS JOIN range({int(start)}, "
+               f"{int(start) + int(replicates)}) "
                "r(rep)) WHERE w > 0 GROUP BY rep, key")
         return self._run(sql).df()
 

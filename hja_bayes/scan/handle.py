@@ -148,7 +148,7 @@ class EngineClusters:
         return self.engine.prompt_scores(table, reduce, rows_per_group)
 
     def poisson_counts(self, data, replicates: int, seed: int, n_categories: int | None = None,
-                       mapping=None) -> np.ndarray:
+                       mapping=None, start: int = 0) -> np.ndarray:
         """Cell counts of ``replicates`` prompt-bootstrap replicates by Poisson(1) weights.
 
         Each prompt gets an independent Poisson(1) weight in each replicate (a hash of the
@@ -159,6 +159,9 @@ class EngineClusters:
         ----------
         data : Comparisons
         replicates, seed : int
+        start : int
+            The first replicate's number (replicate r of a seed is the same whatever batch
+            it is drawn in).
         n_categories : int, optional
             Categories of the counts returned (default: the data's).
         mapping : array (C_scan, n_categories), optional
@@ -176,12 +179,12 @@ class EngineClusters:
         if mapping is None:
             mapping = counts_for(np.eye(C), n_categories)
         key, cell, category, _ = self.cell_keys(data)
-        drawn = self.engine.poisson(int(replicates), int(seed))
+        drawn = self.engine.poisson(int(replicates), int(seed), int(start))
         out = np.zeros((replicates, data.n_cells, n_categories))
         rk = drawn["key"].to_numpy(dtype=np.int64)
         at = np.minimum(np.searchsorted(key, rk), len(key) - 1)
         hit = key[at] == rk
-        rep = drawn["rep"].to_numpy(dtype=np.int64)[hit]
+        rep = drawn["rep"].to_numpy(dtype=np.int64)[hit] - int(start)
         w = drawn["w"].to_numpy(dtype=float)[hit]
         at = at[hit]
         for target in range(n_categories):
