@@ -57,7 +57,7 @@ def _engine(engine: str, source, spec: Spec, options: dict):
     return SparkEngine(source, spec, **options)
 
 
-_OPTIONS = {"duckdb": ("memory_limit", "temp_directory", "threads"),
+_OPTIONS = {"duckdb": ("memory_limit", "temp_directory", "threads", "rows_per_group"),
             "polars": ("rows_per_group",), "dask": ("npartitions",),
             "spark": ("session", "partitions")}
 
@@ -90,7 +90,9 @@ def scan(source, *, engine: str = "duckdb", judge: str | None = "judge",
     max_entries : int
     **options
         Engine options.  DuckDB: ``memory_limit`` (default ``"1GB"``), ``temp_directory``,
-        ``threads``.  Polars: ``rows_per_group``.  Dask: ``npartitions`` (of the prompt
+        ``threads``, ``rows_per_group`` (valid rows whose prompt scores are summed at once:
+        beyond it the valid rows are first written to disk partitioned by prompt).  Polars:
+        ``rows_per_group`` (each group of prompts is one query).  Dask: ``npartitions`` (of the prompt
         shuffle).  Spark: ``session`` (default: the active one, else a local one),
         ``partitions``.
 

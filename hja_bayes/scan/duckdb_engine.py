@@ -55,12 +55,15 @@ class DuckDBEngine:
         Where DuckDB spills and the prompt partitions go (default: a new temporary folder,
         removed by :meth:`close`).
     threads : int, optional
+    rows_per_group : int
+        Valid rows summed per group of prompts for the prompt scores; beyond it the rows are
+        partitioned by prompt on disk first.
     """
 
     name = "duckdb"
 
     def __init__(self, source, spec, *, memory_limit: str = "1GB", temp_directory=None,
-                 threads: int | None = None):
+                 threads: int | None = None, rows_per_group: int = 2_000_000):
         try:
             import duckdb
         except ImportError:
@@ -68,6 +71,7 @@ class DuckDBEngine:
                                  "(or hja_bayes[duckdb])") from None
         self._duckdb = duckdb
         self.spec = spec
+        self.rows_per_group = int(rows_per_group)
         self._own_temp = temp_directory is None
         self.temp = tempfile.mkdtemp(prefix="hja_scan_") if temp_directory is None \
             else os.fspath(temp_directory)
@@ -278,8 +282,10 @@ class DuckDBEngine:
                            f"{_lit(os.path.join(where, '*.parquet'))}, hive_partitioning = false)")
         return out
 
-    def prompt_scores(self, table: pd.DataFrame, reduce, rows_per_group: int = 2_000_000):
+    def prompt_scores(self, table: pd.DataFrame, reduce, rows_per_group: int | None = None):
         """Sum of ``reduce(long)`` over groups of prompts; see :mod:`~hja_bayes.scan.engine`."""
+        if rows_per_group is None:
+            rows_per_group = self.rows_per_group
         self.con.register("__scores", table)
         values = [c for c in table.columns if c != "key"]
         sums = ", ".join(f"sum(t.{_q(c)}) AS {_q(c)}" for c in values)

@@ -141,7 +141,7 @@ class EngineClusters:
                 np.concatenate(flips)[order])
 
     # ------------------------------------------------------- the reducers
-    def prompt_scores(self, table, reduce, rows_per_group: int = 2_000_000):
+    def prompt_scores(self, table, reduce, rows_per_group: int | None = None):
         """Sum over groups of prompts of ``reduce(long)``, the per-prompt sums of the score
         ``table`` (key and value columns) over the valid rows; see
         :mod:`hja_bayes.scan.engine`."""
