@@ -238,15 +238,24 @@ class DaskEngine:
 
         frame = self.mapped if self.plan is not None else self.src.map_partitions(
             _texts, self.spec, meta=_texts(self.src._meta, self.spec))
-        (found,) = self._compute(frame.map_partitions(pick, meta=frame._meta))
+        cols = [n for n, (c, _) in names.items() if c is not None]
+        matches = frame.map_partitions(pick, meta=frame._meta)[["__file", "__row", *cols]]
+        (found,) = self._compute(matches.head(1000, npartitions=-1))
         if not len(found):
             return None
-        row = found.iloc[0]
-        cols = [n for n, (c, _) in names.items() if c is not None]
-        number = row["__row"]
-        return Example(row["__file"] if isinstance(row["__file"], str) else None,
-                       None if number is None or pd.isna(number) else int(number),
-                       {names[n][0]: row[n] for n in cols})
+        files = found["__file"].dropna()
+        first = str(files.astype(str).min()) if len(files) else None
+        here = found[found["__file"].astype(str) == first] if first is not None else found
+        rows = here["__row"].dropna()
+        if len(rows):
+            here = here[here["__row"] == rows.min()]
+        row = here.iloc[0]
+        candidates = ()
+        if not len(rows) and first is not None:
+            unique = here[cols].drop_duplicates()
+            candidates = tuple({names[n][0]: r[n] for n in cols} for _, r in unique.iterrows())
+        return Example(first, int(rows.min()) if len(rows) else None,
+                       {names[n][0]: row[n] for n in cols}, candidates)
 
     def cluster_totals(self) -> np.ndarray:
         """Valid comparisons per prompt."""

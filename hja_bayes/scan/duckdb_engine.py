@@ -233,13 +233,20 @@ class DuckDBEngine:
             where = " AND ".join(f"{by_column[c]} = {_lit(v)}" if v is not None else
                                  f"{by_column[c]} IS NULL" for c, v in what.items())
         cols = [n for n, (c, _) in names.items() if c is not None]
-        rows = self._run(f"SELECT __file, __row, {', '.join(cols)} FROM {view} WHERE {where} "
-                         "LIMIT 1").fetchall()
+        first = self._run(f"SELECT min(__file) FROM {view} WHERE {where}").fetchone()[0]
+        where += " AND __file IS NULL" if first is None else f" AND __file = {_lit(first)}"
+        rows = self._run(f"SELECT __row, {', '.join(cols)} FROM {view} WHERE {where} "
+                         "ORDER BY __row NULLS LAST LIMIT 1").fetchall()
         if not rows:
             return None
-        file, row, *values = rows[0]
-        shown = {names[n][0]: v for n, v in zip(cols, values)}
-        return Example(file, None if row is None else int(row), shown)
+        row, *values = rows[0]
+        candidates = ()
+        if row is None and first is not None:
+            found = self._run(f"SELECT DISTINCT {', '.join(cols)} FROM {view} WHERE {where} "
+                              "LIMIT 1000").fetchall()
+            candidates = tuple({names[n][0]: v for n, v in zip(cols, r)} for r in found)
+        return Example(first, None if row is None else int(row),
+                       {names[n][0]: v for n, v in zip(cols, values)}, candidates)
 
     def cluster_totals(self) -> np.ndarray:
         """Valid comparisons per prompt."""

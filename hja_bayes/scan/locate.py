@@ -30,21 +30,34 @@ def _same(found, wanted) -> bool:
     return found is not None and str(found) == str(wanted)
 
 
-def _csv_line(path: Path, values: dict, delimiter: str) -> int | None:
+def _matches(get, candidates) -> dict | None:
+    """The first candidate whose every value ``get(column)`` equals."""
+    for values in candidates:
+        if all(_same(get(c), v) for c, v in values.items()):
+            return values
+    return None
+
+
+def _csv_line(path: Path, candidates, delimiter: str):
     with _open_text(path) as fh:
         reader = csv.reader(fh, delimiter=delimiter)
         header = next(reader, None)
         if header is None:
-            return None
-        where = {c: header.index(c) for c in values if c in header}
+            return None, None
+        where = {c: i for i, c in enumerate(header)}
         for record in reader:
-            if all(_same(record[i] if i < len(record) else None, values[c])
-                   for c, i in where.items()):
-                return reader.line_num
-    return None
+            hit = _matches(lambda c: record[where[c]] if c in where and where[c] < len(record)
+                           else None, candidates)
+            if hit is not None:
+                return reader.line_num, hit
+    return None, None
 
 
-def _jsonl_line(path: Path, values: dict) -> int | None:
+def _json_text(value):
+    return str(value).lower() if isinstance(value, bool) else value
+
+
+def _jsonl_line(path: Path, candidates):
     with _open_text(path) as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
@@ -53,16 +66,16 @@ def _jsonl_line(path: Path, values: dict) -> int | None:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and all(
-                    _same(record.get(c), v) or (isinstance(record.get(c), bool)
-                                                 and str(record.get(c)).lower() == str(v))
-                    for c, v in values.items()):
-                return number
-    return None
+            if isinstance(record, dict):
+                hit = _matches(lambda c: _json_text(record.get(c)), candidates)
+                if hit is not None:
+                    return number, hit
+    return None, None
 
 
-def _parquet_place(path: Path, row: int | None, values: dict) -> tuple[int | None, int | None]:
-    """(row in the file, row group) of a row, found by its values if ``row`` is None."""
+def _parquet_place(path: Path, row: int | None, candidates):
+    """(row in the file, row group, values) of the first row matching a candidate, or of
+    ``row`` when it is known."""
     try:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - pyarrow comes with every engine here
@@ -72,21 +85,25 @@ def _parquet_place(path: Path, row: int | None, values: dict) -> tuple[int | Non
     for g in range(meta.num_row_groups):
         starts.append(total)
         total += meta.row_group(g).num_rows
+    hit = None
     if row is None:
         reader = pq.ParquetFile(path)
-        columns = [c for c in values if c in reader.schema_arrow.names]
+        names = set(reader.schema_arrow.names)
+        columns = sorted({c for values in candidates for c in values if c in names})
         for g in range(meta.num_row_groups):
             table = reader.read_row_group(g, columns=columns).to_pydict()
             for r in range(len(next(iter(table.values()), []))):
-                if all(_same(table[c][r], values[c]) for c in columns):
+                hit = _matches(lambda c: _json_text(table[c][r]) if c in table else None,
+                               candidates)
+                if hit is not None:
                     row = starts[g] + r
                     break
             if row is not None:
                 break
     if row is None:
-        return None, None
+        return None, None, None
     group = max(g for g, s in enumerate(starts) if s <= row) if starts else None
-    return row, group
+    return row, group, hit
 
 
 def describe(example, fmt: str | None) -> str:
@@ -96,29 +113,35 @@ def describe(example, fmt: str | None) -> str:
     ----------
     example : Example
         Its ``file`` (None for a table in memory), ``row`` (0-based in the file or table,
-        None when the engine does not know it) and ``values`` (column -> text).
+        None when the engine does not know it), ``values`` (column -> text) and
+        ``candidates`` (the file's offending rows, to find the first of them).
     fmt : {"csv", "tsv", "jsonl", "json", "parquet"} or None
     """
-    shown = ", ".join(f"{c}={v!r}" for c, v in example.values.items())
+    def shown(values):
+        return ", ".join(f"{c}={v!r}" for c, v in values.items())
+
     if example.file is None:
-        return (f"row {example.row}" if example.row is not None else "a row") + f" ({shown})"
+        return ((f"row {example.row}" if example.row is not None else "a row")
+                + f" ({shown(example.values)})")
     path = Path(example.file)
+    candidates = example.candidates or (example.values,)
     try:
         if fmt == "parquet":
-            row, group = _parquet_place(path, example.row, example.values)
+            row, group, hit = _parquet_place(path, example.row, candidates)
             if row is not None:
+                values = example.values if hit is None else hit
                 return (f"{path}, row {row} (0-based, in row group {group})" if group is not None
-                        else f"{path}, row {row} (0-based)") + f" ({shown})"
-        elif fmt in ("csv", "tsv"):
-            line = _csv_line(path, example.values, "\t" if fmt == "tsv" else ",")
+                        else f"{path}, row {row} (0-based)") + f" ({shown(values)})"
+        elif fmt in ("csv", "tsv") and example.row is None:
+            line, hit = _csv_line(path, candidates, "\t" if fmt == "tsv" else ",")
             if line is not None:
-                return f"{path}, line {line} ({shown})"
-        elif fmt in ("jsonl", "json"):
-            line = _jsonl_line(path, example.values)
+                return f"{path}, line {line} ({shown(hit)})"
+        elif fmt in ("jsonl", "json") and example.row is None:
+            line, hit = _jsonl_line(path, candidates)
             if line is not None:
-                return f"{path}, line {line} ({shown})"
+                return f"{path}, line {line} ({shown(hit)})"
     except (OSError, UnicodeDecodeError, csv.Error, ValueError):
         pass
     if example.row is not None:
-        return f"{path}, row {example.row} (0-based) ({shown})"
-    return f"{path} ({shown})"
+        return f"{path}, row {example.row} (0-based) ({shown(example.values)})"
+    return f"{path} ({shown(example.values)})"

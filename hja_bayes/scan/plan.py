@@ -114,11 +114,25 @@ class Distinct(NamedTuple):
 
 
 class Example(NamedTuple):
-    """One offending row, as the engine found it: where it is and what it holds."""
+    """The first offending row, as the engine found it: where it is and what it holds.
+
+    Attributes
+    ----------
+    file : str or None
+        The first file (in sorted order) holding an offending row; None for a table.
+    row : int or None
+        Its row in that file (or table), 0-based, where the engine knows it.
+    values : dict
+        Column -> text of that row (of some offending row of the file when ``row`` is None).
+    candidates : tuple of dict
+        Where ``row`` is None: the distinct offending rows of the file, so that the file
+        can be read from its start to the first of them.
+    """
 
     file: str | None
     row: int | None
     values: dict
+    candidates: tuple = ()
 
 
 def where(example: Example, fmt: str | None) -> str:

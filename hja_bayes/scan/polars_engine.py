@@ -194,13 +194,20 @@ class PolarsEngine:
                     cond = cond & (pl.col(by_column[c]).is_null() if v is None
                                    else pl.col(by_column[c]) == v)
         cols = [n for n, (c, _) in names.items() if c is not None]
-        found = self._collect(lf.filter(cond).select("__file", "__row", *cols).head(1))
+        matches = lf.filter(cond)
+        first = self._collect(matches.select(pl.col("__file").min()))["__file"][0]
+        here = matches.filter(pl.col("__file").is_null() if first is None
+                              else pl.col("__file") == first)
+        found = self._collect(here.sort("__row", nulls_last=True).select("__row", *cols).head(1))
         if found.height == 0:
             return None
-        row = found.row(0)
-        file, number, values = row[0], row[1], row[2:]
-        return Example(file, None if number is None else int(number),
-                       {names[n][0]: v for n, v in zip(cols, values)})
+        number, *values = found.row(0)
+        candidates = ()
+        if number is None and first is not None:
+            rows = self._collect(here.select(cols).unique().head(1000)).rows()
+            candidates = tuple({names[n][0]: v for n, v in zip(cols, r)} for r in rows)
+        return Example(first, None if number is None else int(number),
+                       {names[n][0]: v for n, v in zip(cols, values)}, candidates)
 
     def _valid(self):
         pl = self.pl

@@ -234,17 +234,25 @@ class SparkEngine:
                     cond = cond & (F.col(by_column[c]).isNull() if v is None
                                    else F.col(by_column[c]) == v)
         cols = [n for n, (c, _) in names.items() if c is not None]
-        rows = frame.filter(cond).select("__file", "__row", *cols).limit(1).collect()
+        matches = frame.filter(cond)
+        first = matches.agg(F.min("__file").alias("f")).collect()[0]["f"]
+        here = matches.filter(F.col("__file").isNull() if first is None
+                              else F.col("__file") == first)
+        rows = here.orderBy(F.col("__row").asc_nulls_last()).select("__row", *cols).limit(1).collect()
         if not rows:
             return None
         row = rows[0]
-        file = row["__file"] or None
+        candidates = ()
+        if row["__row"] is None and first is not None:
+            found = here.select(*cols).distinct().limit(1000).collect()
+            candidates = tuple({names[n][0]: r[n] for n in cols} for r in found)
+        file = first
         if file and file.startswith("file:"):
             from urllib.parse import unquote, urlparse
 
             file = unquote(urlparse(file).path)
         return Example(file, None if row["__row"] is None else int(row["__row"]),
-                       {names[n][0]: row[n] for n in cols})
+                       {names[n][0]: row[n] for n in cols}, candidates)
 
     def _valid(self):
         F = self.F
