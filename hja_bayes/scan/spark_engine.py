@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -49,13 +50,18 @@ def local_session(cores: int = 2):
     # the executors' Python must import hja_bayes: this interpreter's, unless set already
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    return (SparkSession.builder.master(f"local[{int(cores)}]").appName("hja_bayes")
+    builder = (SparkSession.builder.master(f"local[{int(cores)}]").appName("hja_bayes")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", str(4 * int(cores)))
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.driver.memory", "1g")
-            .getOrCreate())
+            .config("spark.driver.memory", "1g"))
+    with warnings.catch_warnings():
+        # starting the JVM forks and at once executes java: JAX's warning about forking a
+        # multithreaded process concerns children that go on running Python
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                category=RuntimeWarning)
+        return builder.getOrCreate()
 
 
 def _meat_partitions(table: pd.DataFrame, reduce):
