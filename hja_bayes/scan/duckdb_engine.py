@@ -37,6 +37,14 @@ def _q(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as Python objects, which every DuckDB release scans (pandas 3's string
+    dtype is newer than some)."""
+    text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)
+            and frame[c].dtype != object]
+    return frame.astype({c: object for c in text}) if text else frame
+
+
 def _lit(text: str) -> str:
     """A quoted SQL string literal."""
     return "'" + str(text).replace("'", "''") + "'"
@@ -122,7 +130,7 @@ class DuckDBEngine:
             frame = to_pandas()
         frame = frame.reset_index(drop=True)
         frame["__row"] = np.arange(len(frame), dtype=np.int64)
-        self.con.register("__frame", frame)
+        self.con.register("__frame", _plain(frame))
         self._run("CREATE OR REPLACE TEMP VIEW src AS SELECT *, NULL::VARCHAR AS __file "
                   "FROM __frame")
 
@@ -187,10 +195,9 @@ class DuckDBEngine:
         """The mapped rows ``(g, k, a, b, code)`` as a view."""
         self.plan = plan
         table = plan.verdicts.table
-        self.con.register("__verdicts", table[[c for c in table.columns if c != "text"]
-                                              + ["text"]])
-        self.con.register("__judges", plan.judge_table())
-        self.con.register("__items", plan.item_table())
+        self.con.register("__verdicts", _plain(table))
+        self.con.register("__judges", _plain(plan.judge_table()))
+        self.con.register("__items", _plain(plan.item_table()))
         C = plan.n_categories
         on = " AND ".join(f"t.v{p} = vt.v{p}" for p in range(len(plan.spec.verdicts)))
         by_name = ""
