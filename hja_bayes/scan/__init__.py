@@ -119,9 +119,12 @@ def scan(source, *, engine: str = "duckdb", judge: str | None = "judge",
     >>> from hja_bayes.scan import scan
     >>> df = pd.DataFrame({"judge": ["j1", "j1", "j2"], "model_a": ["x", "y", "x"],
     ...                    "model_b": ["y", "x", "y"], "winner": ["model_a", "tie", "y"]})
-    >>> scan(df)  # doctest: +SKIP
+    >>> scan(df)
     Comparisons(2 judges, 2 items, 3 cells, 3 comparisons)
     """
+    if "features" in options:
+        raise ParameterError("scan does not read style features yet: read the rows with "
+                             "Comparisons.from_frame(..., features=) (in memory)")
     engine = check_choice(engine, "engine", ENGINES)
     incidence = check_choice(incidence, "incidence", INCIDENCE)
     unknown = sorted(set(options) - set(_OPTIONS[engine]))
