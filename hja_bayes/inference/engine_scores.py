@@ -14,8 +14,8 @@ tables travel:
    keyed by (judge, first, second, category) holds these values: (cells x C) rows.
 2. **In the engine, per row**: the table is joined to every valid row by its key, and
    the values are summed per (prompt, judge) and per (prompt, model): one group-by.
-3. **Back here, per group of prompts**: the sums are laid out as a dense (prompts x dim)
-   block ``D`` and ``D^T D`` is added to the meat.  Only the (dim x dim) sum is kept.
+3. **Back here, per group of prompts**: the sums are laid out as a sparse (prompts x dim)
+   matrix ``D`` and ``D^T D`` is added to the meat.  Only the (dim x dim) sum is kept.
 
 The result equals the in-memory meat up to the order of summation (checked to 1e-10).
 """
@@ -29,10 +29,6 @@ from ..errors import ParameterError
 from ..likelihood import category_derivatives, counts_for
 
 __all__ = ["engine_meat", "score_table"]
-
-#: Numbers in one dense block of prompt scores (prompts x dim).
-_BLOCK = 1 << 23
-
 
 def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
     """The per-(cell, category) score values keyed as the engine's rows are.
@@ -108,20 +104,15 @@ class _Reducer:
             vals.append(sign * values[here][ok][:, w:w + m].ravel())
         rows, coords, vals = (np.concatenate(x) for x in (rows, coords, vals))
         keep = coords >= 0
-        rows, coords, vals = rows[keep], coords[keep], vals[keep]
-        order = np.argsort(rows, kind="stable")
-        rows, coords, vals = rows[order], coords[order], vals[order]
-        meat = np.zeros((self.dim, self.dim))
-        if not len(rows):
-            return meat
-        n_prompts = int(rows[-1]) + 1
-        step = max(1, _BLOCK // self.dim)
-        for start in range(0, n_prompts, step):
-            lo, hi = np.searchsorted(rows, [start, start + step])
-            block = np.zeros((min(step, n_prompts - start), self.dim))
-            np.add.at(block, (rows[lo:hi] - start, coords[lo:hi]), vals[lo:hi])
-            meat += block.T @ block
-        return meat
+        if not keep.any():
+            return np.zeros((self.dim, self.dim))
+        from scipy import sparse
+
+        # each prompt touches a few dozen of the dim coordinates: D^T D as a sparse product
+        # costs sum_g nnz_g^2, not prompts x dim^2
+        scores = sparse.csr_matrix((vals[keep], (rows[keep], coords[keep])),
+                                   shape=(int(rows[keep].max()) + 1, self.dim))
+        return (scores.T @ scores).toarray()
 
 
 def engine_meat(model, chart, clusters) -> np.ndarray:
