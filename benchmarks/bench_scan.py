@@ -185,7 +185,9 @@ def memory(args) -> dict:
 
 
 def write_markdown(path: Path, report: dict) -> None:
-    lines = ["# Logs beyond memory: DuckDB scan, rank-1 fit, cluster-robust intervals", "",
+    title = ("Logs beyond memory: DuckDB scan, rank-1 fit, cluster-robust intervals"
+             if "scan" in report else "In memory: from_frame + pooled BTL against evalica")
+    lines = [f"# {title}", "",
              f"Machine: {report['machine']['cpu_count']} CPUs, shared; load average "
              f"{report['machine']['load_before']} before, {report['machine']['load_after']} after "
              "(1, 5, 15 min).", f"Command: `{report['command']}`", ""]
@@ -217,7 +219,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stages", nargs="+",
                         choices=["generate", "scan", "memory", "_scan_child"])
-    parser.add_argument("--data", type=Path, default=Path("scan_log"))
+    parser.add_argument("--data", type=Path, default=Path("scan_log"),
+                        help="folder of the generated log (about 0.8 GiB at 100M rows)")
     parser.add_argument("--rows", type=int, default=100_000_000)
     parser.add_argument("--models", type=int, default=200)
     parser.add_argument("--judges", type=int, default=20)
