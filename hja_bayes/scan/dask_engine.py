@@ -68,7 +68,7 @@ def _mapped(pdf: pd.DataFrame, spec, plan) -> pd.DataFrame:
 
 
 def _valid(pdf: pd.DataFrame, plan) -> pd.DataFrame:
-    C, n = plan.n_categories, len(plan.items)
+    C = plan.n_categories
     code = pdf["code"].to_numpy()
     ok = (code >= 0) & (code < C)
     part = pdf.loc[ok, ["g", "k", "a", "b"]].copy()
