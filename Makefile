@@ -1,5 +1,7 @@
 # Two entry points: `make demo` (the main job on the bundled data) and `make test`.
-# Both create a virtual environment in .venv on first use and install the package into it.
+# Both create a virtual environment in .venv on first use and install the package into it,
+# with the test extra and the Dask and Spark scan engines (Spark's tests skip, saying so,
+# where no Java runtime is installed).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -9,7 +11,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dask,spark]'
 	touch $@
 
 install: $(BIN)/.installed

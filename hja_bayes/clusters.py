@@ -123,6 +123,8 @@ def checked_clusters(c: ClusterCounts, data) -> ClusterCounts:
         Arrays of different lengths, indices out of range, or counts that do not add up to
         the cells'.
     """
+    if getattr(c, "in_engine", False):  # prompts kept in a query engine check themselves
+        return c.checked(data)
     features = None if c.features is None else readonly(np.asarray(c.features, dtype=np.float64))
     c = ClusterCounts(tuple(str(x) for x in c.names),
                       *(readonly(np.asarray(a, dtype=np.int64)) for a in (c.cluster, c.cell)),

@@ -181,7 +181,7 @@ class Comparisons:
         if self.categories == THREE:
             return self
         c = self.clusters
-        if c is not None:
+        if isinstance(c, ClusterCounts):  # prompts kept in an engine collapse there
             c = c._replace(counts=collapse_counts(c.counts))
         return replace(self, counts=collapse_counts(self.counts), categories=THREE, clusters=c)
 
@@ -293,6 +293,9 @@ class Comparisons:
         style features change sign.
         """
         c = self.clusters
+        engine = None if isinstance(c, ClusterCounts) else c  # prompts kept in an engine
+        if engine is not None:
+            c = None
         if c is None:  # the cells themselves are the rows
             cell, counts, cluster, names, features = slice(None), self.counts, None, None, None
         else:  # the (cluster, cell) entries are, so that the clusters fold along
@@ -303,7 +306,7 @@ class Comparisons:
         counts = np.where(swap[:, None], counts[:, ::-1], counts)
         if features is not None:
             features = np.where(swap[:, None], -features, features)
-        return aggregate_cells(
+        folded = aggregate_cells(
             self.judges, self.items, self.judge[cell], first, second, counts,
             categories=self.categories, order_known=False, rows_read=self.rows_read,
             rows_used=self.rows_used, rejected=self.rejected, dropped_judges=self.dropped_judges,
@@ -311,6 +314,7 @@ class Comparisons:
             features=features, feature_names=self.feature_names,
             feature_transform=self.feature_transform, cluster_column=self.cluster_column,
         )
+        return folded if engine is None else replace(folded, clusters=engine)
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
         """Comparisons of a subset of judges (items keep their indices)."""
@@ -368,7 +372,7 @@ class Comparisons:
 
     def _replace_cells(self, mask: np.ndarray, **overrides) -> "Comparisons":
         clusters = self.clusters
-        if clusters is not None:
+        if isinstance(clusters, ClusterCounts):  # prompts kept in an engine match cells by name
             new_cell = np.cumsum(mask) - 1
             keep = mask[clusters.cell]
             clusters = ClusterCounts(
@@ -432,6 +436,14 @@ class Comparisons:
         from .readers import read_file
 
         return read_file(path, **columns)
+
+    @classmethod
+    def scan(cls, source, *, engine: str = "duckdb", **options) -> "Comparisons":
+        """Files beyond memory, or a cluster's table, aggregated inside a query engine
+        (DuckDB, Polars, Dask, Spark); see :func:`hja_bayes.scan.scan`."""
+        from .scan import scan
+
+        return scan(source, engine=engine, **options)
 
     @classmethod
     def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",

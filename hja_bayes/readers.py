@@ -242,34 +242,40 @@ def _scale_bounds(scale) -> tuple[int, int]:
 
 def _ordered_verdicts(df, w, scale, invalid_set):
     """For ordered verdicts, ``(category per row (-1: no usable verdict), categories)``;
-    None for three-outcome verdicts."""
-    normal = np.array([x.strip().lower() for x in w], dtype=object)
+    None for three-outcome verdicts.  Each distinct verdict is read once."""
+    codes, distinct = pd.factorize(w)
+    distinct = np.asarray(distinct, dtype=object)
+    normal = np.array([x.strip().lower() for x in distinct], dtype=object)
     invalid = np.isin(normal, list(invalid_set))
+
+    def first_row(bad_value):
+        return int(np.argmax(bad_value[codes]))
+
     if scale is not None:
         lo, hi = _scale_bounds(scale)
-        numbers = pd.to_numeric(pd.Series(w), errors="coerce").to_numpy()
+        numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(dtype=float)
         bad = ~invalid & ~(np.isfinite(numbers) & (numbers == np.round(numbers))
                            & (numbers >= lo) & (numbers <= hi))
         if bad.any():
-            pos = int(np.argmax(bad))
+            pos = first_row(bad)
             raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} is not a whole number "
                             f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
         category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
-        return category, tuple(str(v) for v in range(hi, lo - 1, -1))
-    label = np.array([x.replace(" ", "").strip("[]").upper() for x in w], dtype=object)
+        return category[codes], tuple(str(v) for v in range(hi, lo - 1, -1))
+    label = np.array([x.replace(" ", "").strip("[]").upper() for x in distinct], dtype=object)
     index = {lab: c for c, lab in enumerate(ORDINAL_LABELS)}
-    strength = np.array([x in index for x in label])
+    strength = np.array([x in index for x in label], dtype=bool)
     if not strength.any():
         return None
     tie = np.isin(normal, list(TIE_LABELS))
     bad = ~strength & ~tie & ~invalid
     if bad.any():
-        pos = int(np.argmax(bad))
+        pos = first_row(bad)
         raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} mixes another kind of "
                         f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
                         "other rows; give every verdict on the one scale")
     category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
-    return np.where(invalid, -1, category), ORDINAL_LABELS
+    return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
 
 
 def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:

@@ -25,7 +25,7 @@ rm -rf "$VENV"
 from importlib.metadata import version
 import sys
 names = ["jax", "jaxlib", "numpyro", "arviz", "numpy", "scipy", "pandas", "matplotlib",
-         "scikit-learn", "h5netcdf", "xarray", "pyarrow"]
+         "scikit-learn", "h5netcdf", "xarray", "pyarrow", "duckdb", "polars"]
 print(f"python {sys.version.split()[0]}; " + ", ".join(f"{n} {version(n)}" for n in names))
 PY
 
@@ -33,6 +33,7 @@ TESTS=(
     tests/test_packaging.py
     tests/test_likelihood.py
     tests/test_readers.py
+    tests/test_scan.py
     tests/test_btl.py
     tests/test_hja.py
     tests/test_inference.py

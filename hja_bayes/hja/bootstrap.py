@@ -141,6 +141,9 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     cluster : bool
         Resample clusters with replacement (needs ``fit.data.clusters``), as a check of the
         cluster-robust intervals; else single comparisons (Chatbot Arena's bootstrap).
+        Where a scan kept the prompts in its query engine, each prompt gets a Poisson(1)
+        weight per replicate instead, drawn in the engine (the bootstrap at scale; the
+        number of prompts then varies around G).
     tol, max_iter
         Stopping rule of each warm-started refit.
     progress : callable, optional
@@ -175,8 +178,19 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
            (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)),
             ("nu", (K,) if fit.nu is not None else (0,)))}
     converged = np.empty(n, dtype=bool)
+    in_engine = cluster and getattr(data.clusters, "in_engine", False)
+    if in_engine and design.level != "cells":
+        raise ParameterError("terms that vary by prompt (style) need the prompts in memory "
+                             "to bootstrap them: scan with incidence='memory'")
+    batch = max(1, (1 << 24) // max(1, counts.size))  # replicates drawn by the engine at once
     for b in range(n):
-        drawn = _resampled_counts(data, counts, design.level, rng, cluster)
+        if in_engine:  # Poisson(1) weights per prompt, drawn in the query engine
+            if b % batch == 0:
+                drawn_batch = data.clusters.poisson_counts(data, min(batch, n - b), seed,
+                                                           counts.shape[1], start=b)
+            drawn = drawn_batch[b % batch]
+        else:
+            drawn = _resampled_counts(data, counts, design.level, rng, cluster)
         cells = layout._replace(counts=jnp.asarray(np.concatenate(
             [drawn, np.zeros((extra, drawn.shape[1]))])))
         result = solve(start, cells, r, ridge=fit.ridge, tol=tol, max_iter=max_iter,

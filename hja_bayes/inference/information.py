@@ -310,6 +310,13 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     if cov_type != "cluster":
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
     G = check_clusters(model.data)
+    c = model.data.clusters
+    if getattr(c, "in_engine", False):  # prompts kept in a query engine: summed there
+        from .engine_scores import engine_meat
+
+        meat = engine_meat(model, chart, c)
+        meat *= G / (G - 1)
+        return (meat + meat.T) / 2
     s = _cluster_scores(model, chart)
     if G * chart.dim <= _DENSE_SCORES:
         s = s.toarray()

@@ -1,0 +1,87 @@
+"""What a scan reads: files (a path, a glob, a list, a partitioned folder) or a table.
+
+:func:`resolve` turns a path-like source into the list of files an engine reads, all of
+one format (CSV, TSV, JSON Lines, a JSON array, parquet; gzipped text too), and says
+whether the folders are hive-partitioned (``.../judge=gpt4/part-0.parquet``), in which
+case the partition values are columns.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import DataError
+from ..sources import FORMATS, file_format
+
+__all__ = ["Files", "resolve"]
+
+
+class Files(NamedTuple):
+    """Files of one format.
+
+    Attributes
+    ----------
+    paths : tuple of str
+        Sorted.
+    format : str
+        "csv", "tsv", "jsonl", "json" or "parquet".
+    hive : bool
+        Whether some folder on the way is named ``column=value``.
+    """
+
+    paths: tuple
+    format: str
+    hive: bool
+
+    def describe(self) -> str:
+        """The files in a few words, for messages."""
+        if len(self.paths) == 1:
+            return self.paths[0]
+        return f"{len(self.paths)} {self.format} files ({self.paths[0]}, ...)"
+
+
+def _known(path: str) -> bool:
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes = suffixes[:-1]
+    return bool(suffixes) and suffixes[-1] in FORMATS
+
+
+def resolve(source) -> Files:
+    """The files named by ``source``: a file, a glob (``logs/*.parquet``, ``**`` allowed),
+    a folder (every file of a known type below it) or a list of any of these.
+
+    Raises
+    ------
+    DataError
+        Nothing found, an unknown file type, or files of different formats.
+    """
+    items = list(source) if isinstance(source, (list, tuple)) else [source]
+    paths: list[str] = []
+    for item in items:
+        text = os.fspath(item)
+        if any(ch in text for ch in "*?["):
+            found = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise DataError(f"no file matches {text!r}")
+            paths += found
+        elif os.path.isdir(text):
+            found = sorted(str(p) for p in Path(text).rglob("*")
+                           if p.is_file() and _known(str(p))
+                           and not any(part.startswith((".", "_")) for part in
+                                       p.relative_to(text).parts))
+            if not found:
+                raise DataError(f"no CSV, JSON Lines, JSON or parquet file under {text!r}")
+            paths += found
+        elif os.path.isfile(text):
+            paths.append(text)
+        else:
+            raise DataError(f"no such file or folder: {text}")
+    formats = {file_format(p) for p in paths}
+    if len(formats) > 1:
+        raise DataError(f"a scan reads files of one format; these mix {sorted(formats)}")
+    hive = any("=" in part for p in paths for part in Path(p).parent.parts)
+    return Files(tuple(paths), formats.pop(), hive)

@@ -1,0 +1,232 @@
+"""Comparisons.scan with DuckDB and Polars against the in-memory reader (from_frame).
+
+The reference is ``Comparisons.from_frame`` on the same rows read into pandas: the scan must
+give the same cells, counts, rejected rows and prompt incidence, and, with the prompts
+kept in the engine, the same cluster-robust intervals to 1e-10.
+"""
+
+import importlib.util
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hja_bayes import Comparisons, DataError, DataWarning, ParameterError, fit_hja
+from tests.conftest import shared_data_or_skip
+from tests.scan_support import (SHARED_PANELS, assert_same_data, bundled_prd, in_order_of,
+                                interval_gap, read_as_text)
+
+pytest.importorskip("duckdb")
+ENGINES = ["duckdb"] + (["polars"] if importlib.util.find_spec("polars") else [])
+
+
+def frame(**cols):
+    return pd.DataFrame(cols)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bundled_prd_cells_and_incidence_equal_from_frame(engine):
+    path = bundled_prd()
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    scanned = Comparisons.scan(path, engine=engine, cluster="question_id")
+    assert_same_data(scanned, reference)
+    assert scanned.judges == tuple(sorted(reference.judges))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("parts, cluster", SHARED_PANELS)
+def test_shared_panels_equal_from_frame(engine, parts, cluster):
+    path = shared_data_or_skip(*parts)
+    reference = Comparisons.from_frame(read_as_text(path), cluster=cluster)
+    assert_same_data(Comparisons.scan(path, engine=engine, cluster=cluster), reference)
+    kept = Comparisons.scan(path, engine=engine, cluster=cluster, incidence="engine")
+    assert kept.clusters.in_engine
+    assert_same_data(kept, reference)
+    assert interval_gap(kept, reference, rank=1) < 1e-10
+
+
+def test_intervals_with_position_bias_and_davidson_ties_equal_in_memory():
+    path = bundled_prd()
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    kept = Comparisons.scan(path, cluster="question_id", incidence="engine",
+                            rows_per_group=2_500)  # prompts summed in partitions on disk
+    assert interval_gap(kept, reference, rank=1, position_bias=True) < 1e-10
+    assert interval_gap(kept, reference, rank=0, outcome="davidson") < 1e-10
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_folded_and_selected_data_keep_their_engine_prompts(engine):
+    path = bundled_prd()
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    kept = in_order_of(Comparisons.scan(path, engine=engine, cluster="question_id",
+                                        incidence="engine", rows_per_group=3_000), reference)
+    # folded: rows shown in the other order add to the cell with their categories reversed
+    assert interval_gap(kept.fold_order(), reference.fold_order(), rank=1) < 1e-10
+    three = list(reference.judges[:3])
+    assert interval_gap(kept.select_judges(three), reference.select_judges(three),
+                        rank=0) < 1e-10
+
+
+def test_ordinal_labels_and_intervals_equal_in_memory(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 3000
+    models = np.array(["m1", "m2", "m3", "m4"])
+    pair = np.array([rng.choice(4, 2, replace=False) for _ in range(n)])
+    labels = np.array(["A>>B", "A>B", "A=B", "B>A", "B>>A", "[[A>B]]", "tie", "invalid"])
+    df = pd.DataFrame({"judge": rng.choice(["j1", "j2", "j3"], n),
+                       "prompt": rng.integers(0, 60, n).astype(str),
+                       "model_a": models[pair[:, 0]], "model_b": models[pair[:, 1]],
+                       "winner": rng.choice(labels, n, p=[.2, .2, .15, .15, .15, .05, .05, .05])})
+    df.to_json(tmp_path / "v.jsonl", orient="records", lines=True)
+    reference = Comparisons.from_frame(df, cluster="prompt")
+    scanned = Comparisons.scan(tmp_path / "v.jsonl", cluster="prompt")
+    assert scanned.categories == ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+    assert_same_data(scanned, reference)
+    kept = Comparisons.scan(tmp_path / "v.jsonl", cluster="prompt", incidence="engine")
+    assert interval_gap(kept, reference, rank=0, outcome="ordinal") < 1e-10
+    assert interval_gap(kept, reference, rank=0, outcome="half") < 1e-10  # collapsed
+
+
+def test_numeric_scale_one_hot_columns_and_winner_names(tmp_path):
+    df = frame(judge=["j1", "j1", "j2", "j2"], model_a=["x", "y", "x", "y"],
+               model_b=["y", "x", "y", "x"], score=["2", "-1", "0", "n/a"])
+    df.to_csv(tmp_path / "s.csv", index=False)
+    reference = Comparisons.from_frame(df, winner="score", scale="-2..2")
+    assert_same_data(Comparisons.scan(tmp_path / "s.csv", winner="score", scale=(-2, 2)),
+                     reference)
+    hot = frame(model_a=["x", "y", "x"], model_b=["y", "x", "y"], winner_model_a=[1, 0, 0],
+                winner_model_b=[0, 1, 0], winner_tie=[0, 0, 1])
+    hot.to_parquet(tmp_path / "h.parquet")
+    assert_same_data(Comparisons.scan(tmp_path / "h.parquet", judge=None),
+                     Comparisons.from_frame(hot, judge=None))
+    named = frame(judge=["j", "j", "j"], model_a=["x", "y", "x"], model_b=["y", "x", "y"],
+                  winner=["y", "y", "Tie "])
+    assert_same_data(Comparisons.scan(named), Comparisons.from_frame(named))
+
+
+def test_invalid_verdicts_counted_per_judge_and_judge_without_valid_rows_dropped(tmp_path):
+    df = frame(judge=["j1", "j1", "j2", "j3", "j3"], model_a=["a"] * 5, model_b=["b"] * 5,
+               winner=["model_a", "invalid", "N/A", "", "tie"])
+    df.to_csv(tmp_path / "i.csv", index=False)
+    with pytest.warns(DataWarning, match="j2"):
+        reference = Comparisons.from_frame(read_as_text(tmp_path / "i.csv"))
+    with pytest.warns(DataWarning, match="j2"):
+        scanned = Comparisons.scan(tmp_path / "i.csv")
+    assert_same_data(scanned, reference)
+    assert scanned.rejected_by_judge == {"j1": 1, "j2": 1, "j3": 1}
+    assert scanned.dropped_judges == ("j2",)
+
+
+def test_globs_lists_and_partitioned_folders(tmp_path):
+    df = read_as_text(bundled_prd())
+    for judge, part in df.groupby("judge"):
+        folder = tmp_path / "logs" / f"judge={judge}"
+        folder.mkdir(parents=True)
+        part.drop(columns="judge").to_parquet(folder / "part-0.parquet")
+    reference = Comparisons.from_frame(df, cluster="question_id")
+    assert_same_data(Comparisons.scan(tmp_path / "logs", cluster="question_id"), reference)
+    assert_same_data(Comparisons.scan(str(tmp_path / "logs" / "**" / "*.parquet"),
+                                      cluster="question_id"), reference)
+    halves = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    df.iloc[:3000].to_csv(halves[0], index=False)
+    df.iloc[3000:].to_csv(halves[1], index=False)
+    for engine in ENGINES:
+        assert_same_data(Comparisons.scan(halves, engine=engine, cluster="question_id"),
+                         reference)
+
+
+def test_missing_column_is_an_error_before_any_work(tmp_path, monkeypatch):
+    df = frame(judge=["j"], model_a=["a"], model_b=["b"], winner=["tie"])
+    df.to_parquet(tmp_path / "x.parquet")
+    from hja_bayes.scan import duckdb_engine
+
+    def no_rows(*args, **kwargs):  # pragma: no cover - must not be reached
+        raise AssertionError("rows were read")
+
+    monkeypatch.setattr(duckdb_engine.DuckDBEngine, "distinct", no_rows)
+    with pytest.raises(DataError, match=r"\['prompt'\] not found; the columns there are"):
+        Comparisons.scan(tmp_path / "x.parquet", cluster="prompt")
+    with pytest.raises(DataError, match="no judge column 'grader'"):
+        Comparisons.scan(tmp_path / "x.parquet", judge="grader")
+    with pytest.raises(DataError, match="no verdict column 'verdict'"):
+        Comparisons.scan(tmp_path / "x.parquet", winner="verdict")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_rows_in_the_middle_name_file_and_line_and_are_counted(tmp_path, engine):
+    df = read_as_text(bundled_prd())
+    bad = df.copy()
+    bad.loc[[4000, 4100, 7000], "winner"] = "banana"
+    files = [tmp_path / "p1.csv", tmp_path / "p2.csv"]
+    bad.iloc[:2000].to_csv(files[0], index=False)
+    bad.iloc[2000:].to_csv(files[1], index=False)
+    with pytest.raises(DataError, match=r"p2\.csv, line 2002 .*'banana'.*3 such rows in all"):
+        Comparisons.scan(files, engine=engine)
+    bad.to_parquet(tmp_path / "p.parquet", row_group_size=1000)
+    with pytest.raises(DataError, match=r"p\.parquet, row 4000 \(0-based, in row group 4\)"
+                                        r".*3 such rows"):
+        Comparisons.scan(tmp_path / "p.parquet", engine=engine)
+    with open(tmp_path / "p.jsonl", "w") as fh:
+        for record in bad.iloc[:4500].to_dict("records"):
+            fh.write(json.dumps(record) + "\n")
+    with pytest.raises(DataError, match=r"p\.jsonl, line 4001 .*2 such rows"):
+        Comparisons.scan(tmp_path / "p.jsonl", engine=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_row_errors_match_the_readers(tmp_path, engine):
+    cases = [
+        (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "b"], winner=["tie", "tie"]),
+         "compares 'b' with itself"),
+        (frame(judge=["j", "j"], model_a=["B", "c"], model_b=["c", "B"], winner=["B", "tie"]),
+         "reads two ways"),
+        (frame(judge=["j", "j"], model_a=["a", " "], model_b=["b", "a"], winner=["tie", "tie"]),
+         "empty name in column 'model_a'"),
+        (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "a"], winner=["A>B", "x"]),
+         "mixes another kind of verdict"),
+    ]
+    for df, message in cases:
+        with pytest.raises(DataError, match=message):
+            Comparisons.from_frame(df)
+        with pytest.raises(DataError, match=message):
+            Comparisons.scan(df, engine=engine)
+    missing = frame(judge=["j", "j"], model_a=["a", None], model_b=["b", "a"], winner=["tie"] * 2)
+    missing.to_parquet(tmp_path / "m.parquet")
+    with pytest.raises(DataError, match=r"m\.parquet, row 1 .*missing value"):
+        Comparisons.scan(tmp_path / "m.parquet", engine=engine)
+    with pytest.raises(ParameterError, match="scale"):
+        Comparisons.scan(missing, scale="1..1")
+
+
+def test_engine_prompts_refuse_what_needs_them_in_memory_and_report_their_count():
+    kept = Comparisons.scan(bundled_prd(), cluster="question_id", incidence="engine")
+    assert kept.clusters.n_clusters == 80
+    assert "clusters: 80" in str(kept.summary())
+    with pytest.raises(DataError, match="incidence='memory'"):
+        kept.clusters.cell
+    with pytest.raises(ParameterError, match="engine must be one of"):
+        Comparisons.scan(bundled_prd(), engine="sqlite")
+    with pytest.raises(ParameterError, match="unknown option"):
+        Comparisons.scan(bundled_prd(), engine="duckdb", partitions=3)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_poisson_bootstrap_counts_are_the_engines_weights_applied_to_each_prompt(engine):
+    path = bundled_prd()
+    memory = Comparisons.scan(path, engine=engine, cluster="question_id", incidence="memory")
+    kept = Comparisons.scan(path, engine=engine, cluster="question_id", incidence="engine")
+    drawn = kept.clusters.poisson_counts(kept, 4, seed=11, start=3)
+    weights = kept.clusters.engine.poisson_weights(7, seed=11)
+    assert abs(weights["w"].mean() - 1) < 0.15 and weights["w"].min() == 0
+    c = memory.clusters
+    for r in range(4):
+        w = weights[weights.rep == r + 3].set_index("g")["w"].reindex(list(c.names)).to_numpy()
+        expected = np.stack([np.bincount(c.cell, c.counts[:, a] * w[c.cluster], memory.n_cells)
+                             for a in range(3)], axis=1)
+        np.testing.assert_array_equal(drawn[r], expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        boot = fit_hja(kept, rank=0).bootstrap(n=3, seed=2)
+    assert boot.mu.shape == (3, 5) and np.all(np.isfinite(boot.mu))

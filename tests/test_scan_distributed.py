@@ -1,0 +1,107 @@
+"""Comparisons.scan on a Dask cluster and in Spark against the in-memory reader (marked slow:
+still run by make test; deselect with -m "not slow").
+
+Dask runs on a local cluster of two workers (threads, for speed); Spark in local mode, in
+one session for the module.  Spark needs a Java runtime: without ``java`` (or pyspark) its
+tests skip, saying so.
+"""
+
+import importlib.util
+import shutil
+import warnings
+
+import pytest
+
+from hja_bayes import Comparisons, DataError
+from tests.conftest import shared_data_or_skip
+from tests.scan_support import assert_same_data, bundled_prd, interval_gap, read_as_text
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    pytest.importorskip("dask.dataframe")
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                           dashboard_address=None)
+        client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _spark_missing() -> str | None:
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (pip install hja_bayes[spark])"
+    if shutil.which("java") is None:
+        return "Spark needs a Java runtime and there is no java on this machine"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    why = _spark_missing()
+    if why:
+        pytest.skip(why)
+    from hja_bayes.scan.spark_engine import local_session
+
+    session = local_session()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def test_dask_cells_incidence_and_intervals_equal_from_frame(dask_client):
+    import dask.dataframe as dd
+
+    path = shared_data_or_skip("ja_ranking", "mtbench.csv")
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    assert_same_data(Comparisons.scan(path, engine="dask", cluster="question_id"), reference)
+    frame = dd.read_csv(str(path), dtype=str, keep_default_na=False, blocksize=200_000)
+    kept = Comparisons.scan(frame, engine="dask", cluster="question_id", incidence="engine",
+                            npartitions=3)
+    assert_same_data(kept, reference)
+    assert interval_gap(kept, reference, rank=1) < 1e-10
+
+
+def test_dask_bundled_prd_and_bad_rows(dask_client, tmp_path):
+    path = bundled_prd()
+    df = read_as_text(path)
+    reference = Comparisons.from_frame(df, cluster="question_id")
+    kept = Comparisons.scan(path, engine="dask", cluster="question_id", incidence="engine")
+    assert interval_gap(kept, reference, rank=0, position_bias=True) < 1e-10
+    df.loc[[5000, 6000], "winner"] = "banana"
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(DataError, match=r"bad\.csv, line 5002 .*2 such rows"):
+        Comparisons.scan(tmp_path / "bad.csv", engine="dask")
+
+
+def test_spark_cells_incidence_and_intervals_equal_from_frame(spark):
+    path = shared_data_or_skip("ja_ranking", "chatbot_arena.csv")
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    assert_same_data(Comparisons.scan(str(path), engine="spark", cluster="question_id",
+                                      session=spark), reference)
+    frame = spark.read.csv(str(path), header=True)
+    kept = Comparisons.scan(frame, engine="spark", cluster="question_id", incidence="engine",
+                            session=spark, partitions=2)
+    assert_same_data(kept, reference)
+    assert interval_gap(kept, reference, rank=1) < 1e-10
+
+
+def test_spark_bundled_prd_and_bad_rows(spark, tmp_path):
+    df = read_as_text(bundled_prd())
+    reference = Comparisons.from_frame(df, cluster="question_id")
+    df.to_parquet(tmp_path / "prd.parquet", row_group_size=2000)
+    kept = Comparisons.scan(str(tmp_path / "prd.parquet"), engine="spark",
+                            cluster="question_id", incidence="engine", session=spark,
+                            partitions=2)
+    assert_same_data(kept, reference)
+    assert interval_gap(kept, reference, rank=0, position_bias=True) < 1e-10
+    df.loc[[5000, 6000], "winner"] = "banana"
+    df.to_parquet(tmp_path / "bad.parquet", row_group_size=2000)
+    with pytest.raises(DataError, match=r"bad\.parquet, row 5000 \(0-based, in row group 2\)"
+                                        r".*2 such rows"):
+        Comparisons.scan(str(tmp_path / "bad.parquet"), engine="spark", session=spark)
