@@ -83,13 +83,14 @@ def in_order_of(scanned: Comparisons, reference: Comparisons) -> Comparisons:
 
 
 def interval_gap(scanned: Comparisons, reference: Comparisons, **fit) -> float:
-    """Largest difference of the cluster-robust intervals of the same fit on both."""
+    """Largest difference of the cluster-robust (CR1: what a scan's engine computes)
+    intervals of the same fit on both."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = fit_hja(reference, **fit)
         b = fit_hja(in_order_of(scanned, reference), **fit)
     assert a.cov_type == b.cov_type == "cluster"
-    ia, ib = a.intervals(), b.intervals()
+    ia, ib = a.intervals(cov_type="CR1"), b.intervals(cov_type="CR1")
     assert list(ia.label) == list(ib.label)
     return float(max(np.abs(ia[c].to_numpy() - ib[c].to_numpy()).max()
                      for c in ("estimate", "se", "lower", "upper")))

@@ -212,6 +212,16 @@ def test_engine_prompts_refuse_what_needs_them_in_memory_and_report_their_count(
         Comparisons.scan(bundled_prd(), engine="duckdb", partitions=3)
 
 
+def test_default_intervals_with_engine_prompts_are_cr1_and_say_so():
+    kept = Comparisons.scan(bundled_prd(), cluster="question_id", incidence="engine")
+    memory = Comparisons.from_frame(read_as_text(bundled_prd()), cluster="question_id")
+    fit = fit_hja(in_order_of(kept, memory), rank=0)
+    with pytest.warns(DataWarning, match="use CR1"):
+        default = fit.intervals()
+    cr1 = fit_hja(memory, rank=0).intervals(cov_type="CR1")
+    np.testing.assert_allclose(default["se"], cr1["se"], rtol=1e-10)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_poisson_bootstrap_counts_are_the_engines_weights_applied_to_each_prompt(engine):
     path = bundled_prd()

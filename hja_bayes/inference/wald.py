@@ -282,6 +282,17 @@ def wald_inference(
             f"model is not identified by these comparisons ({why})"
         )
     meat = design_cr2 = None
+    if small_sample == "CR2" and getattr(data.clusters, "in_engine", False):
+        import warnings
+
+        from ..errors import DataWarning
+
+        warnings.warn(
+            "the prompts stay in the scan's query engine, where only the CR1 meat (prompt "
+            "scores summed there) is computed: the cluster-robust intervals use CR1 "
+            "(G/(G-1), normal quantiles); scan with incidence='memory' for CR2",
+            DataWarning, stacklevel=3)
+        small_sample = "CR1"
     if small_sample == "CR2" and cr2_numbers(data, chart) > CR2_MAX_NUMBERS:
         import warnings
 
