@@ -21,6 +21,7 @@ from .cache import enable_compilation_cache as _enable_compilation_cache  # noqa
 
 _enable_compilation_cache()
 
+from . import methods as _methods  # noqa: E402, F401  (the classes' upward methods)
 from .btl import BTLFit, fit_per_judge_btl, fit_pooled_btl  # noqa: E402
 from .comparisons import ComparisonSummary, Comparisons  # noqa: E402
 from .decomposition import Decomposition, canonicalize, compose, free_parameters  # noqa: E402

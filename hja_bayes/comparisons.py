@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from .categories import THREE, collapse_counts
-from .clusters import ClusterCounts, checked_clusters, effective_clusters, readonly
+from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
-from .summary import ComparisonSummary, count_of
+from .summary import ComparisonSummary, count_of, summarise
 
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
@@ -25,7 +25,8 @@ class Comparisons:
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
     Build one with :meth:`from_frame`, :meth:`from_file`, :meth:`from_csv`,
-    :meth:`from_jsonl` or :meth:`from_counts` rather than directly.
+    :meth:`from_jsonl`, :meth:`from_counts` or :meth:`scan` rather than directly (the
+    readers' constructors, attached by :mod:`hja_bayes.methods`).
 
     Attributes
     ----------
@@ -257,32 +258,7 @@ class Comparisons:
 
     def summary(self) -> ComparisonSummary:
         """Counts of what was used and what was rejected (printable)."""
-        disconnected = tuple(
-            self.judges[k] for k in range(self.n_judges) if not self.is_connected(k)
-        )
-        return ComparisonSummary(
-            n_judges=self.n_judges,
-            n_items=self.n_items,
-            n_cells=self.n_cells,
-            n_comparisons=self.n_comparisons,
-            n_ties=float(self.ties.sum()),
-            rows_read=self.rows_read,
-            rows_used=self.rows_used,
-            rejected=dict(self.rejected),
-            dropped_judges=self.dropped_judges,
-            order_known=self.order_known,
-            one_orientation_only=self.one_orientation_only,
-            connected=self.is_connected(),
-            disconnected_judges=disconnected,
-            n_clusters=0 if self.clusters is None else self.clusters.n_clusters,
-            cluster_column=self.cluster_column,
-            effective_clusters=0.0 if self.clusters is None else effective_clusters(
-                self.clusters.comparisons_per_cluster()),
-            comparisons_per_cluster=() if self.clusters is None else (
-                float(np.median(self.clusters.comparisons_per_cluster())),
-                float(self.clusters.comparisons_per_cluster().max())),
-            categories=self.categories, features=self.feature_names,
-        )
+        return summarise(self)
 
     # ----------------------------------------------------------- transforms
     def fold_order(self) -> "Comparisons":
@@ -406,53 +382,6 @@ class Comparisons:
             f"Comparisons({count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
             f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')})"
         )
-
-    # --------------------------------------------------------- constructors
-    @classmethod
-    def from_frame(cls, df, judge: str | None = "judge", model_a: str = "model_a",
-                   model_b: str = "model_b", winner: str = "winner", **options) -> "Comparisons":
-        """One row per judgment; see :func:`hja_bayes.readers.read_frame`."""
-        from .readers import read_frame
-
-        return read_frame(df, judge, model_a, model_b, winner, **options)
-
-    @classmethod
-    def from_csv(cls, path, **columns) -> "Comparisons":
-        """A CSV with one row per judgment; see :func:`hja_bayes.readers.read_csv`."""
-        from .readers import read_csv
-
-        return read_csv(path, **columns)
-
-    @classmethod
-    def from_jsonl(cls, path, **columns) -> "Comparisons":
-        """JSON Lines with one object per judgment; see :func:`hja_bayes.readers.read_jsonl`."""
-        from .readers import read_jsonl
-
-        return read_jsonl(path, **columns)
-
-    @classmethod
-    def from_file(cls, path, **columns) -> "Comparisons":
-        """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
-        from .readers import read_file
-
-        return read_file(path, **columns)
-
-    @classmethod
-    def scan(cls, source, *, engine: str = "duckdb", **options) -> "Comparisons":
-        """Files beyond memory, or a cluster's table, aggregated inside a query engine
-        (DuckDB, Polars, Dask, Spark); see :func:`hja_bayes.scan.scan`."""
-        from .scan import scan
-
-        return scan(source, engine=engine, **options)
-
-    @classmethod
-    def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
-                    model_b: str = "model_b", n: str = "n", wins: str = "wins",
-                    ties: str | None = "ties", **options) -> "Comparisons":
-        """Counts aggregated upstream; see :func:`hja_bayes.readers.read_counts`."""
-        from .readers import read_counts
-
-        return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
 
 
 def aggregate_cells(judges, items, judge, first, second, counts, *,

@@ -5,30 +5,7 @@ Every reader validates its input here, once, and hands the rows to
 read by :mod:`hja_bayes.sources`; tables may be pandas DataFrames or anything with
 ``.to_pandas()`` (polars, pyarrow, Hugging Face datasets).
 
-Verdicts (the ``winner`` column, compared without case or surrounding spaces):
-
-* the first-shown model won: ``model_a``, ``a``;
-* the second-shown model won: ``model_b``, ``b``;
-* a tie (half a win to each side): ``tie``, ``draw``, ``tie (bothbad)`` (FastChat),
-  ``both_bad`` (arena-rank);
-* the winning model's own name;
-* no usable verdict (counted per judge, not fitted): ``invalid``, ``unknown``, ``error``,
-  ``none``, ``n/a``, ``na``, ``null``, ``nan``, an empty cell or a missing value.
-
-Without a ``winner`` column, Kaggle-style one-hot columns ``winner_model_a``,
-``winner_model_b``, ``winner_tie`` (0/1) give the verdict.  A model named like a label
-(``A``, ``B``, ``tie``, ``None``) whose verdicts could be read either way is an error that
-names both readings.
-
-Ordered verdicts (strength of preference) make the data ordinal, with the categories
-running from the strongest preference for the first-shown model to the strongest for the
-second:
-
-* Arena-Hard's five labels ``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A`` (with or without
-  ``[[ ]]``; a tie label reads as ``A=B``): recognised when any verdict uses them, and then
-  every usable verdict must;
-* numbers on a scale (``scale="-2..2"`` or ``(-2, 2)``): whole numbers, a higher number
-  favouring the model shown first (``model_a``).
+The verdicts a row may hold, and how each is read, are listed in :mod:`hja_bayes.verdicts`.
 """
 
 from __future__ import annotations
@@ -45,23 +22,23 @@ from .categories import THREE
 from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning, ParameterError
 from .features import join_features
+from .prompt_columns import PROMPT_HINTS, prompt_like_columns
 from .sources import as_frame, read_table
+from .verdicts import (
+    FIRST_LABELS,
+    INVALID_LABELS,
+    ONE_HOT_COLUMNS,
+    ORDINAL_LABELS,
+    SECOND_LABELS,
+    TIE_LABELS,
+    check_ambiguous,
+    ordered_verdicts,
+    verdicts,
+)
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "PROMPT_HINTS",
            "SECOND_LABELS", "TIE_LABELS", "prompt_like_columns", "read_counts", "read_csv",
            "read_file", "read_frame", "read_json", "read_jsonl", "read_parquet"]
-
-#: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
-FIRST_LABELS = frozenset({"model_a", "a"})
-SECOND_LABELS = frozenset({"model_b", "b"})
-TIE_LABELS = frozenset({"tie", "draw", "tie (bothbad)", "both_bad"})
-#: Verdict labels that mean "no usable verdict": counted and reported, never fitted.
-INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null", "nan",
-                            ""})
-#: Kaggle-style one-hot verdict columns: first won, second won, tie.
-ONE_HOT_COLUMNS = ("winner_model_a", "winner_model_b", "winner_tie")
-#: Arena-Hard's ordered verdicts, the strongest preference for the first-shown model first.
-ORDINAL_LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 
 SINGLE_JUDGE = "judge"
 #: A "judge" column with at least this many judges ...
@@ -70,10 +47,6 @@ CROWD_JUDGES = 20
 CROWD_MEDIAN = 10
 #: Largest total count accepted from counts (beyond, float64 sums lose whole units).
 MAX_TOTAL_COUNT = 1e12
-
-_MEANING = {1: "the first-shown model won", 2: "the second-shown model won", 3: "a tie",
-            4: "no usable verdict"}
-
 
 def read_frame(
     df,
@@ -150,10 +123,10 @@ def read_frame(
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
     _check_judge_column(df, judge)
-    w = _verdicts(df, winner, [c for c in (model_a, model_b) if c in df.columns])
+    w = verdicts(df, winner, [c for c in (model_a, model_b) if c in df.columns])
     a, b, jud = _keys(df, judge, model_a, model_b, cluster)
     invalid_set = {s.strip().lower() for s in invalid_labels}
-    ordered = _ordered_verdicts(df, w, scale, invalid_set)
+    ordered = ordered_verdicts(df, w, scale, invalid_set)
 
     if ordered is None:
         label_index, labels = pd.factorize(w)  # classify each distinct label once
@@ -163,7 +136,7 @@ def read_frame(
                                   for x in normal], dtype=np.int64)
         by_label = kind_of_label[label_index] if len(labels) else np.zeros(len(w), np.int64)
         by_name = np.where(w == a, 1, np.where(w == b, 2, 0))
-        _check_ambiguous(df, by_label, by_name, w, a, b)
+        check_ambiguous(df, by_label, by_name, w, a, b)
         kind = np.where(by_name > 0, by_name, by_label)
     else:
         category, categories = ordered
@@ -223,95 +196,12 @@ def read_frame(
                            rejected_by_judge=by_judge, cluster_column=cluster, **style)
 
 
-def _scale_bounds(scale) -> tuple[int, int]:
-    """``(lo, hi)`` from ``"-2..2"`` or a pair of whole numbers."""
-    if isinstance(scale, str):
-        lo, sep, hi = scale.partition("..")
-        parts = (lo, hi) if sep else ()
-    else:
-        parts = tuple(scale) if isinstance(scale, (tuple, list)) else ()
-    try:
-        lo, hi = (int(float(p)) for p in parts) if len(parts) == 2 else (None, None)
-    except ValueError:
-        lo = hi = None
-    if lo is None or not lo < hi or hi - lo > 20:
-        raise ParameterError(f"scale must be 'lo..hi' or (lo, hi) with whole numbers lo < hi "
-                             f"(at most 21 levels), got {scale!r}")
-    return lo, hi
-
-
-def _ordered_verdicts(df, w, scale, invalid_set):
-    """For ordered verdicts, ``(category per row (-1: no usable verdict), categories)``;
-    None for three-outcome verdicts.  Each distinct verdict is read once."""
-    codes, distinct = pd.factorize(w)
-    distinct = np.asarray(distinct, dtype=object)
-    normal = np.array([x.strip().lower() for x in distinct], dtype=object)
-    invalid = np.isin(normal, list(invalid_set))
-
-    def first_row(bad_value):
-        return int(np.argmax(bad_value[codes]))
-
-    if scale is not None:
-        lo, hi = _scale_bounds(scale)
-        numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(dtype=float)
-        bad = ~invalid & ~(np.isfinite(numbers) & (numbers == np.round(numbers))
-                           & (numbers >= lo) & (numbers <= hi))
-        if bad.any():
-            pos = first_row(bad)
-            raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} is not a whole number "
-                            f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
-        category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
-        return category[codes], tuple(str(v) for v in range(hi, lo - 1, -1))
-    label = np.array([x.replace(" ", "").strip("[]").upper() for x in distinct], dtype=object)
-    index = {lab: c for c, lab in enumerate(ORDINAL_LABELS)}
-    strength = np.array([x in index for x in label], dtype=bool)
-    if not strength.any():
-        return None
-    tie = np.isin(normal, list(TIE_LABELS))
-    bad = ~strength & ~tie & ~invalid
-    if bad.any():
-        pos = first_row(bad)
-        raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} mixes another kind of "
-                        f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
-                        "other rows; give every verdict on the one scale")
-    category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
-    return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
-
-
 def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
     if judge is not None and judge not in df.columns:
         raise DataError(
             f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
             "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
             "--judge-col -) if one judge made every verdict")
-
-
-def _verdicts(df: pd.DataFrame, winner: str, models: list[str]) -> np.ndarray:
-    """The verdict of every row as text ("" where it is missing)."""
-    if winner in df.columns:
-        column = df[winner]
-        return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy()).astype(object)
-    if winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS):
-        flags = np.stack([_zero_one(df, c) for c in ONE_HOT_COLUMNS], axis=1)
-        bad = flags.sum(axis=1) != 1
-        if bad.any():
-            pos = int(np.argmax(bad))
-            raise DataError(f"row {df.index[pos]!r}: the one-hot verdict columns "
-                            f"{list(ONE_HOT_COLUMNS)} must hold exactly one 1, got "
-                            f"{flags[pos].tolist()}")
-        return np.array(["model_a", "model_b", "tie"], dtype=object)[flags.argmax(axis=1)]
-    raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
-                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}")
-
-
-def _zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
-    text = df[column].astype(str).str.strip().str.lower()
-    ones, zeros = text.isin(["1", "1.0", "true"]), text.isin(["0", "0.0", "false"])
-    if not (ones | zeros).all():
-        pos = int(np.argmax(~(ones | zeros).to_numpy()))
-        raise DataError(f"row {df.index[pos]!r}: column {column!r} must be 0 or 1, got "
-                        f"{df[column].iloc[pos]!r}")
-    return ones.to_numpy().astype(np.int64)
 
 
 def _keys(df: pd.DataFrame, judge, model_a, model_b, cluster):
@@ -345,22 +235,6 @@ def _keys(df: pd.DataFrame, judge, model_a, model_b, cluster):
         raise DataError(f"row {df.index[np.argmax(same)]!r} compares {a[same][0]!r} with "
                         f"itself ({int(same.sum())} such rows)")
     return a, b, jud
-
-
-def _check_ambiguous(df, by_label, by_name, w, a, b) -> None:
-    """A verdict that is both a label and one of the row's model names, with two meanings."""
-    clash = (by_label > 0) & (by_name > 0) & (by_label != by_name)
-    if not clash.any():
-        return
-    pos = int(np.argmax(clash))
-    side = "first" if by_name[pos] == 1 else "second"
-    names = sorted({str(x) for x in w[clash]})
-    raise DataError(
-        f"row {df.index[pos]!r}: the verdict {w[pos]!r} reads two ways: as the label for "
-        f"'{_MEANING[int(by_label[pos])]}', and as the name of the model {w[pos]!r} shown "
-        f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
-        f"Models named like verdict labels ({names}): rename them, or give the verdicts as "
-        "model_a / model_b / tie")
 
 
 def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:
@@ -540,60 +414,6 @@ def _cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
         return None, None
     codes, names = pd.factorize(df[cluster].astype(str).to_numpy()[keep])
     return codes, tuple(names)
-
-
-#: Parts of a column name that suggest it names the prompt of each verdict.
-PROMPT_HINTS = ("question", "prompt", "instruction", "conversation", "item", "task", "query",
-                "sample", "example", "idx", "id")
-
-
-def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tuple[str, int, float]]:
-    """Columns that look like the prompt of each verdict: values shared by several judges.
-
-    A column qualifies when it is not in ``exclude``, does not hold fractional numbers (scores,
-    confidences), has between 2 and half as many distinct values as rows, and at least one
-    of its values was judged by two or more judges (or,
-    without a judge column, appears in two or more rows).  Columns whose names contain one
-    of :data:`PROMPT_HINTS` come first, then those whose values are shared by more judges.
-
-    Parameters
-    ----------
-    df : DataFrame, or a table with ``.to_pandas()``
-    exclude : iterable of str
-        Columns already used (judge, models, verdict).
-    judge : str or None
-        The judge column.
-
-    Returns
-    -------
-    list of (column, distinct values, mean judges per value)
-    """
-    df = as_frame(df, "prompt_like_columns")
-    rows = len(df)
-    exclude = set(c for c in exclude if c is not None)
-    out = []
-    for column in df.columns:
-        if column in exclude or column == judge or df[column].isna().all():
-            continue
-        raw = df[column]
-        if pd.api.types.is_float_dtype(raw) and np.any(raw.dropna() % 1 != 0):
-            continue  # scores or confidences, not ids
-        values = raw.astype(str)
-        n_values = int(values.nunique())
-        if not 2 <= n_values <= rows / 2:
-            continue
-        if judge is not None and judge in df.columns:
-            per_value = df.assign(_v=values).groupby("_v")[judge].nunique()
-        else:
-            per_value = values.value_counts()
-        if per_value.max() < 2:
-            continue
-        name = str(column).lower()
-        hint = next((i for i, h in enumerate(PROMPT_HINTS) if h in name), len(PROMPT_HINTS))
-        out.append((hint, -float(per_value.mean()), str(column), n_values,
-                    float(per_value.mean())))
-    out.sort()
-    return [(c, n, m) for _, _, c, n, m in out]
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-__all__ = ["ComparisonSummary", "count_of"]
+import numpy as np
+
+__all__ = ["ComparisonSummary", "count_of", "summarise"]
 
 
 def count_of(n: float, word: str) -> str:
@@ -111,3 +113,33 @@ class ComparisonSummary:
                 "judges whose own graph is disconnected: " + ", ".join(self.disconnected_judges)
             )
         return "\n".join(lines)
+
+
+def summarise(data) -> ComparisonSummary:
+    """The :class:`ComparisonSummary` of a :class:`~hja_bayes.comparisons.Comparisons`."""
+    from .clusters import effective_clusters
+
+    c = data.clusters
+    per_cluster = None if c is None else c.comparisons_per_cluster()
+    return ComparisonSummary(
+        n_judges=data.n_judges,
+        n_items=data.n_items,
+        n_cells=data.n_cells,
+        n_comparisons=data.n_comparisons,
+        n_ties=float(data.ties.sum()),
+        rows_read=data.rows_read,
+        rows_used=data.rows_used,
+        rejected=dict(data.rejected),
+        dropped_judges=data.dropped_judges,
+        order_known=data.order_known,
+        one_orientation_only=data.one_orientation_only,
+        connected=data.is_connected(),
+        disconnected_judges=tuple(data.judges[k] for k in range(data.n_judges)
+                                  if not data.is_connected(k)),
+        n_clusters=0 if c is None else c.n_clusters,
+        cluster_column=data.cluster_column,
+        effective_clusters=0.0 if c is None else effective_clusters(per_cluster),
+        comparisons_per_cluster=() if c is None else (float(np.median(per_cluster)),
+                                                      float(per_cluster.max())),
+        categories=data.categories, features=data.feature_names,
+    )

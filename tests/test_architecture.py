@@ -15,18 +15,19 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 #: Top-level modules and packages by layer, lowest first (see ARCHITECTURE and the README's
 #: layout): foundations; the data; readers; the likelihood seam and the canonical map;
 #: statistics that read fits without fitting; the MAP solver; what builds on fits; the
-#: confidence ranker (it may read a fitted panel); reports; the command line and the facade.
+#: confidence ranker (it may read a fitted panel); reports; the command line and the facade
+#: (``methods``: the data and result classes' methods that delegate upwards).
 LAYERS = [
-    {"errors", "checks", "version", "cache", "jitting", "categories", "summary"},
-    {"clusters", "comparisons", "sources"},
-    {"readers", "features", "datasets", "scan"},
+    {"errors", "checks", "version", "cache", "jitting", "categories"},
+    {"clusters", "summary", "comparisons", "sources"},
+    {"verdicts", "prompt_columns", "readers", "features", "datasets", "scan"},
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},
     {"hja"},
     {"bayes", "design", "persistence", "fit_folder"},
     {"confidence"},
     {"reporting"},
-    {"cli", "__init__", "__main__"},
+    {"cli", "methods", "__init__", "__main__"},
 ]
 LONGEST = 450
 

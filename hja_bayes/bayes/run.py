@@ -49,7 +49,7 @@ from ..checks import check_choice, check_positive, check_probability
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..hja import HJAFit
-from ..hja.fit import deprecated_ties
+from ..hja.inputs import deprecated_ties
 from .align import WEAK_MATCH, align_to_map
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics

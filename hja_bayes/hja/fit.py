@@ -17,7 +17,7 @@ from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterErro
 from ..likelihood import cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from . import kernels
-from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, judges_to_leave_out
+from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, deprecated_ties, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
@@ -205,15 +205,6 @@ def uncontrolled(fit: HJAFit, **options) -> HJAFit:
 def _full_rank(data: Comparisons, rank: int) -> bool:
     """Whether ``rank`` is the full (per-judge BTL) rank of the data's panel."""
     return rank + 1 >= min(data.n_judges, data.n_items - 1)
-
-
-def deprecated_ties(ties, outcome):
-    """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning)."""
-    if ties is None:
-        return outcome
-    warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
-                  stacklevel=3)
-    return ties
 
 
 def _report_candidate(row: dict) -> None:

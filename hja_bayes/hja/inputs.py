@@ -9,8 +9,8 @@ import numpy as np
 from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError
 
-__all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "judges_to_leave_out", "separated_items",
-           "separated_judges"]
+__all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties", "judges_to_leave_out",
+           "separated_items", "separated_judges"]
 
 #: Judges with fewer comparisons are left out of a fit by default: with so few verdicts their
 #: score row is barely estimable, yet the consensus (the mean of the rows) weighs it like any
@@ -125,3 +125,12 @@ def check_fit_inputs(data, position_bias: bool) -> None:
             DataWarning,
             stacklevel=3,
         )
+
+
+def deprecated_ties(ties, outcome):
+    """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning)."""
+    if ties is None:
+        return outcome
+    warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
+                  stacklevel=3)
+    return ties

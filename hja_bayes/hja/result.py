@@ -330,78 +330,11 @@ class HJAFit:
         :meth:`~hja_bayes.inference.WaldInference.contrast`."""
         return self.wald_inference(cov_type).contrast(q, level)
 
-    def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True,
-                  progress=None, *, wild: bool = False, weights: str = "rademacher"):
-        """Bootstrap replicates of this fit.
-
-        By default a pairs bootstrap: whole clusters (prompts, ``cluster=True``) or single
-        comparisons are resampled and the model refitted, each replicate warm-started here
-        (:func:`hja_bayes.hja.bootstrap.bootstrap_fit`; cost: ``n`` refits, each a fraction of
-        the original fit).
-
-        ``wild=True``: the wild cluster bootstrap of the scores
-        (:func:`hja_bayes.inference.wild.wild_bootstrap`), the check for few clusters: each
-        replicate multiplies every prompt's CR2-adjusted residuals by a weight
-        (``weights="rademacher"``, +-1, or ``"webb"``, six points, better below about 12
-        prompts) and takes one Newton step; no refit, so thousands of replicates take well
-        under a second on small panels.  Its ``table(level)`` gives symmetric percentile-t
-        intervals.
-
-        ``n`` defaults to 200 replicates (pairs) or 999 (wild).
-        """
-        if wild:
-            from ..inference.wild import wild_bootstrap
-
-            return wild_bootstrap(self.wald_inference("cluster"), 999 if n is None else n,
-                                  weights=weights, seed=seed)
-        from .bootstrap import bootstrap_fit
-
-        return bootstrap_fit(self, 200 if n is None else n, seed=seed, cluster=cluster,
-                             progress=progress)
-
-    def fragility(self, target="top", unit: str = "verdict", **options):
-        """How few verdicts or prompts hold a ranking up: the smallest set found whose
-        removal puts another model first (``target="top"``), reverses a pair
-        (``target=(model_a, model_b)``) or changes the top tier (``"tiers"``), confirmed by
-        an exact refit.  See :func:`hja_bayes.inference.fragility.fragility`.
-
-        Returns
-        -------
-        Fragility
-        """
-        from ..inference.fragility import fragility
-        from .bootstrap import refit_without
-
-        return fragility(self, target, unit, refit=lambda removed: refit_without(self, removed),
-                         **options)
-
-    def uncontrolled(self, **options):
-        """The same model without its bias terms (style, self-preference); see
-        :func:`hja_bayes.hja.fit.uncontrolled`."""
-        from .fit import uncontrolled
-
-        return uncontrolled(self, **options)
-
     def leverage(self):
         """Judge leverage diagnostics (:func:`~hja_bayes.diagnostics.judge_leverage`)."""
         from ..diagnostics import judge_leverage
 
         return judge_leverage(self.gamma, self.mu, self.U, self.V)
-
-    def save(self, path, idata=None):
-        """Write the fit (and optionally its posterior) to the folder ``path``.
-
-        See :func:`hja_bayes.persistence.save_fit` for the format (JSON + .npz, no pickle);
-        read it back with :func:`hja_bayes.load_fit`.
-
-        Returns
-        -------
-        pathlib.Path
-            The folder.
-        """
-        from ..persistence import save_fit
-
-        return save_fit(self, path, idata=idata)
 
     def _ties_line(self) -> str:
         if self.outcome == "ordinal":

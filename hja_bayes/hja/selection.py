@@ -12,7 +12,7 @@ from ..decomposition import bic, check_rank, free_parameters, max_rank
 from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
-from .inputs import check_fit_inputs
+from .inputs import check_fit_inputs, deprecated_ties
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve, state_nll
 
@@ -184,8 +184,6 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     DataFrame with columns rank, nll, n_params, bic, cv_nll (NaN when ``cv=False``),
     n_iter, converged, stopped_early, skipped (see :func:`rank_search`).
     """
-    from .fit import deprecated_ties
-
     check_fit_inputs(data, position_bias)
     ranks = candidate_ranks(data) if ranks is None else ranks
     model = outcome_model(deprecated_ties(ties, outcome), data.categories)

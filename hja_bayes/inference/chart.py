@@ -184,6 +184,26 @@ class FactorChart(NamedTuple):
             out[:, self.global_offset: self.y_offset] = dglobal
         return out
 
+    def local_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Chart index of each judge-local coordinate: ``eta_cols`` (K, m + q + g) for the
+        linear predictor's coefficients (A row, per-judge coefficients, panel-wide ones, the
+        last shared by every judge) and ``aux_cols`` (K, n_aux); -1 where not estimated."""
+        K, _, m = self.shape
+        q = self.n_coef_columns
+        coef = np.full(K * q, -1)
+        coef[self.coef] = self.coef_offset + np.arange(self.coef.size)
+        glob = np.broadcast_to(self.global_offset + np.arange(self.n_global), (K, self.n_global))
+        eta_cols = np.concatenate([np.arange(K)[:, None] * m + np.arange(m), coef.reshape(K, q),
+                                   glob], axis=1)
+        aux = np.full(K * self.n_aux, -1)
+        aux[self.free] = self.aux_offset + np.arange(self.free.size)
+        return eta_cols, aux.reshape(K, self.n_aux)
+
+    def local_design(self, units, design) -> np.ndarray:
+        """Per unit, the linear predictor's derivative in the judge-local coordinates:
+        ``[Q_i - Q_j, X, Xg]`` (units, m + q + g)."""
+        return np.column_stack([self.Q[units.first] - self.Q[units.second], design.X, design.Xg])
+
     def complements(self) -> tuple[np.ndarray, np.ndarray]:
         """``(P_perp, Q_c)``: orthonormal complements of P in R^K and of ``{1, Q}`` in R^N."""
         _, N, _ = self.shape

@@ -193,7 +193,6 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     """
     from scipy.linalg import solve_triangular
 
-    from .information import _columns
 
     units, design, eta, aux = model.units("entries")
     cluster = np.asarray(units.cluster)
@@ -202,7 +201,7 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     L = 1 + chart.n_aux
     W = information(model.outcome, eta, aux, units.counts.sum(axis=1))
     g = score(model.outcome, eta, aux, units.counts)
-    eta_cols, aux_cols = _columns(chart)
+    eta_cols, aux_cols = chart.local_columns()
     C = constraints
 
     order = np.argsort(cluster, kind="stable")

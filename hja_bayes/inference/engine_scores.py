@@ -40,7 +40,6 @@ def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
     w : int
         The number of judge-coordinate columns.
     """
-    from .information import _local
 
     if any(t.needs_entries for t in model.terms):
         raise ParameterError("terms that vary by prompt (style) need the prompts in memory: "
@@ -53,7 +52,7 @@ def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
                                    else np.asarray(aux))
     grad = np.asarray(grad)  # (cells, C, L)
     s = np.einsum("rc,rcl->rl", mapping[category], grad[cell])
-    local = _local(chart, units, design)[cell]
+    local = chart.local_design(units, design)[cell]
     judge_part = np.column_stack([local * s[:, :1], s[:, 1:]])
     sign = np.where(flip, -1.0, 1.0)[:, None]
     item_part = chart.P[data.judge[cell]] * s[:, :1] * sign
@@ -70,10 +69,9 @@ class _Reducer:
     """
 
     def __init__(self, model, chart, clusters, width: int):
-        from .information import _columns
-
+    
         data, plan = model.data, clusters.plan
-        eta_cols, aux_cols = _columns(chart)
+        eta_cols, aux_cols = chart.local_columns()
         self.judge_cols = np.concatenate([eta_cols, aux_cols], axis=1)  # (K, width)
         judge_index = {name: k for k, name in enumerate(data.judges)}
         item_index = {name: i for i, name in enumerate(data.items)}

@@ -134,28 +134,6 @@ def _design_view(units, design) -> _View:
     return _View(units, design)
 
 
-def _columns(chart: FactorChart):
-    """Chart index of each judge-local coordinate: ``eta_cols`` (K, m + q + g) for the
-    linear predictor's coefficients (A row, per-judge coefficients, panel-wide ones, the
-    last shared by every judge) and ``aux_cols`` (K, n_aux); -1 where not estimated."""
-    K, _, m = chart.shape
-    q = chart.n_coef_columns
-    coef = np.full(K * q, -1)
-    coef[chart.coef] = chart.coef_offset + np.arange(chart.coef.size)
-    glob = np.broadcast_to(chart.global_offset + np.arange(chart.n_global), (K, chart.n_global))
-    eta_cols = np.concatenate([np.arange(K)[:, None] * m + np.arange(m), coef.reshape(K, q),
-                               glob], axis=1)
-    aux = np.full(K * chart.n_aux, -1)
-    aux[chart.free] = chart.aux_offset + np.arange(chart.free.size)
-    return eta_cols, aux.reshape(K, chart.n_aux)
-
-
-def _local(chart: FactorChart, units, design: Design) -> np.ndarray:
-    """Per unit, the linear predictor's derivative in the judge-local coordinates:
-    ``[Q_i - Q_j, X, Xg]`` (units, m + q + g)."""
-    return np.column_stack([chart.Q[units.first] - chart.Q[units.second], design.X, design.Xg])
-
-
 def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     """``sum_u D_u^T W_u D_u`` in the chart, ``D_u`` the derivative of unit u's (eta, aux) in
     the chart coordinates and ``W_u`` (units, L, L) a symmetric per-unit weight over
@@ -169,8 +147,8 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     K, N, m = chart.shape
     W = np.asarray(weights, dtype=float)
     judge, first, second = units.judge, units.first, units.second
-    u = _local(chart, units, design)
-    eta_cols, aux_cols = _columns(chart)
+    u = chart.local_design(units, design)
+    eta_cols, aux_cols = chart.local_columns()
     cols = np.concatenate([eta_cols, aux_cols], axis=1)
     n_eta = u.shape[1]
 
@@ -237,7 +215,7 @@ def _cluster_scores(model: Model, chart: FactorChart):
     m = chart.shape[2]
     units, design, eta, aux = model.units("entries")
     c = model.data.clusters
-    eta_cols, aux_cols = _columns(chart)
+    eta_cols, aux_cols = chart.local_columns()
     cols = np.concatenate([eta_cols, aux_cols], axis=1)
     total = sparse.csr_matrix((c.n_clusters, chart.dim))
     for start in range(0, len(units.judge), _CHUNK):

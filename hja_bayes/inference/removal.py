@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import DataError, HJAError, HJAWarning, IdentifiabilityError
 from ..likelihood import category_derivatives
-from .information import Model, _columns
+from .information import Model
 
 __all__ = ["Search", "Units", "units_of"]
 
@@ -96,7 +96,7 @@ def _influence(current, original, Z: np.ndarray, inf, level: str) -> np.ndarray:
     model = Model(original, current.S, current.coef, current.theta, current.outcome_model,
                   None if current.aux is None else _log(current.aux), current.terms)
     units, design, eta, aux = model.units(level)
-    eta_cols, aux_cols = _columns(chart)
+    eta_cols, aux_cols = chart.local_columns()
     E = len(units.judge)
     L = 1 + chart.n_aux
     direction = np.empty((E, L, V.shape[1]))

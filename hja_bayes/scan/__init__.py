@@ -25,7 +25,7 @@ from typing import Iterable
 
 from ..checks import check_choice
 from ..errors import ParameterError
-from ..readers import INVALID_LABELS
+from ..verdicts import INVALID_LABELS
 from .labels import check_columns, check_scale_argument, verdict_columns
 from .plan import Spec, run_scan
 

@@ -172,12 +172,12 @@ class EngineClusters:
         -------
         ndarray (replicates, cells, n_categories)
         """
-        from ..likelihood import counts_for
+        from ..categories import collapse_counts
 
         C = self.plan.n_categories
         n_categories = data.n_categories if n_categories is None else int(n_categories)
         if mapping is None:
-            mapping = counts_for(np.eye(C), n_categories)
+            mapping = np.eye(C) if n_categories == C else collapse_counts(np.eye(C))
         key, cell, category, _ = self.cell_keys(data)
         drawn = self.engine.poisson(int(replicates), int(seed), int(start))
         out = np.zeros((replicates, data.n_cells, n_categories))

@@ -26,8 +26,15 @@ import pandas as pd
 
 from ..categories import THREE
 from ..errors import DataError
-from ..readers import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, ORDINAL_LABELS,
-                       SECOND_LABELS, TIE_LABELS, _scale_bounds)
+from ..verdicts import (
+    FIRST_LABELS,
+    INVALID_LABELS,
+    ONE_HOT_COLUMNS,
+    ORDINAL_LABELS,
+    SECOND_LABELS,
+    TIE_LABELS,
+    scale_bounds,
+)
 
 __all__ = ["AMBIGUOUS", "MISSING", "SELF", "UNKNOWN", "BadVerdict", "Verdicts", "classify",
            "kind_meaning"]
@@ -174,7 +181,7 @@ def classify(keys: pd.DataFrame, counts, columns: tuple, *, scale=None,
 
     ordered = None
     if scale is not None:
-        lo, hi = _scale_bounds(scale)
+        lo, hi = scale_bounds(scale)
         numbers = pd.to_numeric(pd.Series(text), errors="coerce").to_numpy(dtype=float)
         whole = np.isfinite(numbers) & (numbers == np.round(numbers)) & (numbers >= lo) \
             & (numbers <= hi)
@@ -250,5 +257,5 @@ def verdict_columns(columns: list, winner: str) -> tuple:
 def check_scale_argument(scale) -> None:
     """A malformed ``scale`` is an error before any work."""
     if scale is not None:
-        _scale_bounds(scale)
+        scale_bounds(scale)
 

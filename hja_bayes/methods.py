@@ -1,0 +1,144 @@
+"""The methods of :class:`~hja_bayes.comparisons.Comparisons` and :class:`~hja_bayes.hja.HJAFit`
+that reach up the layers, attached here, at the top of the package.
+
+``Comparisons`` is the data layer and ``HJAFit`` the solver's plain result: reading a file
+into one (the readers, the scan engines), refitting one (bootstrap, fragility, the fit
+without its bias terms, updates) and saving one (persistence) live above them.  So that
+neither class imports upwards, the methods that only delegate to those layers are defined
+here and attached when the package is imported; each imports its implementation on first
+use, so importing the package stays light.
+"""
+
+from __future__ import annotations
+
+from .comparisons import Comparisons
+from .hja.result import HJAFit
+
+__all__: list[str] = []
+
+
+# -------------------------------------------------------------- Comparisons
+def from_frame(cls, df, judge: str | None = "judge", model_a: str = "model_a",
+               model_b: str = "model_b", winner: str = "winner", **options) -> Comparisons:
+    """One row per judgment; see :func:`hja_bayes.readers.read_frame`."""
+    from .readers import read_frame
+
+    return read_frame(df, judge, model_a, model_b, winner, **options)
+
+
+def from_csv(cls, path, **columns) -> Comparisons:
+    """A CSV with one row per judgment; see :func:`hja_bayes.readers.read_csv`."""
+    from .readers import read_csv
+
+    return read_csv(path, **columns)
+
+
+def from_jsonl(cls, path, **columns) -> Comparisons:
+    """JSON Lines with one object per judgment; see :func:`hja_bayes.readers.read_jsonl`."""
+    from .readers import read_jsonl
+
+    return read_jsonl(path, **columns)
+
+
+def from_file(cls, path, **columns) -> Comparisons:
+    """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
+    from .readers import read_file
+
+    return read_file(path, **columns)
+
+
+def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
+                model_b: str = "model_b", n: str = "n", wins: str = "wins",
+                ties: str | None = "ties", **options) -> Comparisons:
+    """Counts aggregated upstream; see :func:`hja_bayes.readers.read_counts`."""
+    from .readers import read_counts
+
+    return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
+
+
+def scan(cls, source, *, engine: str = "duckdb", **options) -> Comparisons:
+    """Files beyond memory, or a cluster's table, aggregated inside a query engine
+    (DuckDB, Polars, Dask, Spark); see :func:`hja_bayes.scan.scan`."""
+    from .scan import scan as scan_source
+
+    return scan_source(source, engine=engine, **options)
+
+
+for _method in (from_frame, from_csv, from_jsonl, from_file, from_counts, scan):
+    setattr(Comparisons, _method.__name__, classmethod(_method))
+
+
+# ------------------------------------------------------------------- HJAFit
+def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, progress=None,
+              *, wild: bool = False, weights: str = "rademacher"):
+    """Bootstrap replicates of this fit.
+
+    By default a pairs bootstrap: whole clusters (prompts, ``cluster=True``) or single
+    comparisons are resampled and the model refitted, each replicate warm-started here
+    (:func:`hja_bayes.hja.bootstrap.bootstrap_fit`; cost: ``n`` refits, each a fraction of
+    the original fit).
+
+    ``wild=True``: the wild cluster bootstrap of the scores
+    (:func:`hja_bayes.inference.wild.wild_bootstrap`), the check for few clusters: each
+    replicate multiplies every prompt's CR2-adjusted residuals by a weight
+    (``weights="rademacher"``, +-1, or ``"webb"``, six points, better below about 12
+    prompts) and takes one Newton step; no refit, so thousands of replicates take well
+    under a second on small panels.  Its ``table(level)`` gives symmetric percentile-t
+    intervals.
+
+    ``n`` defaults to 200 replicates (pairs) or 999 (wild).
+    """
+    if wild:
+        from .inference.wild import wild_bootstrap
+
+        return wild_bootstrap(self.wald_inference("cluster"), 999 if n is None else n,
+                              weights=weights, seed=seed)
+    from .hja.bootstrap import bootstrap_fit
+
+    return bootstrap_fit(self, 200 if n is None else n, seed=seed, cluster=cluster,
+                         progress=progress)
+
+
+def fragility(self, target="top", unit: str = "verdict", **options):
+    """How few verdicts or prompts hold a ranking up: the smallest set found whose removal
+    puts another model first (``target="top"``), reverses a pair (``target=(model_a,
+    model_b)``) or changes the top tier (``"tiers"``), confirmed by an exact refit.  See
+    :func:`hja_bayes.inference.fragility.fragility`.
+
+    Returns
+    -------
+    Fragility
+    """
+    from .hja.bootstrap import refit_without
+    from .inference.fragility import fragility as audit
+
+    return audit(self, target, unit, refit=lambda removed: refit_without(self, removed),
+                 **options)
+
+
+def uncontrolled(self, **options):
+    """The same model without its bias terms (style, self-preference); see
+    :func:`hja_bayes.hja.fit.uncontrolled`."""
+    from .hja.fit import uncontrolled as refit
+
+    return refit(self, **options)
+
+
+def save(self, path, idata=None):
+    """Write the fit (and optionally its posterior) to the folder ``path``.
+
+    See :func:`hja_bayes.persistence.save_fit` for the format (JSON + .npz, no pickle);
+    read it back with :func:`hja_bayes.load_fit`.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
+    from .persistence import save_fit
+
+    return save_fit(self, path, idata=idata)
+
+
+for _method in (bootstrap, fragility, uncontrolled, save):
+    setattr(HJAFit, _method.__name__, _method)

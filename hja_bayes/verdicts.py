@@ -1,0 +1,153 @@
+"""Verdict labels and how a row's verdict is read (by :mod:`hja_bayes.readers`, and by the
+scan engines for each distinct verdict).
+
+Verdicts (the ``winner`` column, compared without case or surrounding spaces):
+
+* the first-shown model won: ``model_a``, ``a``;
+* the second-shown model won: ``model_b``, ``b``;
+* a tie (half a win to each side): ``tie``, ``draw``, ``tie (bothbad)`` (FastChat),
+  ``both_bad`` (arena-rank);
+* the winning model's own name;
+* no usable verdict (counted per judge, not fitted): ``invalid``, ``unknown``, ``error``,
+  ``none``, ``n/a``, ``na``, ``null``, ``nan``, an empty cell or a missing value.
+
+Without a ``winner`` column, Kaggle-style one-hot columns ``winner_model_a``,
+``winner_model_b``, ``winner_tie`` (0/1) give the verdict.  A model named like a label
+(``A``, ``B``, ``tie``, ``None``) whose verdicts could be read either way is an error that
+names both readings.
+
+Ordered verdicts (strength of preference) make the data ordinal, with the categories
+running from the strongest preference for the first-shown model to the strongest for the
+second:
+
+* Arena-Hard's five labels ``A>>B``, ``A>B``, ``A=B``, ``B>A``, ``B>>A`` (with or without
+  ``[[ ]]``; a tie label reads as ``A=B``): recognised when any verdict uses them, and then
+  every usable verdict must;
+* numbers on a scale (``scale="-2..2"`` or ``(-2, 2)``): whole numbers, a higher number
+  favouring the model shown first (``model_a``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError, ParameterError
+
+__all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
+           "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "ordered_verdicts",
+           "scale_bounds", "verdicts", "zero_one"]
+
+#: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
+FIRST_LABELS = frozenset({"model_a", "a"})
+SECOND_LABELS = frozenset({"model_b", "b"})
+TIE_LABELS = frozenset({"tie", "draw", "tie (bothbad)", "both_bad"})
+#: Verdict labels that mean "no usable verdict": counted and reported, never fitted.
+INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null", "nan",
+                            ""})
+#: Kaggle-style one-hot verdict columns: first won, second won, tie.
+ONE_HOT_COLUMNS = ("winner_model_a", "winner_model_b", "winner_tie")
+#: Arena-Hard's ordered verdicts, the strongest preference for the first-shown model first.
+ORDINAL_LABELS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+
+MEANING = {1: "the first-shown model won", 2: "the second-shown model won", 3: "a tie",
+            4: "no usable verdict"}
+
+
+def scale_bounds(scale) -> tuple[int, int]:
+    """``(lo, hi)`` from ``"-2..2"`` or a pair of whole numbers."""
+    if isinstance(scale, str):
+        lo, sep, hi = scale.partition("..")
+        parts = (lo, hi) if sep else ()
+    else:
+        parts = tuple(scale) if isinstance(scale, (tuple, list)) else ()
+    try:
+        lo, hi = (int(float(p)) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        lo = hi = None
+    if lo is None or not lo < hi or hi - lo > 20:
+        raise ParameterError(f"scale must be 'lo..hi' or (lo, hi) with whole numbers lo < hi "
+                             f"(at most 21 levels), got {scale!r}")
+    return lo, hi
+
+
+def ordered_verdicts(df, w, scale, invalid_set):
+    """For ordered verdicts, ``(category per row (-1: no usable verdict), categories)``;
+    None for three-outcome verdicts.  Each distinct verdict is read once."""
+    codes, distinct = pd.factorize(w)
+    distinct = np.asarray(distinct, dtype=object)
+    normal = np.array([x.strip().lower() for x in distinct], dtype=object)
+    invalid = np.isin(normal, list(invalid_set))
+
+    def first_row(bad_value):
+        return int(np.argmax(bad_value[codes]))
+
+    if scale is not None:
+        lo, hi = scale_bounds(scale)
+        numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(dtype=float)
+        bad = ~invalid & ~(np.isfinite(numbers) & (numbers == np.round(numbers))
+                           & (numbers >= lo) & (numbers <= hi))
+        if bad.any():
+            pos = first_row(bad)
+            raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} is not a whole number "
+                            f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
+        category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
+        return category[codes], tuple(str(v) for v in range(hi, lo - 1, -1))
+    label = np.array([x.replace(" ", "").strip("[]").upper() for x in distinct], dtype=object)
+    index = {lab: c for c, lab in enumerate(ORDINAL_LABELS)}
+    strength = np.array([x in index for x in label], dtype=bool)
+    if not strength.any():
+        return None
+    tie = np.isin(normal, list(TIE_LABELS))
+    bad = ~strength & ~tie & ~invalid
+    if bad.any():
+        pos = first_row(bad)
+        raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} mixes another kind of "
+                        f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
+                        "other rows; give every verdict on the one scale")
+    category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
+    return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
+
+
+def verdicts(df: pd.DataFrame, winner: str, models: list[str]) -> np.ndarray:
+    """The verdict of every row as text ("" where it is missing)."""
+    if winner in df.columns:
+        column = df[winner]
+        return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy()).astype(object)
+    if winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS):
+        flags = np.stack([zero_one(df, c) for c in ONE_HOT_COLUMNS], axis=1)
+        bad = flags.sum(axis=1) != 1
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise DataError(f"row {df.index[pos]!r}: the one-hot verdict columns "
+                            f"{list(ONE_HOT_COLUMNS)} must hold exactly one 1, got "
+                            f"{flags[pos].tolist()}")
+        return np.array(["model_a", "model_b", "tie"], dtype=object)[flags.argmax(axis=1)]
+    raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
+                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}")
+
+
+def zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
+    text = df[column].astype(str).str.strip().str.lower()
+    ones, zeros = text.isin(["1", "1.0", "true"]), text.isin(["0", "0.0", "false"])
+    if not (ones | zeros).all():
+        pos = int(np.argmax(~(ones | zeros).to_numpy()))
+        raise DataError(f"row {df.index[pos]!r}: column {column!r} must be 0 or 1, got "
+                        f"{df[column].iloc[pos]!r}")
+    return ones.to_numpy().astype(np.int64)
+
+
+def check_ambiguous(df, by_label, by_name, w, a, b) -> None:
+    """A verdict that is both a label and one of the row's model names, with two meanings."""
+    clash = (by_label > 0) & (by_name > 0) & (by_label != by_name)
+    if not clash.any():
+        return
+    pos = int(np.argmax(clash))
+    side = "first" if by_name[pos] == 1 else "second"
+    names = sorted({str(x) for x in w[clash]})
+    raise DataError(
+        f"row {df.index[pos]!r}: the verdict {w[pos]!r} reads two ways: as the label for "
+        f"'{MEANING[int(by_label[pos])]}', and as the name of the model {w[pos]!r} shown "
+        f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
+        f"Models named like verdict labels ({names}): rename them, or give the verdicts as "
+        "model_a / model_b / tie")
