@@ -22,7 +22,8 @@ import numpy as np
 from .decomposition import anchor_signs
 from .errors import HJAError
 
-__all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage"]
+__all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage",
+           "kendall_tau", "own_ranking_agreement"]
 
 #: Default threshold on the relative leverage rho for the high-leverage flag.
 RHO_THRESHOLD = 0.25
@@ -256,3 +257,50 @@ def bicluster_residual(
         for a in range(judge_labels.max() + 1)
     ])
     return Biclustering(judge_labels, item_labels, judge_order, item_order, means)
+
+
+def own_ranking_agreement(fit) -> np.ndarray:
+    """Kendall's tau-b between each judge's own Bradley-Terry scores and the consensus mu.
+
+    The judge's scores are a per-judge Bradley-Terry fit to its verdicts alone (presentation
+    order ignored), compared over the models the judge saw.  NaN when the judge saw fewer
+    than two models or its comparisons do not link them all (its own ranking is then not
+    defined), or when either ranking is constant.
+
+    Parameters
+    ----------
+    fit : HJAFit
+
+    Returns
+    -------
+    ndarray (K,)
+    """
+    from .btl import fit_per_judge_btl
+
+    data = fit.data
+    own = fit_per_judge_btl(data)
+    mu = np.asarray(fit.mu)
+    tau = np.full(data.n_judges, np.nan)
+    for k in range(data.n_judges):
+        m = data.judge == k
+        seen = np.unique(np.concatenate([data.first[m], data.second[m]]))
+        labels = data.components(k)[seen]
+        if len(seen) < 2 or np.unique(labels).size > 1:
+            continue
+        x, y = own[k, seen], mu[seen]
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            continue
+        tau[k] = kendall_tau(x, y)
+    return tau
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's tau-b of two score vectors (ties allowed; both non-constant).
+
+    Computed over all pairs here rather than by ``scipy.stats.kendalltau``: the vectors hold
+    one score per model, and importing ``scipy.stats`` costs a command-line fit a second.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    i, j = np.triu_indices(x.size, 1)
+    a, b = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    return float(np.sum(a * b) / np.sqrt(np.count_nonzero(a) * np.count_nonzero(b)))

@@ -24,7 +24,7 @@ LAYERS = [
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},
     {"hja"},
-    {"bayes", "design", "persistence", "fit_folder"},
+    {"bayes", "design", "persistence", "fit_folder", "by_category"},
     {"confidence"},
     {"reporting"},
     {"cli", "methods", "__init__", "__main__"},

@@ -218,7 +218,7 @@ def test_kendall_tau_is_blank_when_a_judge_cannot_rank_the_models_it_saw():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hb.HJAWarning)
         fit = hb.fit_hja(data, rank=0)
-    from hja_bayes.reporting.judges import own_ranking_agreement
+    from hja_bayes.diagnostics import own_ranking_agreement
 
     tau = own_ranking_agreement(fit)
     assert np.isfinite(tau[0]) and np.isnan(tau[1])
@@ -316,7 +316,7 @@ def test_one_leaderboard_per_category_equals_fitting_each_category():
 def test_kendall_tau_matches_scipy_with_and_without_ties():
     from scipy.stats import kendalltau
 
-    from hja_bayes.reporting.judges import kendall_tau
+    from hja_bayes.diagnostics import kendall_tau
 
     rng = np.random.default_rng(5)
     for n in (2, 5, 20):

@@ -1,10 +1,9 @@
 """Per-category leaderboards: one fit per category (e.g. language, task), one table.
 
 Chatbot Arena shows a leaderboard per category of prompt; :func:`leaderboard_by` does the
-same for any column of the rows: it splits them, reads and fits each part on its own
-(a pooled Bradley-Terry fit by default, or any fitter given), and stacks the leaderboards
-with a ``category`` column.  The fitting is the fitter's; this module only splits and
-arranges.
+same for any column of the rows: the rows are split and each part fitted on its own by
+:func:`hja_bayes.by_category.fit_by_category` (a pooled Bradley-Terry fit by default, or any
+fitter given), and this module stacks the leaderboards with a ``category`` column.
 """
 
 from __future__ import annotations
@@ -14,14 +13,12 @@ from typing import Callable
 
 import pandas as pd
 
+from ..by_category import ALL, fit_by_category
 from ..checks import check_level
 from ..errors import DataError, DataWarning
 from .leaderboard import Scale, Style, leaderboard, table_meta
 
 __all__ = ["ALL", "leaderboard_by"]
-
-#: Category label of the leaderboard over all rows (``overall=True``).
-ALL = "(all)"
 
 
 def leaderboard_by(
@@ -71,22 +68,12 @@ def leaderboard_by(
     DataError
         When the column ``by`` is missing, or no category could be fitted.
     """
-    from ..readers import read_frame
-    from ..sources import as_frame
-
     level = check_level(level)
-    frame = as_frame(rows, "leaderboard_by")
-    if by not in frame.columns:
-        raise DataError(f"no category column {by!r}; the columns there are {list(frame.columns)}")
-    if fitter is None:
-        from ..btl import fit_pooled_btl as fitter
-    columns.setdefault("judge", None)
-    parts = [(ALL, frame)] if overall else []
-    parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
-    tables, skipped, last_fit = [], {}, None
-    for name, group in parts:
+    fits, skipped = fit_by_category(rows, by, fitter=fitter, overall=overall, **columns)
+    skipped = dict(skipped)
+    tables, last_fit = [], None
+    for name, fit in fits.items():
         try:
-            fit = fitter(read_frame(group, **columns))
             board = leaderboard(fit, level=level, scale=scale, style=style, baseline=baseline)
         except DataError as exc:
             skipped[name] = " ".join(str(exc).split())

@@ -5,68 +5,22 @@ leverage diagnostics (:mod:`hja_bayes.diagnostics`), credible intervals from pos
 draws, and bookkeeping of the judge's own data (comparisons, share of its pairs shown in
 both orders, share of its rows without a usable verdict).  Kendall's tau compares the
 judge's own ranking -- its per-judge Bradley-Terry scores (:func:`hja_bayes.fit_per_judge_btl`),
-fitted to its verdicts alone -- with the consensus.
+fitted to its verdicts alone -- with the consensus
+(:func:`~hja_bayes.diagnostics.own_ranking_agreement`).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from ..btl import fit_per_judge_btl
 from ..checks import check_level
-from ..diagnostics import judge_leverage
+from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
 from ..inference import WaldInference
 from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
 from .observed import both_orders_share, invalid_share
 
-__all__ = ["judge_table", "kendall_tau", "own_ranking_agreement"]
-
-
-def own_ranking_agreement(fit) -> np.ndarray:
-    """Kendall's tau-b between each judge's own Bradley-Terry scores and the consensus mu.
-
-    The judge's scores are a per-judge Bradley-Terry fit to its verdicts alone (presentation
-    order ignored), compared over the models the judge saw.  NaN when the judge saw fewer
-    than two models or its comparisons do not link them all (its own ranking is then not
-    defined), or when either ranking is constant.
-
-    Parameters
-    ----------
-    fit : HJAFit
-
-    Returns
-    -------
-    ndarray (K,)
-    """
-    data = fit.data
-    own = fit_per_judge_btl(data)
-    mu = np.asarray(fit.mu)
-    tau = np.full(data.n_judges, np.nan)
-    for k in range(data.n_judges):
-        m = data.judge == k
-        seen = np.unique(np.concatenate([data.first[m], data.second[m]]))
-        labels = data.components(k)[seen]
-        if len(seen) < 2 or np.unique(labels).size > 1:
-            continue
-        x, y = own[k, seen], mu[seen]
-        if np.ptp(x) == 0 or np.ptp(y) == 0:
-            continue
-        tau[k] = kendall_tau(x, y)
-    return tau
-
-
-def kendall_tau(x, y) -> float:
-    """Kendall's tau-b of two score vectors (ties allowed; both non-constant).
-
-    Computed over all pairs here rather than by ``scipy.stats.kendalltau``: the vectors hold
-    one score per model, and importing ``scipy.stats`` costs a command-line fit a second.
-    """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    i, j = np.triu_indices(x.size, 1)
-    a, b = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-    return float(np.sum(a * b) / np.sqrt(np.count_nonzero(a) * np.count_nonzero(b)))
+__all__ = ["judge_table"]
 
 
 def judge_table(

@@ -1,0 +1,67 @@
+"""One fit per category of the rows (language, task, question type): the fits behind
+:func:`hja_bayes.reporting.categories.leaderboard_by`."""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+from .errors import DataError
+
+__all__ = ["ALL", "FitsByCategory", "fit_by_category"]
+
+#: Category label of the fit over all rows (``overall=True``).
+ALL = "(all)"
+
+
+class FitsByCategory(NamedTuple):
+    """Fits per category, in order (``"(all)"`` first with ``overall``), and the categories
+    left out with the reason (their comparisons do not link all their models, or they
+    cannot be fitted)."""
+
+    fits: dict
+    skipped: dict
+
+
+def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = None,
+                    overall: bool = True, **columns) -> FitsByCategory:
+    """Split the rows by the column ``by``, read and fit each part on its own.
+
+    Parameters
+    ----------
+    rows : DataFrame, or a table with ``.to_pandas()``
+        One row per verdict, with the column ``by``.
+    by : str
+        The column naming each row's category.
+    fitter : callable, optional
+        ``fitter(comparisons) -> fit``; default :func:`hja_bayes.fit_pooled_btl`.
+    overall : bool
+        Also a fit over all rows, labelled ``"(all)"``, first.
+    **columns
+        Column names for :func:`hja_bayes.readers.read_frame`; ``judge`` defaults to None
+        (one judge).
+
+    Raises
+    ------
+    DataError
+        When the column ``by`` is missing, or no category could be fitted.
+    """
+    from .readers import read_frame
+    from .sources import as_frame
+
+    frame = as_frame(rows, "leaderboard_by")
+    if by not in frame.columns:
+        raise DataError(f"no category column {by!r}; the columns there are {list(frame.columns)}")
+    if fitter is None:
+        from .btl import fit_pooled_btl as fitter
+    columns.setdefault("judge", None)
+    parts = [(ALL, frame)] if overall else []
+    parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
+    fits, skipped = {}, {}
+    for name, group in parts:
+        try:
+            fits[name] = fitter(read_frame(group, **columns))
+        except DataError as exc:
+            skipped[name] = " ".join(str(exc).split())
+    if not fits:
+        raise DataError(f"no category of {by!r} could be fitted: {skipped}")
+    return FitsByCategory(fits, skipped)
