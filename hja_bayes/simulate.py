@@ -165,7 +165,7 @@ def simulate(
     position_bias : float
         Typical per-judge position bias (0: none).
     tie_prob : float
-        Probability that a comparison ends in a tie (``ties="half"`` only).
+        Probability that a comparison ends in a tie (``outcome="half"`` only).
     questions : int
         Number of prompts the comparisons are spread over (0: no prompts, independent
         comparisons).
