@@ -47,6 +47,7 @@ from .inference import (  # noqa: E402
     tangent_basis,
     wald_inference,
 )
+from .design import next_comparisons, plan  # noqa: E402
 from .persistence import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from .version import __version__  # noqa: E402, F401
@@ -117,8 +118,10 @@ __all__ = [
     "leaderboard_by",
     "load_fit",
     "load_posterior",
+    "next_comparisons",
     "observed_heatmap",
     "pairwise_table",
+    "plan",
     "posterior_predictive_plot",
     "prior_predictive_plot",
     "rank_posterior_plot",

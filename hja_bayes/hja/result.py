@@ -302,6 +302,16 @@ class HJAFit:
         :meth:`~hja_bayes.inference.WaldInference.contrast`."""
         return self.wald_inference(cov_type).contrast(q, level)
 
+    def update(self, new_data, **options) -> "HJAFit":
+        """This fit with ``new_data``'s comparisons added, warm-started here.
+
+        See :func:`hja_bayes.design.update_fit` (same judges and models; new cells and
+        prompts allowed; the rank is kept).  The fit itself is not changed.
+        """
+        from ..design.update import update_fit
+
+        return update_fit(self, new_data, **options)
+
     def bootstrap(self, n: int = 200, seed: int = 0, cluster: bool = True, progress=None):
         """Bootstrap replicates of this fit, each warm-started here.
 
