@@ -127,22 +127,36 @@ def _prompt_usage(fit, prompts):
 
 def _assign_prompts(fit, prompts, first, second, seed: int) -> list:
     """A prompt for every new verdict: the one this pair has used least, then the least used
-    overall, then by a seeded order; so a pair's verdicts are spread over prompts."""
+    overall, then by a seeded order; so a pair's verdicts are spread over prompts.
+
+    Consecutive rows of one pair (a greedy step's block) are given prompts together."""
     if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
         raise ParameterError(f"prompts must be a sequence of prompt ids, got {prompts!r}")
     prompts = list(prompts)
     if not prompts or len(set(map(str, prompts))) != len(prompts):
         raise ParameterError("prompts must hold at least one prompt, each named once")
     names, per_pair, per_prompt = _prompt_usage(fit, prompts)
-    key = np.random.default_rng(seed + 1).permutation(len(names))
-    out = []
-    for i, j in zip(first, second):
-        pair = per_pair.setdefault((min(i, j), max(i, j)), np.zeros(len(names)))
-        p = int(np.lexsort((key, per_prompt, pair))[0])
-        pair[p] += 1
-        per_prompt[p] += 1
-        out.append(prompts[p])
-    return out
+    G = len(names)
+    key = np.random.default_rng(seed + 1).permutation(G)
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    out = np.empty(len(first), dtype=np.int64)
+    start = 0
+    while start < len(first):
+        stop = start + 1
+        while stop < len(first) and lo[stop] == lo[start] and hi[stop] == hi[start]:
+            stop += 1
+        pair = per_pair.setdefault((int(lo[start]), int(hi[start])), np.zeros(G))
+        at = start
+        while at < stop:
+            take = min(stop - at, G)
+            chosen = np.lexsort((key, per_prompt, pair))[:take]
+            out[at: at + take] = chosen
+            pair[chosen] += 1
+            per_prompt[chosen] += 1
+            at += take
+        start = stop
+    return [prompts[p] for p in out]
 
 
 def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=None,
@@ -267,8 +281,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     out = pd.DataFrame({"judge": judge_names[kk.astype(int)], "model_a": items[first.astype(int)],
                         "model_b": items[second.astype(int)]})
     if prompts is not None:
-        out["prompt"] = _assign_prompts(fit, prompts, first.astype(int).tolist(),
-                                        second.astype(int).tolist(), int(seed))
+        out["prompt"] = _assign_prompts(fit, prompts, first.astype(int), second.astype(int),
+                                        int(seed))
     out["cost"] = price.astype(float)
     out["gain"] = gain.astype(float)
     out["uncertainty"] = after.astype(float)
