@@ -100,7 +100,11 @@ def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Compariso
         if old.clusters is not None and "cluster" not in options:
             raise ParameterError("the fit's data carry prompts: pass cluster=<column> so the "
                                  "new verdicts get theirs")
-        return Comparisons.from_frame(new_data, **options)
+        import warnings
+
+        with warnings.catch_warnings():  # a small batch has few verdicts per judge by nature
+            warnings.filterwarnings("ignore", message=r".*judges in column .* with a median of")
+            return Comparisons.from_frame(new_data, **options)
     raise ParameterError(f"new_data must be Comparisons or a DataFrame of verdicts, got "
                          f"{type(new_data).__name__}")
 
