@@ -10,7 +10,8 @@ Importing the package changes two pieces of JAX's global configuration, for the 
   :mod:`hja_bayes.cache`; ``HJA_BAYES_CACHE=off`` before the import turns that off, and a
   cache you configured yourself is kept).
 
-Plotting, ArviZ, NumPyro and the confidence ranker load on first use.
+Plotting, ArviZ, NumPyro, the confidence ranker and the adaptive design (``next_comparisons``,
+``plan``) load on first use.
 """
 
 import jax as _jax
@@ -47,7 +48,6 @@ from .inference import (  # noqa: E402
     tangent_basis,
     wald_inference,
 )
-from .design import next_comparisons, plan  # noqa: E402
 from .persistence import load_fit, load_posterior, save_fit  # noqa: E402
 from .simulate import SimulationTruth, simulate  # noqa: E402
 from .version import __version__  # noqa: E402, F401
@@ -60,8 +60,9 @@ _LAZY = {
         "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
         "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
+    **{name: "design" for name in ("next_comparisons", "plan")},
 }
-_LAZY_MODULES = ("bayes", "confidence", "datasets", "reporting")
+_LAZY_MODULES = ("bayes", "confidence", "datasets", "design", "reporting")
 
 
 def __getattr__(name):
@@ -105,6 +106,7 @@ __all__ = [
     "compose",
     "confidence",
     "datasets",
+    "design",
     "fit_btl_svd",
     "fit_hja",
     "fit_per_judge_btl",

@@ -235,6 +235,16 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         Bad arguments: an unknown goal, judge or model, a cost that is not positive, ``k``
         outside 1..N-1, a budget below 1, nothing left to ask.
 
+    Notes
+    -----
+    The design is locally optimal: it is computed at the current estimates, so it is only
+    as good as the fit (start from a design that links every judge to every model).  The
+    final intervals stay valid under such a design: the likelihood does not depend on how
+    the pairs were chosen (the benchmark ``benchmarks/bench_adaptive.py`` checks their
+    coverage at the stopping time).  For outcome models with per-judge parameters (Davidson
+    ties, ordinal cut points) only a verdict's information about its linear predictor is
+    counted, not what it says about the judge's own tie propensity or cut points.
+
     Examples
     --------
     >>> import hja_bayes as hb
