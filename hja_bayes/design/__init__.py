@@ -7,12 +7,27 @@ them to a fit.
   effect;
 * :func:`update_fit` (``HJAFit.update``) — add verdicts to a fit, warm-started at it.
 
-These functions read fits; they never change them.
+These functions read fits; they never change them.  Each submodule loads on first use, so
+``HJAFit.update`` does not import the search and the planning code.
 """
 
-from .next import DesignContext, design_context, next_comparisons
-from .plan import Plan, plan
-from .update import merge_comparisons, update_fit
+import importlib
 
-__all__ = ["DesignContext", "Plan", "design_context", "merge_comparisons", "next_comparisons",
-           "plan", "update_fit"]
+_WHERE = {"DesignContext": "next", "design_context": "next", "next_comparisons": "next",
+          "Plan": "plan", "plan": "plan", "merge_comparisons": "update", "update_fit": "update"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f".{_WHERE[name]}", __name__)
+    for key, where in _WHERE.items():  # the function ``plan`` wins over its module's name
+        if where == _WHERE[name]:
+            globals()[key] = getattr(module, key)
+    return globals()[name]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

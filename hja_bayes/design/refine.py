@@ -125,8 +125,8 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     """Fisher scoring on the chart from ``(S, Z, theta, log_aux)`` to the penalised optimum.
 
     Stops when the Newton decrement ``-g^T delta / 2`` (the predicted decrease of the
-    objective) falls below ``tol / 10`` relative to the objective: the proximal solver's
-    stopping rule (relative change below ``tol``) is then met with room to spare.
+    objective to the optimum) falls below ``tol`` relative to the objective: stricter than
+    the proximal solver's rule, a relative change below ``tol`` in one of its steps.
 
     Raises
     ------
@@ -160,7 +160,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         delta = -np.linalg.solve(factor.T, np.linalg.solve(factor, g))
         delta -= C @ (C.T @ delta)
         decrement = -float(g @ delta) / 2
-        if decrement <= tol / 10 * max(1.0, abs(f)):
+        if decrement <= tol * max(1.0, abs(f)):
             return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
         t = 1.0
         while True:
