@@ -258,6 +258,38 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
     return want
 
 
+# ------------------------------------------------------------------------- coverage
+def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
+                          budget: float = 25_000.0, goal: str = "ranks"):
+    """Coverage after spending a fixed budget (no data-dependent stopping): the adaptive
+    design against uniform random allocation, same start, same truth."""
+    out = {"N": N, "start": start, "budget": budget, "goal": goal, "runs": []}
+    for seed in range(seeds):
+        truth = Truth(N, 1_000 + seed)
+        for method in ("adaptive", "random"):
+            rng = np.random.default_rng(seed)
+            k, i, j, q = random_rows(np.random.default_rng(20_000 + seed), N, start)
+            draw_rng = np.random.default_rng(30_000 + seed)
+            y = truth.draw(draw_rng, k, i, j, q)
+            fit = hb.fit_hja(comparisons(truth, k, i, j, q, y), rank=1, position_bias=True)
+            spent = float(COSTS[k].sum())
+            while spent < budget:
+                spend = min(0.1 * spent, budget - spent)
+                k, i, j, q = (random_rows(rng, N, spend) if method == "random"
+                              else adaptive_rows(fit, spend, goal, seed, N))
+                if len(k) == 0:
+                    break
+                y = truth.draw(draw_rng, k, i, j, q)
+                spent += float(COSTS[k].sum())
+                fit = fit.update(comparisons(truth, k, i, j, q, y))
+            _, _, _, joint, marginal = check(fit, truth)
+            out["runs"].append({"seed": seed, "method": method, "cost": spent,
+                                "joint_coverage": joint, "marginal_coverage": marginal})
+        if seed % 10 == 9:
+            log(f"coverage: {seed + 1} seeds")
+    return out
+
+
 # --------------------------------------------------------------------------- plan()
 class FittedTruth:
     """Scores and biases taken as the truth, prompts drawn afresh per study (copula)."""
@@ -446,9 +478,155 @@ def mtbench_replay(seeds: int, log):
     return out
 
 
+# ---------------------------------------------------------------------------- report
+def _value(entry, key, cap):
+    """(value, censored) of a run's cost or comparisons at the goal (the cap when missed)."""
+    return (cap, True) if entry is None else (entry[key], False)
+
+
+def summarise(results) -> list[str]:
+    """The Markdown report of the three parts."""
+    lines = ["# Adaptive design: next_comparisons against random allocation and Arena's rule", ""]
+    settings = results.get("settings", {})
+    lines += [
+        "`OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_adaptive.py` (see the script's "
+        "docstring for the protocol; a shared 2-core machine, load average "
+        f"{settings.get('load_start', float('nan')):.1f} at the start).", ""]
+    sim = results.get("simulation")
+    caps = results.get("caps", {})
+    if sim:
+        lines += [
+            "## Simulated panels", "",
+            f"K = 3 judges, costs {settings['costs']}, sensitivities gamma {settings['gamma']}, "
+            f"position biases {settings['beta']}; rank 1 (disagreement 0.3 of the consensus); "
+            "consensus scores at normal quantiles (N = 12: neighbouring gaps 0.21-0.58; "
+            f"N = 40: 0.06-0.47); verdicts on {settings['prompts']} prompts, coupled within a "
+            f"prompt by a Gaussian copula (rho {settings['copula_rho']}); joint level "
+            f"{settings['level']}, cluster-robust covariance; tie margin {settings['tie_margin']} "
+            "for the ranks goal. Every run starts from the same uniform random design "
+            "worth 5% of its cost cap, then adds 10% of its spending per round; cost and "
+            "comparisons are counted at the first check where the goal holds (capped runs count "
+            "as the cap, which favours the peers). Savings: one minus the median over seeds of "
+            "the paired ratio adaptive / peer.", "",
+            "| N | goal | cap (cost) | seeds | median cost to goal: adaptive / random / Arena | "
+            "saving in cost vs random / vs Arena | median comparisons: adaptive / random / Arena "
+            "| saving in comparisons vs random / vs Arena | goal missed within the cap: "
+            "adaptive / random / Arena | joint rank coverage at the stop: adaptive / random / "
+            "Arena | marginal 95% coverage of mu_i - mu_j: adaptive / random / Arena | top 3 "
+            "correct (adaptive) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for N, entries in sim.items():
+            for goal in ("top", "ranks"):
+                key = f"{goal}:adaptive"
+                if not entries or key not in entries[0]:
+                    continue
+                cap = caps.get(str(N), {}).get(goal, float("nan"))
+                med, miss, ratio_cost, ratio_rows, joint, marginal = {}, {}, {}, {}, {}, {}
+                for m in ("adaptive", "random", "arena"):
+                    runs = [e[f"{goal}:{m}"] for e in entries]
+                    costs = [_value(r, "cost", cap) for r in runs]
+                    rows = [_value(r, "comparisons", np.nan) for r in runs]
+                    med[m] = (np.median([c for c, _ in costs]),
+                              np.nanmedian([c for c, _ in rows]))
+                    miss[m] = sum(c for _, c in costs)
+                    done = [r for r in runs if r is not None]
+                    joint[m] = np.mean([r["joint_coverage"] for r in done]) if done else np.nan
+                    marginal[m] = np.mean([r["marginal_coverage"] for r in done]) if done else np.nan
+                for m in ("random", "arena"):
+                    a = [_value(e[f"{goal}:adaptive"], "cost", cap)[0] for e in entries]
+                    b = [_value(e[f"{goal}:{m}"], "cost", cap)[0] for e in entries]
+                    ratio_cost[m] = 1 - np.median(np.asarray(a) / np.asarray(b))
+                    a = [_value(e[f"{goal}:adaptive"], "comparisons", np.nan)[0] for e in entries]
+                    b = [_value(e[f"{goal}:{m}"], "comparisons", np.nan)[0] for e in entries]
+                    ratio_rows[m] = 1 - np.nanmedian(np.asarray(a) / np.asarray(b))
+                correct = [e[f"{goal}:adaptive"]["correct"] for e in entries
+                           if e[f"{goal}:adaptive"] and goal == "top"]
+                lines.append(
+                    f"| {N} | {goal} | {cap:,.0f} | {len(entries)} | "
+                    + " / ".join(f"{med[m][0]:,.0f}" for m in ("adaptive", "random", "arena"))
+                    + f" | {ratio_cost['random']:.0%} / {ratio_cost['arena']:.0%} | "
+                    + " / ".join(f"{med[m][1]:,.0f}" for m in ("adaptive", "random", "arena"))
+                    + f" | {ratio_rows['random']:.0%} / {ratio_rows['arena']:.0%} | "
+                    + " / ".join(str(miss[m]) for m in ("adaptive", "random", "arena"))
+                    + " | " + " / ".join(f"{joint[m]:.2f}" for m in ("adaptive", "random", "arena"))
+                    + " | " + " / ".join(f"{marginal[m]:.3f}" for m in ("adaptive", "random", "arena"))
+                    + f" | {(f'{np.mean(correct):.2f}' if correct else '-')} |")
+        lines.append("")
+    cov = results.get("coverage")
+    if cov:
+        lines += [
+            "## Coverage after a fixed budget", "",
+            f"N = {cov['N']}, the simulated panel above; from a random start worth "
+            f"{cov['start']:,.0f}, {cov['budget']:,.0f} spent in rounds of 10% either as "
+            f"`next_comparisons(goal=\"{cov['goal']}\")` asks or uniformly at random; no "
+            "data-dependent stopping (the goal rows above stop when the goal holds, which "
+            "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds.", "",
+            "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
+            "every mu_i - mu_j (nominal 0.95) |", "|---|---|---|---|"]
+        for m in ("adaptive", "random"):
+            runs = [r for r in cov["runs"] if r["method"] == m]
+            joint = np.array([r["joint_coverage"] for r in runs], dtype=float)
+            marg = np.array([r["marginal_coverage"] for r in runs])
+            lines.append(f"| {m} | {len(runs)} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(len(runs)):.3f}) "
+                         f"| {marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(len(runs)):.3f}) |")
+        lines.append("")
+    plan = results.get("plan")
+    if plan:
+        lines += [
+            "## plan(): predicted against simulated power", "",
+            f"N = {plan['n_items']} models (the simulated panel's design at N = 8), K = 3, rank 1, "
+            f"position biases; a pilot of {plan['pilot_comparisons_per_judge']:,} comparisons "
+            f"per judge on {plan['pilot_prompts']:,} prompts gives the assumed truth (its "
+            "estimates, from which the studies are then simulated) and the intra-prompt "
+            f"correlation; each study spreads T comparisons per judge over {plan['prompts']} "
+            f"prompts; {plan['pairs']}; {plan['replicates']} simulated studies per size.", "",
+            "| target power | comparisons per judge | design effect | predicted | simulated "
+            "(MC se) | difference |", "|---|---|---|---|---|---|"]
+        for r in plan["rows"]:
+            lines.append(f"| {r['target']} | {r['comparisons_per_judge']:,} | "
+                         f"{r['design_effect']:.2f} | {r['predicted']:.3f} | "
+                         f"{r['simulated']:.3f} ({r['mc_se']:.3f}) | "
+                         f"{100 * (r['simulated'] - r['predicted']):+.1f} points |")
+        lines.append("")
+    mt = results.get("mtbench")
+    if mt and "runs" in mt:
+        lines += [
+            "## MT-Bench replay", "",
+            f"{mt['rows']:,} valid verdicts (20 judges, 6 models, 80 questions), rank 1, "
+            f"{mt['cov_type']} covariance. The full data's joint rank intervals separate the "
+            f"top 3 {mt['target_top3']} from the rest and make {len(mt['full_separations'])} "
+            "separations in all. From a random start, verdicts are replayed in the order "
+            "`next_comparisons` asks for (among those not yet played; goal \"top\" for the "
+            "top 3, \"tiers\" for all separations) or at random, a step at a time, until the "
+            "target holds.", "",
+            "| target | start | step | seeds | median verdicts to target: adaptive / random | "
+            "saving (median paired ratio) | reached at the start: adaptive / random | "
+            "never reached: adaptive / random |", "|---|---|---|---|---|---|---|---|"]
+        groups = {}
+        for r in mt["runs"]:
+            groups.setdefault((r["replay"], r["start"], r["step"]), {}).setdefault(
+                r["method"], {})[r["seed"]] = r["reached"]
+        for (name, start, step), by in groups.items():
+            seeds = sorted(by["adaptive"])
+            a = np.array([by["adaptive"][s] or mt["rows"] for s in seeds], dtype=float)
+            b = np.array([by["random"][s] or mt["rows"] for s in seeds], dtype=float)
+            lines.append(
+                f"| {name} | {start} | {step} | {len(seeds)} | {np.median(a):,.0f} / "
+                f"{np.median(b):,.0f} | {1 - np.median(a / b):.0%} | {int(np.sum(a == start))} / "
+                f"{int(np.sum(b == start))} | "
+                f"{sum(by['adaptive'][s] is None for s in seeds)} / "
+                f"{sum(by['random'][s] is None for s in seeds)} |")
+        lines.append("")
+    elif mt:
+        lines += ["## MT-Bench replay", "", f"skipped: {mt['skipped']}", ""]
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--seed-start", type=int, default=0,
+                        help="first seed (to split a run over processes; --merge joins them)")
     parser.add_argument("--sizes", default="12,40")
     parser.add_argument("--caps", default="100000:400000,2000000:6000000",
                         help="cost caps per size, top:ranks (the start design is 5%% of it)")
@@ -457,16 +635,20 @@ def main(argv=None):
     parser.add_argument("--goals", default="top,ranks")
     parser.add_argument("--plan-replicates", type=int, default=1000)
     parser.add_argument("--mtbench-seeds", type=int, default=20)
+    parser.add_argument("--coverage-seeds", type=int, default=100)
+    parser.add_argument("--merge", default="",
+                        help="with --parts report: JSON files of parts run separately")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     path = Path(args.out + ".json")
     previous = json.loads(path.read_text()) if path.exists() else {}
+    load_start = previous.get("settings", {}).get("load_start", os.getloadavg()[0])
     results = {**previous, "settings": {"costs": dict(zip(JUDGES, COSTS.tolist())),
                             "gamma": dict(zip(JUDGES, (GAMMA * 3 / GAMMA.sum()).round(3).tolist())),
                             "beta": dict(zip(JUDGES, BETA.tolist())), "prompts": PROMPTS,
                             "copula_rho": RHO, "tie_margin": MARGIN, "level": LEVEL,
-                            "rank": 1, "load_start": os.getloadavg()[0]}}
+                            "rank": 1, "load_start": load_start}}
     t0 = time.time()
     parts = args.parts.split(",")
     if "sim" in parts:
@@ -476,7 +658,7 @@ def main(argv=None):
         sim = {}
         for N, cap in zip(sizes, caps):
             sim[N] = []
-            for seed in range(args.seeds):
+            for seed in range(args.seed_start, args.seed_start + args.seeds):
                 truth = Truth(N, seed)
                 entry = {"seed": seed}
                 for goal in goals:
@@ -493,13 +675,34 @@ def main(argv=None):
                     + f"  [{time.time() - t0:.0f}s, load {os.getloadavg()[0]:.1f}]")
                 results["simulation"] = {str(n): v for n, v in sim.items()}
                 Path(args.out + ".json").write_text(json.dumps(results, indent=1))
+    if "sim" in parts or ("report" in parts and "caps" not in results):
+        results["caps"] = {str(n): {"top": c[0], "ranks": c[1]} for n, c in zip(
+            [int(x) for x in args.sizes.split(",")],
+            [[float(x) for x in c.split(":")] for c in args.caps.split(",")])}
+        Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "mtbench" in parts:
         results["mtbench"] = mtbench_replay(args.mtbench_seeds, log)
+        Path(args.out + ".json").write_text(json.dumps(results, indent=1))
+    if "coverage" in parts:
+        results["coverage"] = fixed_budget_coverage(args.coverage_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "plan" in parts:
         results["plan"] = plan_check(args.plan_replicates, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
-    results["seconds"] = time.time() - t0
+    if "report" in parts:  # merge the parts run separately, then write the Markdown
+        for extra in args.merge.split(",") if args.merge else []:
+            other = json.loads(Path(extra).read_text())
+            results.update({k: v for k, v in other.items()
+                            if k in ("plan", "mtbench", "coverage")})
+            for n, entries in other.get("simulation", {}).items():  # seeds run elsewhere
+                mine = results.setdefault("simulation", {}).setdefault(n, [])
+                seen = {e["seed"] for e in mine}
+                mine += [e for e in entries if e["seed"] not in seen]
+                mine.sort(key=lambda e: e["seed"])
+        Path(args.out + ".md").write_text("\n".join(summarise(results)) + "\n")
+    if not isinstance(results.get("seconds"), dict):
+        results["seconds"] = {"sim": results["seconds"]} if "seconds" in results else {}
+    results["seconds"][args.parts] = time.time() - t0
     results["settings"]["load_end"] = os.getloadavg()[0]
     Path(args.out + ".json").write_text(json.dumps(results, indent=1))
 
