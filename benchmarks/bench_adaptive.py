@@ -551,6 +551,19 @@ def summarise(results) -> list[str]:
                     + " | " + " / ".join(f"{joint[m]:.2f}" for m in ("adaptive", "random", "arena"))
                     + " | " + " / ".join(f"{marginal[m]:.3f}" for m in ("adaptive", "random", "arena"))
                     + f" | {(f'{np.mean(correct):.2f}' if correct else '-')} |")
+        lines += ["", "Share of the comparisons made by each judge (llm / noisy / costly), the "
+                  "start included, at the goal:", "",
+                  "| N | goal | adaptive | random | Arena |", "|---|---|---|---|---|"]
+        for N, entries in sim.items():
+            for goal in ("top", "ranks"):
+                if not entries or f"{goal}:adaptive" not in entries[0]:
+                    continue
+                cells = []
+                for m in ("adaptive", "random", "arena"):
+                    counts = np.sum([e[f"{goal}:{m}"]["per_judge"] for e in entries
+                                     if e[f"{goal}:{m}"]], axis=0)
+                    cells.append(" / ".join(f"{c:.2f}" for c in counts / counts.sum()))
+                lines.append(f"| {N} | {goal} | " + " | ".join(cells) + " |")
         lines.append("")
     cov = results.get("coverage")
     if cov:
@@ -633,6 +646,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(RESULTS / "adaptive"))
     parser.add_argument("--parts", default="sim,plan,mtbench")
     parser.add_argument("--goals", default="top,ranks")
+    parser.add_argument("--methods", default="adaptive,random,arena")
     parser.add_argument("--plan-replicates", type=int, default=1000)
     parser.add_argument("--mtbench-seeds", type=int, default=20)
     parser.add_argument("--coverage-seeds", type=int, default=100)
@@ -663,7 +677,7 @@ def main(argv=None):
                 entry = {"seed": seed}
                 for goal in goals:
                     goal_cap = cap[0] if goal == "top" else cap[1]
-                    for method in ("adaptive", "random", "arena"):
+                    for method in args.methods.split(","):
                         t = time.time()
                         entry[f"{goal}:{method}"] = run(truth, method, seed, goal_cap, goal,
                                                         log if args.verbose else None)[goal]
@@ -671,7 +685,7 @@ def main(argv=None):
                 sim[N].append(entry)
                 log(f"N={N} seed {seed}: " + "; ".join(
                     f"{key} {value['cost'] if value else None}" for key, value in entry.items()
-                    if key.count(":") == 1)
+                    if key.count(":") == 1 and key != "seed")
                     + f"  [{time.time() - t0:.0f}s, load {os.getloadavg()[0]:.1f}]")
                 results["simulation"] = {str(n): v for n, v in sim.items()}
                 Path(args.out + ".json").write_text(json.dumps(results, indent=1))
@@ -694,11 +708,11 @@ def main(argv=None):
             other = json.loads(Path(extra).read_text())
             results.update({k: v for k, v in other.items()
                             if k in ("plan", "mtbench", "coverage")})
-            for n, entries in other.get("simulation", {}).items():  # seeds run elsewhere
-                mine = results.setdefault("simulation", {}).setdefault(n, [])
-                seen = {e["seed"] for e in mine}
-                mine += [e for e in entries if e["seed"] not in seen]
-                mine.sort(key=lambda e: e["seed"])
+            for n, entries in other.get("simulation", {}).items():  # seeds or methods run
+                mine = {e["seed"]: e for e in results.setdefault("simulation", {}).get(n, [])}
+                for e in entries:  # elsewhere: later files win, key by key
+                    mine.setdefault(e["seed"], {}).update(e)
+                results["simulation"][n] = [mine[s] for s in sorted(mine)]
         Path(args.out + ".md").write_text("\n".join(summarise(results)) + "\n")
     if not isinstance(results.get("seconds"), dict):
         results["seconds"] = {"sim": results["seconds"]} if "seconds" in results else {}

@@ -187,6 +187,11 @@ def test_prompts_are_spread_over_pairs(fit):
     for _, group in out.groupby(pair):
         used = group.prompt.value_counts().reindex(prompts, fill_value=0)
         assert used.max() - used.min() <= 1
+    # a verdict is never repeated: one per (judge, first, second, prompt)
+    assert not out.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
+    few = hb.next_comparisons(fit, 500, goal="pairs", prompts=["p0", "p1"])
+    assert not few.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
+    assert len(few) == 3 * 20 * 2  # every (judge, ordered pair) on both prompts, no more
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -104,57 +104,77 @@ def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
     return target, G, design_effect
 
 
-def _prompt_usage(fit, prompts):
-    """Existing verdicts per (unordered pair, prompt) and per prompt, for prompts named like
-    the fit's clusters."""
-    names = [str(p) for p in prompts]
-    index = {p: i for i, p in enumerate(names)}
-    per_prompt = np.zeros(len(names))
-    per_pair: dict[tuple[int, int], np.ndarray] = {}
-    c = fit.data.clusters
-    if c is not None:
-        data = fit.data
-        for g, cell, n in zip(c.cluster, c.cell, c.counts.sum(axis=1)):
-            p = index.get(str(c.names[g]))
-            if p is None:
-                continue
-            i, j = int(data.first[cell]), int(data.second[cell])
-            key = (min(i, j), max(i, j))
-            per_pair.setdefault(key, np.zeros(len(names)))[p] += n
-            per_prompt[p] += n
-    return names, per_pair, per_prompt
-
-
-def _assign_prompts(fit, prompts, first, second, seed: int) -> list:
-    """A prompt for every new verdict: the one this pair has used least, then the least used
-    overall, then by a seeded order; so a pair's verdicts are spread over prompts.
-
-    Consecutive rows of one pair (a greedy step's block) are given prompts together."""
+def _check_prompts(prompts) -> list:
     if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
         raise ParameterError(f"prompts must be a sequence of prompt ids, got {prompts!r}")
     prompts = list(prompts)
     if not prompts or len(set(map(str, prompts))) != len(prompts):
         raise ParameterError("prompts must hold at least one prompt, each named once")
-    names, per_pair, per_prompt = _prompt_usage(fit, prompts)
-    G = len(names)
-    key = np.random.default_rng(seed + 1).permutation(G)
-    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
-    lo, hi = np.minimum(first, second), np.maximum(first, second)
-    out = np.empty(len(first), dtype=np.int64)
+    return prompts
+
+
+class _PromptUse:
+    """Which prompts the fit's data used, per (unordered pair), per prompt and per (judge,
+    ordered cell), for prompts named like the fit's clusters."""
+
+    def __init__(self, fit, prompts):
+        names = [str(p) for p in prompts]
+        index = {p: i for i, p in enumerate(names)}
+        self.G = len(names)
+        self.per_prompt = np.zeros(self.G)
+        self.per_pair: dict[tuple[int, int], np.ndarray] = {}
+        self.per_cell: dict[tuple[int, int, int], np.ndarray] = {}
+        c = fit.data.clusters
+        if c is None:
+            return
+        data = fit.data
+        for g, cell, n in zip(c.cluster, c.cell, c.counts.sum(axis=1)):
+            p = index.get(str(c.names[g]))
+            if p is None:
+                continue
+            k, i, j = int(data.judge[cell]), int(data.first[cell]), int(data.second[cell])
+            self.pair(i, j)[p] += n
+            self.cell(k, i, j)[p] = True
+            self.per_prompt[p] += n
+
+    def pair(self, i, j) -> np.ndarray:
+        return self.per_pair.setdefault((min(i, j), max(i, j)), np.zeros(self.G))
+
+    def cell(self, k, i, j) -> np.ndarray:
+        return self.per_cell.setdefault((k, i, j), np.zeros(self.G, dtype=bool))
+
+    def free(self, k, i, j) -> int:
+        """Prompts judge k has not yet seen (i first, j second) on."""
+        used = self.per_cell.get((k, i, j))
+        return self.G if used is None else int(self.G - used.sum())
+
+
+def _assign_prompts(use: _PromptUse, prompts, judge, first, second, seed: int) -> list:
+    """A prompt for every new verdict: one this judge has not seen the two answers on in this
+    order (a verdict is not repeated), the pair's least used, then the least used overall,
+    then by a seeded order; so a pair's verdicts spread over prompts.  Consecutive rows of
+    one (judge, pair) (a greedy step's block) are given prompts together."""
+    key = np.random.default_rng(seed + 1).permutation(use.G)
+    rows = np.column_stack([judge, first, second]).astype(np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
     start = 0
-    while start < len(first):
+    while start < len(rows):
+        k, i, j = rows[start]
         stop = start + 1
-        while stop < len(first) and lo[stop] == lo[start] and hi[stop] == hi[start]:
+        while stop < len(rows) and rows[stop, 0] == k and \
+                {rows[stop, 1], rows[stop, 2]} == {i, j}:
             stop += 1
-        pair = per_pair.setdefault((int(lo[start]), int(hi[start])), np.zeros(G))
-        at = start
-        while at < stop:
-            take = min(stop - at, G)
-            chosen = np.lexsort((key, per_prompt, pair))[:take]
-            out[at: at + take] = chosen
-            pair[chosen] += 1
-            per_prompt[chosen] += 1
-            at += take
+        pair = use.pair(int(i), int(j))
+        for a, b in ((i, j), (j, i)):
+            at = np.flatnonzero((rows[start:stop, 1] == a) & (rows[start:stop, 2] == b)) + start
+            if not len(at):
+                continue
+            seen = use.cell(int(k), int(a), int(b))
+            order = np.lexsort((key, use.per_prompt, pair, seen))[: len(at)]
+            out[at] = order
+            seen[order] = True
+            pair[order] += 1
+            use.per_prompt[order] += 1
         start = stop
     return [prompts[p] for p in out]
 
@@ -194,9 +214,12 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         Cost of one verdict per judge (e.g. 50 for a human, 1 for an LLM call); default 1.
         Verdicts are chosen by uncertainty drop per unit cost.
     prompts : sequence, optional
-        Prompt ids to put the verdicts on; each row then gets a ``prompt``: the one its pair
-        has used least (counting the fit's data when its clusters are named alike), so a
-        pair's verdicts spread over prompts.
+        Prompt ids to put the verdicts on; each row then gets a ``prompt``: one on which the
+        judge has not yet seen the two answers in that order (a verdict is never repeated, so
+        each (judge, ordered pair) can take at most one verdict per prompt), the pair's least
+        used, then the least used overall (the fit's data count when its clusters are named
+        like the prompts).  A pair's verdicts thus spread over prompts, and no pair can pile
+        up correlated verdicts on a few of them.
     seed : int
         Breaks ties between equally good choices (and the odd presentation order of a block).
     level : float
@@ -270,6 +293,14 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     fit = ctx.fit
     target, G, design_effect = _goal(ctx, goal, k, level, tie_margin)
     cand = candidate_cells(fit, ctx.chart, judges=judges, cost=cost, candidates=candidates)
+    use = None
+    if prompts is not None:  # a judge gives one verdict per (first, second, prompt)
+        prompts = _check_prompts(prompts)
+        use = _PromptUse(fit, prompts)
+        free1 = [use.free(k, a, b) for k, a, b in zip(cand.judge, cand.a, cand.b)]
+        free2 = [use.free(k, b, a) for k, a, b in zip(cand.judge, cand.a, cand.b)]
+        cand = cand._replace(limit1=np.minimum(cand.limit1, free1),
+                             limit2=np.minimum(cand.limit2, free2))
     block = max(1, math.ceil(budget / steps))
     picks = greedy_allocation(ctx.sigma, G, target, cand, budget, block=block,
                               design_effect=design_effect, seed=int(seed), max_cost=max_cost)
@@ -291,8 +322,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     out = pd.DataFrame({"judge": judge_names[kk.astype(int)], "model_a": items[first.astype(int)],
                         "model_b": items[second.astype(int)]})
     if prompts is not None:
-        out["prompt"] = _assign_prompts(fit, prompts, first.astype(int), second.astype(int),
-                                        int(seed))
+        out["prompt"] = _assign_prompts(use, prompts, kk.astype(int), first.astype(int),
+                                        second.astype(int), int(seed))
     out["cost"] = price.astype(float)
     out["gain"] = gain.astype(float)
     out["uncertainty"] = after.astype(float)
