@@ -290,6 +290,60 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
     return out
 
 
+def _coverages(fit, truth):
+    """Marginal 95% coverage of every mu_i - mu_j under each covariance."""
+    out = {}
+    iu = np.triu_indices(truth.N, 1)
+    for cov_type in ("cluster", "fisher", "sandwich"):
+        mu, cov = fit.wald_inference(cov_type).mu_covariance()
+        v = np.diag(cov)
+        se = np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0, None))[iu]
+        err = (mu[:, None] - mu[None, :])[iu] - (truth.mu[:, None] - truth.mu[None, :])[iu]
+        out[cov_type] = float(np.mean(np.abs(err) <= 1.959964 * se))
+    return out
+
+
+def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
+                       budget: float = 25_000.0):
+    """Where the adaptive design's coverage goes: the adaptive run, the same final design
+    with fresh outcomes (the design no longer depends on the data), without prompt
+    dependence, and with a fresh prompt for every verdict (none reused across rounds)."""
+    global RHO, PROMPTS
+    saved = RHO, PROMPTS
+    out = {}
+    for name, rho, prompts in (("prompts reused, rho 0.3", 0.3, 2_000),
+                               ("no prompt dependence, rho 0", 0.0, 2_000),
+                               ("a fresh prompt for every verdict, rho 0.3", 0.3, 40_000)):
+        RHO, PROMPTS = rho, prompts
+        rows_out = []
+        for seed in range(seeds):
+            truth = Truth(N, 1_000 + seed)
+            k, i, j, q = random_rows(np.random.default_rng(20_000 + seed), N, start)
+            draw_rng = np.random.default_rng(30_000 + seed)
+            y = truth.draw(draw_rng, k, i, j, q)
+            rows = [np.column_stack([k, i, j, q])]
+            fit = hb.fit_hja(comparisons(truth, k, i, j, q, y), rank=1, position_bias=True)
+            spent = float(COSTS[k].sum())
+            while spent < budget:
+                spend = min(0.1 * spent, budget - spent)
+                k, i, j, q = adaptive_rows(fit, spend, "ranks", seed, N)
+                y = truth.draw(draw_rng, k, i, j, q)
+                spent += float(COSTS[k].sum())
+                fit = fit.update(comparisons(truth, k, i, j, q, y))
+                rows.append(np.column_stack([k, i, j, q]))
+            r = np.concatenate(rows)
+            y_fresh = truth.draw(np.random.default_rng(99 + seed), *r.T)
+            refit = hb.fit_hja(comparisons(truth, *r.T, y_fresh), rank=1, position_bias=True)
+            rows_out.append({"seed": seed, "adaptive": _coverages(fit, truth),
+                             "same_design_fresh_outcomes": _coverages(refit, truth)})
+        out[name] = rows_out
+        log(f"coverage diagnosis, {name}: " + ", ".join(
+            f"{kind} {np.mean([r[kind]['cluster'] for r in rows_out]):.3f}"
+            for kind in ("adaptive", "same_design_fresh_outcomes")))
+    RHO, PROMPTS = saved
+    return {"N": N, "start": start, "budget": budget, "seeds": seeds, "variants": out}
+
+
 # --------------------------------------------------------------------------- plan()
 class FittedTruth:
     """Scores and biases taken as the truth, prompts drawn afresh per study (copula)."""
@@ -583,6 +637,22 @@ def summarise(results) -> list[str]:
             lines.append(f"| {m} | {len(runs)} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(len(runs)):.3f}) "
                          f"| {marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(len(runs)):.3f}) |")
         lines.append("")
+    diag = results.get("coverage_diagnosis")
+    if diag:
+        lines += [
+            "Where the adaptive design's coverage goes (N = 12, the same budget, "
+            f"{diag['seeds']} seeds; marginal 95% coverage of every mu_i - mu_j under the "
+            "cluster-robust / Fisher / sandwich covariance): the adaptive run itself, and the "
+            "same final design with fresh outcomes (so that the design no longer depends on "
+            "the data):", "",
+            "| setting | adaptive run | same design, fresh outcomes |", "|---|---|---|"]
+        for name, runs in diag["variants"].items():
+            cells = []
+            for kind in ("adaptive", "same_design_fresh_outcomes"):
+                cells.append(" / ".join(f"{np.mean([r[kind][c] for r in runs]):.3f}"
+                                        for c in ("cluster", "fisher", "sandwich")))
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
+        lines.append("")
     plan = results.get("plan")
     if plan:
         lines += [
@@ -650,6 +720,7 @@ def main(argv=None):
     parser.add_argument("--plan-replicates", type=int, default=1000)
     parser.add_argument("--mtbench-seeds", type=int, default=20)
     parser.add_argument("--coverage-seeds", type=int, default=100)
+    parser.add_argument("--diagnosis-seeds", type=int, default=30)
     parser.add_argument("--merge", default="",
                         help="with --parts report: JSON files of parts run separately")
     parser.add_argument("--verbose", action="store_true")
@@ -700,6 +771,9 @@ def main(argv=None):
     if "coverage" in parts:
         results["coverage"] = fixed_budget_coverage(args.coverage_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
+    if "diagnosis" in parts:
+        results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log)
+        Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "plan" in parts:
         results["plan"] = plan_check(args.plan_replicates, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
@@ -707,7 +781,7 @@ def main(argv=None):
         for extra in args.merge.split(",") if args.merge else []:
             other = json.loads(Path(extra).read_text())
             results.update({k: v for k, v in other.items()
-                            if k in ("plan", "mtbench", "coverage")})
+                            if k in ("plan", "mtbench", "coverage", "coverage_diagnosis")})
             for n, entries in other.get("simulation", {}).items():  # seeds or methods run
                 mine = {e["seed"]: e for e in results.setdefault("simulation", {}).get(n, [])}
                 for e in entries:  # elsewhere: later files win, key by key
