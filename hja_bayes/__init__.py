@@ -10,7 +10,8 @@ Importing the package changes two pieces of JAX's global configuration, for the 
   :mod:`hja_bayes.cache`; ``HJA_BAYES_CACHE=off`` before the import turns that off, and a
   cache you configured yourself is kept).
 
-Plotting, ArviZ, NumPyro and the confidence ranker load on first use.
+Plotting, ArviZ, NumPyro, the confidence ranker and the adaptive design (``next_comparisons``,
+``plan``) load on first use.
 """
 
 import jax as _jax
@@ -62,8 +63,9 @@ _LAZY = {
         "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
         "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
+    **{name: "design" for name in ("next_comparisons", "plan")},
 }
-_LAZY_MODULES = ("bayes", "confidence", "datasets", "reporting")
+_LAZY_MODULES = ("bayes", "confidence", "datasets", "design", "reporting")
 
 
 def __getattr__(name):
@@ -109,6 +111,7 @@ __all__ = [
     "compose",
     "confidence",
     "datasets",
+    "design",
     "fit_btl_svd",
     "fit_hja",
     "fit_per_judge_btl",
@@ -122,8 +125,10 @@ __all__ = [
     "leaderboard_by",
     "load_fit",
     "load_posterior",
+    "next_comparisons",
     "observed_heatmap",
     "pairwise_table",
+    "plan",
     "posterior_predictive_plot",
     "prior_predictive_plot",
     "rank_posterior_plot",

@@ -124,6 +124,17 @@ def uncontrolled(self, **options):
     return refit(self, **options)
 
 
+def update(self, new_data, **options):
+    """This fit with ``new_data``'s comparisons added, warm-started here.
+
+    See :func:`hja_bayes.design.update_fit` (same judges and models; new cells and prompts
+    allowed; the rank, terms and outcome model are kept).  The fit itself is not changed.
+    """
+    from .design.update import update_fit
+
+    return update_fit(self, new_data, **options)
+
+
 def save(self, path, idata=None):
     """Write the fit (and optionally its posterior) to the folder ``path``.
 
@@ -140,5 +151,5 @@ def save(self, path, idata=None):
     return save_fit(self, path, idata=idata)
 
 
-for _method in (bootstrap, fragility, uncontrolled, save):
+for _method in (bootstrap, fragility, uncontrolled, update, save):
     setattr(HJAFit, _method.__name__, _method)

@@ -1,4 +1,5 @@
-"""Command line ``hja-bayes``: fit a panel, write its report, run the demo, certify a judge.
+"""Command line ``hja-bayes``: fit a panel, write its report, run the demo, choose the next
+comparisons, certify a judge.
 
 The argument plumbing lives here; the commands are in :mod:`~hja_bayes.cli.panel` (fit,
 report, demo) and :mod:`~hja_bayes.cli.confidence`.  Progress goes to stderr; bad input ends
@@ -12,6 +13,7 @@ import sys
 import warnings
 
 from .confidence import add_confidence_command
+from .next import add_next_command
 from .panel import add_panel_commands
 
 __all__ = ["build_parser", "main"]
@@ -31,6 +33,7 @@ examples:
   hja-bayes fit clean_battle.json --judge-col - --style arena --format json > board.json
   cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict
   hja-bayes report fit --scale elo --level 0.9
+  hja-bayes next fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
   hja-bayes <command> --help      (the options of one command)"""
 
 
@@ -42,7 +45,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``hja-bayes`` argument parser (subcommands fit, report, demo, confidence)."""
+    """The ``hja-bayes`` argument parser (subcommands fit, report, demo, next, confidence)."""
     from ..version import __version__
 
     parser = _Parser(prog="hja-bayes", description=DESCRIPTION, epilog=EXAMPLES,
@@ -51,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 title="commands", metavar="command")
     add_panel_commands(sub)
+    add_next_command(sub)
     add_confidence_command(sub)
     return parser
 

@@ -1,0 +1,122 @@
+"""``hja-bayes next``: the next comparisons to ask for, from a saved fit."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import Progress, level_arg, positive_int
+
+__all__ = ["add_next_command", "read_judges"]
+
+EPILOG = """\
+judges file (--cost):
+  A CSV with a row per judge that may be asked: column judge, column cost (one verdict's
+  cost, e.g. 1 for an LLM call and 50 for a human), and optionally models: the models that
+  judge may see, separated by ';' (empty: every model). Judges not listed are not asked.
+
+output:
+  One row per verdict to collect, in the order chosen: judge, model_a (show it first),
+  model_b, prompt (with --prompts), cost, gain (expected drop of the goal's uncertainty),
+  uncertainty (expected uncertainty left) and step. Presentation orders are balanced
+  per judge and pair.
+
+examples:
+  hja-bayes next my_fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
+  hja-bayes next my_fit --budget 200 --goal ranks --tie-margin 0.1 --prompts prompts.txt"""
+
+
+def read_judges(path):
+    """``(cost, judges)`` from a judges CSV: judge -> cost, judge -> allowed models (None: all)."""
+    import pandas as pd
+
+    from ..errors import DataError
+
+    if not Path(path).exists():
+        raise DataError(f"no such file: {path}")
+    frame = pd.read_csv(path, dtype={"judge": str})
+    missing = [c for c in ("judge", "cost") if c not in frame]
+    if missing:
+        raise DataError(f"{path} needs the columns judge and cost; missing {missing}")
+    if frame["judge"].duplicated().any():
+        raise DataError(f"{path} names a judge twice: "
+                        f"{sorted(frame['judge'][frame['judge'].duplicated()])[:5]}")
+    cost = dict(zip(frame["judge"], frame["cost"]))
+    judges = {}
+    for _, row in frame.iterrows():
+        models = row.get("models") if "models" in frame else None
+        if models is None or (isinstance(models, float) and models != models) or not str(models).strip():
+            judges[row["judge"]] = None
+        else:
+            judges[row["judge"]] = [m.strip() for m in str(models).split(";") if m.strip()]
+    return cost, judges
+
+
+def _read_prompts(path):
+    from ..errors import DataError
+
+    if not Path(path).exists():
+        raise DataError(f"no such file: {path}")
+    prompts = [line.strip() for line in Path(path).read_text().splitlines() if line.strip()]
+    if not prompts:
+        raise DataError(f"{path} names no prompt (one per line)")
+    return prompts
+
+
+def _cmd_next(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..design import next_comparisons
+    from ..persistence import load_fit
+
+    progress = Progress(args.quiet)
+    progress(f"loading the fit from {args.fit_dir}")
+    fit = load_fit(args.fit_dir)
+    cost = judges = None
+    if args.cost:
+        cost, judges = read_judges(args.cost)
+    prompts = _read_prompts(args.prompts) if args.prompts else None
+    progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
+    table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
+                             cost=cost, prompts=prompts, seed=args.seed, level=args.level,
+                             tie_margin=args.tie_margin)
+    meta = table.attrs["meta"]
+    if args.out == "-":
+        table.to_csv(sys.stdout, index=False)
+    else:
+        table.to_csv(args.out, index=False)
+        progress(f"wrote {len(table)} rows to {args.out}")
+    unit = meta["uncertainty_unit"]
+    after = float(table["uncertainty"].iloc[-1]) if len(table) else meta["uncertainty_before"]
+    progress(f"{unit}: {meta['uncertainty_before']:.3f} now, {after:.3f} expected after "
+             f"(total cost {meta['total_cost']:g}, design effect {meta['design_effect']:.2f})")
+    return 0
+
+
+def add_next_command(sub) -> None:
+    """Register the ``next`` subcommand."""
+    p = sub.add_parser(
+        "next", help="the next comparisons to ask for, chosen for a goal",
+        description="Choose the next comparisons (judge, model shown first, model shown\n"
+                    "second) for a saved fit: those expected to settle the goal fastest per\n"
+                    "unit cost, by the Fisher information of each verdict.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
+    p.add_argument("--budget", type=positive_int, required=True,
+                   help="number of comparisons to choose")
+    p.add_argument("--goal", choices=("top", "ranks", "pairs", "tiers"), default="top",
+                   help="top: separate the top k; ranks: decide every neighbouring pair; "
+                        "tiers: decide every pair; pairs: shrink every difference (default top)")
+    p.add_argument("--k", type=positive_int, default=3, help="with --goal top: k (default 3)")
+    p.add_argument("--cost", default=None, metavar="JUDGES_CSV",
+                   help="CSV of the judges that may be asked: judge, cost[, models]")
+    p.add_argument("--prompts", default=None, metavar="FILE",
+                   help="prompt ids, one per line: each row gets one, spread over pairs")
+    p.add_argument("--tie-margin", dest="tie_margin", type=float, default=0.2,
+                   help="logits within which a pair may be declared a tie (default 0.2)")
+    p.add_argument("--level", type=level_arg, default=0.95,
+                   help="joint level of the intervals that decide the goal (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="breaks ties (default 0)")
+    p.add_argument("--out", default="next.csv", help="output CSV, '-' for stdout (default next.csv)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+    p.set_defaults(run=_cmd_next)

@@ -1,0 +1,126 @@
+"""What a design goal asks of the consensus: its contrasts and when each one is decided.
+
+Every goal is a set of differences ``mu_a - mu_b`` with a rule that declares each one
+decided from its joint (simultaneous, max-|t|) interval ``d +- c se``, the interval of the
+package's joint rank intervals (:mod:`hja_bayes.inference.ranking`):
+
+* ``"top"``: each of the estimated top k against each other model; decided when the
+  interval excludes 0.  All decided = the joint rank intervals separate the top k from
+  the rest.
+* ``"ranks"``: each model against the next one in the estimated order; decided when the
+  interval excludes 0, or when it lies inside ``[-margin, margin]`` (the pair is declared
+  a tie).
+* ``"tiers"``: every pair; decided when the interval excludes 0 or lies inside the margin.
+  The tiers are made of the pairs that are not separated.
+* ``"pairs"``: every pair, no decision rule: plain A-optimality, the criterion is the sum
+  of the variances.
+
+The uncertainty of a decision goal is the expected number of undecided contrasts *if the
+true differences were the current estimates* (a locally optimal design): with ``d`` the
+estimate and ``v`` the variance an estimate would have, the interval is undecided when
+``max(0, margin - c sqrt(v)) <= |d_hat| <= c sqrt(v)``, with ``d_hat ~ N(d, v)``
+(:func:`undecided`).  A comparison's value is how much it lowers that expectation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import ndtr
+
+from ..errors import ParameterError
+
+__all__ = ["GOALS", "Goal", "goal_pairs", "mu_gradients", "undecided"]
+
+GOALS = ("top", "ranks", "pairs", "tiers")
+
+
+class Goal(NamedTuple):
+    """A goal's contrasts ``mu[a] - mu[b]`` and their decision rule.
+
+    Attributes
+    ----------
+    name : str
+    pairs : int array (n, 2)
+    estimate : (n,)
+        The fitted differences.
+    margin : float
+        Equivalence margin of a declared tie (0: ties are never declared).
+    critical : float
+        Simultaneous critical value of the intervals (0 for "pairs").
+    variance_only : bool
+        True for "pairs": the criterion is the sum of the variances.
+    """
+
+    name: str
+    pairs: np.ndarray
+    estimate: np.ndarray
+    margin: float
+    critical: float
+    variance_only: bool
+
+    def uncertainty(self, variance) -> np.ndarray:
+        """Per contrast: P(undecided) at these variances, or the variances themselves."""
+        variance = np.asarray(variance, dtype=float)
+        if self.variance_only:
+            return variance
+        return undecided(self.estimate.reshape((-1,) + (1,) * (variance.ndim - 1)),
+                         variance, self.critical, self.margin)
+
+
+def goal_pairs(goal: str, mu, k: int) -> np.ndarray:
+    """The contrasts of ``goal`` as index pairs ``(a, b)``, a above b in the estimated order."""
+    mu = np.asarray(mu, dtype=float)
+    N = mu.size
+    order = np.argsort(-mu, kind="stable")
+    if goal == "top":
+        if not 1 <= k < N:
+            raise ParameterError(f"k must be an integer in 1..{N - 1} for {N} models, got {k!r}")
+        top, rest = order[:k], order[k:]
+        return np.array([(a, b) for a in top for b in rest], dtype=np.int64)
+    if goal == "ranks":
+        return np.column_stack([order[:-1], order[1:]]).astype(np.int64)
+    if goal in ("pairs", "tiers"):
+        a, b = np.triu_indices(N, 1)
+        swap = mu[a] < mu[b]
+        return np.column_stack([np.where(swap, b, a), np.where(swap, a, b)]).astype(np.int64)
+    raise ParameterError(f"goal must be one of {list(GOALS)}, got {goal!r}")
+
+
+def _abs_below(x, d, sd):
+    """P(|d_hat| <= x) for d_hat ~ N(d, sd^2), x >= 0."""
+    return ndtr((x - d) / sd) - ndtr((-x - d) / sd)
+
+
+def undecided(d, v, c: float, margin: float = 0.0) -> np.ndarray:
+    """Probability that the interval ``d_hat +- c sqrt(v)`` neither excludes 0 nor lies
+    inside ``[-margin, margin]``, for ``d_hat ~ N(d, v)`` (broadcast).
+
+    Examples
+    --------
+    >>> round(float(undecided(0.0, 1.0, 1.96)), 3)   # a true zero, no margin
+    0.95
+    >>> float(undecided(0.0, 1e-6, 1.96, margin=0.1)) < 1e-6   # a tie, once precise
+    True
+    """
+    sd = np.sqrt(np.clip(np.asarray(v, dtype=float), 1e-300, None))
+    d = np.abs(np.asarray(d, dtype=float))
+    hi = c * sd
+    lo = np.minimum(np.clip(margin - hi, 0.0, None), hi)  # lo = hi: nothing is undecided
+    return np.clip(_abs_below(hi, d, sd) - _abs_below(lo, d, sd), 0.0, 1.0)
+
+
+def mu_gradients(chart, pairs) -> np.ndarray:
+    """Gradients of ``mu_a - mu_b`` in the factor coordinates of ``chart``: (n, dim).
+
+    ``mu`` is the mean of the judges' centred score rows, so ``d mu_n / d S_k = (e_n -
+    1/N) / K`` for every judge k.
+    """
+    K, N, _ = chart.shape
+    pairs = np.asarray(pairs, dtype=np.int64)
+    dS = np.zeros((len(pairs), K, N))
+    rows = np.arange(len(pairs))
+    dS[rows, :, pairs[:, 0]] += 1.0 / K
+    dS[rows, :, pairs[:, 1]] -= 1.0 / K
+    return chart.pullback(dS)

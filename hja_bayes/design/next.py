@@ -1,0 +1,341 @@
+"""Which comparisons to ask for next: ``next_comparisons``.
+
+The value of a verdict is what it is expected to do for a goal (:mod:`~hja_bayes.design.goals`):
+the fit's Fisher information in its chart, plus ``w d d^T`` per new verdict
+(:mod:`~hja_bayes.design.candidates`), gives the variances every contrast of the goal would
+have, and so the expected number of contrasts whose joint interval would still be undecided.
+Verdicts are chosen greedily, each step the one (or block) that lowers that number most per
+unit cost, with the information updated after each choice
+(:mod:`~hja_bayes.design.greedy`).  The fit itself is only read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..checks import check_choice, check_level, check_positive
+from ..errors import ParameterError
+from ..inference.ranking import simultaneous_critical_value
+from .candidates import candidate_cells
+from .goals import GOALS, Goal, goal_pairs, mu_gradients
+from .greedy import greedy_allocation
+
+__all__ = ["DesignContext", "design_context", "next_comparisons"]
+
+#: Default equivalence margin (logits) under which a pair may be declared a tie: a 55:45
+#: win rate between equally placed models.
+TIE_MARGIN = 0.2
+
+#: Default number of greedy steps: budgets above it are chosen in blocks of
+#: ``ceil(budget / steps)`` verdicts on one (judge, pair).
+STEPS = 500
+
+
+def _check_fit(fit):
+    from ..hja.result import HJAFit
+
+    if not isinstance(fit, HJAFit):
+        raise ParameterError(
+            "next_comparisons and plan read a fitted HJA model (fit_hja, load_fit); got "
+            f"{type(fit).__name__}")
+    return fit
+
+
+def _whole(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+class DesignContext:
+    """The pieces of a fit that the design functions read (computed once).
+
+    Attributes
+    ----------
+    fit : HJAFit
+    fisher : WaldInference
+        Fisher inference at the fit (its chart and covariance drive the search).
+    robust : WaldInference
+        Inference with the fit's default covariance (cluster-robust when the data carry
+        prompts), which decides the goal.
+    sigma : (dim, dim)
+        Fisher covariance of the chart's factor coordinates.
+    """
+
+    def __init__(self, fit, cov_type: str | None = None):
+        self.fit = _check_fit(fit)
+        self.fisher = fit.wald_inference("fisher")
+        self.cov_type = fit.cov_type if cov_type is None else cov_type
+        self.robust = fit.wald_inference(self.cov_type)
+        chart = self.fisher.chart
+        self.chart = chart
+        self.sigma = self.fisher._chart_covariance(np.eye(chart.dim))
+
+    def contrast_variances(self, G) -> tuple[np.ndarray, np.ndarray]:
+        """Fisher and decision (cov_type) variances of contrasts with gradients ``G``."""
+        vF = np.einsum("ij,jk,ik->i", G, self.sigma, G)
+        if self.cov_type == "fisher":
+            return vF, vF
+        return vF, np.diagonal(self.robust._chart_covariance(G)).copy()
+
+    def critical_value(self, level: float) -> float:
+        """The max-|t| critical value of the joint rank intervals at ``level``."""
+        return simultaneous_critical_value(self.robust.mu_covariance()[1], level)
+
+
+def design_context(fit, cov_type: str | None = None) -> DesignContext:
+    """A :class:`DesignContext` for ``fit`` (reuse it across calls on one fit)."""
+    return DesignContext(fit, cov_type)
+
+
+def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
+    mu = ctx.fit.mu
+    pairs = goal_pairs(goal, mu, k)
+    G = mu_gradients(ctx.chart, pairs)
+    vF, vD = ctx.contrast_variances(G)
+    design_effect = float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0
+    critical = 0.0 if goal == "pairs" else ctx.critical_value(level)
+    estimate = mu[pairs[:, 0]] - mu[pairs[:, 1]]
+    target = Goal(goal, pairs, estimate, margin if goal in ("ranks", "tiers") else 0.0,
+                  critical, goal == "pairs")
+    return target, G, design_effect
+
+
+def _check_prompts(prompts) -> list:
+    if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
+        raise ParameterError(f"prompts must be a sequence of prompt ids, got {prompts!r}")
+    prompts = list(prompts)
+    if not prompts or len(set(map(str, prompts))) != len(prompts):
+        raise ParameterError("prompts must hold at least one prompt, each named once")
+    return prompts
+
+
+class _PromptUse:
+    """Which prompts the fit's data used, per (unordered pair), per prompt and per (judge,
+    ordered cell), for prompts named like the fit's clusters."""
+
+    def __init__(self, fit, prompts):
+        names = [str(p) for p in prompts]
+        index = {p: i for i, p in enumerate(names)}
+        self.G = len(names)
+        self.per_prompt = np.zeros(self.G)
+        self.per_pair: dict[tuple[int, int], np.ndarray] = {}
+        self.per_cell: dict[tuple[int, int, int], np.ndarray] = {}
+        c = fit.data.clusters
+        if c is None:
+            return
+        data = fit.data
+        for g, cell, n in zip(c.cluster, c.cell, c.counts.sum(axis=1)):
+            p = index.get(str(c.names[g]))
+            if p is None:
+                continue
+            k, i, j = int(data.judge[cell]), int(data.first[cell]), int(data.second[cell])
+            self.pair(i, j)[p] += n
+            self.cell(k, i, j)[p] = True
+            self.per_prompt[p] += n
+
+    def pair(self, i, j) -> np.ndarray:
+        return self.per_pair.setdefault((min(i, j), max(i, j)), np.zeros(self.G))
+
+    def cell(self, k, i, j) -> np.ndarray:
+        return self.per_cell.setdefault((k, i, j), np.zeros(self.G, dtype=bool))
+
+    def free(self, k, i, j) -> int:
+        """Prompts judge k has not yet seen (i first, j second) on."""
+        used = self.per_cell.get((k, i, j))
+        return self.G if used is None else int(self.G - used.sum())
+
+
+def _assign_prompts(use: _PromptUse, prompts, judge, first, second, seed: int) -> list:
+    """A prompt for every new verdict: one this judge has not seen the two answers on in this
+    order (a verdict is not repeated), the pair's least used, then the least used overall,
+    then by a seeded order; so a pair's verdicts spread over prompts.  Consecutive rows of
+    one (judge, pair) (a greedy step's block) are given prompts together."""
+    key = np.random.default_rng(seed + 1).permutation(use.G)
+    rows = np.column_stack([judge, first, second]).astype(np.int64)
+    out = np.empty(len(rows), dtype=np.int64)
+    start = 0
+    while start < len(rows):
+        k, i, j = rows[start]
+        stop = start + 1
+        while stop < len(rows) and rows[stop, 0] == k and \
+                {rows[stop, 1], rows[stop, 2]} == {i, j}:
+            stop += 1
+        pair = use.pair(int(i), int(j))
+        for a, b in ((i, j), (j, i)):
+            at = np.flatnonzero((rows[start:stop, 1] == a) & (rows[start:stop, 2] == b)) + start
+            if not len(at):
+                continue
+            seen = use.cell(int(k), int(a), int(b))
+            order = np.lexsort((key, use.per_prompt, pair, seen))[: len(at)]
+            out[at] = order
+            seen[order] = True
+            pair[order] += 1
+            use.per_prompt[order] += 1
+        start = stop
+    return [prompts[p] for p in out]
+
+
+def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=None,
+                     cost=None, prompts=None, seed: int = 0, level: float = 0.95,
+                     tie_margin: float = TIE_MARGIN, candidates=None,
+                     max_cost: float | None = None, steps: int = STEPS,
+                     cov_type: str | None = None) -> pd.DataFrame:
+    """The next ``budget`` comparisons to ask for, chosen for a goal.
+
+    Locally optimal design at the fit: each step adds the verdict (judge, model shown
+    first, model shown second) whose expected Fisher information ``w d d^T`` in the
+    model's chart lowers the goal's uncertainty most per unit cost, with the information
+    updated after each choice.  The uncertainty of a goal is the expected number of its
+    contrasts ``mu_a - mu_b`` whose joint (max-|t|) interval would still be undecided if the
+    true differences were the current estimates (:mod:`~hja_bayes.design.goals`); for
+    ``goal="pairs"`` it is the sum of the variances of every difference (A-optimality).
+    A pure function of the fit: the seed only breaks ties.
+
+    Parameters
+    ----------
+    fit : HJAFit
+        A fitted HJA model (``fit_hja`` or ``load_fit``).
+    budget : int
+        Verdicts to ask for (rows of the result).
+    goal : {"top", "ranks", "pairs", "tiers"}
+        "top": separate the top ``k`` from the rest; "ranks": decide every neighbouring
+        pair of the ranking (separated, or a tie within ``tie_margin``); "tiers": decide
+        every pair; "pairs": shrink every difference's variance.
+    k : int
+        Size of the top for ``goal="top"``.
+    judges : mapping judge -> models, or list of judges, optional
+        Who may be asked, and about which models (None as a value: every model).  Judges
+        left out are not asked.  Default: every judge, every model.
+    cost : mapping judge -> cost, optional
+        Cost of one verdict per judge (e.g. 50 for a human, 1 for an LLM call); default 1.
+        Verdicts are chosen by uncertainty drop per unit cost.
+    prompts : sequence, optional
+        Prompt ids to put the verdicts on; each row then gets a ``prompt``: one on which the
+        judge has not yet seen the two answers in that order (a verdict is never repeated, so
+        each (judge, ordered pair) can take at most one verdict per prompt), the pair's least
+        used, then the least used overall (the fit's data count when its clusters are named
+        like the prompts).  A pair's verdicts thus spread over prompts, and no pair can pile
+        up correlated verdicts on a few of them.
+    seed : int
+        Breaks ties between equally good choices (and the odd presentation order of a block).
+    level : float
+        Joint level of the intervals that decide the goal (the rank intervals' level).
+    tie_margin : float
+        For "ranks" and "tiers": a difference whose joint interval lies inside
+        ``[-tie_margin, tie_margin]`` (logits) is decided as a tie.
+    candidates : DataFrame, optional
+        A finite pool to choose from (judge, model_a, model_b and an optional ``limit`` per
+        row): replaying collected verdicts, or answers already generated.  Presentation
+        orders are then the pool's.
+    max_cost : float, optional
+        Stop early rather than spend more than this.
+    steps : int
+        Greedy steps; a larger budget is chosen in blocks of ``ceil(budget / steps)``
+        verdicts of one (judge, pair).
+    cov_type : str, optional
+        Covariance that decides the goal (default the fit's: cluster-robust with prompts).
+        With prompts, new verdicts are assumed to carry the fit's design effect, the ratio
+        of that covariance to the Fisher one over the goal's contrasts.
+
+    Returns
+    -------
+    DataFrame
+        One row per verdict, in the order chosen: ``judge``, ``model_a`` (shown first),
+        ``model_b``, ``prompt`` (with ``prompts``), ``cost``, ``gain`` (the expected drop of
+        the goal's uncertainty, the block's drop shared among its verdicts),
+        ``uncertainty`` (expected uncertainty left after the row's step) and ``step``.
+        Presentation orders balance each (judge, pair), counting the fit's own verdicts.
+        ``attrs["meta"]`` holds the goal, level, critical value, design effect, the
+        uncertainty before, the block size and the seed.
+
+    Raises
+    ------
+    ParameterError
+        Bad arguments: an unknown goal, judge or model, a cost that is not positive, ``k``
+        outside 1..N-1, a budget below 1, nothing left to ask.
+
+    Notes
+    -----
+    The design is locally optimal: it is computed at the current estimates, so it is only
+    as good as the fit (start from a design that links every judge to every model).  The
+    final intervals stay valid under such a design: the likelihood does not depend on how
+    the pairs were chosen (the benchmark ``benchmarks/bench_adaptive.py`` checks their
+    coverage at the stopping time).  For outcome models with per-judge parameters (Davidson
+    ties, ordinal cut points) only a verdict's information about its linear predictor is
+    counted, not what it says about the judge's own tie propensity or cut points.
+
+    Examples
+    --------
+    >>> import hja_bayes as hb
+    >>> data, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=300)
+    >>> fit = hb.fit_hja(data, rank=1)
+    >>> plan = hb.next_comparisons(fit, 20, goal="top", k=2, cost={"judge0": 1,
+    ...                            "judge1": 1, "judge2": 5})
+    >>> list(plan.columns[:3]), len(plan)
+    (['judge', 'model_a', 'model_b'], 20)
+    """
+    budget = _whole(budget, "budget")
+    steps = _whole(steps, "steps")
+    goal = check_choice(goal, "goal", GOALS)
+    level = check_level(level)
+    tie_margin = check_positive(tie_margin, "tie_margin", allow_zero=True)
+    if goal == "top":
+        k = _whole(k, "k")
+    if max_cost is not None:
+        max_cost = check_positive(max_cost, "max_cost")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ParameterError(f"seed must be an integer, got {seed!r}")
+    ctx = fit if isinstance(fit, DesignContext) else DesignContext(fit, cov_type)
+    fit = ctx.fit
+    target, G, design_effect = _goal(ctx, goal, k, level, tie_margin)
+    cand = candidate_cells(fit, ctx.chart, judges=judges, cost=cost, candidates=candidates)
+    use = None
+    if prompts is not None:  # a judge gives one verdict per (first, second, prompt)
+        prompts = _check_prompts(prompts)
+        use = _PromptUse(fit, prompts)
+        free1 = [use.free(k, a, b) for k, a, b in zip(cand.judge, cand.a, cand.b)]
+        free2 = [use.free(k, b, a) for k, a, b in zip(cand.judge, cand.a, cand.b)]
+        cand = cand._replace(limit1=np.minimum(cand.limit1, free1),
+                             limit2=np.minimum(cand.limit2, free2))
+    block = max(1, math.ceil(budget / steps))
+    picks = greedy_allocation(ctx.sigma, G, target, cand, budget, block=block,
+                              design_effect=design_effect, seed=int(seed), max_cost=max_cost)
+    before = float(target.uncertainty(design_effect * np.einsum(
+        "ij,jk,ik->i", G, ctx.sigma, G)).sum())
+    rows = []
+    for step, p in enumerate(picks):
+        kk, a, b = int(cand.judge[p.candidate]), int(cand.a[p.candidate]), int(cand.b[p.candidate])
+        orders = [(a, b)] * p.s1 + [(b, a)] * p.s2
+        # alternate the two orders within a block (a1 b1 a2 b2 ...)
+        orders = [o for pair in zip(orders[:p.s1], orders[p.s1:]) for o in pair] \
+            + orders[min(p.s1, p.s2): p.s1] + orders[p.s1 + min(p.s1, p.s2):]
+        size = p.s1 + p.s2
+        for first, second in orders:
+            rows.append((kk, first, second, cand.cost[p.candidate], p.gain / size, p.after, step))
+    judge_names, items = np.asarray(fit.judges, dtype=object), np.asarray(fit.items, dtype=object)
+    kk, first, second, price, gain, after, step = (np.asarray(c) for c in zip(*rows)) if rows \
+        else (np.zeros(0, int),) * 3 + (np.zeros(0),) * 3 + (np.zeros(0, int),)
+    out = pd.DataFrame({"judge": judge_names[kk.astype(int)], "model_a": items[first.astype(int)],
+                        "model_b": items[second.astype(int)]})
+    if prompts is not None:
+        out["prompt"] = _assign_prompts(use, prompts, kk.astype(int), first.astype(int),
+                                        second.astype(int), int(seed))
+    out["cost"] = price.astype(float)
+    out["gain"] = gain.astype(float)
+    out["uncertainty"] = after.astype(float)
+    out["step"] = step.astype(int)
+    out.attrs["meta"] = {
+        "goal": goal, "k": int(k) if goal == "top" else None, "level": level,
+        "tie_margin": target.margin, "critical_value": target.critical,
+        "cov_type": ctx.cov_type, "design_effect": design_effect,
+        "uncertainty_before": before,
+        "uncertainty_unit": ("sum of variances" if goal == "pairs"
+                             else "expected number of undecided contrasts"),
+        "contrasts": len(target.pairs), "block": block, "budget": budget, "seed": int(seed),
+        "total_cost": float(out["cost"].sum()),
+    }
+    return out

@@ -1,0 +1,375 @@
+"""Power and sample size: ``plan``.
+
+Assumed truth: a pilot fit (its estimates, its judges' allocation over pairs, its prompts'
+design effect) or assumed consensus scores (``S = gamma mu^T``, every judge every ordered
+pair equally often).  With T comparisons per judge the Fisher covariance of the chart
+coordinates is ``Sigma_1 / T``, ``Sigma_1`` the inverse of the information of one
+comparison per judge (``sum_k sum_cells pi_kc w_c d_c d_c^T``, restricted to the chart).
+
+Prompts enter through a design effect ``deff = 1 + (m - 1) rho``, m = comparisons per
+prompt (K T / G for G prompts) and rho the intra-prompt correlation of the score
+contributions: given (``icc``), or read off a pilot fit with prompts as
+``rho = (deff_0 - 1) / (m_0 - 1)`` from its cluster-robust over Fisher variance ``deff_0``
+(without the G/(G-1) factor) over the contrasts asked.  With a fixed number of prompts the
+variance has a floor ``rho K / G`` times the per-comparison one: past some point more
+verdicts on the same prompts do not help, and the plan says so.
+
+A contrast ``mu_a - mu_b = d > 0`` is detected when its estimate exceeds ``c`` standard
+errors (cluster-robust ones, with their G/(G-1) factor, when there are prompts), ``c`` the
+critical value of the multiplicity rule: the max-|t| value over every pair of models
+("ranks": the package's joint rank intervals, :mod:`hja_bayes.inference.ranking`), over the pairs
+asked ("pairs"), Bonferroni over the pairs asked, or none.  Power of one contrast:
+``Phi((d - c se) / sd)``; joint power (every pair asked detected): the normal orthant
+probability with the contrasts' correlation, by simulation with a fixed seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtr, ndtri
+
+from ..checks import check_choice, check_level, check_probability, indices_of
+from ..errors import IdentifiabilityError, ParameterError
+from ..inference.ranking import simultaneous_critical_value
+from .candidates import _derivatives, _weights
+from .goals import goal_pairs, mu_gradients
+
+__all__ = ["Plan", "plan"]
+
+MULTIPLICITY = ("ranks", "pairs", "bonferroni", "none")
+TARGETS = ("all", "each")
+_DRAWS = 20_000
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A power and sample-size plan.
+
+    Attributes
+    ----------
+    comparisons_per_judge : int or None
+        The smallest number of comparisons per judge that reaches ``power`` (None when no
+        number up to ``max_per_judge`` does, e.g. because of too few prompts).
+    total_comparisons : int or None
+        ``comparisons_per_judge`` times the number of judges.
+    power : float
+        Achieved power at ``comparisons_per_judge`` (joint or smallest per-pair power,
+        see ``target``); NaN when unreachable.
+    table : DataFrame
+        Per contrast at that size: model_a, model_b, gap, se, power.
+    curve : DataFrame
+        comparisons_per_judge, power_all (every pair detected), power_min (the weakest
+        pair), design_effect, over a range of sizes (or those asked for).
+    critical_value : float
+    multiplicity, target : str
+    level, target_power : float
+    icc : float
+        Intra-prompt correlation used (0 without prompts).
+    prompts : int or None
+        Number of prompts the comparisons are spread over (None: every comparison on its
+        own prompt).
+    notes : tuple of str
+        What was assumed, and why a target is out of reach.
+    """
+
+    comparisons_per_judge: int | None
+    total_comparisons: int | None
+    power: float
+    table: pd.DataFrame
+    curve: pd.DataFrame
+    critical_value: float
+    multiplicity: str
+    target: str
+    level: float
+    target_power: float
+    icc: float
+    prompts: int | None
+    notes: tuple = field(default=())
+
+    def __repr__(self) -> str:
+        size = "unreachable" if self.comparisons_per_judge is None else \
+            f"{self.comparisons_per_judge} comparisons per judge ({self.total_comparisons} in all)"
+        return (f"Plan({size}; power {self.power:.3f} ({self.target}) at joint level "
+                f"{self.level} ({self.multiplicity}, c = {self.critical_value:.3f}); "
+                f"{len(self.table)} contrasts)")
+
+
+def _synthetic_fit(scores, judges, sensitivities, position_bias):
+    """An HJAFit at rank 0 whose 'data' are one comparison per ordered pair per judge."""
+    from ..comparisons import Comparisons
+    from ..hja.result import HJAFit
+
+    if isinstance(scores, pd.Series):
+        items, mu = tuple(str(i) for i in scores.index), scores.to_numpy(dtype=float)
+    elif isinstance(scores, dict):
+        items, mu = tuple(str(i) for i in scores), np.array(list(scores.values()), dtype=float)
+    else:
+        mu = np.asarray(scores, dtype=float).ravel()
+        items = tuple(f"model{i}" for i in range(mu.size))
+    if mu.size < 2 or not np.all(np.isfinite(mu)):
+        raise ParameterError("scores must hold at least two finite numbers")
+    mu = mu - mu.mean()
+    if not np.any(mu):
+        raise ParameterError("scores are all equal: no gap to detect")
+    if judges is None:
+        judges = 1
+    names = tuple(f"judge{k}" for k in range(judges)) if isinstance(judges, (int, np.integer)) \
+        else tuple(str(j) for j in judges)
+    K, N = len(names), mu.size
+    gamma = np.ones(K) if sensitivities is None else np.broadcast_to(
+        np.asarray(sensitivities, dtype=float), (K,)).copy()
+    if np.any(gamma <= 0) or not np.all(np.isfinite(gamma)):
+        raise ParameterError("sensitivities must be finite and > 0")
+    gamma *= K / gamma.sum()
+    beta = np.zeros(K) if position_bias is None else np.broadcast_to(
+        np.asarray(position_bias, dtype=float), (K,)).copy()
+    i, j = np.where(~np.eye(N, dtype=bool))
+    k = np.repeat(np.arange(K), len(i))
+    i, j = np.tile(i, K), np.tile(j, K)
+    counts = np.column_stack([np.full(len(k), 0.5), np.zeros(len(k)), np.full(len(k), 0.5)])
+    data = Comparisons(names, items, k, i, j, counts)
+    S = np.outer(gamma, mu)
+    return HJAFit(gamma=gamma, mu=mu, U=np.zeros((K, 0)), V=np.zeros((N, 0)), D=np.zeros(0),
+                  S=S, beta=beta, rank=0, position_bias=position_bias is not None, nll=0.0,
+                  bic=0.0, n_iter=0, converged=True, judges=names, items=items, data=data,
+                  ridge=0.0)
+
+
+def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
+    """Covariance of the chart coordinates for one comparison per judge (Fisher)."""
+    data = fit.data
+    K, N = len(fit.judges), len(fit.items)
+    if allocation == "uniform":
+        i, j = np.where(~np.eye(N, dtype=bool))
+        k = np.repeat(np.arange(K), len(i))
+        i, j = np.tile(i, K), np.tile(j, K)
+        share = np.full(len(k), 1.0 / len(np.unique(i * N + j)))
+    else:
+        k, i, j = data.judge, data.first, data.second
+        share = data.n / np.bincount(k, data.n, K)[k]
+    D = _derivatives(fit, chart, k, i, j)
+    w = _weights(fit, k, i, j) * share
+    F = (D.T @ D.multiply(w[:, None])).toarray()
+    T = chart.tangent_map()
+    inner = T.T @ F @ T
+    eig = np.linalg.eigvalsh(inner)
+    if not eig[0] > 1e-10 * eig[-1]:
+        raise IdentifiabilityError(
+            "the planned allocation does not identify the model (its information is "
+            "singular): every judge must link every model, and at rank >= 1 each judge needs "
+            "its own connected comparisons")
+    return T @ np.linalg.solve(inner, T.T)
+
+
+def _pairs(pairs, fit, k: int) -> np.ndarray:
+    mu = fit.mu
+    if isinstance(pairs, str):
+        choice = check_choice(pairs, "pairs", ("adjacent", "top", "all"))
+        return goal_pairs({"adjacent": "ranks", "top": "top", "all": "pairs"}[choice], mu, k)
+    try:
+        arr = np.asarray(list(pairs), dtype=object)
+    except TypeError:
+        raise ParameterError(f"pairs must be 'adjacent', 'top', 'all' or (model, model) pairs, "
+                             f"got {pairs!r}") from None
+    if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) == 0:
+        raise ParameterError("pairs must be a non-empty list of (model, model) pairs")
+    index = indices_of(arr, fit.items, "model")
+    if np.any(index[:, 0] == index[:, 1]):
+        raise ParameterError("a pair compares a model with itself")
+    return index
+
+
+def _icc(fit, pairs_grad) -> tuple[float, int | None, str]:
+    """Intra-prompt correlation from a pilot fit with prompts (0 and None without)."""
+    c = fit.data.clusters
+    if c is None or fit.cov_type != "cluster":
+        return 0.0, None, ""
+    robust = fit.wald_inference("cluster")
+    fisher = fit.wald_inference("fisher")
+    vC = np.diagonal(robust._chart_covariance(pairs_grad)).sum()
+    vF = np.diagonal(fisher._chart_covariance(pairs_grad)).sum()
+    G0 = c.n_clusters
+    deff0 = vC / vF * (G0 - 1) / G0
+    m0 = fit.data.n_comparisons / G0
+    rho = max(0.0, (deff0 - 1) / (m0 - 1)) if m0 > 1 else 0.0
+    return rho, G0, (f"pilot design effect {deff0:.3g} at {m0:.3g} comparisons per prompt "
+                     f"({G0} prompts): intra-prompt correlation {rho:.3g}")
+
+
+def _critical(multiplicity, level, corr_pairs, mu_cov, seed) -> float:
+    m = corr_pairs.shape[0]
+    if multiplicity == "none":
+        return float(ndtri(0.5 + level / 2))
+    if multiplicity == "bonferroni":
+        return float(ndtri(1 - (1 - level) / (2 * m)))
+    if multiplicity == "ranks":
+        return simultaneous_critical_value(mu_cov, level, seed=seed)
+    eig, vec = np.linalg.eigh(corr_pairs)
+    root = vec * np.sqrt(np.clip(eig, 0, None))
+    z = np.random.default_rng(seed).standard_normal((_DRAWS, m)) @ root.T
+    return float(np.quantile(np.abs(z).max(axis=1), level))
+
+
+def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
+         power: float = 0.8, multiplicity: str = "ranks", target: str = "all",
+         comparisons_per_judge=None, prompts: int | None = None, icc: float | None = None,
+         allocation: str | None = None, judges=None, sensitivities=None, position_bias=None,
+         max_per_judge: int = 10_000_000, seed: int = 0) -> Plan:
+    """Comparisons per judge needed to detect score gaps jointly, at a level and power.
+
+    Parameters
+    ----------
+    source : HJAFit, or scores (array, Series or dict model -> score)
+        A pilot fit (its estimates are the assumed truth, its judges' mix of pairs the
+        allocation, its prompts the design effect), or assumed consensus scores (logits);
+        then ``judges`` (a number or names) judge with ``sensitivities`` (default 1 each)
+        and optional ``position_bias``, every ordered pair equally often.
+    gap : float or array, optional
+        The difference to detect in each pair asked (logits); default the source's own
+        differences.
+    pairs : "adjacent", "top", "all" or list of (model, model)
+        Which differences must be detected: neighbours in the source's order, the top
+        ``k`` against the rest, every pair, or these pairs (the first model is the better).
+    k : int
+        For ``pairs="top"``.
+    level : float
+        Joint confidence level of the test.
+    power : float
+        Target power.
+    multiplicity : {"ranks", "pairs", "bonferroni", "none"}
+        Critical value: max-|t| over every pair of models (the joint rank intervals'),
+        max-|t| over the pairs asked, Bonferroni over the pairs asked, or none.
+    target : {"all", "each"}
+        Power that every pair asked is detected at once, or that the weakest one is.
+    comparisons_per_judge : int or sequence, optional
+        Sizes to evaluate instead of solving for the smallest one.
+    prompts : int, optional
+        Prompts the comparisons are spread over (default: the pilot's, or independent
+        comparisons without prompts).
+    icc : float, optional
+        Intra-prompt correlation (default: from the pilot; 0 without prompts).
+    allocation : {"source", "uniform"}, optional
+        Each judge's mix of ordered pairs: the pilot's (default for a fit) or uniform.
+    judges, sensitivities, position_bias
+        For scores as ``source``.
+    max_per_judge : int
+        Largest size searched.
+    seed : int
+        Seed of the simulated critical values and joint power.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ParameterError
+        Bad arguments; IdentifiabilityError when the allocation does not identify the model.
+
+    Examples
+    --------
+    >>> p = plan([1.0, 0.5, 0.0, -1.5], judges=2, pairs="adjacent", power=0.8)
+    >>> p.comparisons_per_judge > 0
+    True
+    """
+    from ..hja.result import HJAFit
+
+    level = check_level(level)
+    power = check_probability(power, "power", open_low=True, open_high=True)
+    multiplicity = check_choice(multiplicity, "multiplicity", MULTIPLICITY)
+    target = check_choice(target, "target", TARGETS)
+    if isinstance(source, HJAFit):
+        fit = source
+        allocation = check_choice(allocation or "source", "allocation", ("source", "uniform"))
+    else:
+        fit = _synthetic_fit(source, judges, sensitivities, position_bias)
+        allocation = "uniform"
+    wald = fit.wald_inference("fisher")
+    chart = wald.chart
+    sigma1 = _unit_sigma(fit, chart, allocation)
+    index = _pairs(pairs, fit, k)
+    Gp = mu_gradients(chart, index)
+    C1 = Gp @ sigma1 @ Gp.T
+    v1 = np.diagonal(C1).copy()
+    d = fit.mu[index[:, 0]] - fit.mu[index[:, 1]]
+    if gap is not None:
+        d = np.broadcast_to(np.asarray(gap, dtype=float), d.shape).copy()
+        if np.any(d <= 0) or not np.all(np.isfinite(d)):
+            raise ParameterError("gap must be finite and > 0")
+    if np.any(d <= 0):
+        raise ParameterError("every pair asked needs a positive assumed gap (the first model "
+                             "better): reorder the pairs or pass gap=")
+    notes = [f"assumed truth: {'pilot fit' if isinstance(source, HJAFit) else 'given scores'}, "
+             f"rank {fit.rank}, allocation {allocation}"]
+    rho, G0, note = _icc(fit, Gp) if isinstance(source, HJAFit) else (0.0, None, "")
+    if note:
+        notes.append(note)
+    if icc is not None:
+        rho = check_probability(icc, "icc")
+    G = prompts if prompts is not None else G0
+    if G is not None and (isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 2):
+        raise ParameterError(f"prompts must be an integer >= 2, got {G!r}")
+    if rho > 0 and G is None:
+        raise ParameterError("an intra-prompt correlation needs the number of prompts (prompts=)")
+    K = len(fit.judges)
+    corr = C1 / np.sqrt(np.outer(v1, v1))
+    Gmu = mu_gradients(chart, np.column_stack([np.arange(fit.mu.size), np.zeros(fit.mu.size, int)]))
+    c = _critical(multiplicity, level, corr, Gmu @ sigma1 @ Gmu.T, seed)
+    z = np.random.default_rng(seed + 1).multivariate_normal(
+        np.zeros(len(d)), corr, size=_DRAWS, method="eigh")
+
+    def evaluate(T):
+        deff = 1.0 if G is None else 1 + max(K * T / G - 1, 0.0) * rho
+        sd = np.sqrt(v1 * deff / T)
+        se = sd * (np.sqrt(G / (G - 1)) if G is not None else 1.0)  # CR1's factor
+        each = ndtr((d - c * se) / sd)
+        joint = float(np.mean(np.all(d + sd * z > c * se, axis=1)))
+        return joint, each, sd, se, deff
+
+    def achieved(T):
+        joint, each, *_ = evaluate(T)
+        return joint if target == "all" else float(each.min())
+
+    if comparisons_per_judge is not None:
+        sizes = np.atleast_1d(np.asarray(comparisons_per_judge, dtype=float))
+        if np.any(sizes < 1) or not np.all(np.isfinite(sizes)):
+            raise ParameterError("comparisons_per_judge must be >= 1")
+        hit = [int(s) for s in sizes if achieved(s) >= power]
+        best = min(hit) if hit else None
+    else:
+        best = None
+        if achieved(max_per_judge) >= power:
+            lo, hi = 1, 1
+            while achieved(hi) < power:
+                lo, hi = hi, hi * 2
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
+            best = hi if achieved(lo) < power else lo
+        else:
+            notes.append(f"power {power} is out of reach up to {max_per_judge} comparisons per "
+                         "judge" + (f": with {G} prompts the variance has a floor (more "
+                                    "prompts are needed)" if G is not None and rho > 0 else ""))
+        ref = best if best is not None else max_per_judge
+        sizes = np.unique(np.round(ref * np.array([0.25, 0.5, 0.75, 1, 1.5, 2, 4]))).clip(1)
+    curve = []
+    for s in sizes:
+        joint, each, _, _, deff = evaluate(s)
+        curve.append((int(s), joint, float(each.min()), deff))
+    curve = pd.DataFrame(curve, columns=["comparisons_per_judge", "power_all", "power_min",
+                                         "design_effect"])
+    at = best if best is not None else int(sizes[-1])
+    joint, each, sd, se, deff = evaluate(at)
+    items = np.asarray(fit.items, dtype=object)
+    table = pd.DataFrame({"model_a": items[index[:, 0]], "model_b": items[index[:, 1]],
+                          "gap": d, "sd": sd, "se": se, "power": each})
+    if G is not None:
+        notes.append(f"{G} prompts, intra-prompt correlation {rho:.3g}: design effect "
+                     f"{deff:.3g} at {at} comparisons per judge")
+    return Plan(best, None if best is None else best * K,
+                (joint if target == "all" else float(each.min())) if best is not None else float("nan"),
+                table, curve, c, multiplicity, target, level, power, float(rho),
+                None if G is None else int(G), tuple(notes))

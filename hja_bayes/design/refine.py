@@ -1,0 +1,175 @@
+"""Fisher scoring on the model's chart: the local solver behind ``update``.
+
+Started at a fit and given a little more data, the optimum moves a little.  The anchored
+proximal alternation (:mod:`hja_bayes.hja.solve`) converges linearly from any start, at a
+rate set by the coupling of its two blocks, so a warm start saves only the logarithm of the
+distance it no longer has to travel (on MT-Bench with position bias: 49 iterations instead
+of 55).  Here all the parameters move together instead: in the factor coordinates of the
+tangent chart at the current point (:class:`~hja_bayes.inference.chart.FactorChart`, the
+Wald intervals' chart) the step solves ``F delta = -g``, with ``g`` the gradient of the
+penalised negative log-likelihood and ``F`` its expected information plus the penalty's
+curvature (assembled from per-unit weights, :mod:`hja_bayes.inference.information`); the
+score matrix moves to ``S + dS`` and back onto the rank-(r + 1) model by truncating its
+singular values (a retraction), the terms' coefficients and the outcome model's parameters
+move linearly.  Steps are halved until the objective decreases.  For ties counted 1/2 the
+expected information of the linear predictor is the observed one, so near the optimum the
+steps are Newton steps; two or three reach the solver's tolerance.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import HJAError
+from ..inference.chart import factor_chart
+from ..inference.information import Model, chart_information, free_aux
+from ..inference.wald import _curvature, constrained
+from ..likelihood import log_likelihood, score
+
+__all__ = ["Refined", "refine"]
+
+
+class Refined(NamedTuple):
+    """Where Fisher scoring stopped."""
+
+    S: np.ndarray
+    Z: np.ndarray
+    log_aux: np.ndarray | None
+    theta: np.ndarray
+    n_iter: int
+    converged: bool
+
+
+def _penalised(model: Model, design, ridge: float) -> float:
+    """The solver's objective: NLL + ridge/2 |S|^2 + the terms' ridges + ridge/2 |aux|^2."""
+    units, _, eta, aux = model.units()
+    nll = -float(np.sum(log_likelihood(model.outcome, eta, aux, units.counts)))
+    rho, rho_g = design.penalties(ridge)
+    penalty = ridge * np.sum(model.S ** 2) + np.sum(rho * model.coef ** 2) \
+        + np.sum(rho_g * model.theta ** 2)
+    if model.outcome.n_aux:
+        finite = np.isfinite(model.log_aux)
+        penalty += ridge * np.sum(np.where(finite, model.log_aux, 0.0) ** 2)
+    return nll + 0.5 * penalty
+
+
+def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient of the penalised objective in the chart's factor coordinates, and its
+    Euclidean gradient with respect to S (K x N)."""
+    K, N, m = chart.shape
+    units, design_u, eta, aux = model.units()
+    s = -np.asarray(score(model.outcome, eta, aux, units.counts))  # d NLL / d(eta, aux)
+    eta_cols, aux_cols = chart.local_columns()
+    local = chart.local_design(units, design_u) * s[:, :1]
+    g = np.zeros(chart.dim)
+    k = units.judge
+    for c in range(eta_cols.shape[1]):
+        ok = eta_cols[k, c] >= 0
+        np.add.at(g, eta_cols[k[ok], c], local[ok, c])
+    for a in range(aux_cols.shape[1]):
+        ok = aux_cols[k, a] >= 0
+        np.add.at(g, aux_cols[k[ok], a], s[ok, 1 + a])
+    y = chart.y_offset
+    R = (np.bincount(k * N + units.first, s[:, 0], K * N)
+         - np.bincount(k * N + units.second, s[:, 0], K * N)).reshape(K, N)
+    grad_S = R + ridge * model.S  # the A rows' likelihood part is in ``local`` already
+    g[: K * m] += (ridge * model.S @ chart.Q).ravel()
+    g[y:] += (grad_S.T @ chart.P).ravel()
+    # the penalties of the coefficients and parameters
+    rho, rho_g = design.penalties(ridge)
+    penalty_coef = (rho * model.coef).ravel()[chart.coef]
+    g[chart.coef_offset: chart.aux_offset] += penalty_coef
+    if chart.free.size:
+        g[chart.aux_offset: chart.global_offset] += ridge * np.ravel(model.log_aux)[chart.free]
+    g[chart.global_offset: y] += rho_g * model.theta
+    return g, grad_S
+
+
+def _curvature_term(chart, grad_S, sigma) -> np.ndarray:
+    """The second-order part of ``S(A, Y) = (P Sigma + A)(Q + Y Sigma^-1)^T``: the bilinear
+    form ``<grad_S, A Sigma^-1 Y^T>`` as a (dim, dim) matrix (A-Y blocks only)."""
+    K, N, m = chart.shape
+    H = np.zeros((chart.dim, chart.dim))
+    for a in range(m):
+        block = grad_S / sigma[a]  # d^2 / dA[k, a] dY[n, a]
+        rows = np.arange(K) * m + a
+        cols = chart.y_offset + np.arange(N) * m + a
+        H[np.ix_(rows, cols)] = block
+        H[np.ix_(cols, rows)] = block.T
+    return H
+
+
+def _moved(model: Model, chart, sigma, delta, t: float) -> Model:
+    """The point ``t delta`` away: ``S = (P Sigma + t A)(Q + t Y Sigma^-1)^T`` (rank r + 1,
+    rows centred), the coefficients and parameters moved linearly."""
+    K, N, m = chart.shape
+    A = delta[: K * m].reshape(K, m)
+    Y = delta[chart.y_offset:].reshape(N, m)
+    S = (chart.P * sigma + t * A) @ (chart.Q + t * Y / sigma).T
+    Z = model.coef.copy().ravel()
+    Z[chart.coef] += t * delta[chart.coef_offset: chart.aux_offset]
+    log_aux = model.log_aux
+    if chart.free.size:
+        log_aux = np.array(log_aux, dtype=float).ravel()
+        log_aux[chart.free] += t * delta[chart.aux_offset: chart.global_offset]
+        log_aux = log_aux.reshape(np.shape(model.log_aux))
+    theta = model.theta + t * delta[chart.global_offset: chart.y_offset]
+    return Model(model.data, S, Z.reshape(model.coef.shape), theta, model.outcome, log_aux,
+                 model.terms)
+
+
+def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, *,
+           tol: float = 1e-10, max_iter: int = 25) -> Refined:
+    """Fisher scoring on the chart from ``(S, Z, theta, log_aux)`` to the penalised optimum.
+
+    Stops when the Newton decrement ``-g^T delta / 2`` (the predicted decrease of the
+    objective to the optimum) falls below ``tol`` relative to the objective: stricter than
+    the proximal solver's rule, a relative change below ``tol`` in one of its steps.
+
+    Raises
+    ------
+    HJAError
+        When the chart is not defined at a point (a rank collapse) or the information is
+        singular; the caller falls back to the proximal solver.
+    """
+    model = Model(data, S, Z, theta, outcome, log_aux, terms)
+    design = model.design()
+    f = _penalised(model, design, ridge)
+    for it in range(1, max_iter + 1):
+        chart = factor_chart(model.S, rank, coef_free=design.free, n_aux=outcome.n_aux,
+                             free=free_aux(model.log_aux) if outcome.n_aux else None,
+                             n_global=len(design.global_names))
+        sigma = np.einsum("ka,kn,na->a", chart.P, model.S, chart.Q)
+        g, grad_S = _gradient(model, chart, design, ridge)
+        F = chart_information(model, chart)
+        F[np.diag_indices_from(F)] += _curvature(chart, design, ridge)
+        C = chart.constraints()
+        g = g - C @ (C.T @ g)
+        H = constrained(F + _curvature_term(chart, grad_S, sigma), C)
+        try:
+            factor = np.linalg.cholesky(H)
+        except np.linalg.LinAlgError:  # indefinite away from the optimum: shift it
+            eig = np.linalg.eigvalsh(H)
+            H[np.diag_indices_from(H)] += 1.5 * abs(eig[0]) + 1e-8 * abs(eig[-1])
+            try:
+                factor = np.linalg.cholesky(H)
+            except np.linalg.LinAlgError:
+                raise HJAError("singular information on the chart") from None
+        delta = -np.linalg.solve(factor.T, np.linalg.solve(factor, g))
+        delta -= C @ (C.T @ delta)
+        decrement = -float(g @ delta) / 2
+        if decrement <= tol * max(1.0, abs(f)):
+            return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
+        t = 1.0
+        while True:
+            trial = _moved(model, chart, sigma, delta, t)
+            f_new = _penalised(trial, design, ridge)
+            if np.isfinite(f_new) and f_new <= f - 1e-4 * t * decrement:
+                break
+            t /= 2
+            if t < 1e-8:
+                return Refined(model.S, model.coef, model.log_aux, model.theta, it, False)
+        model, f = trial, f_new
+    return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False)

@@ -1,0 +1,197 @@
+"""Add comparisons to a fit: ``update_fit`` (``HJAFit.update``), warm-started at the fit.
+
+The new verdicts are merged with the fit's data cell by cell (a cell seen before adds its
+counts, a new cell joins; prompts are matched by name), and the solver restarts from the
+fit's own solution (its blocks, term coefficients, outcome parameters and final proximal
+weight) at the fit's rank, terms, outcome model and ridge.  The optimum is the one a full
+refit of the merged data at that rank reaches; only the path is shorter.  The rank is kept:
+refit with ``fit_hja(..., rank="bic")`` to choose it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from ..comparisons import Comparisons, aggregate_cells
+from ..errors import DataError, HJAError, ParameterError
+from ..likelihood import Cells, cells_of, counts_for
+from ..likelihood.terms import design_of, units_of
+from .refine import refine
+
+__all__ = ["merge_comparisons", "refit_from", "update_fit"]
+
+
+def _codes(names, known, what: str) -> np.ndarray:
+    lookup = {n: i for i, n in enumerate(known)}
+    missing = [n for n in names if n not in lookup]
+    if missing:
+        raise DataError(
+            f"the new data have {what}s the fit does not know: {missing[:5]}; update keeps the "
+            f"fit's {what}s (refit with fit_hja on the merged data to add {what}s)")
+    return np.array([lookup[n] for n in names], dtype=np.int64)
+
+
+def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
+    """The cells of ``old`` with ``new``'s verdicts added (judges and items of ``old``).
+
+    Raises
+    ------
+    DataError
+        When ``new`` names a judge or item that ``old`` lacks, uses another verdict scale,
+        lacks the prompts that ``old`` carries (or carries prompts that ``old`` lacks), or
+        carries style features.
+    """
+    if not isinstance(new, Comparisons):
+        raise ParameterError(f"new data must be Comparisons or a DataFrame of verdicts, got "
+                             f"{type(new).__name__}")
+    if new.categories != old.categories:
+        raise DataError(f"the new verdicts use the scale {list(new.categories)}, the fit's data "
+                        f"{list(old.categories)}")
+    if new.order_known != old.order_known:
+        raise DataError("the new data and the fit's data disagree on whether presentation "
+                        "order is known")
+    if (new.clusters is None) != (old.clusters is None):
+        have = "carry" if old.clusters is not None else "do not carry"
+        raise DataError(f"the fit's data {have} prompts (clusters) and the new data "
+                        f"{'do not' if old.clusters is not None else 'do'}: read both alike")
+    if old.feature_names or new.feature_names:
+        raise DataError("update does not merge style features (their transform depends on the "
+                        "whole data): refit with fit_hja on the merged data")
+    jmap = _codes(new.judges, old.judges, "judge")
+    imap = _codes(new.items, old.items, "item")
+    cells = (old.judge, old.first, old.second, old.counts)
+    added = (jmap[new.judge], imap[new.first], imap[new.second], new.counts)
+    cluster = names = None
+    if old.clusters is None:
+        rows = [np.concatenate(pair) for pair in zip(cells, added)]
+    else:
+        oc, nc = old.clusters, new.clusters
+        names = list(oc.names)
+        index = {n: i for i, n in enumerate(names)}
+        for n in nc.names:
+            if n not in index:
+                index[n] = len(names)
+                names.append(n)
+        gmap = np.array([index[n] for n in nc.names], dtype=np.int64)
+        rows = [np.concatenate([a[oc.cell], b[nc.cell]]) for a, b in zip(cells[:3], added[:3])]
+        rows.append(np.concatenate([oc.counts, nc.counts]))
+        cluster = np.concatenate([oc.cluster, gmap[nc.cluster]])
+    merged = aggregate_cells(
+        old.judges, old.items, *rows[:3], rows[3], categories=old.categories,
+        order_known=old.order_known, rows_read=old.rows_read + new.rows_read,
+        rows_used=old.rows_used + new.rows_used,
+        rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)
+                  for r in set(old.rejected) | set(new.rejected)},
+        dropped_judges=old.dropped_judges, cluster=cluster, cluster_names=names,
+        rejected_by_judge={j: old.rejected_by_judge.get(j, 0) + new.rejected_by_judge.get(j, 0)
+                           for j in set(old.rejected_by_judge) | set(new.rejected_by_judge)})
+    return merged
+
+
+def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Comparisons:
+    if isinstance(new_data, Comparisons):
+        return new_data
+    if isinstance(new_data, pd.DataFrame) or hasattr(new_data, "to_pandas"):
+        options = dict(read_options)
+        if old.clusters is not None and "cluster" not in options:
+            raise ParameterError("the fit's data carry prompts: pass cluster=<column> so the "
+                                 "new verdicts get theirs")
+        import warnings
+
+        with warnings.catch_warnings():  # a small batch has few verdicts per judge by nature
+            warnings.filterwarnings("ignore", message=r".*judges in column .* with a median of")
+            return Comparisons.from_frame(new_data, **options)
+    raise ParameterError(f"new_data must be Comparisons or a DataFrame of verdicts, got "
+                         f"{type(new_data).__name__}")
+
+
+def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **read_options):
+    """The fit with ``new_data``'s comparisons added, warm-started at the fit.
+
+    Parameters
+    ----------
+    fit : HJAFit
+    new_data : Comparisons or DataFrame
+        New verdicts by the fit's judges on the fit's models (new cells and new prompts are
+        fine).  A DataFrame is read by :meth:`Comparisons.from_frame` with
+        ``read_options`` (e.g. ``cluster="question_id"``, which the fit's prompts require).
+    tol, max_iter
+        The solver's stopping rule (``fit_hja``'s defaults).
+
+    Returns
+    -------
+    HJAFit
+        At the fit's rank, terms, outcome model and ridge, on the merged data; equal to a
+        full refit of the merged data at that rank to the solver's tolerance.
+        ``rank_table`` is dropped (it described the old data); ``excluded_judges`` is kept.
+
+    Raises
+    ------
+    DataError
+        New judges or models, another verdict scale, prompts on one side only, style
+        features, or verdicts by a judge the fit left out.
+    """
+    from ..hja.result import HJAFit
+
+    if not isinstance(fit, HJAFit):
+        raise ParameterError(f"update needs an HJAFit, got {type(fit).__name__}")
+    new = _as_comparisons(new_data, fit.data, read_options)
+    left_out = sorted(set(new.judges) & set(fit.excluded_judges))
+    if left_out:
+        raise DataError(f"the fit left out the judges {left_out} "
+                        f"({fit.excluded_judges[left_out[0]]}): refit with fit_hja")
+    data = merge_comparisons(fit.data, new)
+    return refit_from(fit, data, tol=tol, max_iter=max_iter)
+
+
+def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
+    """``fit``'s model fitted to ``data`` (the fit's judges and items), started at ``fit``.
+
+    Fisher scoring on the chart (:func:`~hja_bayes.design.refine.refine`) from the fit's
+    estimates; should it fail (a rank collapse, a singular information, no progress), the
+    proximal solver from the fit's state.
+    """
+    from ..hja.solve import SolveResult, make_fit, solve, warn_not_converged
+    from ..hja.state import SolverState
+
+    outcome = fit.outcome_model
+    design = design_of(data, fit.terms)
+    with np.errstate(divide="ignore"):
+        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
+    try:
+        done = refine(data, fit.S, fit.coef, fit.theta, outcome, log_aux, fit.terms, fit.rank,
+                      fit.ridge, tol=tol)
+    except HJAError:
+        done = None
+    if done is not None and done.converged:
+        # blocks B = [S | Z] and T = I hold S and Z (S = B[:, :N] T^T); make_fit takes the
+        # canonical decomposition.  Units in NumPy: the NLL costs no JAX dispatch.
+        N = data.n_items
+        state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
+                            done.log_aux, np.asarray(done.theta, dtype=float))
+        result = SolveResult(state, done.n_iter, True)
+        cells = _numpy_cells(data, design, outcome)
+    else:
+        cells = cells_of(data, pad=True, outcome=outcome, design=design)
+        start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),
+                            jnp.column_stack([fit.mu, fit.V]), float(fit.tau),
+                            None if log_aux is None else jnp.asarray(log_aux),
+                            jnp.asarray(fit.theta))
+        result = solve(start, cells, fit.rank, ridge=fit.ridge, tol=tol, max_iter=max_iter,
+                       outcome=outcome)
+        if not result.converged:
+            warn_not_converged(fit.rank, result.n_iter, tol)
+    new_fit = make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome)
+    return replace(new_fit, excluded_judges=dict(fit.excluded_judges))
+
+
+def _numpy_cells(data, design, outcome) -> Cells:
+    """The units as NumPy :class:`~hja_bayes.likelihood.Cells` (unpadded)."""
+    units = units_of(data, design.level)
+    return Cells(units.judge, units.first, units.second, counts_for(units.counts, outcome),
+                 design.X, np.asarray(design.free, dtype=float), design.penalty, design.Xg,
+                 design.global_penalty)

@@ -1,0 +1,230 @@
+"""next_comparisons: costs, allowed judges, pools, determinism, balanced presentation order,
+and its criterion against a direct dense computation in the orthonormal chart."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.cli import main
+from hja_bayes.design.goals import undecided
+from hja_bayes.errors import ParameterError
+
+
+def _balanced_panel(seed=0, n=6):
+    """K = 3, N = 5, every ordered cell with the same number of verdicts (so the order of the
+    fit's own data is balanced), outcomes drawn from a rank-1 truth with position bias."""
+    _, truth = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=10, seed=seed)
+    rng = np.random.default_rng(seed)
+    K, N = 3, 5
+    i, j = np.where(~np.eye(N, dtype=bool))
+    k = np.repeat(np.arange(K), len(i))
+    i, j = np.tile(i, K), np.tile(j, K)
+    p = 1 / (1 + np.exp(-(0.3 + truth.S[k, i] - truth.S[k, j])))
+    wins = rng.binomial(n, p).astype(float)
+    counts = np.column_stack([wins, np.zeros_like(wins), n - wins])
+    return hb.Comparisons(tuple(f"judge{x}" for x in range(K)),
+                          tuple(f"item{x}" for x in range(N)), k, i, j, counts)
+
+
+@pytest.fixture(scope="module")
+def fit():
+    return hb.fit_hja(_balanced_panel(), rank=1, position_bias=True)
+
+
+def test_costs_and_allowed_judges(fit):
+    allowed = {"judge0": None, "judge1": ["item0", "item1", "item2"]}
+    out = hb.next_comparisons(fit, 60, goal="top", k=2, judges=allowed,
+                              cost={"judge0": 1, "judge1": 2})
+    assert len(out) == 60 and set(out.judge) <= {"judge0", "judge1"}
+    seen = out[out.judge == "judge1"]
+    assert set(seen.model_a) | set(seen.model_b) <= {"item0", "item1", "item2"}
+    assert np.allclose(out.cost, np.where(out.judge == "judge1", 2.0, 1.0))
+    # a prohibitive cost keeps a judge out; alone, it is asked
+    dear = hb.next_comparisons(fit, 30, cost={"judge0": 1, "judge1": 1, "judge2": 1e6})
+    assert "judge2" not in set(dear.judge)
+    only = hb.next_comparisons(fit, 10, judges=["judge2"], cost={"judge2": 50})
+    assert set(only.judge) == {"judge2"} and only.cost.sum() == 500
+    capped = hb.next_comparisons(fit, 100, cost={"judge0": 1, "judge1": 3, "judge2": 7},
+                                 max_cost=40)
+    assert capped.cost.sum() <= 40 and capped.attrs["meta"]["total_cost"] == capped.cost.sum()
+
+
+def test_deterministic_for_a_seed(fit):
+    a = hb.next_comparisons(fit, 40, goal="ranks", seed=3)
+    b = hb.next_comparisons(fit, 40, goal="ranks", seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert a.attrs["meta"] == b.attrs["meta"]
+    c = hb.next_comparisons(fit, 40, goal="ranks", seed=4)
+    assert len(c) == 40  # another seed may break ties otherwise, nothing else
+
+
+@pytest.mark.parametrize("steps", [500, 7])
+def test_presentation_order_is_balanced(fit, steps):
+    # the fit's own data are balanced, so each (judge, pair) of the new rows is too
+    out = hb.next_comparisons(fit, 120, goal="pairs", steps=steps)
+    assert steps == 500 or out.attrs["meta"]["block"] > 1
+    for (judge, a, b), n in out.groupby(["judge", "model_a", "model_b"]).size().items():
+        back = ((out.judge == judge) & (out.model_a == b) & (out.model_b == a)).sum()
+        assert abs(n - back) <= 1, (judge, a, b, n, back)
+
+
+def test_order_fills_the_rarer_side_first():
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=400, seed=2,
+                          position_bias=0.4)
+    fit = hb.fit_hja(data, rank=0, position_bias=True)
+    out = hb.next_comparisons(fit, 200, goal="pairs")
+    n = {(data.judges[k], data.items[i], data.items[j]): c
+         for k, i, j, c in zip(data.judge, data.first, data.second, data.n)}
+    for (judge, a, b), m in out.groupby(["judge", "model_a", "model_b"]).size().items():
+        back = ((out.judge == judge) & (out.model_a == b) & (out.model_b == a)).sum()
+        before = n.get((judge, a, b), 0) - n.get((judge, b, a), 0)
+        after = before + m - back
+        assert abs(after) <= max(abs(before), 1)
+
+
+def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, variance_only):
+    """The drop of the goal's uncertainty from one verdict, in the orthonormal chart."""
+    wald = fit.wald_inference("fisher")
+    K, N = len(fit.judges), len(fit.items)
+    B = wald.basis  # (K N + K q, dim): vec S then vec Z (position bias only here)
+    I = wald.information
+    x = np.zeros(B.shape[0])
+    x[judge * N + first] += 1
+    x[judge * N + second] -= 1
+    x[K * N + judge] = 1.0  # position bias of the judge (q = 1)
+    a = B.T @ x
+    p = 1 / (1 + np.exp(-(fit.beta[judge] + fit.S[judge, first] - fit.S[judge, second])))
+    w = p * (1 - p)
+    Sigma = np.linalg.inv(I)
+    Sigma_new = np.linalg.inv(I + w * np.outer(a, a))
+    total = 0.0
+    for ga, gb in goal_pairs:
+        g = np.zeros(B.shape[0])
+        g[np.arange(K) * N + ga] += 1 / K
+        g[np.arange(K) * N + gb] -= 1 / K
+        h = B.T @ g
+        v, v_new = h @ Sigma @ h, h @ Sigma_new @ h
+        if variance_only:
+            total += v - v_new
+        else:
+            d = fit.mu[ga] - fit.mu[gb]
+            total += undecided(d, deff * v, critical, margin) - undecided(d, deff * v_new,
+                                                                           critical, margin)
+    return float(total)
+
+
+@pytest.mark.parametrize("goal", ["top", "ranks", "pairs", "tiers"])
+def test_criterion_equals_a_dense_computation(goal):
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=300, seed=7,
+                          position_bias=0.3)
+    fit = hb.fit_hja(data, rank=1, position_bias=True)
+    out = hb.next_comparisons(fit, 1, goal=goal, k=2, cost={"judge0": 1, "judge1": 2.5})
+    meta = out.attrs["meta"]
+    from hja_bayes.design.goals import goal_pairs
+
+    pairs = goal_pairs(goal, fit.mu, 2)
+    row = out.iloc[0]
+    items, judges = list(fit.items), list(fit.judges)
+    args = (meta["design_effect"], meta["critical_value"], meta["tie_margin"], goal == "pairs")
+    dense = _dense_gain(fit, pairs, judges.index(row.judge), items.index(row.model_a),
+                        items.index(row.model_b), *args)
+    assert row.gain == pytest.approx(dense, rel=1e-7, abs=1e-14)
+    # and no other eligible verdict is worth more per unit cost
+    n = {(k, i, j): c for k, i, j, c in zip(data.judge, data.first, data.second, data.n)}
+    cost = [1.0, 2.5]
+    best = max(_dense_gain(fit, pairs, k, i, j, *args) / cost[k]
+               for k in range(2) for i in range(4) for j in range(4)
+               if i != j and n.get((k, i, j), 0) <= n.get((k, j, i), 0))
+    assert row.gain / row.cost == pytest.approx(best, rel=1e-7, abs=1e-14)
+
+
+def test_greedy_updates_the_information(fit):
+    # the expected uncertainty after each step equals the one recomputed densely from every
+    # verdict chosen so far
+    out = hb.next_comparisons(fit, 8, goal="pairs")
+    wald = fit.wald_inference("fisher")
+    K, N = 3, 5
+    B, I = wald.basis, wald.information.copy()
+    items, judges = list(fit.items), list(fit.judges)
+    for row in out.itertuples():
+        k, i, j = judges.index(row.judge), items.index(row.model_a), items.index(row.model_b)
+        x = np.zeros(B.shape[0])
+        x[k * N + i] += 1
+        x[k * N + j] -= 1
+        x[K * N + k] = 1
+        p = 1 / (1 + np.exp(-(fit.beta[k] + fit.S[k, i] - fit.S[k, j])))
+        a = B.T @ x
+        I += p * (1 - p) * np.outer(a, a)
+    Sigma = np.linalg.inv(I)
+    total = 0.0
+    for ga in range(N):
+        for gb in range(ga + 1, N):
+            g = np.zeros(B.shape[0])
+            g[np.arange(K) * N + ga] += 1 / K
+            g[np.arange(K) * N + gb] -= 1 / K
+            h = B.T @ g
+            total += h @ Sigma @ h
+    assert out.uncertainty.iloc[-1] == pytest.approx(total, rel=1e-8)
+
+
+def test_pool_of_candidates(fit):
+    pool = pd.DataFrame({"judge": ["judge0", "judge0", "judge1"],
+                         "model_a": ["item0", "item3", "item2"],
+                         "model_b": ["item1", "item4", "item0"], "limit": [3, 2, 1]})
+    out = hb.next_comparisons(fit, 50, candidates=pool)
+    assert len(out) == 6
+    counts = out.groupby(["judge", "model_a", "model_b"]).size().to_dict()
+    assert counts == {("judge0", "item0", "item1"): 3, ("judge0", "item3", "item4"): 2,
+                      ("judge1", "item2", "item0"): 1}
+
+
+def test_prompts_are_spread_over_pairs(fit):
+    prompts = [f"p{x}" for x in range(7)]
+    out = hb.next_comparisons(fit, 80, goal="top", k=2, prompts=prompts)
+    assert set(out.prompt) <= set(prompts)
+    pair = out.apply(lambda r: tuple(sorted((r.model_a, r.model_b))), axis=1)
+    for _, group in out.groupby(pair):
+        used = group.prompt.value_counts().reindex(prompts, fill_value=0)
+        assert used.max() - used.min() <= 1
+    # a verdict is never repeated: one per (judge, first, second, prompt)
+    assert not out.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
+    few = hb.next_comparisons(fit, 500, goal="pairs", prompts=["p0", "p1"])
+    assert not few.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
+    assert len(few) == 3 * 20 * 2  # every (judge, ordered pair) on both prompts, no more
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(goal="best"), "goal"),
+    (dict(goal="top", k=5), "k must"),
+    (dict(cost={"judge0": 1}), "no cost"),
+    (dict(cost={"judge0": -1, "judge1": 1, "judge2": 1}), "> 0"),
+    (dict(cost={"nobody": 1}), "does not have"),
+    (dict(judges={"judge0": ["item9"]}), "unknown model"),
+    (dict(judges={"judge0": ["item0"]}), "no comparison"),
+])
+def test_clear_errors(fit, kwargs, message):
+    with pytest.raises(ParameterError, match=message):
+        hb.next_comparisons(fit, 5, **kwargs)
+
+
+def test_budget_and_fit_are_checked(fit):
+    with pytest.raises(ParameterError, match="budget"):
+        hb.next_comparisons(fit, 0)
+    with pytest.raises(ParameterError, match="HJA"):
+        hb.next_comparisons(hb.fit_pooled_btl(fit.data), 5)
+
+
+def test_cli_next(fit, tmp_path, capsys):
+    fit.save(tmp_path / "fit")
+    (tmp_path / "judges.csv").write_text("judge,cost,models\njudge0,1,\njudge2,50,item0;item1;item2\n")
+    code = main(["next", str(tmp_path / "fit"), "--budget", "25", "--goal", "top", "--k", "2",
+                 "--cost", str(tmp_path / "judges.csv"), "--out", str(tmp_path / "next.csv"),
+                 "--quiet"])
+    assert code == 0
+    table = pd.read_csv(tmp_path / "next.csv")
+    assert list(table.columns[:3]) == ["judge", "model_a", "model_b"] and len(table) == 25
+    assert set(table.judge) <= {"judge0", "judge2"}
+    assert main(["next", str(tmp_path / "fit"), "--budget", "5", "--cost",
+                 str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -1,0 +1,93 @@
+"""plan(): analytic power against a small simulation, and what prompts and multiplicity do."""
+
+import numpy as np
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.errors import ParameterError
+from hja_bayes.inference.ranking import simultaneous_critical_value
+
+SCORES = [1.0, 0.55, 0.0]
+
+
+def _simulated_power(T, replicates, seed=0):
+    """Share of simulated studies (2 judges, T comparisons each over the ordered pairs at
+    random) whose joint (max-|t| over every pair) intervals detect both neighbouring gaps."""
+    rng = np.random.default_rng(seed)
+    mu = np.asarray(SCORES) - np.mean(SCORES)
+    N, K = 3, 2
+    i, j = np.where(~np.eye(N, dtype=bool))
+    hits = 0
+    for _ in range(replicates):
+        k_all, i_all, j_all, counts = [], [], [], []
+        for k in range(K):
+            n = rng.multinomial(T, np.full(len(i), 1 / len(i)))
+            p = 1 / (1 + np.exp(-(mu[i] - mu[j])))
+            wins = rng.binomial(n, p)
+            keep = n > 0
+            k_all.append(np.full(keep.sum(), k)), i_all.append(i[keep]), j_all.append(j[keep])
+            counts.append(np.column_stack([wins, np.zeros_like(wins), n - wins])[keep])
+        data = hb.Comparisons(("judge0", "judge1"), ("model0", "model1", "model2"),
+                              np.concatenate(k_all), np.concatenate(i_all), np.concatenate(j_all),
+                              np.concatenate(counts).astype(float))
+        est, cov = hb.fit_hja(data, rank=0).wald.mu_covariance()
+        c = simultaneous_critical_value(cov, 0.95, draws=4000)
+        ok = True
+        for a, b in ((0, 1), (1, 2)):
+            se = np.sqrt(cov[a, a] + cov[b, b] - 2 * cov[a, b])
+            ok &= est[a] - est[b] > c * se
+        hits += ok
+    return hits / replicates
+
+
+def test_analytic_power_matches_a_simulation():
+    plan = hb.plan(SCORES, judges=2, pairs="adjacent", power=0.7)
+    assert 0.7 <= plan.power < 0.75
+    T = plan.comparisons_per_judge
+    R = 200
+    simulated = _simulated_power(T, R)
+    mc_error = np.sqrt(plan.power * (1 - plan.power) / R)
+    # three Monte Carlo standard errors, plus 0.03 for the normal approximation at this size
+    assert abs(simulated - plan.power) <= 3 * mc_error + 0.03, (simulated, plan.power, T)
+
+
+def test_power_curve_and_the_smallest_size():
+    plan = hb.plan(SCORES, judges=2, power=0.8)
+    T = plan.comparisons_per_judge
+    curve = hb.plan(SCORES, judges=2, power=0.8, comparisons_per_judge=[T - 1, T, 2 * T]).curve
+    assert curve.power_all.iloc[0] < 0.8 <= curve.power_all.iloc[1] < curve.power_all.iloc[2]
+    assert plan.total_comparisons == 2 * T
+    each = hb.plan(SCORES, judges=2, power=0.8, target="each")
+    assert each.comparisons_per_judge <= T  # the weakest pair alone needs no more than all
+    # a larger gap needs fewer comparisons; a stricter multiplicity rule needs more
+    assert hb.plan(SCORES, judges=2, gap=1.0).comparisons_per_judge < T
+    loose = hb.plan(SCORES, judges=2, power=0.8, multiplicity="none")
+    assert loose.critical_value == pytest.approx(1.959964, abs=1e-5)
+    assert loose.comparisons_per_judge < T
+
+
+def test_prompts_through_a_design_effect():
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=1500, seed=2,
+                          questions=40, question_correlation=0.5)
+    pilot = hb.fit_hja(data, rank=1)
+    independent = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.3, icc=0.0, prompts=400)
+    clustered = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.3, prompts=400)
+    assert clustered.icc > 0 and clustered.prompts == 400
+    assert hb.plan(pilot, pairs=[("item0", "item1")], gap=0.3).prompts == 40  # the pilot's
+    assert clustered.comparisons_per_judge > independent.comparisons_per_judge
+    assert clustered.curve.design_effect.max() > 1
+    few = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=3, power=0.95)
+    assert few.comparisons_per_judge is None and "prompts" in " ".join(few.notes)
+
+
+def test_clear_errors():
+    with pytest.raises(ParameterError, match="multiplicity"):
+        hb.plan(SCORES, judges=2, multiplicity="holm")
+    with pytest.raises(ParameterError, match="power"):
+        hb.plan(SCORES, judges=2, power=1.0)
+    with pytest.raises(ParameterError, match="prompts"):
+        hb.plan(SCORES, judges=2, icc=0.1)
+    with pytest.raises(ParameterError, match="unknown model"):
+        hb.plan(SCORES, judges=2, pairs=[("model0", "nope")])
+    with pytest.raises(ParameterError, match="equal"):
+        hb.plan([1.0, 1.0], judges=2)

@@ -1,0 +1,106 @@
+"""fit.update: merging new verdicts into a fit's data, and the warm-started fit against a
+full refit of the merged data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.design import merge_comparisons
+from hja_bayes.errors import DataError
+
+
+def _split(data, share, seed=0):
+    """The data's verdicts (per (prompt, cell) entry) split into (1 - share, share)."""
+    rng = np.random.default_rng(seed)
+    c = data.clusters
+    rows = []
+    for g, cell, counts in zip(c.cluster, c.cell, c.counts):
+        for category, n in enumerate(counts):
+            rows += [(c.names[g], data.judges[data.judge[cell]], data.items[data.first[cell]],
+                      data.items[data.second[cell]], ("model_a", "tie", "model_b")[category])] * int(n)
+    frame = pd.DataFrame(rows, columns=["question_id", "judge", "model_a", "model_b", "winner"])
+    new = rng.random(len(frame)) < share
+    return frame[~new], frame[new]
+
+
+@pytest.fixture(scope="module")
+def panel():
+    data, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=1500, seed=4,
+                          position_bias=0.3, questions=30, question_correlation=0.3)
+    old, new = _split(data, 0.01)
+    return (hb.Comparisons.from_frame(old, cluster="question_id"),
+            hb.Comparisons.from_frame(new, cluster="question_id"))
+
+
+def test_merge_adds_counts_cell_by_cell(panel):
+    old, new = panel
+    merged = merge_comparisons(old, new)
+    assert merged.n_comparisons == old.n_comparisons + new.n_comparisons
+    assert merged.judges == old.judges and merged.items == old.items
+    assert merged.clusters.n_clusters == len(set(old.clusters.names) | set(new.clusters.names))
+    total = {}
+    for d in (old, new):
+        for k, i, j, c in zip(d.judge, d.first, d.second, d.counts):
+            key = (d.judges[k], d.items[i], d.items[j])
+            total[key] = total.get(key, 0) + c
+    for k, i, j, c in zip(merged.judge, merged.first, merged.second, merged.counts):
+        np.testing.assert_array_equal(c, total[(merged.judges[k], merged.items[i], merged.items[j])])
+
+
+def test_update_equals_a_full_refit(panel):
+    old, new = panel
+    fit = hb.fit_hja(old, rank=1, position_bias=True)
+    updated = fit.update(new)
+    merged = merge_comparisons(old, new)
+    refit = hb.fit_hja(merged, rank=1, position_bias=True)
+    tight = hb.fit_hja(merged, rank=1, position_bias=True, tol=1e-14, max_iter=20000)
+    assert updated.converged and updated.data.n_comparisons == merged.n_comparisons
+    # the refit's own tolerance: relative change of the objective below 1e-10
+    assert abs(updated.nll - refit.nll) <= 1e-8 * refit.nll
+    assert abs(updated.nll - tight.nll) <= 1e-9 * tight.nll
+    np.testing.assert_allclose(updated.S, tight.S, atol=1e-4)
+    np.testing.assert_allclose(updated.beta, tight.beta, atol=1e-4)
+    np.testing.assert_allclose(updated.mu, refit.mu, atol=1e-3)
+    # intervals from the updated fit are those of the refit
+    a = updated.intervals(pairs="none").set_index(["quantity", "label"])
+    b = tight.intervals(pairs="none").set_index(["quantity", "label"])
+    np.testing.assert_allclose(a["se"], b.loc[a.index, "se"], rtol=1e-3)
+    # the original fit is untouched
+    assert fit.data is old and fit.data.n_comparisons == old.n_comparisons
+
+
+def test_update_with_a_frame_and_davidson_ties():
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=2000, seed=6,
+                          outcome="davidson", nu=0.5)
+    extra, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=20, seed=7,
+                           outcome="davidson", nu=0.5)
+    fit = hb.fit_hja(data, rank=1, outcome="davidson")
+    rows = []
+    for k, i, j, c in zip(extra.judge, extra.first, extra.second, extra.counts):
+        for label, n in zip(("model_a", "tie", "model_b"), c):
+            rows += [(extra.judges[k], extra.items[i], extra.items[j], label)] * int(n)
+    frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "winner"])
+    updated = fit.update(frame)
+    tight = hb.fit_hja(merge_comparisons(data, extra), rank=1, outcome="davidson", tol=1e-14,
+                       max_iter=20000)
+    assert abs(updated.nll - tight.nll) <= 1e-9 * tight.nll
+    np.testing.assert_allclose(updated.S, tight.S, atol=1e-4)
+    np.testing.assert_allclose(updated.nu, tight.nu, atol=1e-4)
+
+
+def test_update_refuses_what_it_cannot_merge(panel):
+    old, new = panel
+    fit = hb.fit_hja(old, rank=1, position_bias=True)
+    stranger = pd.DataFrame({"judge": ["judge9"], "model_a": ["item0"], "model_b": ["item1"],
+                             "winner": ["model_a"], "question_id": ["q1"]})
+    with pytest.raises(DataError, match="judges the fit does not know"):
+        fit.update(stranger, cluster="question_id")
+    newcomer = stranger.assign(judge="judge0", model_b="item99")
+    with pytest.raises(DataError, match="items the fit does not know"):
+        fit.update(newcomer, cluster="question_id")
+    with pytest.raises(DataError, match="prompts"):
+        fit.update(hb.Comparisons.from_frame(stranger.assign(judge="judge0").drop(
+            columns="question_id")))
+    with pytest.raises(hb.ParameterError, match="cluster"):
+        fit.update(stranger.assign(judge="judge0"))
