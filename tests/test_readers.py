@@ -300,8 +300,10 @@ def test_kaggle_one_hot_winner_columns():
 
 def test_every_documented_label_is_read_as_documented():
     import hja_bayes.readers as readers
+    import hja_bayes.verdicts as verdicts
 
-    doc = readers.__doc__
+    assert ":mod:`hja_bayes.verdicts`" in readers.__doc__  # where the labels are listed
+    doc = verdicts.__doc__
     for label in sorted(FIRST_LABELS | SECOND_LABELS | TIE_LABELS | INVALID_LABELS - {""}):
         assert f"``{label}``" in doc, label
     labels = sorted(FIRST_LABELS) + sorted(SECOND_LABELS) + sorted(TIE_LABELS)
