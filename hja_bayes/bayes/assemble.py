@@ -22,6 +22,7 @@ from .problem import Request
 from .predictive import (comparison_index, outcome_log_likelihood, replicate_outcomes,
                          unit_aux, unit_logits)
 from .prompts import entry_answers, marginal_consensus
+from .recover import EffectDrawer
 
 __all__ = ["POINTWISE_LIMIT", "assemble", "data_units", "predictive"]
 
@@ -47,7 +48,7 @@ def data_units(data, request: Request):
 
 
 def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, seed,
-               max_pointwise: int):
+               max_pointwise: int, effects=None, keep_effects: bool = False):
     """Replicated data per cell and, within the size limit, the per-comparison
     log-likelihood.
 
@@ -63,6 +64,10 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
     n_cells : int
     seed : int
     max_pointwise : int
+    effects : EffectDrawer, optional
+        Draws the answer effects (integrated prompt effects: ``draws["alpha"]`` is None).
+    keep_effects : bool
+        Return the drawn effects.
 
     Returns
     -------
@@ -73,6 +78,8 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
         ``unit``, ``cell`` and ``outcome`` (category label) of every comparison.
     stored : str
         How the log-likelihood was stored, or why it was not.
+    alpha : ndarray (chain, draw, answers) or None
+        The drawn effects, with ``keep_effects``.
     """
     S = draws["S"]
     chains, n_draws = S.shape[:2]
@@ -91,6 +98,9 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
                   "ties": np.zeros((total, n_cells), np.float32),
                   "categories": np.zeros((total, K, C), np.float32)}
     pointwise = np.empty((total, n_comparisons)) if keep_pointwise else None
+    kept = None
+    if effects is not None and keep_effects:
+        kept = np.empty((total, len(effects.item)))
     rng = np.random.default_rng([int(seed), 0x5EED])
     m = len(units.cell)
     to_cells = sparse.csr_matrix((np.ones(m), (np.arange(m), units.cell)), shape=(m, n_cells))
@@ -101,7 +111,13 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
         part = {k: None if v is None else v[start:stop] for k, v in flat.items()}
         prompt = None
         if units.prompt is not None:
-            prompt = (part["gamma"], part["alpha"], units.prompt[0], units.prompt[1])
+            alpha = part["alpha"]
+            if effects is not None:
+                alpha = effects(np.arange(start, stop), part["S"], part["Z"], part["theta"],
+                                part["gamma"], part["aux"], part["tau"])
+                if kept is not None:
+                    kept[start:stop] = alpha
+            prompt = (part["gamma"], alpha, units.prompt[0], units.prompt[1])
         eta = unit_logits(part["S"], part["Z"], units.cells, part["theta"], prompt)
         aux = unit_aux(part["aux"], judge)
         rep = replicate_outcomes(eta, n, outcome, rng, aux)  # (draws, units, C)
@@ -115,18 +131,21 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
             ll = outcome_log_likelihood(eta, outcome, aux)
             pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
     replicated = {k: v.reshape((chains, n_draws) + v.shape[1:]) for k, v in replicated.items()}
+    if kept is not None:
+        kept = kept.reshape(chains, n_draws, -1)
     if not keep_pointwise:
         why = ("counts are not whole numbers" if not integral else
                f"{total} draws x {n_comparisons} comparisons exceed the limit of "
                f"{max_pointwise} values")
-        return replicated, None, None, why
+        return replicated, None, None, why, kept
     labels = {"unit": index // C, "cell": units.cell[index // C],
               "outcome": np.asarray(outcome.categories)[index % C]}
-    return replicated, pointwise.reshape(chains, n_draws, -1), labels, "per comparison"
+    return replicated, pointwise.reshape(chains, n_draws, -1), labels, "per comparison", kept
 
 
 def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, init,
-             request: Request, *, seed: int, max_pointwise: int, attrs: dict):
+             request: Request, *, seed: int, max_pointwise: int, attrs: dict,
+             keep_alpha: bool | None = None):
     """The ``InferenceData`` of a NUTS run (layout: :mod:`~hja_bayes.bayes.convert`).
 
     Parameters
@@ -144,6 +163,9 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
     seed, max_pointwise : int
     attrs : dict
         Further ``posterior.attrs`` (sampler settings and timings).
+    keep_alpha : bool, optional
+        Integrated prompt effects: store the drawn answer effects (default: when draws x
+        answers is at most ``max_pointwise``).
     """
     outcome, layout = request.outcome, request.layout
     d, S = aligned.decomposition, aligned.S
@@ -156,12 +178,25 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
     if outcome.n_aux:
         natural = np.stack([np.asarray(samples[name]) for name in outcome.aux_names], -1)
         aux = log_scale_aux(outcome, natural)
-    alpha = np.asarray(samples["alpha"]) if request.prompt else np.zeros(shape + (0,))
+    integrated = request.prompt == "integrated"
     units, answers = data_units(data, request)
+    tau = np.asarray(samples["tau_value"]) if request.prompt else None
+    effects = None
+    if integrated:
+        alpha = None
+        effects = EffectDrawer(units.cells, units.prompt, answers.question, answers.item,
+                               outcome, seed)
+        if keep_alpha is None:
+            keep_alpha = S.shape[0] * S.shape[1] * len(answers.labels) <= max_pointwise
+    else:
+        alpha = np.asarray(samples["alpha"]) if request.prompt else np.zeros(shape + (0,))
     draws = {"S": S, "Z": Z, "theta": theta, "gamma": np.asarray(d.gamma), "alpha": alpha,
-             "aux": aux}
-    replicated, pointwise, labels, stored = predictive(draws, units, outcome, data.n_cells,
-                                                       seed, max_pointwise)
+             "aux": aux, "tau": tau}
+    replicated, pointwise, labels, stored, drawn = predictive(
+        draws, units, outcome, data.n_cells, seed, max_pointwise, effects,
+        bool(integrated and keep_alpha))
+    if drawn is not None:
+        alpha = drawn
     posterior = {"gamma": d.gamma, "mu": d.mu, "U": d.U, "V": d.V, "D": d.D, "S": S}
     if request.position_bias:
         posterior["beta"] = np.asarray(samples["beta"])
@@ -170,21 +205,24 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
     if theta is not None:
         posterior["theta"] = theta
     if request.prompt:
-        tau = np.asarray(samples["tau_value"])
         mu_bar, S_bar = marginal_consensus(S.reshape((-1, K, N)),
                                            np.asarray(d.gamma).reshape(-1, K), tau.reshape(-1, N))
         # the judges' sensitivities on the same, population-averaged, scale: S_bar's loadings
         # on mu_bar, as gamma = S mu / |mu|^2 (they sum to K)
         gamma_bar = np.einsum("dkn,dn->dk", S_bar, mu_bar) / np.sum(mu_bar**2, axis=1, keepdims=True)
-        posterior.update(alpha=alpha, tau=tau, mu_marginal=mu_bar.reshape(shape + (N,)),
+        posterior.update(tau=tau, mu_marginal=mu_bar.reshape(shape + (N,)),
                          gamma_marginal=gamma_bar.reshape(shape + (K,)),
                          S_marginal=S_bar.reshape(shape + (K, N)))
+        if alpha is not None:
+            posterior["alpha"] = alpha
     for name in outcome.aux_names:
         posterior[name] = np.asarray(samples[name])
     attrs = {"rank": request.rank, "position_bias": int(request.position_bias),
              "outcome": outcome.name, "map_nll": float(init.nll), "map_bic": float(init.bic),
              "seed": int(seed), **attrs, **aligned.shares, "log_likelihood": stored,
-             "prompt_effects": int(request.prompt), "units": request.level}
+             "prompt_effects": int(bool(request.prompt)),
+             "prompt_method": str(request.prompt) if request.prompt else "none",
+             "units": request.level}
     three = tuple(outcome.categories) == THREE
     return to_inference_data(
         posterior=posterior, data=data, replicated_wins=replicated["wins"],

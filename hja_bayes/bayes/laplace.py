@@ -65,7 +65,7 @@ class Laplace(NamedTuple):
     hessian_eigenvalues: np.ndarray
 
 
-def laplace_at(potential, params: dict, batch_size: int = 32) -> Laplace:
+def laplace_at(potential, params: dict, batch_size: int | None = 32) -> Laplace:
     """Laplace approximation of ``exp(-potential)`` at ``params``.
 
     Parameters
@@ -74,8 +74,11 @@ def laplace_at(potential, params: dict, batch_size: int = 32) -> Laplace:
         Potential energy (negative log density) of the raw sites.
     params : dict name -> array
         The point (e.g. the MAP's raw coordinates).
-    batch_size : int
-        Hessian columns computed at once.
+    batch_size : int or None
+        Hessian columns computed at once (vectorised); None computes them one after
+        another.  A potential with Newton iterations inside (integrated prompt effects)
+        needs None: on the CPU, XLA never returned from a vectorised ``while_loop`` of
+        that shape (1,000 prompts; small panels ran), while the sequential columns do.
     """
     sites = tuple(sorted(params))
     flat, unravel = ravel_pytree({k: jnp.asarray(params[k]) for k in sites})

@@ -129,12 +129,17 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     reff = _relative_efficiency(idata) if reff is None else float(reff)
     chunk = max(1, _BLOCK // max(draws, 1))
     n_cells = counts.shape[0]
+    alpha = None
+    if units.prompt is not None:  # drawn again once if the posterior does not store them
+        from .recover import posterior_effects
+
+        alpha = posterior_effects(idata)
     k_all, elpd_all, lpd_all, w_all, cell_all, out_all = [], [], [], [], [], []
     for start in range(0, n_cells, chunk):
         stop = min(start + chunk, n_cells)
         take = np.arange(start, start + chunk) if n_cells > chunk else np.arange(n_cells)
         take = np.minimum(take, n_cells - 1)  # pad the last chunk: one shape, one compilation
-        ll = outcome_log_likelihood(posterior_logits(idata, units, take), outcome,
+        ll = outcome_log_likelihood(posterior_logits(idata, units, take, alpha), outcome,
                                     posterior_aux(idata, units, take))
         ll = ll[:, : stop - start]
         present = counts[start:stop] > 0
@@ -157,7 +162,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         if integrated.any():
             k, elpd_i = k.copy(), elpd_i.copy()
             k[integrated], elpd_i[integrated] = _integrated_points(
-                idata, units, outcome, unit[integrated], which[integrated], reff)
+                idata, units, outcome, unit[integrated], which[integrated], reff, alpha=alpha)
     w = np.concatenate(w_all).astype(float)
     n = w.sum()
     elpd = float(w @ elpd_i)
@@ -169,7 +174,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
 
 
 def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8,
-                       newton_steps: int = 8):
+                       newton_steps: int = 8, alpha=None):
     """PSIS with the left-out comparison's two answer effects integrated out.
 
     With prompt effects a single verdict informs the answer effects ``alpha_a``,
@@ -192,6 +197,8 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     entry, which : int arrays (points,)
         Unit and category (0 first wins, 1 tie, 2 second wins for three outcomes) of each
         point.
+    alpha : array (draws, answers), optional
+        The draws' answer effects (default: :func:`~hja_bayes.bayes.recover.posterior_effects`).
 
     Returns
     -------
@@ -207,7 +214,10 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     counts = np.asarray(c.counts, dtype=float)
     one_verdict = np.eye(counts.shape[1])
     gamma = posterior_draws(idata, "gamma")
-    alpha = posterior_draws(idata, "alpha")
+    if alpha is None:
+        from .recover import posterior_effects
+
+        alpha = posterior_effects(idata)
     tau = posterior_draws(idata, "tau")
     n_answers = alpha.shape[1]
     item = np.zeros(n_answers, dtype=int)
@@ -228,7 +238,7 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
         n_kept = kept.sum(axis=1)
         aux = posterior_aux(idata, units, near)
         g = gamma[:, c.judge[near]]
-        base = (posterior_logits(idata, units, near)
+        base = (posterior_logits(idata, units, near, alpha)
                 - g * (ca * alpha[:, [a]] + cb * alpha[:, [b]]))
         prec_a, prec_b = 1.0 / tau[:, item[a]] ** 2, 1.0 / tau[:, item[b]] ** 2
         xa, xb = alpha[:, a].copy(), alpha[:, b].copy()

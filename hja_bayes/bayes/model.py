@@ -35,7 +35,8 @@ Priors (weakly informative; every scale is an argument, see :class:`~hja_bayes.b
   are;
 * with prompt effects (:mod:`hja_bayes.bayes.prompts`), ``tau_i ~ HalfNormal(s_tau)`` per
   model and one answer effect ``alpha_qi = tau_i z_qi``, ``z_qi ~ N(0, 1)`` per (question,
-  model).
+  model); either sampled, or integrated out of the likelihood one prompt at a time
+  (:mod:`hja_bayes.bayes.integrated`), which leaves the same posterior of everything else.
 
 Implied prior of win probabilities (the calibration target of the default scales): a pair's
 win probability should be free to be lopsided without the prior preferring it.  Uniform
@@ -91,6 +92,7 @@ from .coordinates import (
 )
 from .outcomes import UnitOutcomes, sample_aux
 from .priors import HJAPriors, aux_prior, coefficient_scales
+from .integrated import prompt_log_likelihood
 from .prompts import prompt_offsets
 
 __all__ = [
@@ -203,6 +205,7 @@ def hja_model(
     outcome: str | OutcomeModel = "half",
     answers=None,
     held=None,
+    integrated=None,
 ) -> None:
     """NumPyro model of the rank-``rank`` HJA panel with linear terms and any outcome model.
 
@@ -246,6 +249,12 @@ def hja_model(
         ``second[e]`` index the answers shown in entry e and ``item[a]`` is the model of
         answer a (:func:`~hja_bayes.bayes.prompts.entry_answers`); adds the sites ``tau``
         (one per model), ``z_alpha`` and the deterministic ``alpha``.
+    integrated : Integrated, optional
+        With ``answers`` and observed counts: the answer effects are integrated out of the
+        likelihood, one integral per prompt (:mod:`~hja_bayes.bayes.integrated`), instead
+        of sampled; the model then has the site ``tau`` and the factor ``prompt_effects``
+        in place of ``z_alpha``, ``alpha`` and ``outcomes``.  Without ``obs`` (prior or
+        posterior predictive) the effects are sampled as without it.
     held : bool array (K, n_aux), optional
         The outcome parameters held at their boundary (``-inf``), as the MAP holds them
         (:func:`~hja_bayes.bayes.outcomes.held_aux`).  Default: none.
@@ -308,17 +317,22 @@ def hja_model(
     if theta is not None:
         numpyro.deterministic("theta", theta)
     eta = linear_predictor(S, Z, cells, theta)
-    if answers is not None:
-        first, second, item = answers
-        tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
-        z_alpha = numpyro.sample("z_alpha",
-                                 dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))
-        alpha = numpyro.deterministic("alpha", tau[item] * z_alpha)
-        eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
     aux = None
     if outcome.n_aux:
         held = np.zeros((K, outcome.n_aux), bool) if held is None else np.asarray(held, bool)
         aux = sample_aux(outcome, held.reshape(K, outcome.n_aux),
                          aux_prior(outcome, priors))[cells.judge]
+    if answers is not None:
+        first, second, item = answers
+        tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
+        if integrated is not None and obs is not None:
+            numpyro.factor("prompt_effects", prompt_log_likelihood(
+                integrated.blocks, eta, gamma[cells.judge], aux, obs, tau[item], outcome,
+                integrated.second_order))
+            return
+        z_alpha = numpyro.sample("z_alpha",
+                                 dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))
+        alpha = numpyro.deterministic("alpha", tau[item] * z_alpha)
+        eta = eta + prompt_offsets(gamma, alpha, cells.judge, first, second)
     with numpyro.plate("cell", eta.shape[0]):
         numpyro.sample("outcomes", UnitOutcomes(eta, cells.n, outcome, aux), obs=obs)

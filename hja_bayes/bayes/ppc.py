@@ -21,6 +21,7 @@ from ..errors import ParameterError
 from ..likelihood import probabilities
 from .convert import coordinate_names, posterior_cells, posterior_outcome, posterior_units
 from .predictive import posterior_aux, posterior_logits
+from .recover import posterior_effects
 
 __all__ = [
     "FIRST_SHOWN",
@@ -171,7 +172,8 @@ def expected_wins(idata) -> np.ndarray:
     ndarray (draws, cells)
     """
     units = posterior_units(idata)
-    p = probabilities(posterior_outcome(idata), posterior_logits(idata, units),
+    alpha = None if units.prompt is None else posterior_effects(idata)
+    p = probabilities(posterior_outcome(idata), posterior_logits(idata, units, alpha=alpha),
                       posterior_aux(idata, units))
     three = collapse_counts(np.asarray(p, dtype=float))
     per_unit = np.asarray(units.cells.n) * (three[..., 0] + 0.5 * three[..., 1])

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import ParameterError
 from ..likelihood import (
     Cells,
     OutcomeModel,
@@ -203,7 +204,7 @@ def posterior_coefficients(idata) -> tuple[np.ndarray, np.ndarray | None]:
     return Z, theta
 
 
-def posterior_logits(idata, units, take=None) -> np.ndarray:
+def posterior_logits(idata, units, take=None, alpha=None) -> np.ndarray:
     """Logits of (a subset ``take`` of) a posterior's units for every draw.
 
     Parameters
@@ -213,6 +214,10 @@ def posterior_logits(idata, units, take=None) -> np.ndarray:
         From :func:`~hja_bayes.bayes.convert.posterior_units`.
     take : int array, optional
         Unit indices (default: all).
+    alpha : array (draws, answers), optional
+        The answer effects of every draw, with prompt effects (default: the posterior's
+        ``alpha``; where it is not stored, pass
+        :func:`~hja_bayes.bayes.recover.posterior_effects`, which draws them again).
 
     Returns
     -------
@@ -226,6 +231,11 @@ def posterior_logits(idata, units, take=None) -> np.ndarray:
     sub = units.cells.take(take)
     prompt = None
     if units.prompt is not None:
-        prompt = (posterior_draws(idata, "gamma"), posterior_draws(idata, "alpha"),
-                  units.prompt[0][take], units.prompt[1][take])
+        if alpha is None:
+            if "alpha" not in idata.posterior:
+                raise ParameterError("the posterior does not store the answer effects: pass "
+                                     "alpha=bayes.recover.posterior_effects(idata)")
+            alpha = posterior_draws(idata, "alpha")
+        prompt = (posterior_draws(idata, "gamma"), alpha, units.prompt[0][take],
+                  units.prompt[1][take])
     return unit_logits(S, Z, sub, theta, prompt)

@@ -22,9 +22,11 @@ from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
 from .model import POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
 from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
+from .integrated import QUADRATURE, Integrated, prompt_blocks
 from .prompts import entry_answers
 
-__all__ = ["Problem", "Request", "build_problem", "prompt_setting", "resolve_init"]
+__all__ = ["PROMPT_METHODS", "Problem", "Request", "build_problem", "prompt_setting",
+           "resolve_init"]
 
 
 class Request(NamedTuple):
@@ -34,8 +36,8 @@ class Request(NamedTuple):
     ----------
     rank : int
     position_bias : bool
-    prompt : bool
-        Prompt (answer-quality) effects.
+    prompt : {False, "sampled", "integrated"}
+        Prompt (answer-quality) effects, and how the sampler handles them.
     outcome : OutcomeModel
     terms : tuple
         The fit's linear-term objects.
@@ -47,7 +49,7 @@ class Request(NamedTuple):
 
     rank: int
     position_bias: bool
-    prompt: bool
+    prompt: bool | str
     outcome: OutcomeModel
     terms: tuple
     level: str
@@ -100,7 +102,11 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
 
 class Problem(NamedTuple):
     """The NumPyro model of a request, its data arguments, the raw starting point (the MAP;
-    answer effects at 0), the potential energy of the raw sites and what was requested."""
+    answer effects at 0), the potential energy of the raw sites and what was requested.
+
+    With integrated prompt effects the potential has exact second derivatives (for the
+    Laplace approximation) and the model exact first ones (for NUTS); see
+    :class:`~hja_bayes.bayes.integrated.Integrated`."""
 
     model: Callable
     args: tuple
@@ -127,8 +133,8 @@ def start_coefficients(init: HJAFit, layout: TermLayout, params0: dict) -> None:
         params0["theta_raw"] = jnp.asarray(np.asarray(init.theta, dtype=float))
 
 
-def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
-                  outcome: OutcomeModel, held) -> Problem:
+def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
+                  outcome: OutcomeModel, held, quadrature=QUADRATURE) -> Problem:
     """The model of a request over ``data``'s units, with the MAP as its starting point.
 
     Parameters
@@ -139,12 +145,15 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
     r : int
     pb : bool
         Position bias.
-    prompt : bool
-        Prompt effects.
+    prompt : {False, "sampled", "integrated"}
+        Prompt effects (True reads as "sampled").
     priors : HJAPriors
     outcome : OutcomeModel
     held : bool array (K, n_aux)
         Outcome parameters held at their boundary.
+    quadrature : sequence of int
+        Gauss-Hermite nodes per dimension of the prompts' integrals
+        (:func:`~hja_bayes.bayes.integrated.prompt_blocks`).
     """
     from numpyro.infer.util import potential_energy
 
@@ -174,28 +183,58 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt: bool, priors,
         aux0 = log_scale_aux(outcome, np.asarray(init.aux, dtype=float).reshape(held.shape))
         params0[AUX_SITE] = jnp.asarray(aux0[~held])
     cells = cells_of(model_data, outcome=outcome, design=design)
-    answers = answer_terms = None
+    answers = answer_terms = integrated = second = None
+    if prompt is True:
+        prompt = "sampled"
     if prompt:
         answers, _ = entry_answers(model_data)
         answer_terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
                         jnp.asarray(answers.item))
-        params0.update(z_alpha=jnp.zeros(len(answers.labels)),  # tau: unconstrained, log
-                       tau=jnp.full(N, jnp.log(0.5 * priors.tau_scale)))
-    model = partial(hja_model, rank=r, position_bias=pb, terms=layout, priors=priors,
-                    outcome=outcome, answers=answer_terms, held=held)
+        params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log
+        if prompt == "integrated":
+            blocks = prompt_blocks(answers.first, answers.second, answers.question,
+                                   len(model_data.clusters.names), quadrature=quadrature)
+            integrated, second = Integrated(blocks), Integrated(blocks, second_order=True)
+        else:
+            params0["z_alpha"] = jnp.zeros(len(answers.labels))
+    settings = dict(rank=r, position_bias=pb, terms=layout, priors=priors, outcome=outcome,
+                    answers=answer_terms, held=held)
+    model = partial(hja_model, **settings, integrated=integrated)
+    exact = model if second is None else partial(hja_model, **settings, integrated=second)
     args = (cells, chart, cells.counts)
 
     def potential(p):
-        return potential_energy(model, args, {}, p)
+        return potential_energy(exact, args, {}, p)
 
     request = Request(r, pb, prompt, outcome, terms, level, layout)
     return Problem(model, args, params0, answers, potential, request)
 
 
-def prompt_setting(data, prompt_effects) -> bool:
-    """Whether prompt effects are on: by default when the data carry clusters."""
-    prompt = data.clusters is not None if prompt_effects is None else bool(prompt_effects)
-    if prompt and data.clusters is None:
-        raise ParameterError("prompt_effects=True needs clusters: read the data with "
-                             "cluster=<question column>")
-    return prompt
+#: How ``sample_hja`` can handle prompt effects; the first is the default.
+PROMPT_METHODS = ("sampled", "integrated")
+
+
+def prompt_setting(data, prompt_effects) -> bool | str:
+    """Whether prompt effects are on, and how: False, "integrated" or "sampled".
+
+    Default (None): "sampled" when the data carry clusters; True means "sampled".
+
+    Raises
+    ------
+    ParameterError
+        For an unknown method, or prompt effects asked for on data without clusters.
+    """
+    if prompt_effects is None:
+        prompt_effects = data.clusters is not None
+    if prompt_effects is True:
+        prompt_effects = PROMPT_METHODS[0]
+    if prompt_effects is False or (isinstance(prompt_effects, (int, np.integer))
+                                   and not prompt_effects):
+        return False
+    if prompt_effects not in PROMPT_METHODS:
+        raise ParameterError(f"prompt_effects must be True, False, None or one of "
+                             f"{PROMPT_METHODS}, got {prompt_effects!r}")
+    if data.clusters is None:
+        raise ParameterError(f"prompt_effects={prompt_effects!r} needs clusters: read the "
+                             "data with cluster=<question column>")
+    return prompt_effects

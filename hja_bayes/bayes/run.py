@@ -53,7 +53,8 @@ from ..hja.inputs import deprecated_ties
 from .align import WEAK_MATCH, align_to_map
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
-from .laplace import laplace_at, preconditioned, whitened_starts
+from .integrated import QUADRATURE
+from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
 from .problem import build_problem, prompt_setting, resolve_init
@@ -85,7 +86,7 @@ def sample_hja(
     init: HJAFit | None = None,
     position_bias: bool | None = None,
     priors: HJAPriors = HJAPriors(),
-    prompt_effects: bool | None = None,
+    prompt_effects: bool | str | None = None,
     outcome: str | None = None,
     style=None,
     self_preference=None,
@@ -102,6 +103,8 @@ def sample_hja(
     count_warmup: bool = False,
     compile_data: bool = True,
     progress_bar: bool = True,
+    quadrature=QUADRATURE,
+    keep_alpha: bool | None = None,
 ) -> "az.InferenceData":
     """Sample the posterior of the Bayesian HJA model with NUTS, starting near the MAP.
 
@@ -116,14 +119,22 @@ def sample_hja(
         position_bias=...)``).  Its rank and position bias must match the request.
     position_bias : bool, optional
         Per-judge position bias beta_k (default: as ``init``, else False).
-    prompt_effects : bool, optional
+    prompt_effects : {"sampled", "integrated"} or bool, optional
         Answer-quality random effects per (question, model), their sd tau_i learned per
-        model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``
-        and ``tau``, and ``mu_marginal``: ``mu`` is then on the conditional
-        (question-specific) scale, ``mu_marginal`` the population-averaged consensus on the
-        scale of ``fit_hja`` and of the model without prompt effects
-        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  Default: on when the data carry clusters
-        (``Comparisons.from_frame(..., cluster="question_id")``).
+        model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``,
+        ``tau`` and ``mu_marginal``: ``mu`` is then on the conditional (question-specific)
+        scale, ``mu_marginal`` the population-averaged consensus on the scale of ``fit_hja``
+        and of the model without prompt effects
+        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  "sampled" (the default
+        with clusters, and what True means): NUTS samples one latent effect per answer.
+        "integrated": NUTS runs over the global parameters only, each prompt's answer
+        effects integrated out of the likelihood (:mod:`hja_bayes.bayes.integrated`:
+        adaptive Gauss-Hermite quadrature for prompts of two or three answers, the Laplace
+        approximation for larger ones), and ``alpha`` drawn afterwards, draw by draw, from
+        its conditional posterior.  It agrees with "sampled" (tested) but is not yet the
+        faster one: each gradient runs Newton iterations for every prompt (see the README's
+        measured costs).  False: none.  Default: "sampled" when the data carry clusters
+        (``Comparisons.from_frame(..., cluster="question_id")``), else False.
     outcome : {"half", "davidson", "ordinal"}, optional
         The outcome model (default: as ``init``, else "half"), as ``fit_hja(...,
         outcome=)``.  Its extra per-judge parameters (Davidson's tie propensity nu_k, the
@@ -185,6 +196,16 @@ def sample_hja(
         Compile the data into the sampler (faster steps, one compilation per data set);
         False passes them as arguments.
     progress_bar : bool
+    quadrature : sequence of int
+        With integrated prompt effects: Gauss-Hermite nodes per dimension for prompts
+        whose effects have 1, 2, ... free dimensions (an answer fewer than the prompt has
+        answers); larger prompts get the Laplace approximation (default (21, 9); ``()``:
+        the Laplace approximation everywhere).
+    keep_alpha : bool, optional
+        With integrated prompt effects: store the recovered answer effects in the
+        posterior as ``alpha`` (default: when draws x answers is at most
+        ``max_pointwise``).  Left out, they are drawn again, identically (same seed),
+        wherever they are needed (:func:`~hja_bayes.bayes.psis_loo`).
 
     Returns
     -------
@@ -238,12 +259,15 @@ def sample_hja(
     held = held_aux(data, outcome)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    model, args, params0, answers, potential, request = build_problem(data, init, r, pb, prompt,
-                                                                 priors, outcome, held)
+    model, args, params0, answers, potential, request = build_problem(
+        data, init, r, pb, prompt, priors, outcome, held, quadrature)
     start_time = time.perf_counter()
-    if prompt:  # the MAP leaves the answer effects and tau out
+    if prompt == "sampled":  # the MAP leaves the answer effects and tau out
         params0 = prompt_start(potential, params0, answers.item)
-    laplace = laplace_at(potential, params0)
+    elif prompt:  # the mode of the globals' (integrated) posterior, tau included
+        params0 = posterior_mode(potential, params0)
+    # Newton loops inside the potential: Hessian columns one at a time (see laplace_at)
+    laplace = laplace_at(potential, params0, batch_size=None if prompt == "integrated" else 32)
     if start == "laplace":
         u0 = whitened_starts(laplace, num_chains, [int(seed), 0x57A27])
     else:
@@ -293,7 +317,8 @@ def sample_hja(
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
              "n_judges": data.n_judges, "n_items": data.n_items}
     idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
-                     data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs)
+                     data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs,
+                     keep_alpha=keep_alpha)
     warn_on_diagnostics(idata)
     return idata
 

@@ -1,0 +1,187 @@
+"""Integrated prompt effects against sampled ones: cost per gradient, whole runs, same answer.
+
+Parts (``--parts``, comma-separated):
+
+* ``gradient``: milliseconds per value-and-gradient of the potential NUTS differentiates, for
+  ``prompt_effects="integrated"`` and ``"sampled"``, on simulated 5 x 5 panels (rank 1, five
+  verdicts per prompt, question correlation 0.5) with 200 and 1,000 prompts; jitted, the
+  median of 50 calls after a first one.
+* ``panel``: the issue's panel, 5 judges x 5 models x 1,000 prompts: ``sample_hja`` with the
+  integrated effects, 4 chains x (500 + 1000), wall time of the call in this process
+  (compilation included), max R-hat of ``mu_marginal``, gamma and tau, divergences;
+  ``panel_sampled``: the same with the sampled effects.
+* ``mtbench``: MT-Bench rank 1 (needs ``HJA_DATA_DIR``), both methods with 4 chains x
+  (500 + 1000): posterior means and sds of ``mu_marginal``, gamma and tau, the difference of
+  means over its Monte Carlo standard error, and the sds' ratio.
+
+Writes ``benchmarks/results/bayes_integrated.json`` and ``.md`` (parts run earlier are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results"
+QUANTITIES = ("mu_marginal", "gamma", "tau")
+
+
+def panel(questions: int, seed: int = 1):
+    from hja_bayes import simulate
+
+    data, _ = simulate(5, 5, 1, 5 * questions // 5, seed=seed, questions=questions,
+                       question_correlation=0.5)
+    return data
+
+
+def gradient_costs(sizes, log):
+    import jax
+    import jax.numpy as jnp
+    from jax.flatten_util import ravel_pytree
+    from numpyro.infer.util import potential_energy
+
+    from hja_bayes import fit_hja
+    from hja_bayes.bayes.outcomes import held_aux
+    from hja_bayes.bayes.priors import HJAPriors
+    from hja_bayes.bayes.problem import build_problem
+    from hja_bayes.likelihood import outcome_model
+
+    out = []
+    half = outcome_model("half")
+    for questions in sizes:
+        data = panel(questions)
+        fit = fit_hja(data, 1)
+        row = {"questions": questions, "comparisons": int(data.n_comparisons)}
+        for method in ("integrated", "sampled"):
+            problem = build_problem(data, fit, 1, False, method, HJAPriors(), half,
+                                    held_aux(data, half))
+            model, args, params = problem.model, problem.args, problem.params0
+            flat, unravel = ravel_pytree({k: jnp.asarray(params[k]) for k in sorted(params)})
+            value_and_grad = jax.jit(jax.value_and_grad(
+                lambda x: potential_energy(model, args, {}, unravel(x))))
+            jax.block_until_ready(value_and_grad(flat))
+            times = []
+            for i in range(50):
+                t = time.perf_counter()
+                jax.block_until_ready(value_and_grad(flat + 1e-4 * i))
+                times.append(time.perf_counter() - t)
+            row[method] = {"dimension": int(flat.shape[0]), "ms": 1e3 * float(np.median(times))}
+        log(f"gradient, {questions} prompts: " + ", ".join(
+            f"{m} dim {row[m]['dimension']} {row[m]['ms']:.2f} ms" for m in ("integrated", "sampled")))
+        out.append(row)
+    return out
+
+
+def summary(idata):
+    import arviz as az
+
+    post = idata.posterior
+    res = {}
+    for name in QUANTITIES:
+        x = post[name].values
+        res[name] = {"mean": x.mean((0, 1)).tolist(), "sd": x.std((0, 1)).tolist(),
+                     "mcse": az.mcse(idata, var_names=[name])[name].values.tolist(),
+                     "r_hat": float(np.max(az.rhat(idata, var_names=[name])[name].values))}
+    res["divergences"] = int(idata.sample_stats.diverging.sum())
+    res["steps_per_draw"] = float(idata.sample_stats.n_steps.mean()) \
+        if "n_steps" in idata.sample_stats else None
+    return res
+
+
+def run(data, method, log, init=None):
+    from hja_bayes import ConvergenceWarning, fit_hja, sample_hja
+
+    fit = init if init is not None else fit_hja(data, 1)
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        idata = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=500,
+                           num_samples=1000, num_chains=4, seed=0, progress_bar=False)
+    seconds = time.perf_counter() - t
+    res = {"seconds": seconds, **summary(idata)}
+    log(f"{method}: {seconds:.0f} s, max R-hat "
+        f"{max(res[q]['r_hat'] for q in QUANTITIES):.4f}, divergences {res['divergences']}")
+    return res
+
+
+def report(results) -> str:
+    lines = ["# Integrated prompt effects against sampled ones", "",
+             "`python benchmarks/bench_bayes_integrated.py` (see its docstring); load average "
+             f"{results.get('load', '?')}.", ""]
+    if "gradient" in results:
+        lines += ["## Cost of one value and gradient of the potential", "",
+                  "| prompts | comparisons | integrated: dimension, ms | sampled: dimension, ms |",
+                  "|---|---|---|---|"]
+        for r in results["gradient"]:
+            lines.append(f"| {r['questions']} | {r['comparisons']} | "
+                         f"{r['integrated']['dimension']}, {r['integrated']['ms']:.2f} | "
+                         f"{r['sampled']['dimension']}, {r['sampled']['ms']:.2f} |")
+        lines.append("")
+    for key, method in (("panel", "integrated"), ("panel_sampled", "sampled")):
+        if key not in results:
+            continue
+        p = results[key]
+        lines += [f"## 5 judges x 5 models x 1,000 prompts, {method}, 4 chains x (500 + 1000)",
+                  "", f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal: 60 s); "
+                  f"max R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f} (goal 1.01), "
+                  f"divergences {p['divergences']}, steps per draw {p['steps_per_draw']}.", ""]
+    if "mtbench" in results:
+        m = results["mtbench"]
+        lines += ["## MT-Bench rank 1, both methods, 4 chains x (500 + 1000)", "",
+                  f"Wall time: integrated {m['integrated']['seconds']:.0f} s, sampled "
+                  f"{m['sampled']['seconds']:.0f} s. Divergences {m['integrated']['divergences']}"
+                  f" / {m['sampled']['divergences']}.", "",
+                  "| quantity | index | mean integrated / sampled | difference / MCSE | sd integrated / sampled |",
+                  "|---|---|---|---|---|"]
+        for q in QUANTITIES:
+            a, b = m["integrated"][q], m["sampled"][q]
+            for i in range(len(a["mean"])):
+                z = (a["mean"][i] - b["mean"][i]) / np.hypot(a["mcse"][i], b["mcse"][i])
+                lines.append(f"| {q} | {i} | {a['mean'][i]:.3f} / {b['mean'][i]:.3f} | {z:+.2f} | "
+                             f"{a['sd'][i]:.3f} / {b['sd'][i]:.3f} ({a['sd'][i] / b['sd'][i]:.3f}) |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="gradient,panel,mtbench")
+    parser.add_argument("--sizes", default="200,1000")
+    parser.add_argument("--out", default=str(RESULTS / "bayes_integrated"))
+    args = parser.parse_args(argv)
+    log = (lambda s: print(s, file=sys.stderr, flush=True))
+    path = Path(args.out + ".json")
+    results = json.loads(path.read_text()) if path.exists() else {}
+    results["load"] = f"{os.getloadavg()[0]:.1f}"
+    parts = args.parts.split(",")
+    if "gradient" in parts:
+        results["gradient"] = gradient_costs([int(s) for s in args.sizes.split(",")], log)
+        path.write_text(json.dumps(results, indent=1))
+    if "panel" in parts:
+        results["panel"] = run(panel(1000), "integrated", log)
+        path.write_text(json.dumps(results, indent=1))
+    if "panel_sampled" in parts:
+        results["panel_sampled"] = run(panel(1000), "sampled", log)
+        path.write_text(json.dumps(results, indent=1))
+    if "mtbench" in parts:
+        from hja_bayes import Comparisons
+        from hja_bayes.datasets import load_ja_ranking
+
+        frame = load_ja_ranking("mtbench")
+        data = Comparisons.from_frame(frame, cluster="question_id")
+        results["mtbench"] = {m: run(data, m, log) for m in ("integrated", "sampled")}
+        path.write_text(json.dumps(results, indent=1))
+    results["load"] += f"-{os.getloadavg()[0]:.1f}"
+    path.write_text(json.dumps(results, indent=1))
+    Path(args.out + ".md").write_text(report(results) + "\n")
+
+
+if __name__ == "__main__":
+    main()

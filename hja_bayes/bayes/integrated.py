@@ -1,0 +1,446 @@
+"""Prompt effects integrated out of the posterior: one small integral per prompt.
+
+With prompt effects (:mod:`~hja_bayes.bayes.prompts`) a unit u on prompt q shows the answers
+``a = first[u]`` and ``b = second[u]`` and has the logit ``base_u + gamma_k (alpha_a -
+alpha_b)``, with ``alpha_a ~ N(0, tau_i^2)`` independently for every answer a = (q, i).  Given
+the global parameters (scores, terms, the outcome model's parameters, tau), the answer
+effects of one prompt touch only that prompt's units, so the likelihood of the data with the
+answer effects integrated out is a product of one integral per prompt,
+
+    p(y_q | globals) = integral prod_{u in q} p(y_u | base_u + gamma_k c_u . delta) N(delta; 0, Sigma_q) d delta,
+
+and NUTS runs over the global parameters alone.
+
+Coordinates.  The logits see only differences of a prompt's effects: with its n answers
+ordered and the last one as the reference, ``delta_j = alpha_j - alpha_ref`` (j < n) are the
+d = n - 1 coordinates, ``c_u`` is +1 at the first-shown answer and -1 at the second-shown one
+(0 at the reference), and ``Sigma = diag(tau_j^2) + tau_ref^2 11^T``.  The reference's own
+effect is integrated exactly (it is Gaussian given delta).  A prompt always has at least two
+answers; one whose verdicts all compare the same two models is one-dimensional, whatever the
+number of verdicts.
+
+The integral.  Newton's method finds the mode ``delta*`` of each prompt's integrand (the
+log-likelihood is concave in eta for every outcome model on the seam, so with the Gaussian
+prior the integrand is log-concave with one mode), vectorised over the prompts; ``H`` is
+minus the Hessian of the log integrand there (observed information plus ``Sigma^-1``).
+Then, with ``H = R R^T``,
+
+    log p(y_q | globals) ~ log sum_m w_m exp(l(delta_m) - delta_m^T Sigma^-1 delta_m / 2 + |z_m|^2 / 2)
+                           - log det Sigma / 2 - log det R,        delta_m = delta* + R^-T z_m,
+
+over a product Gauss-Hermite rule (z_m, w_m) for the standard normal: adaptive
+Gauss-Hermite quadrature (Liu and Pierce 1994), as in :mod:`~hja_bayes.bayes.loo`.  Prompts
+of one and two free dimensions get 21 and 9 x 9 nodes by default (``quadrature``), larger
+ones a single node (z = 0, w = 1): the Laplace approximation, whose error shrinks with the
+verdicts per answer.
+
+Gradients.  The Newton iterations run without derivatives; one more Newton step from the
+converged point, with derivatives, gives the implicit derivative of the mode
+(``d delta*/d theta = H^-1 d grad/d theta``): the gradient is exact for the approximation.
+
+Layout.  Prompts are grouped into blocks by dimension (1, 2, then powers of two, padded with
+coordinates no unit sees); the layout is NumPy (:func:`prompt_blocks`), the integrals JAX.
+
+Recovering the answer effects.  :func:`conditional_effects` draws each prompt's effects given
+one draw of the globals by sampling importance resampling from ``N(delta*, inflation^2
+H^-1)``, then the reference's effect from its exact Gaussian conditional; the random numbers
+are keyed by (seed, draw, prompt), so any subset of prompts gets the same draws.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..likelihood import OutcomeModel, log_likelihood
+
+__all__ = ["Block", "Integrated", "QUADRATURE", "conditional_effects", "effects_from_contrasts",
+           "log_integrals", "prompt_blocks", "prompt_log_likelihood"]
+
+#: Default Gauss-Hermite nodes per dimension of the product rule, for blocks of one and of
+#: two dimensions (larger blocks: the Laplace approximation).
+QUADRATURE = (21, 9)
+#: Newton iterations at most (they stop earlier once no coordinate moves by 1e-10).
+NEWTON_STEPS = 30
+_TOL = 1e-10
+
+
+class Block(NamedTuple):
+    """Prompts of one dimension D, laid out with fixed shapes (NumPy or JAX arrays).
+
+    Attributes
+    ----------
+    unit : int (E,)
+        The units (entries) of these prompts, in the order of ``prompt``.
+    prompt : int (E,)
+        Each unit's prompt within the block (0..P-1, sorted).
+    contrast : float (E, D)
+        ``c_u``: +1 at the first-shown answer's coordinate, -1 at the second-shown one's.
+    answers : int (P, D + 1)
+        Answer index of each coordinate, the reference last (a padding coordinate repeats
+        the reference).
+    real : float (P, D)
+        1 for a coordinate that is an answer, 0 for padding.
+    index : int (P,)
+        The prompts' own indices (keys of their random numbers).
+    z : float (M, D)
+        Quadrature nodes of the standard normal (one node at 0: the Laplace approximation).
+    log_weight : float (M,)
+        ``log w_m + |z_m|^2 / 2``.
+    """
+
+    unit: np.ndarray
+    prompt: np.ndarray
+    contrast: np.ndarray
+    answers: np.ndarray
+    real: np.ndarray
+    index: np.ndarray
+    z: np.ndarray
+    log_weight: np.ndarray
+
+
+class Integrated(NamedTuple):
+    """How the model integrates the answer effects out (a static model argument).
+
+    Attributes
+    ----------
+    blocks : tuple of Block
+        The prompts' layout over the model's units (:func:`prompt_blocks`).
+    second_order : bool
+        Exact second derivatives of the potential (for the Laplace approximation of the
+        starting point); NUTS needs only the gradient.
+    """
+
+    blocks: tuple
+    second_order: bool = False
+
+
+def _rule(dim: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Product Gauss-Hermite rule for N(0, I_dim): nodes (M, dim) and ``log w + |z|^2/2``."""
+    if nodes <= 1:
+        return np.zeros((1, dim)), np.zeros(1)
+    x, w = np.polynomial.hermite.hermgauss(int(nodes))
+    z1, w1 = np.sqrt(2.0) * x, w / np.sqrt(np.pi)
+    grids = np.meshgrid(*([z1] * dim), indexing="ij")
+    z = np.stack([g.ravel() for g in grids], axis=-1)
+    log_w = sum(np.log(g.ravel()) for g in np.meshgrid(*([w1] * dim), indexing="ij"))
+    return z, log_w + 0.5 * np.sum(z**2, axis=1)
+
+
+def _block_dim(d: int, max_dim: int) -> int:
+    """The block a prompt of d dimensions goes to: d itself up to 2 (and up to
+    ``max_dim``, where every dimension has its own rule), else the next power of two."""
+    if d <= max(2, max_dim):
+        return d
+    return 1 << (d - 1).bit_length()
+
+
+def prompt_blocks(first, second, question, n_questions: int | None = None, *,
+                  quadrature=QUADRATURE) -> tuple[Block, ...]:
+    """The block layout of the prompts (NumPy).
+
+    Parameters
+    ----------
+    first, second : int arrays (units,)
+        Answer index of each unit's first- and second-shown answer
+        (:func:`~hja_bayes.bayes.prompts.entry_answers`).
+    question : int array (answers,)
+        The prompt of every answer.
+    n_questions : int, optional
+        Number of prompts (default: ``question.max() + 1``); a prompt without units is
+        left out (it integrates to 1).
+    quadrature : sequence of int
+        Gauss-Hermite nodes per dimension of the product rule for blocks of 1, 2, ...
+        dimensions (``quadrature[D - 1]`` for D dimensions); larger blocks, and blocks given
+        1 node, use the Laplace approximation (``()``: the Laplace approximation everywhere).
+
+    Returns
+    -------
+    tuple of Block
+        Sorted by dimension.
+    """
+    quadrature = tuple(int(m) for m in quadrature)
+    max_dim = len(quadrature)
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    question = np.asarray(question, dtype=np.int64)
+    n_q = int(question.max()) + 1 if n_questions is None else int(n_questions)
+    q_unit = question[first]
+    if np.any(question[second] != q_unit):
+        from ..errors import ParameterError
+
+        raise ParameterError("a unit shows answers to two different prompts")
+    # the answers shown in each prompt, in answer order (the last is the reference)
+    shown = np.unique(np.concatenate([first, second]))
+    order = np.argsort(question[shown], kind="stable")
+    shown = shown[order]
+    starts = np.searchsorted(question[shown], np.arange(n_q + 1))
+    n_answers = np.diff(starts)
+    # each answer's coordinate within its prompt
+    local = np.full(len(question), -1, dtype=np.int64)
+    local[shown] = np.arange(len(shown)) - starts[question[shown]]
+    dims = np.maximum(n_answers - 1, 0)
+    blocks = []
+    for D in sorted({_block_dim(int(d), max_dim) for d in dims[dims > 0]}):
+        prompts = np.flatnonzero((dims > 0) & (np.array([_block_dim(int(d), max_dim)
+                                                        for d in dims]) == D))
+        P = len(prompts)
+        position = np.full(n_q, -1, dtype=np.int64)
+        position[prompts] = np.arange(P)
+        units = np.flatnonzero(position[q_unit] >= 0)
+        units = units[np.argsort(position[q_unit[units]], kind="stable")]
+        p_unit = position[q_unit[units]]
+        ref = n_answers[prompts] - 1  # the reference's coordinate in each prompt
+        contrast = np.zeros((len(units), D))
+        for sign, side in ((1.0, first), (-1.0, second)):
+            j = local[side[units]]
+            keep = j != ref[p_unit]
+            contrast[np.flatnonzero(keep), j[keep]] += sign
+        answers = np.empty((P, D + 1), dtype=np.int64)
+        real = np.zeros((P, D))
+        ref_answer = shown[starts[prompts] + ref]
+        answers[:] = ref_answer[:, None]
+        for p, q in enumerate(prompts):
+            d = int(dims[q])
+            answers[p, :d] = shown[starts[q]:starts[q] + d]
+            real[p, :d] = 1.0
+        z, log_w = _rule(D, quadrature[D - 1] if D <= max_dim else 1)
+        blocks.append(Block(units, p_unit, contrast, answers, real, prompts, z, log_w))
+    return tuple(blocks)
+
+
+def _prior(tau, real):
+    """Prior precision ``Sigma^-1`` (P, D, D) and ``log det Sigma`` (P,) of the contrasts.
+
+    ``tau`` (P, D + 1) holds each coordinate's sd, the reference's last.
+    ``Sigma = diag(tau_j^2) + tau_ref^2 11^T`` on the real coordinates (Sherman-Morrison),
+    the identity on the padding ones.
+    """
+    t = tau[:, -1] ** 2
+    prec = real / tau[:, :-1] ** 2
+    s = prec.sum(axis=-1)
+    eye = jnp.eye(real.shape[-1], dtype=tau.dtype)
+    Q = (eye * (prec + 1.0 - real)[:, None, :]
+         - prec[:, :, None] * prec[:, None, :] / (1.0 / t + s)[:, None, None])
+    log_det = jnp.sum(real * jnp.log(jnp.where(real > 0, tau[:, :-1], 1.0) ** 2), -1) \
+        + jnp.log1p(t * s)
+    return Q, log_det
+
+
+def _unit_derivatives(outcome: OutcomeModel, x, aux, counts):
+    """Score and observed information (minus the second derivative) of every unit's
+    log-likelihood in its logit ``x`` (the units are independent: elementwise)."""
+    def total(v):
+        return jnp.sum(log_likelihood(outcome, v, aux, counts))
+
+    grad = jax.grad(total)
+    g, dg = jax.jvp(grad, (x,), (jnp.ones_like(x),))
+    return g, -dg
+
+
+def _segment(values, block):
+    """Sum of per-unit values (E, ...) over each prompt's units (P, ...)."""
+    return jax.ops.segment_sum(values, block.prompt, num_segments=block.index.shape[0],
+                               indices_are_sorted=True)
+
+
+def _newton_parts(delta, base, gam, aux, counts, block, Q, outcome):
+    """Gradient (P, D) and minus Hessian (P, D, D) of every prompt's log integrand."""
+    P = Q.shape[0]
+    c = block.contrast
+    x = base + gam * jnp.sum(c * delta[block.prompt], axis=-1)
+    g, h = _unit_derivatives(outcome, x, aux, counts)
+    grad = _segment((g * gam)[:, None] * c, block) - jnp.sum(Q * delta[:, None, :], -1)
+    info = _segment((h * gam**2)[:, None, None] * c[:, :, None] * c[:, None, :], block)
+    return grad, info + Q
+
+
+def _newton_step(delta, *args):
+    grad, H = _newton_parts(delta, *args)
+    return delta + jnp.linalg.solve(H, grad[..., None])[..., 0]
+
+
+def _objective(delta, base, gam, aux, counts, block, Q, outcome):
+    """Every prompt's log integrand at ``delta`` (P, D) or at candidates (P, M, D)."""
+    single = delta.ndim == 2
+    points = delta[:, None, :] if single else delta
+    value = _node_log_integrand(points, base, gam, aux, counts, block, Q, outcome)
+    return value[:, 0] if single else value
+
+
+def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
+    """Each prompt's mode by damped Newton iterations from 0, without derivatives.
+
+    Every prompt keeps its own step length: a Newton step times it is taken when it does
+    not lower the log integrand (the length then doubles, up to 1), and refused otherwise
+    (the length halves).  With a concave log-likelihood the full step is taken near the
+    mode; far from it a full step can overshoot a logistic curve, e.g. when a verdict is
+    improbable at delta = 0.  One evaluation of the integrand per iteration.  The
+    iterations stop when no prompt moved by more than 1e-10 and none refused its step.
+    """
+    args = jax.lax.stop_gradient((base, gam, aux, counts, Q))
+    base, gam, aux, counts, Q = args
+    pieces = (base, gam, aux, counts, block, Q, outcome)
+    P, D = Q.shape[:2]
+
+    def body(state):
+        i, delta, value, length, _ = state
+        grad, H = _newton_parts(delta, *pieces)
+        step = jnp.linalg.solve(H, grad[..., None])[..., 0]
+        candidate = delta + length[:, None] * step
+        new_value = _objective(candidate, *pieces)
+        ok = new_value >= value - 1e-12 * jnp.abs(value)
+        new = jnp.where(ok[:, None], candidate, delta)
+        moved = jnp.max(jnp.abs(new - delta), initial=0.0)
+        going = jnp.where(jnp.all(ok), moved, jnp.inf)  # a refused step: not done
+        length = jnp.where(ok, jnp.minimum(2.0 * length, 1.0), 0.5 * length)
+        return i + 1, new, jnp.where(ok, new_value, value), length, going
+
+    def cond(state):
+        i, _, _, _, change = state
+        return (i < steps) & (change > _TOL)
+
+    start = jnp.zeros((P, D), dtype=base.dtype)
+    state = (0, start, _objective(start, *pieces), jnp.ones(P, dtype=base.dtype),
+             jnp.asarray(jnp.inf, base.dtype))
+    return jax.lax.while_loop(cond, body, state)[1]
+
+
+def _block_pieces(block: Block, eta, gamma_u, aux_u, counts, tau_answer, outcome):
+    """The block's units' inputs and its prior."""
+    base, gam, cnt = eta[block.unit], gamma_u[block.unit], counts[block.unit]
+    aux = None if aux_u is None else aux_u[block.unit]
+    Q, log_det = _prior(tau_answer[block.answers], block.real)
+    return base, gam, aux, cnt, Q, log_det
+
+
+def _node_log_integrand(nodes, base, gam, aux, counts, block, Q, outcome):
+    """``l(delta_m) - delta_m^T Q delta_m / 2`` at nodes (P, M, D): (P, M)."""
+    P = Q.shape[0]
+    x = base[:, None] + gam[:, None] * jnp.sum(block.contrast[:, None, :]
+                                                * nodes[block.prompt], -1)
+    a = None if aux is None else jnp.broadcast_to(aux[:, None, :], x.shape + aux.shape[-1:])
+    ll = _segment(log_likelihood(outcome, x, a, counts[:, None, :]), block)
+    # elementwise products, not einsum: batches of tiny matrix products are slow on the CPU
+    quad = jnp.sum(nodes[..., :, None] * Q[:, None] * nodes[..., None, :], axis=(-2, -1))
+    return ll - 0.5 * quad
+
+
+def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
+                  outcome: OutcomeModel, second_order: bool = False):
+    """``log p(y_q | globals)`` of every prompt in ``block`` (P,), differentiable.
+
+    Parameters
+    ----------
+    block : Block
+    eta : array (units,)
+        Every unit's logit without the answer effects.
+    gamma_u : array (units,)
+        The sensitivity gamma_k of each unit's judge.
+    aux_u : array (units, n_aux) or None
+        The outcome model's extra parameters of each unit's judge (unconstrained).
+    counts : array (units, C)
+    tau_answer : array (answers,)
+        The sd of every answer's effect (``tau[item]``).
+    outcome : OutcomeModel
+    second_order : bool
+        Exact second derivatives too (one more differentiated Newton step), for a Hessian
+        of the potential; the gradient is exact either way.
+    """
+    base, gam, aux, cnt, Q, log_det = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                                    tau_answer, outcome)
+    args = (base, gam, aux, cnt, block, Q, outcome)
+    delta = _mode(*args)
+    # differentiated steps from the converged point: the first gives the implicit derivative
+    # of the mode (exact gradients), a second one exact second derivatives as well
+    for _ in range(2 if second_order else 1):
+        delta = _newton_step(delta, *args)
+    _, H = _newton_parts(delta, *args)
+    R = jnp.linalg.cholesky(H)
+    z = jnp.broadcast_to(jnp.asarray(block.z, dtype=eta.dtype), (Q.shape[0],) + block.z.shape)
+    # delta_m = delta + R^-T z_m
+    shift = jax.scipy.linalg.solve_triangular(R, jnp.swapaxes(z, 1, 2), lower=True,
+                                              trans="T")
+    nodes = delta[:, None, :] + jnp.swapaxes(shift, 1, 2)
+    values = _node_log_integrand(nodes, *args)
+    log_det_R = jnp.sum(jnp.log(jnp.diagonal(R, axis1=1, axis2=2)), axis=-1)
+    return (jax.nn.logsumexp(values + jnp.asarray(block.log_weight, eta.dtype), axis=-1)
+            - 0.5 * log_det - log_det_R)
+
+
+def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,
+                          outcome: OutcomeModel, second_order: bool = False):
+    """Sum over every prompt of ``log p(y_q | globals)`` (the answer effects integrated out).
+
+    Parameters as :func:`log_integrals`; ``blocks`` from :func:`prompt_blocks`.  Units that
+    belong to no block contribute nothing (every unit shows two answers of one prompt, so
+    with the data's own layout there are none).
+    """
+    return sum(jnp.sum(log_integrals(b, eta, gamma_u, aux_u, counts, tau_answer, outcome,
+                                     second_order)) for b in blocks)
+
+
+#: Proposals per prompt and draw when the answer effects are recovered.
+PROPOSALS = 32
+#: Scale inflation of the Gaussian proposal (its tails must cover the conditional's).
+INFLATION = 1.3
+
+
+def effects_from_contrasts(delta, tau, real, z_ref):
+    """The answer effects of one prompt block given its contrasts.
+
+    The reference's effect given delta is Gaussian: precision ``1/tau_ref^2 + sum_j
+    1/tau_j^2``, mean ``-sum_j (delta_j / tau_j^2) / precision``; ``z_ref`` standard normal
+    draws place it.  Returns (P, D + 1): ``alpha_j = delta_j + alpha_ref``, the reference
+    last (padding coordinates hold garbage and are not scattered back).
+    """
+    prec = real / tau[..., :-1] ** 2
+    total = 1.0 / tau[..., -1] ** 2 + prec.sum(-1)
+    ref = -jnp.sum(prec * delta, -1) / total + z_ref / jnp.sqrt(total)
+    return jnp.concatenate([delta + ref[..., None], ref[..., None]], axis=-1)
+
+
+def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
+                        outcome: OutcomeModel, n_answers: int, proposals: int = PROPOSALS,
+                        inflation: float = INFLATION):
+    """One draw of every answer effect from its conditional posterior given the globals.
+
+    Sampling importance resampling per prompt (module docstring); the arguments as
+    :func:`prompt_log_likelihood`, ``key`` the draw's key, ``n_answers`` the result's length.
+
+    Returns
+    -------
+    array (n_answers,)
+        Answers shown in no unit keep 0.
+    """
+    alpha = jnp.zeros(n_answers, dtype=eta.dtype)
+    for block in blocks:
+        base, gam, aux, cnt, Q, _ = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                                  tau_answer, outcome)
+        args = (base, gam, aux, cnt, block, Q, outcome)
+        delta = _mode(*args)
+        _, H = _newton_parts(delta, *args)
+        R = jnp.linalg.cholesky(H)
+        P, D = Q.shape[:2]
+        keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.asarray(block.index))
+        z = jax.vmap(lambda k: jax.random.normal(k, (proposals + 1, D + 1), eta.dtype))(keys)
+        pick = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1), (),
+                                                     eta.dtype))(keys)
+        z_delta, z_ref = inflation * z[:, :proposals, :D], z[:, proposals, D]
+        shift = jax.scipy.linalg.solve_triangular(R, jnp.swapaxes(z_delta, 1, 2), lower=True,
+                                                  trans="T")
+        nodes = delta[:, None, :] + jnp.swapaxes(shift, 1, 2)
+        log_target = _node_log_integrand(nodes, *args)
+        log_proposal = -0.5 * jnp.sum(z_delta**2, -1) / inflation**2  # constants cancel
+        log_w = log_target - log_proposal
+        cdf = jnp.cumsum(jax.nn.softmax(log_w, axis=-1), axis=-1)
+        chosen = jnp.minimum(jnp.sum(cdf < pick[:, None], axis=-1), proposals - 1)
+        kept = jnp.take_along_axis(nodes, chosen[:, None, None], axis=1)[:, 0]
+        effects = effects_from_contrasts(kept, tau_answer[block.answers], block.real, z_ref)
+        # scatter the real coordinates and the reference back to the answers
+        mask = np.concatenate([np.asarray(block.real), np.ones((P, 1))], axis=-1) > 0
+        keep = np.flatnonzero(mask.ravel())
+        alpha = alpha.at[np.asarray(block.answers).ravel()[keep]].set(effects.reshape(-1)[keep])
+    return alpha

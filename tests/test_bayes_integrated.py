@@ -1,0 +1,203 @@
+"""Prompt effects integrated out of the likelihood: the per-prompt integrals against
+independent quadrature over every answer effect, their gradients against finite
+differences, and the integrated sampler against the one that samples the effects."""
+
+import functools
+import itertools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import integrate
+
+from hja_bayes import ConvergenceWarning, fit_hja, sample_hja, simulate
+from hja_bayes.bayes.integrated import prompt_blocks, prompt_log_likelihood
+from hja_bayes.likelihood import outcome_model
+
+HALF = outcome_model("half")
+
+
+def half_log_likelihood(x, counts):
+    """Ties count 1/2, written out: ``(a + t/2) log p + (b + t/2) log(1 - p)``."""
+    log_p, log_q = -np.logaddexp(0.0, -x), -np.logaddexp(0.0, x)
+    return (counts[..., 0] + counts[..., 1] / 2) * log_p + (counts[..., 2] + counts[..., 1] / 2) * log_q
+
+
+def prompts_of(sizes, verdicts, seed):
+    """Units of prompts with ``sizes`` answers each (answers numbered prompt by prompt):
+    every pair of a prompt's answers shown once in a random order, with random counts."""
+    rng = np.random.default_rng(seed)
+    first, second, question, start = [], [], [], 0
+    for q, n in enumerate(sizes):
+        question += [q] * n
+        for a, b in itertools.combinations(range(start, start + n), 2):
+            first.append(a if rng.random() < 0.5 else b)
+            second.append(a + b - first[-1])
+        start += n
+    first, second = np.array(first), np.array(second)
+    units = len(first)
+    counts = rng.multinomial(verdicts, [0.45, 0.1, 0.45], size=units).astype(float)
+    eta = rng.normal(0.0, 0.7, units)
+    gamma = rng.uniform(0.6, 1.4, units)
+    tau = rng.uniform(0.4, 1.2, start)
+    return first, second, np.array(question), counts, eta, gamma, tau
+
+
+def exact_log_integral(q, first, second, question, counts, eta, gamma, tau, nodes=40):
+    """``log p(y_q)`` by a product Gauss-Hermite rule over the prompt's answer effects under
+    their prior (not adaptive, every answer its own dimension)."""
+    answers = np.flatnonzero(question == q)
+    units = np.flatnonzero(question[first] == q)
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    grid = np.stack(np.meshgrid(*([np.sqrt(2.0) * x] * len(answers)), indexing="ij"), -1)
+    grid = grid.reshape(-1, len(answers))
+    log_w = sum(np.log(g.ravel()) for g in np.meshgrid(*([w / np.sqrt(np.pi)] * len(answers)),
+                                                        indexing="ij"))
+    alpha = np.zeros((len(grid), len(question)))
+    alpha[:, answers] = grid * tau[answers]
+    logit = eta[units] + gamma[units] * (alpha[:, first[units]] - alpha[:, second[units]])
+    total = half_log_likelihood(logit, counts[units]).sum(-1)
+    return float(np.logaddexp.reduce(total + log_w))
+
+
+def integrated(first, second, question, counts, eta, gamma, tau, quadrature=(21, 9)):
+    blocks = prompt_blocks(first, second, question, quadrature=quadrature)
+    return prompt_log_likelihood(blocks, jnp.asarray(eta), jnp.asarray(gamma), None,
+                                 jnp.asarray(counts), jnp.asarray(tau), HALF)
+
+
+def test_quadrature_equals_an_independent_integral_over_every_effect():
+    """Two- and three-answer prompts (one and two free dimensions) get the adaptive rule,
+    exact to the rule's error (the default nine nodes per dimension in two dimensions: a
+    few millionths; more nodes, a few in 1e10); the reference answer is integrated
+    analytically, which the independent rule does not do."""
+    data = prompts_of([2, 3, 2, 3], verdicts=3, seed=0)
+    exact = sum(exact_log_integral(q, *data) for q in range(4))
+    assert float(integrated(*data)) == pytest.approx(exact, abs=1e-5)
+    assert float(integrated(*data, quadrature=(41, 21))) == pytest.approx(exact, abs=1e-9)
+
+
+def test_a_two_answer_prompt_equals_scipy_dblquad():
+    first, second, question, counts, eta, gamma, tau = prompts_of([2], verdicts=4, seed=3)
+
+    def density(b, a):
+        logit = eta + gamma * np.where(first == 0, a - b, b - a)
+        prior = -0.5 * (a / tau[0]) ** 2 - 0.5 * (b / tau[1]) ** 2
+        return np.exp(half_log_likelihood(logit, counts).sum() + prior) / (2 * np.pi * tau[0] * tau[1])
+
+    value, _ = integrate.dblquad(density, -9 * tau[0], 9 * tau[0], -9 * tau[1], 9 * tau[1],
+                                 epsabs=1e-13, epsrel=1e-10)
+    got = float(integrated(first, second, question, counts, eta, gamma, tau))
+    assert got == pytest.approx(np.log(value), abs=1e-7)
+
+
+def test_larger_prompts_get_the_laplace_approximation_or_a_rule_when_asked():
+    """A four-answer prompt (three free dimensions): by default the Laplace approximation,
+    whose log error shrinks with the verdicts per answer (here 4 on each of its six pairs:
+    0.05; on real prompts the error that matters is its variation with the parameters);
+    with three-dimensional nodes asked for, the rule is exact again."""
+    data = prompts_of([4], verdicts=4, seed=5)
+    exact = exact_log_integral(0, *data, nodes=32)
+    laplace = float(integrated(*data))
+    assert 1e-3 < abs(laplace - exact) < 0.1  # an approximation, not the rule below
+    assert float(integrated(*data, quadrature=(21, 9, 9))) == pytest.approx(exact, abs=1e-6)
+
+
+def test_padding_a_prompt_into_a_larger_block_changes_nothing():
+    """Four answers (three free dimensions) go to a block of four, padded with a
+    coordinate no unit sees, beside a five-answer prompt; a prompt's integral does not
+    depend on the company it keeps."""
+    together = prompts_of([5, 4, 3], verdicts=5, seed=7)
+    total = float(integrated(*together))
+    first, second, question, counts, eta, gamma, tau = together
+    parts = 0.0
+    for q in range(3):
+        units = np.flatnonzero(question[first] == q)
+        answers = np.flatnonzero(question == q)
+        shift = answers[0]
+        parts += float(integrated(first[units] - shift, second[units] - shift,
+                                  np.zeros(len(answers), int), counts[units], eta[units],
+                                  gamma[units], tau[answers]))
+    assert total == pytest.approx(parts, abs=1e-9)
+
+
+def test_gradients_equal_finite_differences():
+    """NUTS differentiates through the Newton mode: one differentiated step from the
+    converged point gives the implicit derivative, for the rule and for Laplace alike."""
+    first, second, question, counts, eta, gamma, tau = prompts_of([2, 3, 4], verdicts=3, seed=2)
+    # every coordinate of eta and tau, and of gamma: 10 + 10 + 9 partial derivatives
+    blocks = prompt_blocks(first, second, question)
+
+    def f(params):
+        e, g, t = params
+        return prompt_log_likelihood(blocks, e, g, None, jnp.asarray(counts), t, HALF)
+
+    point = (jnp.asarray(eta), jnp.asarray(gamma), jnp.asarray(tau))
+    grads = jax.grad(f)(point)
+    f = jax.jit(f)
+    h = 1e-6
+    for which, (value, grad) in enumerate(zip(point, grads)):
+        for i in range(len(value)):
+            up = list(point)
+            up[which] = value.at[i].add(h)
+            down = list(point)
+            down[which] = value.at[i].add(-h)
+            numeric = (float(f(tuple(up))) - float(f(tuple(down)))) / (2 * h)
+            assert float(grad[i]) == pytest.approx(numeric, abs=1e-6, rel=1e-5)
+
+
+@functools.lru_cache(maxsize=None)
+def both_samplers():
+    data, _ = simulate(3, 4, 1, 150, seed=4, questions=8, question_correlation=0.5)
+    fit = fit_hja(data, 1)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for method in ("integrated", "sampled"):
+            out[method] = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=200,
+                                     num_samples=400, num_chains=2, seed=0, progress_bar=False)
+    return out
+
+
+def test_integrated_sampler_matches_the_one_that_samples_the_effects():
+    """Same posterior of the global quantities: the difference of posterior means within
+    four Monte Carlo standard errors of the difference (each side's MCSE from ArviZ)."""
+    import arviz as az
+
+    runs = both_samplers()
+    assert runs["integrated"].posterior.attrs["prompt_method"] == "integrated"
+    assert runs["sampled"].posterior.attrs["prompt_method"] == "sampled"
+    for name in ("mu_marginal", "gamma", "tau"):
+        means = [runs[m].posterior[name].mean(("chain", "draw")).values for m in runs]
+        mcse = [az.mcse(runs[m], var_names=[name])[name].values for m in runs]
+        z = (means[0] - means[1]) / np.sqrt(mcse[0] ** 2 + mcse[1] ** 2)
+        assert np.all(np.abs(z) < 4), (name, z)
+
+
+def test_recovered_effects_follow_their_conditional_and_are_reproducible():
+    """The answer effects drawn back per draw are stored, and drawing them again from the
+    InferenceData gives the same numbers; their spread matches the sampled effects'."""
+    from hja_bayes.bayes.recover import posterior_effects
+
+    runs = both_samplers()
+    post = runs["integrated"]
+    stored = post.posterior["alpha"].values.reshape(-1, post.posterior["alpha"].shape[-1])
+    without = post.copy()
+    del without.posterior["alpha"]
+    np.testing.assert_allclose(posterior_effects(without), stored, atol=1e-10)
+    sampled = runs["sampled"].posterior["alpha"].values
+    sampled = sampled.reshape(-1, sampled.shape[-1])
+    # per answer, posterior sd of the effects: ratios near one (400 x 2 draws each)
+    ratio = stored.std(0) / sampled.std(0)
+    assert 0.85 < np.median(ratio) < 1.15
+
+
+def test_an_unknown_prompt_method_is_an_error():
+    from hja_bayes import ParameterError
+
+    data, _ = simulate(3, 4, 1, 20, seed=4, questions=4)
+    with pytest.raises(ParameterError, match="prompt_effects"):
+        sample_hja(data, 1, prompt_effects="laplace", num_warmup=5, num_samples=5,
+                   progress_bar=False)
