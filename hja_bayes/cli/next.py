@@ -90,6 +90,9 @@ def _cmd_next(args: argparse.Namespace) -> int:
     after = float(table["uncertainty"].iloc[-1]) if len(table) else meta["uncertainty_before"]
     progress(f"{unit}: {meta['uncertainty_before']:.3f} now, {after:.3f} expected after "
              f"(total cost {meta['total_cost']:g}, design effect {meta['design_effect']:.2f})")
+    if meta["uncertainty_unit"] != "sum of variances" and meta["uncertainty_before"] < 0.005:
+        progress(f"the goal '{meta['goal']}' already holds at this level: the rows only "
+                 "tighten intervals that are already decided")
     return 0
 
 
