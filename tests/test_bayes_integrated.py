@@ -156,8 +156,8 @@ def both_samplers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for method in ("integrated", "sampled"):
-            out[method] = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=200,
-                                     num_samples=400, num_chains=2, seed=0, progress_bar=False)
+            out[method] = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=150,
+                                     num_samples=300, num_chains=2, seed=0, progress_bar=False)
     return out
 
 
@@ -189,7 +189,7 @@ def test_recovered_effects_follow_their_conditional_and_are_reproducible():
     np.testing.assert_allclose(posterior_effects(without), stored, atol=1e-10)
     sampled = runs["sampled"].posterior["alpha"].values
     sampled = sampled.reshape(-1, sampled.shape[-1])
-    # per answer, posterior sd of the effects: ratios near one (400 x 2 draws each)
+    # per answer, posterior sd of the effects: ratios near one (300 x 2 draws each)
     ratio = stored.std(0) / sampled.std(0)
     assert 0.85 < np.median(ratio) < 1.15
 
