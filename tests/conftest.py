@@ -18,3 +18,17 @@ def shared_data_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"unbundled data set not present (no license to ship it): {path}")
     return path
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's in-memory compiled programs after each test module: over the whole suite
+    they raised the process's peak from 4.3 to 6.9 GB; recompiling what the next module
+    shares costs about half a minute in all."""
+    yield
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
