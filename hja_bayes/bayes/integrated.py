@@ -56,6 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import OutcomeModel, log_likelihood
+from .tiny import cho_solve, cholesky, solve_lower_transposed
 
 __all__ = ["Block", "Integrated", "QUADRATURE", "conditional_effects", "effects_from_contrasts",
            "log_integrals", "prompt_blocks", "prompt_log_likelihood"]
@@ -63,9 +64,10 @@ __all__ = ["Block", "Integrated", "QUADRATURE", "conditional_effects", "effects_
 #: Default Gauss-Hermite nodes per dimension of the product rule, for blocks of one and of
 #: two dimensions (larger blocks: the Laplace approximation).
 QUADRATURE = (21, 9)
-#: Newton iterations at most (they stop earlier once no coordinate moves by 1e-10).
+#: Newton iterations at most (they stop earlier once no coordinate moves by 1e-6; the
+#: differentiated Newton step that follows squares what error is left).
 NEWTON_STEPS = 30
-_TOL = 1e-10
+_TOL = 1e-6
 
 
 class Block(NamedTuple):
@@ -230,14 +232,16 @@ def _prior(tau, real):
 
 
 def _unit_derivatives(outcome: OutcomeModel, x, aux, counts):
-    """Score and observed information (minus the second derivative) of every unit's
-    log-likelihood in its logit ``x`` (the units are independent: elementwise)."""
-    def total(v):
-        return jnp.sum(log_likelihood(outcome, v, aux, counts))
+    """Every unit's log-likelihood in its logit ``x``, its score and its observed
+    information (minus the second derivative), in one pass (the units are independent:
+    forward derivatives along the ones vector are the elementwise ones)."""
+    ones = jnp.ones_like(x)
 
-    grad = jax.grad(total)
-    g, dg = jax.jvp(grad, (x,), (jnp.ones_like(x),))
-    return g, -dg
+    def first(v):
+        return jax.jvp(lambda w: log_likelihood(outcome, w, aux, counts), (v,), (ones,))
+
+    (value, g), (_, dg) = jax.jvp(first, (x,), (ones,))
+    return value, g, -dg
 
 
 def _segment(values, block):
@@ -246,28 +250,29 @@ def _segment(values, block):
                                indices_are_sorted=True)
 
 
+def _quadratic(points, Q):
+    """``delta^T Q delta`` of every prompt's point (P, D) or points (P, M, D)."""
+    if points.ndim == 3:
+        Q = Q[:, None]
+    # elementwise products, not einsum: batches of tiny matrix products are slow on the CPU
+    return jnp.sum(points[..., :, None] * Q * points[..., None, :], axis=(-2, -1))
+
+
 def _newton_parts(delta, base, gam, aux, counts, block, Q, outcome):
-    """Gradient (P, D) and minus Hessian (P, D, D) of every prompt's log integrand."""
-    P = Q.shape[0]
+    """Every prompt's log integrand (P,), its gradient (P, D) and minus its Hessian
+    (P, D, D) at ``delta`` (P, D)."""
     c = block.contrast
     x = base + gam * jnp.sum(c * delta[block.prompt], axis=-1)
-    g, h = _unit_derivatives(outcome, x, aux, counts)
+    ll, g, h = _unit_derivatives(outcome, x, aux, counts)
+    value = _segment(ll, block) - 0.5 * _quadratic(delta, Q)
     grad = _segment((g * gam)[:, None] * c, block) - jnp.sum(Q * delta[:, None, :], -1)
     info = _segment((h * gam**2)[:, None, None] * c[:, :, None] * c[:, None, :], block)
-    return grad, info + Q
+    return value, grad, info + Q
 
 
 def _newton_step(delta, *args):
-    grad, H = _newton_parts(delta, *args)
-    return delta + jnp.linalg.solve(H, grad[..., None])[..., 0]
-
-
-def _objective(delta, base, gam, aux, counts, block, Q, outcome):
-    """Every prompt's log integrand at ``delta`` (P, D) or at candidates (P, M, D)."""
-    single = delta.ndim == 2
-    points = delta[:, None, :] if single else delta
-    value = _node_log_integrand(points, base, gam, aux, counts, block, Q, outcome)
-    return value[:, 0] if single else value
+    _, grad, H = _newton_parts(delta, *args)
+    return delta + cho_solve(cholesky(H), grad)
 
 
 def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
@@ -277,8 +282,10 @@ def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
     not lower the log integrand (the length then doubles, up to 1), and refused otherwise
     (the length halves).  With a concave log-likelihood the full step is taken near the
     mode; far from it a full step can overshoot a logistic curve, e.g. when a verdict is
-    improbable at delta = 0.  One evaluation of the integrand per iteration.  The
-    iterations stop when no prompt moved by more than 1e-10 and none refused its step.
+    improbable at delta = 0.  One pass over the units per iteration: the candidate's value,
+    gradient and Hessian are kept for the next step when it is taken.  The iterations stop
+    when no prompt moved by more than 1e-6 and none refused its step (the one Newton step
+    :func:`log_integrals` takes after them squares the error left).
     """
     args = jax.lax.stop_gradient((base, gam, aux, counts, Q))
     base, gam, aux, counts, Q = args
@@ -286,24 +293,25 @@ def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
     P, D = Q.shape[:2]
 
     def body(state):
-        i, delta, value, length, _ = state
-        grad, H = _newton_parts(delta, *pieces)
-        step = jnp.linalg.solve(H, grad[..., None])[..., 0]
-        candidate = delta + length[:, None] * step
-        new_value = _objective(candidate, *pieces)
-        ok = new_value >= value - 1e-12 * jnp.abs(value)
+        i, delta, parts, length, _ = state
+        value, grad, H = parts
+        candidate = delta + length[:, None] * cho_solve(cholesky(H), grad)
+        new_parts = _newton_parts(candidate, *pieces)
+        ok = new_parts[0] >= value - 1e-12 * jnp.abs(value)
         new = jnp.where(ok[:, None], candidate, delta)
+        kept = tuple(jnp.where(ok.reshape((P,) + (1,) * (a.ndim - 1)), a, b)
+                     for a, b in zip(new_parts, parts))
         moved = jnp.max(jnp.abs(new - delta), initial=0.0)
         going = jnp.where(jnp.all(ok), moved, jnp.inf)  # a refused step: not done
         length = jnp.where(ok, jnp.minimum(2.0 * length, 1.0), 0.5 * length)
-        return i + 1, new, jnp.where(ok, new_value, value), length, going
+        return i + 1, new, kept, length, going
 
     def cond(state):
         i, _, _, _, change = state
         return (i < steps) & (change > _TOL)
 
     start = jnp.zeros((P, D), dtype=base.dtype)
-    state = (0, start, _objective(start, *pieces), jnp.ones(P, dtype=base.dtype),
+    state = (0, start, _newton_parts(start, *pieces), jnp.ones(P, dtype=base.dtype),
              jnp.asarray(jnp.inf, base.dtype))
     return jax.lax.while_loop(cond, body, state)[1]
 
@@ -318,14 +326,11 @@ def _block_pieces(block: Block, eta, gamma_u, aux_u, counts, tau_answer, outcome
 
 def _node_log_integrand(nodes, base, gam, aux, counts, block, Q, outcome):
     """``l(delta_m) - delta_m^T Q delta_m / 2`` at nodes (P, M, D): (P, M)."""
-    P = Q.shape[0]
     x = base[:, None] + gam[:, None] * jnp.sum(block.contrast[:, None, :]
                                                 * nodes[block.prompt], -1)
     a = None if aux is None else jnp.broadcast_to(aux[:, None, :], x.shape + aux.shape[-1:])
     ll = _segment(log_likelihood(outcome, x, a, counts[:, None, :]), block)
-    # elementwise products, not einsum: batches of tiny matrix products are slow on the CPU
-    quad = jnp.sum(nodes[..., :, None] * Q[:, None] * nodes[..., None, :], axis=(-2, -1))
-    return ll - 0.5 * quad
+    return ll - 0.5 * _quadratic(nodes, Q)
 
 
 def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
@@ -357,14 +362,15 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
     # of the mode (exact gradients), a second one exact second derivatives as well
     for _ in range(2 if second_order else 1):
         delta = _newton_step(delta, *args)
-    _, H = _newton_parts(delta, *args)
-    R = jnp.linalg.cholesky(H)
-    z = jnp.broadcast_to(jnp.asarray(block.z, dtype=eta.dtype), (Q.shape[0],) + block.z.shape)
-    # delta_m = delta + R^-T z_m
-    shift = jax.scipy.linalg.solve_triangular(R, jnp.swapaxes(z, 1, 2), lower=True,
-                                              trans="T")
-    nodes = delta[:, None, :] + jnp.swapaxes(shift, 1, 2)
-    values = _node_log_integrand(nodes, *args)
+    value, _, H = _newton_parts(delta, *args)
+    R = cholesky(H)
+    if block.z.shape[0] == 1 and not np.any(block.z):  # the Laplace approximation
+        values = value[:, None]
+    else:
+        z = jnp.broadcast_to(jnp.asarray(block.z, dtype=eta.dtype),
+                             (Q.shape[0],) + block.z.shape)
+        nodes = delta[:, None, :] + solve_lower_transposed(R, z)  # delta + R^-T z_m
+        values = _node_log_integrand(nodes, *args)
     log_det_R = jnp.sum(jnp.log(jnp.diagonal(R, axis1=1, axis2=2)), axis=-1)
     return (jax.nn.logsumexp(values + jnp.asarray(block.log_weight, eta.dtype), axis=-1)
             - 0.5 * log_det - log_det_R)
@@ -421,17 +427,15 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
                                                   tau_answer, outcome)
         args = (base, gam, aux, cnt, block, Q, outcome)
         delta = _mode(*args)
-        _, H = _newton_parts(delta, *args)
-        R = jnp.linalg.cholesky(H)
+        _, _, H = _newton_parts(delta, *args)
+        R = cholesky(H)
         P, D = Q.shape[:2]
         keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.asarray(block.index))
         z = jax.vmap(lambda k: jax.random.normal(k, (proposals + 1, D + 1), eta.dtype))(keys)
         pick = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1), (),
                                                      eta.dtype))(keys)
         z_delta, z_ref = inflation * z[:, :proposals, :D], z[:, proposals, D]
-        shift = jax.scipy.linalg.solve_triangular(R, jnp.swapaxes(z_delta, 1, 2), lower=True,
-                                                  trans="T")
-        nodes = delta[:, None, :] + jnp.swapaxes(shift, 1, 2)
+        nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
         log_target = _node_log_integrand(nodes, *args)
         log_proposal = -0.5 * jnp.sum(z_delta**2, -1) / inflation**2  # constants cancel
         log_w = log_target - log_proposal
