@@ -194,6 +194,25 @@ def test_prompts_are_spread_over_pairs(fit):
     assert len(few) == 3 * 20 * 2  # every (judge, ordered pair) on both prompts, no more
 
 
+def test_prompts_go_where_the_two_answers_were_shown_least():
+    """Verdicts sharing an answer share its prompt effect: a new verdict of item0 against
+    item2 goes to the prompts where neither answer was shown, even when those prompts
+    carry more verdicts overall (an order by prompt use alone would pick p0-p2)."""
+    rng = np.random.default_rng(0)
+    rows = [("p0", "item0", "item1"), ("p1", "item0", "item1"), ("p2", "item0", "item1")] * 2 \
+        + [(f"p{q}", "item3", "item4") for q in range(3, 7)] * 3 \
+        + [("other", a, b) for a, b in [("item1", "item2"), ("item2", "item3"),
+                                       ("item0", "item4"), ("item1", "item3")]] * 6
+    frame = pd.DataFrame(rows, columns=["question_id", "model_a", "model_b"])
+    frame["judge"] = "judge0"
+    frame["winner"] = rng.choice(["model_a", "model_b"], len(frame))
+    fit = hb.fit_hja(hb.Comparisons.from_frame(frame, cluster="question_id"), rank=0)
+    out = hb.next_comparisons(fit, 4, goal="pairs", prompts=[f"p{q}" for q in range(7)],
+                              judges={"judge0": ["item0", "item2"]})
+    assert len(out) == 4
+    assert sorted(out.prompt) == ["p3", "p4", "p5", "p6"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(goal="best"), "goal"),
     (dict(goal="top", k=5), "k must"),

@@ -114,14 +114,15 @@ def _check_prompts(prompts) -> list:
 
 
 class _PromptUse:
-    """Which prompts the fit's data used, per (unordered pair), per prompt and per (judge,
-    ordered cell), for prompts named like the fit's clusters."""
+    """Which prompts the fit's data used, per answer (model), per (unordered pair), per
+    prompt and per (judge, ordered cell), for prompts named like the fit's clusters."""
 
     def __init__(self, fit, prompts):
         names = [str(p) for p in prompts]
         index = {p: i for i, p in enumerate(names)}
         self.G = len(names)
         self.per_prompt = np.zeros(self.G)
+        self.per_answer = np.zeros((len(fit.items), self.G))
         self.per_pair: dict[tuple[int, int], np.ndarray] = {}
         self.per_cell: dict[tuple[int, int, int], np.ndarray] = {}
         c = fit.data.clusters
@@ -133,9 +134,15 @@ class _PromptUse:
             if p is None:
                 continue
             k, i, j = int(data.judge[cell]), int(data.first[cell]), int(data.second[cell])
-            self.pair(i, j)[p] += n
-            self.cell(k, i, j)[p] = True
-            self.per_prompt[p] += n
+            self.add(k, i, j, p, n)
+
+    def add(self, k, i, j, p, n=1):
+        """Record n verdicts of judge k on (i first, j second) on the prompts p."""
+        self.pair(i, j)[p] += n
+        self.cell(k, i, j)[p] = True
+        self.per_answer[i, p] += n
+        self.per_answer[j, p] += n
+        self.per_prompt[p] += n
 
     def pair(self, i, j) -> np.ndarray:
         return self.per_pair.setdefault((min(i, j), max(i, j)), np.zeros(self.G))
@@ -151,9 +158,13 @@ class _PromptUse:
 
 def _assign_prompts(use: _PromptUse, prompts, judge, first, second, seed: int) -> list:
     """A prompt for every new verdict: one this judge has not seen the two answers on in this
-    order (a verdict is not repeated), the pair's least used, then the least used overall,
-    then by a seeded order; so a pair's verdicts spread over prompts.  Consecutive rows of
-    one (judge, pair) (a greedy step's block) are given prompts together."""
+    order (a verdict is not repeated), then the one whose two answers were shown least (in
+    the fit's data and the rows before), the pair's least used, the least used overall, and
+    last a seeded order.  Verdicts that share an answer share its prompt effect, and a design
+    that follows the estimates would otherwise keep asking about answers whose effects moved
+    them; spreading the answers keeps the cluster-robust intervals at their level.
+    Consecutive rows of one (judge, pair) (a greedy step's block) are given prompts
+    together."""
     key = np.random.default_rng(seed + 1).permutation(use.G)
     rows = np.column_stack([judge, first, second]).astype(np.int64)
     out = np.empty(len(rows), dtype=np.int64)
@@ -164,17 +175,16 @@ def _assign_prompts(use: _PromptUse, prompts, judge, first, second, seed: int) -
         while stop < len(rows) and rows[stop, 0] == k and \
                 {rows[stop, 1], rows[stop, 2]} == {i, j}:
             stop += 1
-        pair = use.pair(int(i), int(j))
         for a, b in ((i, j), (j, i)):
             at = np.flatnonzero((rows[start:stop, 1] == a) & (rows[start:stop, 2] == b)) + start
             if not len(at):
                 continue
             seen = use.cell(int(k), int(a), int(b))
-            order = np.lexsort((key, use.per_prompt, pair, seen))[: len(at)]
+            shown = use.per_answer[a] + use.per_answer[b]
+            order = np.lexsort((key, use.per_prompt, use.pair(int(a), int(b)), shown,
+                                seen))[: len(at)]
             out[at] = order
-            seen[order] = True
-            pair[order] += 1
-            use.per_prompt[order] += 1
+            use.add(int(k), int(a), int(b), order)
         start = stop
     return [prompts[p] for p in out]
 
@@ -216,10 +226,11 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     prompts : sequence, optional
         Prompt ids to put the verdicts on; each row then gets a ``prompt``: one on which the
         judge has not yet seen the two answers in that order (a verdict is never repeated, so
-        each (judge, ordered pair) can take at most one verdict per prompt), the pair's least
-        used, then the least used overall (the fit's data count when its clusters are named
-        like the prompts).  A pair's verdicts thus spread over prompts, and no pair can pile
-        up correlated verdicts on a few of them.
+        each (judge, ordered pair) can take at most one verdict per prompt), then the one
+        whose two answers were shown least, the pair's least used, the least used overall
+        (the fit's data count when its clusters are named like the prompts).  A model's
+        verdicts thus spread over prompts, and no pair can pile up correlated verdicts on a
+        few of them.
     seed : int
         Breaks ties between equally good choices (and the odd presentation order of a block).
     level : float
