@@ -64,8 +64,7 @@ __all__ = ["Block", "Integrated", "QUADRATURE", "conditional_effects", "effects_
 #: Default Gauss-Hermite nodes per dimension of the product rule, for blocks of one and of
 #: two dimensions (larger blocks: the Laplace approximation).
 QUADRATURE = (21, 9)
-#: Newton iterations at most (they stop earlier once no coordinate moves by 1e-6; the
-#: differentiated Newton step that follows squares what error is left).
+#: Newton iterations at most (they stop earlier: :func:`_mode`).
 NEWTON_STEPS = 30
 _TOL = 1e-6
 
@@ -284,8 +283,8 @@ def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
     mode; far from it a full step can overshoot a logistic curve, e.g. when a verdict is
     improbable at delta = 0.  One pass over the units per iteration: the candidate's value,
     gradient and Hessian are kept for the next step when it is taken.  The iterations stop
-    when no prompt moved by more than 1e-6 and none refused its step (the one Newton step
-    :func:`log_integrals` takes after them squares the error left).
+    when every prompt took a full Newton step and none moved by more than 1e-6 (the one
+    Newton step :func:`log_integrals` takes after them squares the error left).
     """
     args = jax.lax.stop_gradient((base, gam, aux, counts, Q))
     base, gam, aux, counts, Q = args
@@ -302,7 +301,8 @@ def _mode(base, gam, aux, counts, block, Q, outcome, steps=NEWTON_STEPS):
         kept = tuple(jnp.where(ok.reshape((P,) + (1,) * (a.ndim - 1)), a, b)
                      for a, b in zip(new_parts, parts))
         moved = jnp.max(jnp.abs(new - delta), initial=0.0)
-        going = jnp.where(jnp.all(ok), moved, jnp.inf)  # a refused step: not done
+        # done once full Newton steps, all taken, move no coordinate by more than _TOL
+        going = jnp.where(jnp.all(ok & (length >= 1.0)), moved, jnp.inf)
         length = jnp.where(ok, jnp.minimum(2.0 * length, 1.0), 0.5 * length)
         return i + 1, new, kept, length, going
 
