@@ -16,7 +16,17 @@ from hja_bayes import ConvergenceWarning, fit_hja, sample_hja, simulate
 from hja_bayes.bayes.integrated import prompt_blocks, prompt_log_likelihood
 from hja_bayes.likelihood import outcome_model
 
+from .conftest import release_memory
+
 HALF = outcome_model("half")
+
+
+@pytest.fixture(autouse=True)
+def _release_after_each_test():
+    """Every test here compiles its own large programs (each prompt block's Newton loop,
+    quadrature and derivatives): keeping them all held 3.8 GB by the module's end."""
+    yield
+    release_memory()
 
 
 def half_log_likelihood(x, counts):
@@ -91,6 +101,30 @@ def test_a_two_answer_prompt_equals_scipy_dblquad():
                                  epsabs=1e-13, epsrel=1e-10)
     got = float(integrated(first, second, question, counts, eta, gamma, tau))
     assert got == pytest.approx(np.log(value), abs=1e-7)
+
+
+@pytest.mark.parametrize("verdicts", [1, 6, 40])
+def test_verdicts_improbable_at_zero_still_integrate_exactly(verdicts):
+    """Verdicts far from what the globals predict (logit -6 or +5, all won by the other
+    side, sensitivity 3, tau 2): full Newton steps from 0 overshoot, the damped ones find
+    the mode, and an adaptive rule centred there matches one-dimensional quadrature over the
+    difference of the two answer effects, N(0, tau_a^2 + tau_b^2).  The integrand is far
+    from Gaussian here (the default 21 nodes are off by up to 1e-3), so 161 nodes isolate
+    the mode from the rule's own error."""
+    first, second, question = np.array([0, 1, 2]), np.array([1, 0, 3]), np.array([0, 0, 1, 1])
+    eta, gamma, tau = np.array([-6.0, -6.0, 5.0]), np.full(3, 3.0), np.full(4, 2.0)
+    counts = np.array([[verdicts, 0, 0], [0, 0, verdicts], [0, 0, verdicts]], dtype=float)
+    expected = 0.0
+    for q, units in ((0, [0, 1]), (1, [2])):
+        def density(d):
+            logit = eta[units] + gamma[units] * np.where(first[units] == 2 * q, d, -d)
+            return np.exp(half_log_likelihood(logit, counts[units]).sum()
+                          - d**2 / 16) / np.sqrt(16 * np.pi)
+        value, _ = integrate.quad(density, -40, 40, points=[0.0], epsabs=1e-300, epsrel=1e-12,
+                                  limit=500)
+        expected += np.log(value)
+    got = float(integrated(first, second, question, counts, eta, gamma, tau, quadrature=(161,)))
+    assert got == pytest.approx(expected, abs=1e-8)
 
 
 def test_larger_prompts_get_the_laplace_approximation_or_a_rule_when_asked():
