@@ -284,10 +284,11 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
     if not ridge > 0:
         raise ParameterError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
     folded = data.fold_order()
+    n, wins = folded.n, folded.wins
     S = np.zeros((data.n_judges, data.n_items))
     for k in range(data.n_judges):
         m = folded.judge == k
-        s, *_ = btl_newton(folded.first[m], folded.second[m], folded.n[m], folded.wins[m],
+        s, *_ = btl_newton(folded.first[m], folded.second[m], n[m], wins[m],
                            data.n_items, ridge, tol, max_iter, information=False)
         S[k] = s
     return S

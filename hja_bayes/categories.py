@@ -27,6 +27,8 @@ def collapse_counts(counts) -> np.ndarray:
     """
     counts = np.asarray(counts, dtype=float)
     C = counts.shape[-1]
+    if C == 3:  # already three (a copy: callers may write to what they get)
+        return counts.copy()
     half = C // 2
     middle = counts[..., half] if C % 2 else np.zeros(counts.shape[:-1])
     return np.stack([counts[..., :half].sum(axis=-1), middle,

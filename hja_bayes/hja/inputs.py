@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from ..categories import collapse_counts
 from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError
 
@@ -29,13 +30,14 @@ def separated_judges(data: Comparisons) -> list[str]:
     from scipy.sparse.csgraph import connected_components
 
     out = []
+    three = collapse_counts(data.counts)
     for k in range(data.n_judges):
         m = data.judge == k
-        if data.ties[m].sum() > 0:
+        if three[m, 1].sum() > 0:
             continue
         a = np.concatenate([data.first[m], data.second[m]])
         b = np.concatenate([data.second[m], data.first[m]])
-        won = np.concatenate([data.first_wins[m], data.second_wins[m]]) > 0
+        won = np.concatenate([three[m, 0], three[m, 2]]) > 0
         g = coo_matrix((np.ones(won.sum()), (a[won], b[won])), shape=(data.n_items,) * 2)
         n_strong, _ = connected_components(g, directed=True, connection="strong")
         if n_strong == data.n_items:
