@@ -10,6 +10,10 @@ Parts (``--parts``, comma-separated):
   integrated effects, 4 chains x (500 + 1000), wall time of the call in this process
   (compilation included), max R-hat of ``mu_marginal``, gamma and tau, divergences;
   ``panel_sampled``: the same with the sampled effects.
+* ``accuracy``: the per-prompt log integral of 300 simulated prompts with three answers
+  (two free dimensions) and 3-6 verdicts each, at tau = 0.3, 1, 2, by the default 9 x 9
+  rule, a 7 x 7 rule and the Laplace approximation, against a 25 x 25 rule (mean and max
+  absolute error per prompt).
 * ``mtbench``: MT-Bench rank 1 (needs ``HJA_DATA_DIR``), both methods with 4 chains x
   (500 + 1000): posterior means and sds of ``mu_marginal``, gamma and tau, the difference of
   means over its Monte Carlo standard error, and the sds' ratio.
@@ -111,10 +115,55 @@ def run(data, method, log, init=None):
     return res
 
 
+def quadrature_accuracy(log, prompts: int = 300, seed: int = 0):
+    import jax
+    import jax.numpy as jnp
+
+    from hja_bayes.bayes.integrated import log_integrals, prompt_blocks
+    from hja_bayes.likelihood import outcome_model
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(seed)
+    first, second = [], []
+    for q in range(prompts):  # every prompt shows all three answers (two free dimensions)
+        pairs = [(0, 1), (0, 2), (1, 2)] + [tuple(rng.choice(3, 2, replace=False))
+                                            for _ in range(rng.integers(0, 4))]
+        for a, b in pairs:
+            a, b = (a, b) if rng.random() < 0.5 else (b, a)
+            first.append(3 * q + a)
+            second.append(3 * q + b)
+    first, second = np.array(first), np.array(second)
+    question = np.repeat(np.arange(prompts), 3)
+    units = len(first)
+    eta = jnp.asarray(rng.normal(0.0, 1.0, units))
+    gamma = jnp.asarray(rng.uniform(0.5, 2.0, units))
+    counts = np.zeros((units, 3))
+    counts[np.arange(units), 2 * rng.integers(0, 2, units)] = 1.0
+    half = outcome_model("half")
+    rules = {"25 x 25": (25, 25), "9 x 9 (default)": (21, 9), "7 x 7": (21, 7),
+             "Laplace": (21, 1)}
+    out = []
+    for tau in (0.3, 1.0, 2.0):
+        values = {}
+        for name, rule in rules.items():
+            (block,) = prompt_blocks(first, second, question, quadrature=rule)
+            values[name] = np.asarray(log_integrals(block, eta, gamma, None, jnp.asarray(counts),
+                                                    jnp.full(len(question), tau), half))
+        ref = values.pop("25 x 25")
+        row = {"tau": tau, **{name: {"mean": float(np.mean(np.abs(v - ref))),
+                                     "max": float(np.max(np.abs(v - ref)))}
+                              for name, v in values.items()}}
+        log(f"accuracy, tau {tau}: " + ", ".join(f"{n} {r['mean']:.1e}" for n, r in row.items()
+                                                 if n != "tau"))
+        out.append(row)
+    return {"prompts": prompts, "units": units, "rows": out}
+
+
 def report(results) -> str:
     lines = ["# Integrated prompt effects against sampled ones", "",
              "`python benchmarks/bench_bayes_integrated.py` (see its docstring); load average "
-             f"{results.get('load', '?')}.", ""]
+             "at the start and end of each part: " + ", ".join(
+                 f"{part} {loads}" for part, loads in results.get("loads", {}).items()) + ".", ""]
     if "gradient" in results:
         lines += ["## Cost of one value and gradient of the potential", "",
                   "| prompts | comparisons | integrated: dimension, ms | sampled: dimension, ms |",
@@ -132,6 +181,17 @@ def report(results) -> str:
                   "", f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal: 60 s); "
                   f"max R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f} (goal 1.01), "
                   f"divergences {p['divergences']}, steps per draw {p['steps_per_draw']}.", ""]
+    if "accuracy" in results:
+        acc = results["accuracy"]
+        names = [n for n in acc["rows"][0] if n != "tau"]
+        lines += [f"## Accuracy of the per-prompt integral ({acc['prompts']} prompts of three "
+                  f"answers, {acc['units']} verdicts)", "",
+                  "Absolute error of each prompt's log integral against a 25 x 25 rule, mean / max.",
+                  "", "| tau | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for r in acc["rows"]:
+            lines.append(f"| {r['tau']} | " + " | ".join(
+                f"{r[n]['mean']:.1e} / {r[n]['max']:.1e}" for n in names) + " |")
+        lines.append("")
     if "mtbench" in results:
         m = results["mtbench"]
         lines += ["## MT-Bench rank 1, both methods, 4 chains x (500 + 1000)", "",
@@ -159,7 +219,11 @@ def main(argv=None):
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     path = Path(args.out + ".json")
     results = json.loads(path.read_text()) if path.exists() else {}
-    results["load"] = f"{os.getloadavg()[0]:.1f}"
+    results.pop("load", None)
+    loads = results.setdefault("loads", {})
+    start = f"{os.getloadavg()[0]:.1f}"
+    for part in args.parts.split(","):
+        loads[part] = start
     parts = args.parts.split(",")
     if "gradient" in parts:
         results["gradient"] = gradient_costs([int(s) for s in args.sizes.split(",")], log)
@@ -170,6 +234,9 @@ def main(argv=None):
     if "panel_sampled" in parts:
         results["panel_sampled"] = run(panel(1000), "sampled", log)
         path.write_text(json.dumps(results, indent=1))
+    if "accuracy" in parts:
+        results["accuracy"] = quadrature_accuracy(log)
+        path.write_text(json.dumps(results, indent=1))
     if "mtbench" in parts:
         from hja_bayes import Comparisons
         from hja_bayes.datasets import load_ja_ranking
@@ -178,7 +245,8 @@ def main(argv=None):
         data = Comparisons.from_frame(frame, cluster="question_id")
         results["mtbench"] = {m: run(data, m, log) for m in ("integrated", "sampled")}
         path.write_text(json.dumps(results, indent=1))
-    results["load"] += f"-{os.getloadavg()[0]:.1f}"
+    for part in parts:
+        loads[part] += f"-{os.getloadavg()[0]:.1f}"
     path.write_text(json.dumps(results, indent=1))
     Path(args.out + ".md").write_text(report(results) + "\n")
 
