@@ -20,7 +20,13 @@ Peak memory is each process's maximum resident set (``getrusage``), the rows inc
 The machine is shared: the load average is recorded at the start and the end; compare the
 ratios, not the seconds.
 
-Usage: ``python benchmarks/bench_scale.py [--arena-python PATH] [--items 1000] ...``.
+``--one-process`` runs both sides in one process instead (the peer's environment, this
+repository on ``PYTHONPATH``, so both use the peer's pinned JAX): each side's first call
+(compilation included) and then a repeat, in both orders (ours first, the peer first, each
+order a fresh process); it writes ``scale_one_process.json`` and ``.md`` and says which JAX,
+how many threads and what was timed.
+
+Usage: ``python benchmarks/bench_scale.py [--arena-python PATH] [--one-process] [--items 1000] ...``.
 Writes ``benchmarks/results/scale.json`` and ``scale.md``.
 """
 
@@ -95,6 +101,62 @@ print(json.dumps(dict(times, competitors=len(out["competitors"]),
 """
 
 
+BOTH = r"""
+import json, os, sys, time, warnings
+import jax
+import pandas as pd
+import hja_bayes as hb
+from arena_rank.models.bradley_terry import BradleyTerry
+from arena_rank.utils.data_utils import PairDataset
+
+rows = pd.read_parquet(sys.argv[1])
+rank, order = int(sys.argv[2]), sys.argv[3].split(",")
+peer_rows = rows[rows["winner"].isin(["model_a", "model_b", "tie"])]
+
+
+def ours():
+    times = {}
+    t = time.perf_counter()
+    data = hb.Comparisons.from_frame(rows)
+    times["from_frame_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.ConvergenceWarning)
+        fit = hb.fit_hja(data, rank=rank)
+    times["fit_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    fit.wald_inference()
+    fit.intervals()
+    times["intervals_s"] = time.perf_counter() - t
+    times["n_iter"] = int(fit.n_iter)
+    return times
+
+
+def peer():
+    times = {}
+    t = time.perf_counter()
+    data = PairDataset.from_pandas(peer_rows)
+    times["dataset_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    model = BradleyTerry(len(data.competitors))
+    model.fit(data)
+    times["fit_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    model.compute_ratings_and_cis(data)
+    times["cis_s"] = time.perf_counter() - t
+    return times
+
+
+out = {"jax": jax.__version__, "numpy": __import__("numpy").__version__,
+       "xla_flags": os.environ.get("XLA_FLAGS", ""), "cpus": os.cpu_count(), "calls": []}
+for call in order:
+    t = time.perf_counter()
+    times = ours() if call.startswith("ours") else peer()
+    out["calls"].append(dict(times, call=call, total_s=time.perf_counter() - t))
+print(json.dumps(out))
+"""
+
+
 def run_json(cmd: list[str]) -> tuple[dict, float]:
     """Run a script that prints one JSON line last; its result and the process's wall time."""
     t = time.perf_counter()
@@ -129,7 +191,10 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--arena-python", default=os.environ.get("ARENA_PYTHON"))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--one-process", action="store_true")
     args = parser.parse_args(argv)
+    if args.one_process:
+        return one_process(args)
     result = dict(load_average_start=os.getloadavg(), cpus=os.cpu_count(),
                   panel=dict(judges=args.judges, items=args.items, rank=args.rank,
                              comparisons=args.comparisons, seed=args.seed))
@@ -156,6 +221,61 @@ def main(argv=None) -> None:
     (args.out / "scale.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / "scale.md").write_text(report(result, args))
     print(report(result, args))
+
+
+def one_process(args) -> None:
+    """Both sides in one process of the peer's environment, in both orders."""
+    if not args.arena_python:
+        raise SystemExit("--one-process needs --arena-python (the peer's environment)")
+    result = dict(load_average_start=os.getloadavg(),
+                  panel=dict(judges=args.judges, items=args.items, rank=args.rank,
+                             comparisons=args.comparisons, seed=args.seed), runs=[])
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    with tempfile.TemporaryDirectory(prefix="hja_scale_") as work:
+        path = Path(work) / "rows.parquet"
+        result["panel"].update(make_rows(args, path))
+        for order in ("ours,peer,ours again,peer again", "peer,ours,peer again,ours again"):
+            t = time.perf_counter()
+            done = subprocess.run([args.arena_python, "-c", BOTH, str(path), str(args.rank),
+                                   order], check=True, capture_output=True, text=True, env=env)
+            run = json.loads(done.stdout.strip().splitlines()[-1])
+            run["process_s"] = time.perf_counter() - t
+            result["runs"].append(run)
+            print(order, run, flush=True)
+    result["load_average_end"] = os.getloadavg()
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scale_one_process.json").write_text(json.dumps(result, indent=2) + "\n")
+    p, first = result["panel"], result["runs"][0]
+    lines = [f"# Leaderboard scale in one process (`python benchmarks/bench_scale.py "
+             f"--arena-python PATH --one-process`)", "",
+             f"K={p['judges']}, N={p['items']}, rank {p['rank']}, {p['rows']:,} comparisons; "
+             f"both sides in one process of the peer's environment (JAX {first['jax']}, NumPy "
+             f"{first['numpy']}, {first['cpus']} CPUs, XLA_FLAGS "
+             f"'{first['xla_flags']}'), each order in a fresh process; load average "
+             f"{result['load_average_start'][0]:.1f} at the start, "
+             f"{result['load_average_end'][0]:.1f} at the end. Ours: from_frame + fit_hja + "
+             "wald_inference + intervals(); the peer: PairDataset.from_pandas + "
+             "BradleyTerry.fit + compute_ratings_and_cis.", "",
+             "| order | call | ours (s): read, fit, intervals, total | arena-rank (s): read, "
+             "fit, CIs, total |", "|---|---|---|---|"]
+    for run in result["runs"]:
+        order = " then ".join(c["call"] for c in run["calls"][:2])
+        for c in run["calls"]:
+            if c["call"].startswith("ours"):
+                cell = (f"{c['from_frame_s']:.2f}, {c['fit_s']:.2f} ({c['n_iter']} it.), "
+                        f"{c['intervals_s']:.2f}, **{c['total_s']:.2f}** | |")
+            else:
+                cell = (f" | {c['dataset_s']:.2f}, {c['fit_s']:.2f}, {c['cis_s']:.2f}, "
+                        f"**{c['total_s']:.2f}** |")
+            lines.append(f"| {order} | {c['call']} | {cell}")
+    for run in result["runs"]:
+        calls = {c["call"]: c["total_s"] for c in run["calls"]}
+        lines.append("")
+        lines.append(f"Order {run['calls'][0]['call']} first: first calls "
+                     f"{calls['ours'] / calls['peer']:.2f}x, repeats "
+                     f"{calls['ours again'] / calls['peer again']:.2f}x (goal <= 1.0).")
+    (args.out / "scale_one_process.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
 
 
 def report(result: dict, args) -> str:
