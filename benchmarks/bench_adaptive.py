@@ -260,13 +260,14 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
 
 # ------------------------------------------------------------------------- coverage
 def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
-                          budget: float = 25_000.0, goal: str = "ranks"):
+                          budget: float = 25_000.0, goal: str = "ranks",
+                          methods=("adaptive", "random")):
     """Coverage after spending a fixed budget (no data-dependent stopping): the adaptive
     design against uniform random allocation, same start, same truth."""
     out = {"N": N, "start": start, "budget": budget, "goal": goal, "runs": []}
     for seed in range(seeds):
         truth = Truth(N, 1_000 + seed)
-        for method in ("adaptive", "random"):
+        for method in methods:
             rng = np.random.default_rng(seed)
             k, i, j, q = random_rows(np.random.default_rng(20_000 + seed), N, start)
             draw_rng = np.random.default_rng(30_000 + seed)
@@ -561,7 +562,8 @@ def summarise(results) -> list[str]:
             "worth 5% of its cost cap, then adds 10% of its spending per round; cost and "
             "comparisons are counted at the first check where the goal holds (capped runs count "
             "as the cap, which favours the peers). Savings: one minus the median over seeds of "
-            "the paired ratio adaptive / peer.", "",
+            "the paired ratio adaptive / peer."
+            + (f" {results['simulation_note']}" if results.get("simulation_note") else ""), "",
             "| N | goal | cap (cost) | seeds | median cost to goal: adaptive / random / Arena | "
             "saving in cost vs random / vs Arena | median comparisons: adaptive / random / Arena "
             "| saving in comparisons vs random / vs Arena | goal missed within the cap: "
@@ -627,7 +629,8 @@ def summarise(results) -> list[str]:
             f"{cov['start']:,.0f}, {cov['budget']:,.0f} spent in rounds of 10% either as "
             f"`next_comparisons(goal=\"{cov['goal']}\")` asks or uniformly at random; no "
             "data-dependent stopping (the goal rows above stop when the goal holds, which "
-            "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds.", "",
+            "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds."
+            + (f" {cov['note']}" if cov.get("note") else ""), "",
             "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
             "every mu_i - mu_j (nominal 0.95) |", "|---|---|---|---|"]
         for m in ("adaptive", "random"):
@@ -768,8 +771,12 @@ def main(argv=None):
     if "mtbench" in parts:
         results["mtbench"] = mtbench_replay(args.mtbench_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
-    if "coverage" in parts:
-        results["coverage"] = fixed_budget_coverage(args.coverage_seeds, log)
+    if "coverage" in parts:  # the designs not run (--methods) keep their earlier runs
+        methods = [m for m in args.methods.split(",") if m in ("adaptive", "random")]
+        coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods)
+        coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
+                             if r["method"] not in methods]
+        results["coverage"] = coverage
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "diagnosis" in parts:
         results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log)
