@@ -285,3 +285,16 @@ def test_the_cluster_column_is_echoed_and_recorded(prompts_csv, tmp_path, capsys
     assert main(["fit", str(prompts_csv), "--rank", "0", "--cluster-col", "-",
                  "--out", str(tmp_path / "c")]) == 0
     assert "no cluster column (--cluster-col -)" in capsys.readouterr().err
+
+
+def test_a_fit_with_small_sample_intervals_leaves_scipy_stats_unimported(prompts_csv, tmp_path):
+    """Importing scipy.stats costs a command-line fit most of a second; the t quantiles and
+    probabilities of the CR2 intervals come from scipy.special."""
+    code = ("import sys; from hja_bayes.cli import main; "
+            f"assert main(['fit', {str(prompts_csv)!r}, '--rank', '0', '--cluster-col', "
+            f"'item_id', '--quiet', '--out', {str(tmp_path / 'fit')!r}]) == 0; "
+            "print('scipy.stats' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

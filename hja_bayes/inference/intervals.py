@@ -65,16 +65,17 @@ core_jacobian = jax.jit(jax.jacrev(core_quantities, argnums=(0, 1, 2)))
 
 def quantile(level: float, df=None):
     """The two-sided critical value: normal, or Student t with ``df`` (array; inf: normal)."""
-    from scipy.special import ndtri  # imported on use: the package imports light
+    # imported on use: the package imports light (and scipy.stats costs a command-line
+    # fit most of a second: the t quantile comes from scipy.special)
+    from scipy.special import ndtri, stdtrit
 
     level = check_level(level)
     if df is None:
         return float(ndtri(0.5 + level / 2))
-    from scipy.stats import t as student
-
     df = np.asarray(df, dtype=float)
-    return np.where(np.isfinite(df), student.ppf(0.5 + level / 2, np.where(
-        np.isfinite(df), df, 1.0)), float(ndtri(0.5 + level / 2)))
+    finite = np.isfinite(df)
+    return np.where(finite, stdtrit(np.where(finite, df, 1.0), 0.5 + level / 2),
+                    float(ndtri(0.5 + level / 2)))
 
 
 def interval(estimate, variance, level, df=None) -> Interval:

@@ -166,8 +166,7 @@ def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
     estimated order is right.  With ``df`` (N x N degrees of freedom of the differences,
     inf for normal), the t distribution's cdf instead of Phi.
     """
-    from scipy.special import ndtr
-    from scipy.stats import t as student
+    from scipy.special import ndtr, stdtr
 
     estimate, covariance = _check(estimate, covariance)
     se = _difference_se(covariance)
@@ -177,5 +176,5 @@ def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
         if se[a, b] > 0:
             z = (estimate[a] - estimate[b]) / se[a, b]
             nu = np.inf if df is None else float(np.asarray(df)[a, b])
-            out[a] = float(ndtr(z) if not np.isfinite(nu) else student.cdf(z, nu))
+            out[a] = float(ndtr(z) if not np.isfinite(nu) else stdtr(nu, z))
     return out

@@ -23,6 +23,7 @@ from scipy.special import ndtri
 from ..checks import check_choice, check_level, index_of
 from ..errors import ParameterError
 from ..inference import WaldInference
+from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
 from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
 
@@ -162,14 +163,11 @@ class ScoreIntervals(NamedTuple):
     def critical(self, level: float, which: str = "score") -> np.ndarray:
         """The two-sided critical values at ``level``: of the scores (N,) or of the
         differences (N, N)."""
-        from scipy.stats import t as student
-
         df = self.df if which == "score" else self.difference_df
-        z = float(ndtri(0.5 + level / 2))
         if df is None:
+            z = float(ndtri(0.5 + level / 2))
             return np.full(np.shape(self.estimate if which == "score" else self.difference), z)
-        finite = np.isfinite(df)
-        return np.where(finite, student.ppf(0.5 + level / 2, np.where(finite, df, 1.0)), z)
+        return quantile(level, df)
 
     def joint_df(self) -> float:
         """The smallest degrees of freedom of the differences (inf when none is finite): the
