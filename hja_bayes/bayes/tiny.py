@@ -7,7 +7,10 @@ arithmetic: on 837 matrices of 4 x 4, ``jnp.linalg.solve`` takes 0.24 ms where t
 solve unrolled into elementwise operations over the batch takes 0.09 ms, and the
 derivatives follow the same way.  Up to :data:`UNROLL_LIMIT` the functions here unroll the
 factorisation (O(D^3) vector operations over the batch); above it they call
-:mod:`jax.numpy.linalg` and :mod:`jax.scipy.linalg`.
+:mod:`jax.numpy.linalg` and :mod:`jax.scipy.linalg`.  Measured on 800 matrices, value and
+gradient of a factorisation and a solve: unrolled 0.10 / 0.11 / 0.17 / 0.30 / 0.99 / 2.0 ms
+against 0.49 / 0.43 / 0.56 / 0.68 / 1.07 / 1.63 ms for D = 1, 2, 3, 4, 6, 8, and the unrolled
+8 x 8 compiles four times longer.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import jax.numpy as jnp
 
 __all__ = ["UNROLL_LIMIT", "cho_solve", "cholesky", "solve_lower_transposed"]
 
-#: Largest dimension whose factorisation is unrolled.
-UNROLL_LIMIT = 8
+#: Largest dimension whose factorisation is unrolled (the blocks of
+#: :mod:`~hja_bayes.bayes.integrated` have 1, 2, 4, 8, ... dimensions).
+UNROLL_LIMIT = 4
 
 
 def _columns(H):
