@@ -44,77 +44,13 @@ from pathlib import Path
 OUT = Path(__file__).parent / "results"
 GOAL_RATIO, GOAL_GB = 1.0, 3.0
 
-WORKER = r"""
-import json, resource, sys, time, warnings
-import pandas as pd
+#: Each side's timed stages, shared by the one-side workers and the one-process run.
+OUR_STAGES = r"""
+import time, warnings
 import hja_bayes as hb
 
-rows = pd.read_parquet(sys.argv[1])
-rank = int(sys.argv[2])
-times = {}
-t = time.perf_counter()
-data = hb.Comparisons.from_frame(rows)
-times["from_frame_s"] = time.perf_counter() - t
-t = time.perf_counter()
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", hb.ConvergenceWarning)
-    fit = hb.fit_hja(data, rank=rank)
-times["fit_s"] = time.perf_counter() - t
-t = time.perf_counter()
-wald = fit.wald_inference()
-times["wald_s"] = time.perf_counter() - t
-t = time.perf_counter()
-table = fit.intervals()
-times["table_s"] = time.perf_counter() - t
-rss_main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-t = time.perf_counter()
-sandwich = fit.intervals(cov_type="sandwich")
-times["sandwich_s"] = time.perf_counter() - t
-print(json.dumps(dict(times, cells=int(data.n_cells), comparisons=float(data.n_comparisons),
-                      n_iter=int(fit.n_iter), converged=bool(fit.converged), rows=len(table),
-                      cov_type=wald.cov_type, condition_number=wald.condition_number,
-                      peak_gb=rss_main,
-                      peak_gb_with_sandwich=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
-"""
 
-PEER = r"""
-import json, resource, sys, time
-import pandas as pd
-from arena_rank.models.bradley_terry import BradleyTerry
-from arena_rank.utils.data_utils import PairDataset
-
-rows = pd.read_parquet(sys.argv[1])
-rows = rows[rows["winner"].isin(["model_a", "model_b", "tie"])]
-times = {}
-t = time.perf_counter()
-data = PairDataset.from_pandas(rows)
-times["dataset_s"] = time.perf_counter() - t
-t = time.perf_counter()
-model = BradleyTerry(len(data.competitors))
-model.fit(data)
-times["fit_s"] = time.perf_counter() - t
-t = time.perf_counter()
-out = model.compute_ratings_and_cis(data)
-times["cis_s"] = time.perf_counter() - t
-print(json.dumps(dict(times, competitors=len(out["competitors"]),
-                      peak_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
-"""
-
-
-BOTH = r"""
-import json, os, sys, time, warnings
-import jax
-import pandas as pd
-import hja_bayes as hb
-from arena_rank.models.bradley_terry import BradleyTerry
-from arena_rank.utils.data_utils import PairDataset
-
-rows = pd.read_parquet(sys.argv[1])
-rank, order = int(sys.argv[2]), sys.argv[3].split(",")
-peer_rows = rows[rows["winner"].isin(["model_a", "model_b", "tie"])]
-
-
-def ours():
+def ours(rows, rank):
     times = {}
     t = time.perf_counter()
     data = hb.Comparisons.from_frame(rows)
@@ -125,33 +61,75 @@ def ours():
         fit = hb.fit_hja(data, rank=rank)
     times["fit_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    fit.wald_inference()
-    fit.intervals()
-    times["intervals_s"] = time.perf_counter() - t
+    wald = fit.wald_inference()
+    times["wald_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    table = fit.intervals()
+    times["table_s"] = time.perf_counter() - t
     times["n_iter"] = int(fit.n_iter)
-    return times
+    return times, data, fit, wald, table
+"""
+
+PEER_STAGES = r"""
+import time
+from arena_rank.models.bradley_terry import BradleyTerry
+from arena_rank.utils.data_utils import PairDataset
 
 
-def peer():
+def peer(rows):
+    rows = rows[rows["winner"].isin(["model_a", "model_b", "tie"])]
     times = {}
     t = time.perf_counter()
-    data = PairDataset.from_pandas(peer_rows)
+    data = PairDataset.from_pandas(rows)
     times["dataset_s"] = time.perf_counter() - t
     t = time.perf_counter()
     model = BradleyTerry(len(data.competitors))
     model.fit(data)
     times["fit_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    model.compute_ratings_and_cis(data)
+    out = model.compute_ratings_and_cis(data)
     times["cis_s"] = time.perf_counter() - t
-    return times
+    return times, out
+"""
 
+WORKER = OUR_STAGES + r"""
+import json, resource, sys
+import pandas as pd
 
-out = {"jax": jax.__version__, "numpy": __import__("numpy").__version__,
+times, data, fit, wald, table = ours(pd.read_parquet(sys.argv[1]), int(sys.argv[2]))
+rss_main = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+t = time.perf_counter()
+fit.intervals(cov_type="sandwich")
+times["sandwich_s"] = time.perf_counter() - t
+print(json.dumps(dict(times, cells=int(data.n_cells), comparisons=float(data.n_comparisons),
+                      converged=bool(fit.converged), rows=len(table),
+                      cov_type=wald.cov_type, condition_number=wald.condition_number,
+                      peak_gb=rss_main,
+                      peak_gb_with_sandwich=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
+"""
+
+PEER = PEER_STAGES + r"""
+import json, resource, sys
+import pandas as pd
+
+times, out = peer(pd.read_parquet(sys.argv[1]))
+print(json.dumps(dict(times, competitors=len(out["competitors"]),
+                      peak_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)))
+"""
+
+BOTH = OUR_STAGES + PEER_STAGES + r"""
+import json, os, sys
+import jax
+import numpy as np
+import pandas as pd
+
+rows = pd.read_parquet(sys.argv[1])
+rank, order = int(sys.argv[2]), sys.argv[3].split(",")
+out = {"jax": jax.__version__, "numpy": np.__version__,
        "xla_flags": os.environ.get("XLA_FLAGS", ""), "cpus": os.cpu_count(), "calls": []}
 for call in order:
     t = time.perf_counter()
-    times = ours() if call.startswith("ours") else peer()
+    times = ours(rows, rank)[0] if call.startswith("ours") else peer(rows)[0]
     out["calls"].append(dict(times, call=call, total_s=time.perf_counter() - t))
 print(json.dumps(out))
 """
@@ -262,8 +240,9 @@ def one_process(args) -> None:
         order = " then ".join(c["call"] for c in run["calls"][:2])
         for c in run["calls"]:
             if c["call"].startswith("ours"):
+                intervals = c["wald_s"] + c["table_s"]
                 cell = (f"{c['from_frame_s']:.2f}, {c['fit_s']:.2f} ({c['n_iter']} it.), "
-                        f"{c['intervals_s']:.2f}, **{c['total_s']:.2f}** | |")
+                        f"{intervals:.2f}, **{c['total_s']:.2f}** | |")
             else:
                 cell = (f" | {c['dataset_s']:.2f}, {c['fit_s']:.2f}, {c['cis_s']:.2f}, "
                         f"**{c['total_s']:.2f}** |")
