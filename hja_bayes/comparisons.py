@@ -139,7 +139,7 @@ class Comparisons:
     @property
     def n_cells(self) -> int:
         """Number of stored cells |Omega|."""
-        return len(self.n)
+        return len(self.judge)
 
     @property
     def n_comparisons(self) -> float:
