@@ -48,6 +48,42 @@ def test_merge_adds_counts_cell_by_cell(panel):
         np.testing.assert_array_equal(c, total[(merged.judges[k], merged.items[i], merged.items[j])])
 
 
+def _entries(d):
+    """{(prompt, judge, first, second): counts} of a Comparisons with prompts."""
+    c = d.clusters
+    return {(c.names[g], d.judges[d.judge[e]], d.items[d.first[e]], d.items[d.second[e]]):
+            counts for g, e, counts in zip(c.cluster, c.cell, c.counts)}
+
+
+def test_merge_adds_prompt_entries_and_keeps_the_readers_order(panel):
+    """Entries seen before add their counts, new (prompt, cell) entries join; cells and
+    entries stay in the order the readers give (what reading all the rows at once gives)."""
+    old, new = panel
+    merged = merge_comparisons(old, new)
+    want = dict(_entries(old))
+    for key, counts in _entries(new).items():
+        want[key] = want.get(key, 0) + counts
+    got = _entries(merged)
+    assert got.keys() == want.keys() and len(got) == len(merged.clusters.cell)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+    assert merged.cluster_column == old.cluster_column == "question_id"
+    N = merged.n_items
+    keys = (merged.judge * N + merged.first) * N + merged.second
+    assert np.all(np.diff(keys) > 0)
+    entries = merged.clusters.cluster * merged.n_cells + merged.clusters.cell
+    assert np.all(np.diff(entries) > 0)
+    # cells out of that order (built by hand) take the general path to the same counts
+    order = np.arange(old.n_cells)[::-1]
+    shuffled = hb.Comparisons(old.judges, old.items, old.judge[order], old.first[order],
+                              old.second[order], old.counts[order],
+                              clusters=old.clusters._replace(
+                                  cell=np.argsort(order)[old.clusters.cell]))
+    again = merge_comparisons(shuffled, new)
+    np.testing.assert_array_equal(again.counts, merged.counts)
+    assert _entries(again).keys() == got.keys()
+
+
 def test_update_equals_a_full_refit(panel):
     old, new = panel
     fit = hb.fit_hja(old, rank=1, position_bias=True)

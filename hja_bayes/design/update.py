@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from ..clusters import ClusterCounts
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, HJAError, ParameterError
 from ..likelihood import Cells, cells_of, counts_for
@@ -63,33 +64,87 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
                         "whole data): refit with fit_hja on the merged data")
     jmap = _codes(new.judges, old.judges, "judge")
     imap = _codes(new.items, old.items, "item")
-    cells = (old.judge, old.first, old.second, old.counts)
-    added = (jmap[new.judge], imap[new.first], imap[new.second], new.counts)
-    cluster = names = None
-    if old.clusters is None:
-        rows = [np.concatenate(pair) for pair in zip(cells, added)]
-    else:
-        oc, nc = old.clusters, new.clusters
-        names = list(oc.names)
+    new_cells = (jmap[new.judge], imap[new.first], imap[new.second])
+    names = cluster = None
+    if old.clusters is not None:
+        names = list(old.clusters.names)
         index = {n: i for i, n in enumerate(names)}
-        for n in nc.names:
+        for n in new.clusters.names:
             if n not in index:
                 index[n] = len(names)
                 names.append(n)
-        gmap = np.array([index[n] for n in nc.names], dtype=np.int64)
+        cluster = np.array([index[n] for n in new.clusters.names], dtype=np.int64)
+    merged = _merged_in_order(old, new, new_cells, names, cluster)
+    if merged is not None:
+        return merged
+    # cells not in the readers' order: aggregate everything again
+    cells = (old.judge, old.first, old.second, old.counts)
+    added = (*new_cells, new.counts)
+    if old.clusters is None:
+        rows = [np.concatenate(pair) for pair in zip(cells, added)]
+        cluster = None
+    else:
+        oc, nc = old.clusters, new.clusters
         rows = [np.concatenate([a[oc.cell], b[nc.cell]]) for a, b in zip(cells[:3], added[:3])]
         rows.append(np.concatenate([oc.counts, nc.counts]))
-        cluster = np.concatenate([oc.cluster, gmap[nc.cluster]])
-    merged = aggregate_cells(
-        old.judges, old.items, *rows[:3], rows[3], categories=old.categories,
-        order_known=old.order_known, rows_read=old.rows_read + new.rows_read,
-        rows_used=old.rows_used + new.rows_used,
+        cluster = np.concatenate([oc.cluster, cluster[nc.cluster]])
+    return aggregate_cells(old.judges, old.items, *rows[:3], rows[3], cluster=cluster,
+                           cluster_names=names, **_record(old, new))
+
+
+def _record(old: Comparisons, new: Comparisons) -> dict:
+    """What the merged data say about their reading: both sides' tallies, ``old``'s scale."""
+    return dict(
+        categories=old.categories, order_known=old.order_known,
+        rows_read=old.rows_read + new.rows_read, rows_used=old.rows_used + new.rows_used,
         rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)
                   for r in set(old.rejected) | set(new.rejected)},
-        dropped_judges=old.dropped_judges, cluster=cluster, cluster_names=names,
+        dropped_judges=old.dropped_judges, cluster_column=old.cluster_column,
         rejected_by_judge={j: old.rejected_by_judge.get(j, 0) + new.rejected_by_judge.get(j, 0)
                            for j in set(old.rejected_by_judge) | set(new.rejected_by_judge)})
-    return merged
+
+
+def _insert_sorted(keys: np.ndarray, extra: np.ndarray):
+    """``(at, added)``: the keys of ``extra`` missing from the strictly increasing ``keys``
+    (sorted, unique) and where :func:`numpy.insert` puts them."""
+    u = np.unique(extra)
+    pos = np.searchsorted(keys, u)
+    known = (pos < len(keys)) & (keys[np.minimum(pos, len(keys) - 1)] == u)
+    return pos[~known], u[~known]
+
+
+def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
+    """The merge when ``old``'s cells (and prompt entries) are in the readers' order, strictly
+    increasing keys: the few new keys are inserted, nothing is sorted again (None otherwise).
+    The same cells, entries and order as :func:`aggregate_cells` on all the rows."""
+    N = old.n_items
+    old_keys = (old.judge * N + old.first) * N + old.second
+    if np.any(np.diff(old_keys) <= 0):
+        return None
+    new_keys = (new_cells[0] * N + new_cells[1]) * N + new_cells[2]
+    at, added = _insert_sorted(old_keys, new_keys)
+    keys = np.insert(old_keys, at, added)
+    counts = np.insert(old.counts, at, 0.0, axis=0)
+    np.add.at(counts, np.searchsorted(keys, new_keys), new.counts)
+    cells = dict(judge=np.insert(old.judge, at, added // (N * N)),
+                 first=np.insert(old.first, at, (added // N) % N),
+                 second=np.insert(old.second, at, added % N))
+    clusters = None
+    if names is not None:
+        oc, nc, m = old.clusters, new.clusters, len(keys)
+        old_cell = oc.cell + np.searchsorted(added, old_keys)[oc.cell]  # old cells' new places
+        old_entries = oc.cluster * m + old_cell
+        if oc.features is not None or np.any(np.diff(old_entries) <= 0):
+            return None
+        new_entries = cluster[nc.cluster] * m + np.searchsorted(keys, new_keys)[nc.cell]
+        at, added = _insert_sorted(old_entries, new_entries)
+        entry_counts = np.insert(oc.counts, at, 0.0, axis=0)
+        np.add.at(entry_counts, np.searchsorted(np.insert(old_entries, at, added), new_entries),
+                  nc.counts)
+        clusters = ClusterCounts(tuple(names), np.insert(oc.cluster, at, added // m),
+                                 np.insert(old_cell, at, added % m), entry_counts, None)
+    return Comparisons(judges=old.judges, items=old.items, **cells, counts=counts,
+                       clusters=clusters, **_record(old, new))
 
 
 def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Comparisons:
