@@ -13,7 +13,10 @@ score matrix moves to ``S + dS`` and back onto the rank-(r + 1) model by truncat
 singular values (a retraction), the terms' coefficients and the outcome model's parameters
 move linearly.  Steps are halved until the objective decreases.  For ties counted 1/2 the
 expected information of the linear predictor is the observed one, so near the optimum the
-steps are Newton steps; two or three reach the solver's tolerance.
+steps are Newton steps; two or three reach the solver's tolerance.  The information (the
+costly part: one pass over the units per pair of chart columns) is assembled at the start
+and reused by later steps while full steps are taken (a chord method: near the optimum it
+changes little); convergence is only declared with the information of the point itself.
 """
 
 from __future__ import annotations
@@ -65,12 +68,12 @@ def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np
     local = chart.local_design(units, design_u) * s[:, :1]
     g = np.zeros(chart.dim)
     k = units.judge
-    for c in range(eta_cols.shape[1]):
-        ok = eta_cols[k, c] >= 0
-        np.add.at(g, eta_cols[k[ok], c], local[ok, c])
-    for a in range(aux_cols.shape[1]):
-        ok = aux_cols[k, a] >= 0
-        np.add.at(g, aux_cols[k[ok], a], s[ok, 1 + a])
+    # a column's coordinate depends on the judge only: sum per judge, then add (judges may
+    # share a coordinate)
+    for cols, values in ((eta_cols, local), (aux_cols, s[:, 1:])):
+        for c in range(cols.shape[1]):
+            ok = cols[:, c] >= 0
+            np.add.at(g, cols[ok, c], np.bincount(k, values[:, c], K)[ok])
     y = chart.y_offset
     R = (np.bincount(k * N + units.first, s[:, 0], K * N)
          - np.bincount(k * N + units.second, s[:, 0], K * N)).reshape(K, N)
@@ -120,13 +123,37 @@ def _moved(model: Model, chart, sigma, delta, t: float) -> Model:
                  model.terms)
 
 
+def _factor(model: Model, chart, design, ridge: float, grad_S, sigma, C) -> np.ndarray:
+    """Cholesky factor of the penalised information on the chart (shifted where indefinite).
+
+    Raises
+    ------
+    HJAError
+        When even the shifted matrix is singular.
+    """
+    F = chart_information(model, chart)
+    F[np.diag_indices_from(F)] += _curvature(chart, design, ridge)
+    H = constrained(F + _curvature_term(chart, grad_S, sigma), C)
+    try:
+        return np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:  # indefinite away from the optimum: shift it
+        eig = np.linalg.eigvalsh(H)
+        H[np.diag_indices_from(H)] += 1.5 * abs(eig[0]) + 1e-8 * abs(eig[-1])
+        try:
+            return np.linalg.cholesky(H)
+        except np.linalg.LinAlgError:
+            raise HJAError("singular information on the chart") from None
+
+
 def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, *,
            tol: float = 1e-10, max_iter: int = 25) -> Refined:
     """Fisher scoring on the chart from ``(S, Z, theta, log_aux)`` to the penalised optimum.
 
     Stops when the Newton decrement ``-g^T delta / 2`` (the predicted decrease of the
     objective to the optimum) falls below ``tol`` relative to the objective: stricter than
-    the proximal solver's rule, a relative change below ``tol`` in one of its steps.
+    the proximal solver's rule, a relative change below ``tol`` in one of its steps.  Steps
+    reuse the last information assembled until one must be shortened; a decrement below
+    ``tol`` by reused information is checked again with the information at the point.
 
     Raises
     ------
@@ -137,31 +164,27 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     model = Model(data, S, Z, theta, outcome, log_aux, terms)
     design = model.design()
     f = _penalised(model, design, ridge)
+    factor = None
     for it in range(1, max_iter + 1):
         chart = factor_chart(model.S, rank, coef_free=design.free, n_aux=outcome.n_aux,
                              free=free_aux(model.log_aux) if outcome.n_aux else None,
                              n_global=len(design.global_names))
         sigma = np.einsum("ka,kn,na->a", chart.P, model.S, chart.Q)
         g, grad_S = _gradient(model, chart, design, ridge)
-        F = chart_information(model, chart)
-        F[np.diag_indices_from(F)] += _curvature(chart, design, ridge)
         C = chart.constraints()
         g = g - C @ (C.T @ g)
-        H = constrained(F + _curvature_term(chart, grad_S, sigma), C)
-        try:
-            factor = np.linalg.cholesky(H)
-        except np.linalg.LinAlgError:  # indefinite away from the optimum: shift it
-            eig = np.linalg.eigvalsh(H)
-            H[np.diag_indices_from(H)] += 1.5 * abs(eig[0]) + 1e-8 * abs(eig[-1])
-            try:
-                factor = np.linalg.cholesky(H)
-            except np.linalg.LinAlgError:
-                raise HJAError("singular information on the chart") from None
-        delta = -np.linalg.solve(factor.T, np.linalg.solve(factor, g))
-        delta -= C @ (C.T @ delta)
-        decrement = -float(g @ delta) / 2
-        if decrement <= tol * max(1.0, abs(f)):
-            return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
+        fresh = factor is None or factor.shape[0] != chart.dim
+        while True:
+            if fresh:
+                factor = _factor(model, chart, design, ridge, grad_S, sigma, C)
+            delta = -np.linalg.solve(factor.T, np.linalg.solve(factor, g))
+            delta -= C @ (C.T @ delta)
+            decrement = -float(g @ delta) / 2
+            if decrement > tol * max(1.0, abs(f)):
+                break
+            if fresh:  # converged by the information at this point, not an earlier one's
+                return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
+            fresh = True
         t = 1.0
         while True:
             trial = _moved(model, chart, sigma, delta, t)
@@ -171,5 +194,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
             t /= 2
             if t < 1e-8:
                 return Refined(model.S, model.coef, model.log_aux, model.theta, it, False)
+        if t < 1:  # the step needed shortening: the next one assembles the information anew
+            factor = None
         model, f = trial, f_new
     return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False)
