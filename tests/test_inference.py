@@ -150,9 +150,17 @@ def test_information_equals_finite_difference_hessian_along_the_basis():
     np.testing.assert_allclose(inf.covariance @ inf.information, np.eye(d), atol=1e-9)
 
 
+@pytest.mark.parametrize("blocks", ["summed per pair", "one pass per block"])
 @pytest.mark.parametrize("rank,position_bias", [(0, False), (1, True), (2, False)])
-def test_covariance_agrees_with_an_overparameterised_factor_chart(rank, position_bias):
-    """Var(q) = g^T J (J^T F J)^+ J^T g in coordinates (A, B, beta), S = A (C B)^T."""
+def test_covariance_agrees_with_an_overparameterised_factor_chart(rank, position_bias, blocks,
+                                                                   monkeypatch):
+    """Var(q) = g^T J (J^T F J)^+ J^T g in coordinates (A, B, beta), S = A (C B)^T; the
+    information's item x item blocks by either of their two assemblies."""
+    if blocks == "one pass per block":
+        import hja_bayes.inference.information as information
+
+        monkeypatch.setattr(information, "_DENSE_PAIRS_PER_UNIT", 0)
+        monkeypatch.setattr(information, "_DENSE_PAIRS", 0)
     data, truth = simulate(n_judges=3, n_items=5, rank=min(rank, 1), comparisons_per_judge=400,
                            seed=11 + rank, position_bias=0.3 if position_bias else 0.0)
     K, N, m = 3, 5, rank + 1

@@ -48,6 +48,10 @@ COV_TYPES = ("fisher", "sandwich", "cluster", "CR2", "CR1")
 #: Cluster scores are multiplied densely when clusters x dim stays below this many numbers.
 _DENSE_SCORES = 2 ** 25
 _CHUNK = 1 << 18
+#: The Laplacian blocks sum the weights per (item pair, judge) first while that array stays
+#: below this many numbers per unit (plus a constant); beyond it, one pass per block.
+_DENSE_PAIRS_PER_UNIT = 4
+_DENSE_PAIRS = 1 << 22
 
 
 def free_aux(log_aux) -> np.ndarray:
@@ -181,11 +185,22 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
         F[y:, where] += block.T
     # item x item: a weighted graph Laplacian per pair of factor columns
     pair = first * N + second
-    weighted = W[:, 0, 0][:, None] * chart.P[judge]
-    Pk = chart.P[judge]
+    if K * N * N <= _DENSE_PAIRS_PER_UNIT * len(judge) + _DENSE_PAIRS:
+        # the weights summed per (pair, judge) in one pass, then P_k P_k^T mixed in by one
+        # product: (N^2, K) x (K, m^2)
+        per_pair = np.bincount(pair * K + judge, W[:, 0, 0], N * N * K).reshape(N * N, K)
+        blocks = per_pair @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m)
+        blocks = blocks.reshape(N, N, m, m)
+    else:
+        blocks = None
+        weighted = W[:, 0, 0][:, None] * chart.P[judge]
+        Pk = chart.P[judge]
     for a in range(m):
         for b in range(a, m):
-            M = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
+            if blocks is not None:
+                M = blocks[:, :, a, b].copy()
+            else:
+                M = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
             M += M.T
             lap = np.diag(M.sum(axis=1)) - M
             F[y + a::m, y + b::m] = lap
