@@ -4,7 +4,7 @@ For each panel the data are split 99% / 1% at random (by verdict); the fit of th
 updated with the 1% (``fit.update``) and compared with ``fit_hja`` on the merged data at the
 same rank and terms, and with a tight refit (tol 1e-14) that stands for the exact optimum.
 
-* warm: in one process, after one call of each (compiled), median of 5 calls;
+* warm: in one process, after one call of each (compiled), median of 15 calls;
 * fresh: a new Python process per call that imports the package, rebuilds the data, loads
   the saved 99% fit (update) or not (refit), and times the one call, with the persistent
   compilation cache as a user has it after earlier runs ("cache on", the cache warmed by a
@@ -130,7 +130,7 @@ def main():
         updated, refit = fit.update(new), hb.fit_hja(merged, rank=rank, position_bias=bias)
         tight = hb.fit_hja(merged, rank=rank, position_bias=bias, tol=1e-14, max_iter=50_000)
 
-        def median(f, n=5):
+        def median(f, n=15):
             times = []
             for _ in range(n):
                 t = time.perf_counter()
@@ -181,7 +181,7 @@ def write_markdown(rows, path):
         "The 99% fit is updated with 1% more verdicts (`fit.update`, Fisher scoring on the "
         "model's chart from the fit) and compared with `fit_hja` on the merged data (same "
         "rank and terms, default tol 1e-10) and with a tight refit (tol 1e-14) that stands "
-        "for the exact optimum. Warm: one process, median of 5 calls after a first one; the "
+        "for the exact optimum. Warm: one process, median of 15 calls after a first one; the "
         "speed-up against the refit alone, and (in brackets) against merging the new verdicts "
         "into the old data and refitting, which starts from the update's own inputs. "
         "Fresh: a new process per call (import, data, load the saved fit, one timed call), "
