@@ -82,8 +82,21 @@ def dense_cr2(data, fit, h=1e-5):
     return M @ meat @ M, df, gradient
 
 
-def test_cr2_and_its_degrees_of_freedom_match_a_dense_computation(panel):
-    data, fit = panel
+@pytest.fixture(scope="module")
+def small_prompts():
+    """Many small prompts of a few equal sizes: the CR2 design takes them in batches of one
+    size at a time."""
+    data, truth = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=60, seed=12,
+                              tie_prob=0.1, position_bias=0.3, questions=14,
+                              question_correlation=0.5,
+                              question_sizes=[1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 5, 5, 8])
+    fit = hb.fit_hja(data, rank=1, position_bias=True, ridge=1e-8)
+    return data, fit
+
+
+@pytest.mark.parametrize("which", ["panel", "small_prompts"])
+def test_cr2_and_its_degrees_of_freedom_match_a_dense_computation(which, request):
+    data, fit = request.getfixturevalue(which)
     inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
                                cov_type="cluster", ridge=fit.ridge)
     assert inference.small_sample == "CR2"

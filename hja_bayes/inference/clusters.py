@@ -173,6 +173,15 @@ def _standardised(W: np.ndarray, g: np.ndarray, J: np.ndarray):
     return np.einsum("nab,nbd->nad", R, J), e
 
 
+def _sum_by(index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Rows of ``values`` (R, q) summed by ``index`` (R,) into (n, q), by one sparse product."""
+    from scipy import sparse
+
+    R = len(index)
+    return np.asarray(sparse.csr_matrix((np.ones(R), (index, np.arange(R))), shape=(n, R))
+                      @ values)
+
+
 def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     """The per-cluster singular triplets of the whitened, standardised design (see the
     module notes).
@@ -262,9 +271,11 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
             stack = np.transpose(Y[:, cols], (1, 0, 2))  # (count, dim, size)
             Us, ss, Vt = np.linalg.svd(stack, full_matrices=False)
             ws = np.einsum("gks,gs->gk", Vt, e[cols])
-            for n, gl in enumerate(which):
-                keep(Us[n], ss[n], ws[n], g0 + gl)
-        np.add.at(raw.T, local + g0, (Y * e).T)
+            ok = ss ** 2 > _NEGLIGIBLE  # (count, size): cluster by cluster, as keep() orders
+            U_parts.append(np.transpose(Us, (1, 0, 2))[:, ok]), s_parts.append(ss[ok])
+            w_parts.append(ws[ok])
+            c_parts.append(np.broadcast_to((g0 + which)[:, None], ok.shape)[ok])
+        raw[:, g0:g1] += _sum_by(local, (Y * e).T, g1 - g0).T
         g0 = g1
     U = np.concatenate(U_parts, axis=1) if U_parts else np.zeros((dim, 0))
     sigma = np.concatenate(s_parts) if s_parts else np.zeros(0)
@@ -273,8 +284,7 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     out = ClusterDesign(U, sigma, omega, col_cluster, G, (Fw + Fw.T) / 2, raw,
                         np.zeros((dim, G)))
     f = out.adjust
-    adjusted = np.zeros((dim, G))
-    np.add.at(adjusted.T, col_cluster, (U * (sigma * f * omega)).T)
+    adjusted = _sum_by(col_cluster, (U * (sigma * f * omega)).T, G).T
     saturated = int(np.unique(col_cluster[sigma ** 2 >= 1 - _SATURATED]).size)
     return out._replace(adjusted=adjusted, saturated=saturated)
 
@@ -318,8 +328,7 @@ def satterthwaite(d: ClusterDesign, Z: np.ndarray, exact: bool | None = None) ->
     f = d.adjust
     UZ = d.U.T @ Z  # (R, q)
     v = (d.sigma * f)[:, None] * UZ
-    pi = np.zeros((G, q))
-    np.add.at(pi, d.cluster, v ** 2)
+    pi = _sum_by(d.cluster, v ** 2, G)
     if exact is None:
         exact = q * G * dim * min(G, dim) <= EXACT_BUDGET
     if not exact:
