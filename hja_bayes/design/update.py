@@ -124,8 +124,9 @@ def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
     new_keys = (new_cells[0] * N + new_cells[1]) * N + new_cells[2]
     at, added = _insert_sorted(old_keys, new_keys)
     keys = np.insert(old_keys, at, added)
+    new_at = np.searchsorted(keys, new_keys)
     counts = np.insert(old.counts, at, 0.0, axis=0)
-    np.add.at(counts, np.searchsorted(keys, new_keys), new.counts)
+    np.add.at(counts, new_at, new.counts)
     cells = dict(judge=np.insert(old.judge, at, added // (N * N)),
                  first=np.insert(old.first, at, (added // N) % N),
                  second=np.insert(old.second, at, added % N))
@@ -136,7 +137,7 @@ def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
         old_entries = oc.cluster * m + old_cell
         if oc.features is not None or np.any(np.diff(old_entries) <= 0):
             return None
-        new_entries = cluster[nc.cluster] * m + np.searchsorted(keys, new_keys)[nc.cell]
+        new_entries = cluster[nc.cluster] * m + new_at[nc.cell]
         at, added = _insert_sorted(old_entries, new_entries)
         entry_counts = np.insert(oc.counts, at, 0.0, axis=0)
         np.add.at(entry_counts, np.searchsorted(np.insert(old_entries, at, added), new_entries),
