@@ -114,6 +114,27 @@ def test_cr2_and_its_degrees_of_freedom_match_a_dense_computation(which, request
         assert 1 < got < data.clusters.n_clusters
 
 
+@pytest.mark.parametrize("which", ["panel", "small_prompts"])
+def test_the_cr2_design_keeps_each_prompts_whitened_score(which, request):
+    """The prompts' scores the removal step reads, ``raw[:, g] = L^-1 (I - C C^T) s_g``, with
+    ``s_g`` prompt g's summed score in the chart taken from the sandwich's cluster scores
+    (another code path: one sparse row per prompt, no singular vectors)."""
+    from scipy.linalg import solve_triangular
+
+    from hja_bayes.inference.clusters import cluster_design
+    from hja_bayes.inference.information import Model, _cluster_scores
+
+    data, fit = request.getfixturevalue(which)
+    inference = wald_inference(data, fit.S, fit.beta, fit.rank, position_bias=True,
+                               cov_type="cluster", ridge=fit.ridge)
+    model = Model(data, fit.S, fit.coef, fit.theta, fit.outcome_model, None, fit.terms)
+    chart, C = inference.chart, inference.chart.constraints()
+    design = cluster_design(model, chart, inference.factor, C)
+    scores = _cluster_scores(model, chart).toarray().T  # (dim, prompts)
+    expected = solve_triangular(inference.factor, scores - C @ (C.T @ scores), lower=True)
+    np.testing.assert_allclose(design.raw, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+
+
 def one_judge_two_models(sizes, p=0.6, seed=0):
     """One judge, one ordered pair of models, prompts of the given sizes."""
     rng = np.random.default_rng(seed)
