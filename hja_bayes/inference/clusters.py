@@ -230,10 +230,11 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     Fw = np.zeros((dim, dim))
     raw = np.zeros((dim, G))
 
-    def keep(U, s, w, g_index):
+    def keep(U, s, w, clusters):
+        """The singular triplets (columns of U, s, w) of ``clusters`` that carry weight."""
         ok = s ** 2 > _NEGLIGIBLE
         U_parts.append(U[:, ok]), s_parts.append(s[ok]), w_parts.append(w[ok])
-        c_parts.append(np.full(int(ok.sum()), g_index))
+        c_parts.append(clusters[ok])
 
     g0 = 0
     while g0 < G:
@@ -251,7 +252,7 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
             lam = np.clip(lam, 0.0, None)
             s = np.sqrt(lam)
             w = np.where(s > 0, (vec.T @ r) / np.where(s > 0, s, 1.0), 0.0)
-            keep(vec, s, w, g0)
+            keep(vec, s, w, np.full(len(s), g0))
             g0 += 1
             continue
         g1 = g0  # small clusters, as many as fit in one chunk, by explicit SVD
@@ -271,10 +272,8 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
             stack = np.transpose(Y[:, cols], (1, 0, 2))  # (count, dim, size)
             Us, ss, Vt = np.linalg.svd(stack, full_matrices=False)
             ws = np.einsum("gks,gs->gk", Vt, e[cols])
-            ok = ss ** 2 > _NEGLIGIBLE  # (count, size): cluster by cluster, as keep() orders
-            U_parts.append(np.transpose(Us, (1, 0, 2))[:, ok]), s_parts.append(ss[ok])
-            w_parts.append(ws[ok])
-            c_parts.append(np.broadcast_to((g0 + which)[:, None], ok.shape)[ok])
+            keep(np.transpose(Us, (1, 0, 2)).reshape(dim, -1), ss.ravel(), ws.ravel(),
+                 np.repeat(g0 + which, size))  # cluster by cluster
         raw[:, g0:g1] += _sum_by(local, (Y * e).T, g1 - g0).T
         g0 = g1
     U = np.concatenate(U_parts, axis=1) if U_parts else np.zeros((dim, 0))
