@@ -21,16 +21,22 @@ Two arms, each calibrated against its own prior:
   summarised over the draws in which every judge tied: SBC stays exact conditional on any
   event of the data, and the number of draws left out is reported.
 
+* ``prompts`` (``--draws-prompts``, default 100): default priors with prompt effects: every
+  judge compares every ordered pair once on each of 8 prompts (36 verdicts a prompt, 96 a
+  judge), answer effects ``alpha_qi = tau_i z_qi`` drawn with the rest from the model's own
+  prior predictive, which also draws the verdicts; the posterior is sampled with the answer
+  effects integrated out (``prompt_effects="integrated"``: four answers a prompt, so the
+  Laplace part of the integral).
+
 Quantities: mu_0 - mu_1, mu_2 - mu_3, gamma_0, S_00 - S_01, S_12 - S_13, beta_0 and D_0;
-in the davidson arm also nu_0 and nu_1.  tau (prompt effects) is not in the design (these
-panels have no questions).
+in the davidson arm also nu_0 and nu_1; in the prompts arm also tau_0 and tau_3.
 
 Runs are resumable: each draw is appended to ``<out>_<arm>.jsonl`` as it finishes.  The data
 enter the sampler as arguments (``compile_data=False``) and chains run one after the other,
 so with the package's persistent compilation cache every draw after the first reuses the
 compiled sampler.
 
-    nohup nice python benchmarks/bench_bayes_sbc.py &        # 200 + 200 + 200 prior draws
+    nohup nice python benchmarks/bench_bayes_sbc.py &        # 200 + 200 + 200 + 100 draws
     python benchmarks/bench_bayes_sbc.py --draws 4 --arms default --out /tmp/sbc   # smoke
 """
 
@@ -59,8 +65,10 @@ from hja_bayes.likelihood import DAVIDSON, HALF, cells_of, probabilities, sample
 
 K, N, RANK = 3, 4, 1
 PER_CELL = (3, 15)
-ARMS = {"default": HJAPriors(), "small_D": HJAPriors(U_scale=0.15), "davidson": HJAPriors()}
-TIES = {"default": "half", "small_D": "half", "davidson": "davidson"}
+ARMS = {"default": HJAPriors(), "small_D": HJAPriors(U_scale=0.15), "davidson": HJAPriors(),
+        "prompts": HJAPriors()}
+TIES = {"default": "half", "small_D": "half", "davidson": "davidson", "prompts": "half"}
+PROMPTS = 8  # the prompts arm: every judge compares every ordered pair once on each
 THIN = 2
 SAMPLES = 99  # per chain; 2 x 99 draws thinned by 2 = 99 draws, ranks 0..99
 WARMUP = 200
@@ -115,6 +123,50 @@ def prior_draws(priors: HJAPriors, n: int, seed: int, ties: str = "half"):
     return np.asarray(out["S"]), np.asarray(out["beta"]), nu
 
 
+def prompt_panel(outcomes=None) -> Comparisons:
+    """The prompts arm's panel: every judge, every ordered pair, once on each prompt; the
+    verdicts of ``outcomes`` (entries, 3: first, tie, second, in the order of the panel's
+    own entries), or all for the first-shown model (a design whose outcomes are drawn
+    later)."""
+    k, i, j, _ = design(1)
+    q = np.repeat(np.arange(PROMPTS), len(k))
+    k, i, j = (np.tile(a, PROMPTS) for a in (k, i, j))
+    if outcomes is None:
+        counts = np.tile([1, 0, 0], (len(k), 1))
+    else:  # outcomes follow the design's entries; map them back to these rows
+        base = prompt_panel()
+        c = base.clusters
+        assert (base.judges, base.items, c.names) == (  # indices are the labels' numbers
+            tuple(f"j{x}" for x in range(K)), tuple(f"m{x}" for x in range(N)),
+            tuple(f"q{x}" for x in range(PROMPTS)))
+        key = lambda qq, kk, ii, jj: ((qq * K + kk) * N + ii) * N + jj  # noqa: E731
+        order = np.argsort(key(c.cluster, base.judge[c.cell], base.first[c.cell],
+                               base.second[c.cell]))
+        counts = np.asarray(outcomes)[order]  # rows here are sorted by the same key
+    rows = np.repeat(np.arange(len(k)), counts.sum(axis=1).astype(int))
+    label = np.concatenate([np.repeat(["model_a", "tie", "model_b"], c.astype(int))
+                            for c in counts])
+    frame = pd.DataFrame({"judge": [f"j{x}" for x in k[rows]],
+                          "model_a": [f"m{x}" for x in i[rows]],
+                          "model_b": [f"m{x}" for x in j[rows]],
+                          "prompt": [f"q{x}" for x in q[rows]], "winner": label})
+    return Comparisons.from_frame(frame, cluster="prompt")
+
+
+def prompt_prior_draws(priors: HJAPriors, n: int, seed: int):
+    """Parameters and verdicts from the prior predictive of the model with prompt effects."""
+    from numpyro.infer import Predictive
+
+    from hja_bayes.bayes.prompts import entry_units
+
+    units, answers, _ = entry_units(prompt_panel())
+    out = Predictive(hja_model, num_samples=n)(
+        jax.random.PRNGKey(seed), units, default_chart(K, N), rank=RANK, position_bias=True,
+        priors=priors, answers=(answers.first, answers.second, answers.item))
+    return (np.asarray(out["S"]), np.asarray(out["beta"]), np.asarray(out["tau"]),
+            np.asarray(out["outcomes"]))
+
+
 def records_of(arm: str, out: Path) -> list[dict]:
     path = out.parent / f"{out.name}_{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -125,15 +177,24 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
     path = out.parent / f"{out.name}_{arm}.jsonl"
     done = records_of(arm, out)
     ties = TIES[arm]
-    S_all, beta_all, nu_all = prior_draws(priors, draws, seed, ties)
+    if arm == "prompts":
+        S_all, beta_all, tau_all, outcomes_all = prompt_prior_draws(priors, draws, seed)
+        nu_all = [None] * draws
+    else:
+        S_all, beta_all, nu_all = prior_draws(priors, draws, seed, ties)
     start = time.perf_counter()
     stop = draws if chunk is None else min(draws, len(done) + chunk)
     for m in range(len(done), stop):
         S, beta, nu = S_all[m], beta_all[m], nu_all[m]
         truth_d = canonicalize(S, RANK)
         truth = {k: float(v) for k, v in quantities(S, beta, np.asarray(truth_d.D), nu).items()}
-        per_cell = PER_CELL[m % 2]
-        data = panel(S, beta, per_cell, np.random.default_rng([seed, m]), nu)
+        if arm == "prompts":
+            truth.update({f"tau_{i}": float(tau_all[m][i]) for i in (0, 3)})
+            per_cell = 1
+            data = prompt_panel(outcomes_all[m])
+        else:
+            per_cell = PER_CELL[m % 2]
+            data = panel(S, beta, per_cell, np.random.default_rng([seed, m]), nu)
         t_draw = time.perf_counter()
         record = {"draw": m, "per_cell": per_cell, "truth": truth,
                   "all_tied": bool(np.all(np.bincount(data.judge, data.ties, K) > 0))}
@@ -143,10 +204,11 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
             fit = fit_hja(data, RANK, position_bias=True, tol=1e-7, max_iter=300, outcome=ties)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
+                extra = {"prompt_effects": "integrated"} if arm == "prompts" else {}
                 idata = sample_hja(data, RANK, init=fit, priors=priors, num_warmup=WARMUP,
                                    num_samples=SAMPLES, num_chains=2, seed=m,
                                    compile_data=False, chain_method="sequential",
-                                   progress_bar=False)
+                                   progress_bar=False, **extra)
         except HJAError as exc:  # reported, never silently dropped
             record["error"] = f"{type(exc).__name__}: {exc}"[:300]
         else:
@@ -154,6 +216,9 @@ def run_arm(arm: str, priors: HJAPriors, draws: int, seed: int, out: Path,
             flat = {v: np.asarray(post[v]).reshape((-1,) + post[v].shape[2:])
                     for v in ("S", "beta", "D", "nu") if v in post}
             q = quantities(flat["S"], flat["beta"], flat["D"], flat.get("nu"))
+            if arm == "prompts":
+                tau = np.asarray(post["tau"]).reshape(-1, N)
+                q.update({f"tau_{i}": tau[:, i] for i in (0, 3)})
             record["ranks"] = {k: int(np.sum(v[::THIN] < truth[k])) for k, v in q.items()}
             record["divergences"] = int(idata.sample_stats["diverging"].sum())
             record["warnings"] = len(caught)
@@ -218,6 +283,8 @@ def main(argv=None) -> dict:
                    help="prior draws of the small_D arm")
     p.add_argument("--draws-davidson", type=int, default=200,
                    help="prior draws of the davidson arm")
+    p.add_argument("--draws-prompts", type=int, default=100,
+                   help="prior draws of the prompts arm")
     p.add_argument("--arms", nargs="+", default=list(ARMS), choices=list(ARMS))
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "bayes_sbc"))
@@ -229,7 +296,7 @@ def main(argv=None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     counts = {"default": args.draws, "small_D": args.draws_small_d,
-              "davidson": args.draws_davidson}
+              "davidson": args.draws_davidson, "prompts": args.draws_prompts}
     wanted = {arm: counts[arm] for arm in args.arms}
     if args.worker:  # one chunk of draws, then exit
         for arm in args.arms:
@@ -272,6 +339,9 @@ def write(result: dict, out: Path) -> None:
              f"Chi-square test of uniformity over {BINS} bins.", ""]
     for arm, s in result.items():
         lines += [f"## arm {arm} (ties {TIES[arm]}; priors {s['priors']})", "",
+                  *([f"Every judge compares every ordered pair once on each of {PROMPTS} "
+                     "prompts; prompt effects integrated out of the likelihood.", ""]
+                    if arm == "prompts" else []),
                   f"{s['sampled']} of {s['draws']} prior draws sampled; failed: "
                   f"{len(s['failed'])}; draws with divergences: {s['with_divergences']}"
                   + (f"; left out (a judge never tied): {s['left_out_untied']}"
