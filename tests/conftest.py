@@ -38,10 +38,26 @@ def release_memory():
             pass
 
 
+def resident_bytes() -> int | None:
+    """The process's resident memory now (None where /proc is not there to read it)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# resident size above which a finished module's compiled programs are dropped
+RELEASE_ABOVE_BYTES = int(float(os.environ.get("HJA_TEST_RELEASE_ABOVE_GB", "1.2")) * 2**30)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Release memory after each test module (:func:`release_memory`): over the whole suite
-    the compiled programs alone raised the process's peak from 4.3 to 6.9 GB; recompiling
-    what the next module shares costs about half a minute in all."""
+    """Release memory after a test module once the process holds more than
+    ``RELEASE_ABOVE_BYTES`` (:func:`release_memory`): over the whole suite the compiled
+    programs alone raised the process's peak from 4.3 to 6.9 GB, while recompiling what the
+    next module shares costs about half a minute in all when released after every module."""
     yield
-    release_memory()
+    resident = resident_bytes()
+    if resident is None or resident > RELEASE_ABOVE_BYTES:
+        release_memory()
