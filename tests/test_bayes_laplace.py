@@ -64,3 +64,51 @@ def test_laplace_covariance_of_mu_matches_the_wald_covariance():
     se_wald = wald.contrast(lambda S_, b_: (S_.mean(0)[a] - S_.mean(0)[b])).se
     np.testing.assert_allclose(se_laplace, se_wald, rtol=0.03)
     assert np.all(lap.hessian_eigenvalues > 0)
+
+
+def test_whitened_model_has_the_models_density_and_sites():
+    """NUTS's model in whitened coordinates (one compiled density): at u its potential is the
+    plain model's at raw = mean + scale u, tau sampled on the log scale adding its log-Jacobian,
+    and it records the model's deterministic sites with the same values."""
+    from jax.flatten_util import ravel_pytree
+    from numpyro.handlers import condition, seed, trace
+
+    from hja_bayes.bayes.laplace import preconditioned
+
+    data, _, fit, _ = panel()
+    reference = Decomposition(fit.gamma, fit.mu, fit.U, fit.V, fit.D)
+    chart = chart_at(reference)
+    raw = unconstrain(reference, fit.beta, chart)
+    params = {"z_mu": raw.z_mu, "z_gamma": raw.z_gamma, "l_free": raw.l_free, "w": raw.w,
+              "beta_raw": raw.beta}
+    cells = cells_of(data)
+    args = (cells, chart, stack_counts(cells))
+    model = partial(hja_model, rank=1, position_bias=True)
+    flat, unravel = ravel_pytree({k: jnp.asarray(v) for k, v in params.items()})
+    rng = np.random.default_rng(3)
+    d = flat.shape[0]
+    mean = jnp.asarray(flat + 0.01 * rng.normal(size=d))
+    scale = jnp.asarray(0.05 * rng.normal(size=(d, d)) + np.eye(d) * 0.1)
+    u = jnp.asarray(rng.normal(size=d))
+    whitened = partial(preconditioned, model=model, unravel=unravel)
+    got = potential_energy(whitened, args + (mean, scale), {}, {"u": u})
+    values = unravel(mean + scale @ u)
+    expected = potential_energy(model, args, {}, values)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+    sites = trace(seed(condition(whitened, {"u": u}), 0)).get_trace(*args, mean, scale)
+    plain = trace(seed(condition(model, values), 0)).get_trace(*args)
+    for name in ("gamma", "mu", "U", "V", "S", "beta"):
+        np.testing.assert_allclose(sites[name]["value"], plain[name]["value"], rtol=1e-12)
+        assert sites[name]["type"] == "deterministic"
+
+    # a site on the log scale: the model sees exp(raw) and the potential loses sum(raw)
+    log_whitened = partial(preconditioned, model=model, unravel=unravel,
+                           log_sites=("beta_raw",))
+    got = potential_energy(log_whitened, args + (mean, scale), {}, {"u": u})
+    exp_values = dict(values, beta_raw=jnp.exp(values["beta_raw"]))
+    expected = (potential_energy(model, args, {}, exp_values)
+                - float(jnp.sum(values["beta_raw"])))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    recorded = trace(seed(condition(log_whitened, {"u": u}), 0)).get_trace(*args, mean, scale)
+    np.testing.assert_allclose(recorded["beta_raw_value"]["value"], exp_values["beta_raw"])
