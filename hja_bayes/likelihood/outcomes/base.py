@@ -142,11 +142,12 @@ def category_derivatives(model: OutcomeModel, eta, aux=None):
     """Gradient (..., C, L) and minus Hessian (..., C, L, L) of each category's
     ``log p_c`` with respect to ``(eta, aux)`` (L = 1 + n_aux): the model's own, or JAX's.
 
-    NumPy in, NumPy out; the derived version computes in JAX.
+    NumPy in, NumPy out; the derived version computes in JAX, compiled (called outside a
+    compiled program, JAX would otherwise compile each of its operations on its own).
     """
     if model.derivatives is not None:
         return model.derivatives(eta, aux)
-    grad, neg_hess = (_derived if is_jax(eta) else _derived_jit)(model, eta, aux)
+    grad, neg_hess = _derived_jit(model, eta, aux)
     if not is_jax(eta):
         return np.asarray(grad), np.asarray(neg_hess)
     return grad, neg_hess
