@@ -74,8 +74,9 @@ def exact_log_integral(q, first, second, question, counts, eta, gamma, tau, node
 
 def integrated(first, second, question, counts, eta, gamma, tau, quadrature=(21, 9)):
     blocks = prompt_blocks(first, second, question, quadrature=quadrature)
-    return prompt_log_likelihood(blocks, jnp.asarray(eta), jnp.asarray(gamma), None,
-                                 jnp.asarray(counts), jnp.asarray(tau), HALF)
+    # compiled as NUTS runs it (eagerly JAX would compile each operation on its own)
+    return jax.jit(lambda e, g, c, t: prompt_log_likelihood(blocks, e, g, None, c, t, HALF))(
+        jnp.asarray(eta), jnp.asarray(gamma), jnp.asarray(counts), jnp.asarray(tau))
 
 
 def test_quadrature_equals_an_independent_integral_over_every_effect():
@@ -169,7 +170,7 @@ def test_gradients_equal_finite_differences():
         return prompt_log_likelihood(blocks, e, g, None, jnp.asarray(counts), t, HALF)
 
     point = (jnp.asarray(eta), jnp.asarray(gamma), jnp.asarray(tau))
-    grads = jax.grad(f)(point)
+    grads = jax.jit(jax.grad(f))(point)  # compiled: eagerly JAX compiles each operation alone
     f = jax.jit(f)
     h = 1e-6
     for which, (value, grad) in enumerate(zip(point, grads)):

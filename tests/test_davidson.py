@@ -152,8 +152,8 @@ def test_a_judge_that_never_tied_has_nu_held_at_zero_without_nan(panel, fit):
     assert data.ties[data.judge == 1].sum() == 0 and truth.nu[1] == 0
     cells = position_cells(data)
     aux = jnp.array([[0.0], [-jnp.inf], [0.0]])
-    g = jax.grad(lambda S: negative_log_likelihood(S, jnp.asarray(truth.beta)[:, None], cells,
-                                                   outcome=DAVIDSON, aux=aux))(jnp.asarray(truth.S))
+    g = jax.jit(jax.grad(lambda S: negative_log_likelihood(S, jnp.asarray(truth.beta)[:, None], cells,
+                                                   outcome=DAVIDSON, aux=aux)))(jnp.asarray(truth.S))
     assert np.all(np.isfinite(np.asarray(g)))
     # with nu = 0 the cells are Bernoulli-logit (no ties), written out directly
     eta, _, c = cell_sample(seed=1)

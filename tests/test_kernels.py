@@ -1,5 +1,6 @@
 """Solver kernels at leaderboard size: the conjugate-gradient item step equals the dense one."""
 
+import jax
 import numpy as np
 
 import hja_bayes as hb
@@ -9,16 +10,23 @@ from hja_bayes.likelihood import cells_of
 from hja_bayes.likelihood.terms import design_of
 
 
+def compiled(step, B, T, cells, aux):
+    """A solver step at rank 2 (ridge 0.01, tau 30), compiled anew on every call: the step
+    reads ITEM_DENSE_MAX when traced.  (Called outside a compiled program, JAX would compile
+    each of its operations on its own, which costs more than the whole step compiled.)"""
+    return jax.jit(lambda *a: step(*a[:3], 2, 0.01, 30.0, kernels.HALF, a[3]))(B, T, cells, aux)
+
+
 def test_large_item_blocks_take_the_same_newton_step_by_conjugate_gradients(monkeypatch):
     data, _ = hb.simulate(n_judges=6, n_items=60, rank=2, comparisons_per_judge=1500, seed=1)
     design = design_of(data)
     cells = cells_of(data, pad=True, design=design)
     state = initial_state(data, 2, design, 30.0, width=3)
-    B, aux = kernels.judge_step(state.B, state.T, cells, 2, 0.01, 30.0, kernels.HALF, state.aux)
+    B, aux = compiled(kernels.judge_step, state.B, state.T, cells, state.aux)
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 10**9)
-    dense = kernels.item_step(B, state.T, cells, 2, 0.01, 30.0, kernels.HALF, aux)
+    dense = compiled(kernels.item_step, B, state.T, cells, aux)
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 0)
-    iterative = kernels.item_step(B, state.T, cells, 2, 0.01, 30.0, kernels.HALF, aux)
+    iterative = compiled(kernels.item_step, B, state.T, cells, aux)
     assert np.abs(np.asarray(dense - state.T)).max() > 1e-3  # the step moves
     np.testing.assert_allclose(np.asarray(iterative), np.asarray(dense), atol=1e-10)
     np.testing.assert_allclose(np.asarray(iterative).sum(axis=0), 0.0, atol=1e-10)

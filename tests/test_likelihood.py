@@ -50,7 +50,7 @@ def test_nll_matches_direct_binomial_sum_and_information_matches_hessian():
     def f(flat):
         return negative_log_likelihood(flat[:15].reshape(3, 5), flat[15:].reshape(3, 1), cells)
 
-    H = jax.hessian(f)(jnp.concatenate([S.ravel(), beta.ravel()]))
+    H = jax.jit(jax.hessian(f))(jnp.concatenate([S.ravel(), beta.ravel()]))
     w = unit_information(S, beta, cells)[:, 0, 0]
     SS = item_information(w, cells, 3, 5)
     for k in range(3):
