@@ -190,17 +190,24 @@ fig
 # ## Adding verdicts without refitting from scratch
 #
 # `fit.update(new)` merges the new verdicts cell by cell and restarts from the fit: Fisher
-# scoring on the model's chart, which reaches the optimum of a full refit in a few steps.
+# scoring on the model's chart, where the proximal solver of a full refit alternates between
+# judges and models. Its stopping rule (the Newton decrement) is stricter than the solver's
+# (a small relative change in one step), so the two can stop a little apart, the update at
+# the lower NLL. On a sparse start such as this one (10% of MT-Bench, 20 judges) Fisher
+# scoring needs more steps than the two or three it takes on well-determined panels.
 
 # %%
 extra = perm[len(frame) // 10: len(frame) // 10 + len(frame) // 100]  # +1% of the data
 both = hb.Comparisons.from_frame(frame.iloc[np.concatenate([start, extra])], **read)
-t = time.perf_counter()
-updated = fit.update(frame.iloc[extra], **read)
-t_update = time.perf_counter() - t
-t = time.perf_counter()
-refit = hb.fit_hja(both, rank=rank)
-t_refit = time.perf_counter() - t
+# each timed on its second call: the first imports and compiles what it needs
+for _ in range(2):
+    t = time.perf_counter()
+    updated = fit.update(frame.iloc[extra], **read)
+    t_update = time.perf_counter() - t
+for _ in range(2):
+    t = time.perf_counter()
+    refit = hb.fit_hja(both, rank=rank)
+    t_refit = time.perf_counter() - t
 print(f"update {t_update * 1e3:.0f} ms ({updated.n_iter} steps), full refit "
       f"{t_refit * 1e3:.0f} ms ({refit.n_iter} iterations); largest score difference "
       f"{np.abs(updated.S - refit.S).max():.1e}, NLL {updated.nll:.6f} vs {refit.nll:.6f}")
