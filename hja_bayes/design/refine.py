@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg import cho_solve
 
 from ..errors import HJAError
 from ..inference.chart import factor_chart
@@ -177,7 +178,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         while True:
             if fresh:
                 factor = _factor(model, chart, design, ridge, grad_S, sigma, C)
-            delta = -np.linalg.solve(factor.T, np.linalg.solve(factor, g))
+            delta = -cho_solve((factor, True), g)
             delta -= C @ (C.T @ delta)
             decrement = -float(g @ delta) / 2
             if decrement > tol * max(1.0, abs(f)):
