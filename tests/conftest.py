@@ -1,5 +1,4 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,8 @@ def release_memory():
     (glibc keeps them otherwise, and the process's resident size never comes down)."""
     import ctypes
     import gc
-    
+    import sys
+
     import jax
 
     jax.clear_caches()
