@@ -14,7 +14,10 @@ def compiled(step, B, T, cells, aux):
     """A solver step at rank 2 (ridge 0.01, tau 30), compiled anew on every call: the step
     reads ITEM_DENSE_MAX when traced.  (Called outside a compiled program, JAX would compile
     each of its operations on its own, which costs more than the whole step compiled.)"""
-    return jax.jit(lambda *a: step(*a[:3], 2, 0.01, 30.0, kernels.HALF, a[3]))(B, T, cells, aux)
+    def at_rank_2(B, T, cells, aux):
+        return step(B, T, cells, 2, 0.01, 30.0, kernels.HALF, aux)
+
+    return jax.jit(at_rank_2)(B, T, cells, aux)
 
 
 def test_large_item_blocks_take_the_same_newton_step_by_conjugate_gradients(monkeypatch):
