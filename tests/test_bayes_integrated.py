@@ -183,6 +183,70 @@ def test_gradients_equal_finite_differences():
             assert float(grad[i]) == pytest.approx(numeric, abs=1e-6, rel=1e-5)
 
 
+def test_newton_iterations_stop_when_the_verdicts_are_near_certain():
+    """200 one-verdict-set prompts whose verdicts are all won by the side the globals
+    favour at logits 6-14: each log integrand is within 1e-3 of 0 and is computed as a
+    difference of terms the size of the logits.  The iterations must still stop in a few
+    steps (an allowance relative to the value alone refused every converged step here and
+    ran all 30), at each prompt's mode, found here by a root finder on the one-dimensional
+    score."""
+    from scipy.optimize import brentq
+
+    from hja_bayes.bayes.integrated import _block_pieces, _newton_iterations
+
+    rng = np.random.default_rng(1)
+    P = 200
+    first, second = 2 * np.arange(P), 2 * np.arange(P) + 1
+    (block,) = prompt_blocks(first, second, np.repeat(np.arange(P), 2))
+    eta, gamma = rng.uniform(6, 14, P), rng.uniform(0.2, 2.0, P)
+    wins, tau = rng.integers(1, 6, P).astype(float), rng.uniform(0.5, 2.5, 2 * P)
+    counts = np.stack([wins, np.zeros(P), np.zeros(P)], 1)
+    pieces = _block_pieces(block, jnp.asarray(eta), jnp.asarray(gamma), None,
+                           jnp.asarray(counts), jnp.asarray(tau), HALF)
+    base, gam, aux, cnt, Q, _ = pieces
+    mode, taken = jax.jit(lambda: _newton_iterations(base, gam, aux, cnt, block, Q, HALF))()
+    assert int(taken) <= 5
+    # d = alpha_first - alpha_second ~ N(0, tau_1^2 + tau_2^2)
+    variance = tau[0::2] ** 2 + tau[1::2] ** 2
+    for q in range(P):
+        def score(d):
+            return wins[q] * gamma[q] / (1 + np.exp(eta[q] + gamma[q] * d)) - d / variance[q]
+        assert float(mode[q, 0]) == pytest.approx(brentq(score, -1.0, 10.0, xtol=1e-14),
+                                                  abs=1e-9)
+
+
+def test_a_start_at_the_modes_changes_the_iterations_not_the_integrals():
+    """``Integrated.starts``: the log integrals and their gradients are the same from 0 and
+    from the modes (or a point near them), and from the modes the iterations stop after
+    the first step."""
+    from hja_bayes.bayes.integrated import (_block_pieces, _newton_iterations, log_integrals,
+                                            prompt_modes)
+
+    first, second, question, counts, eta, gamma, tau = prompts_of([3, 5, 5], verdicts=4,
+                                                                  seed=5)
+    blocks = prompt_blocks(first, second, question)
+    data = tuple(jnp.asarray(a) for a in (eta, gamma, counts, tau))
+    modes = jax.jit(lambda e, g, c, t: prompt_modes(blocks, e, g, None, c, t, HALF))(*data)
+    rng = np.random.default_rng(0)
+    nearby = tuple(m + 0.1 * rng.normal(size=m.shape) for m in modes)
+    for block, mode, near in zip(blocks, modes, nearby):
+        def value(e, g, t, start):
+            return jnp.sum(log_integrals(block, e, g, None, data[2], t, HALF, start=start))
+
+        grad = jax.jit(jax.value_and_grad(value, argnums=(0, 1, 2)))
+        reference = grad(data[0], data[1], data[3], jnp.zeros_like(mode))  # the default
+        for start in (mode, near):
+            got = grad(data[0], data[1], data[3], start)
+            np.testing.assert_allclose(got[0], reference[0], rtol=0, atol=1e-10)
+            for a, b in zip(got[1], reference[1]):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+        base, gam, aux, cnt, Q, _ = _block_pieces(block, data[0], data[1], None, data[2],
+                                                  data[3], HALF)
+        _, taken = jax.jit(lambda s: _newton_iterations(base, gam, aux, cnt, block, Q, HALF,
+                                                        s))(mode)
+        assert int(taken) == 1
+
+
 @functools.lru_cache(maxsize=None)
 def both_samplers():
     data, _ = simulate(3, 4, 1, 150, seed=4, questions=8, question_correlation=0.5)

@@ -92,7 +92,7 @@ from .coordinates import (
 )
 from .outcomes import UnitOutcomes, sample_aux
 from .priors import HJAPriors, aux_prior, coefficient_scales
-from .integrated import prompt_log_likelihood
+from .integrated import prompt_log_likelihood, prompt_modes
 from .prompts import prompt_offsets
 
 __all__ = [
@@ -326,9 +326,12 @@ def hja_model(
         first, second, item = answers
         tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
         if integrated is not None and obs is not None:
+            pieces = (integrated.blocks, eta, gamma[cells.judge], aux, obs, tau[item], outcome)
+            if integrated.record_modes:
+                for b, mode in enumerate(prompt_modes(*pieces, starts=integrated.starts)):
+                    numpyro.deterministic(f"prompt_mode_{b}", mode)
             numpyro.factor("prompt_effects", prompt_log_likelihood(
-                integrated.blocks, eta, gamma[cells.judge], aux, obs, tau[item], outcome,
-                integrated.second_order))
+                *pieces, integrated.second_order, integrated.starts))
             return
         z_alpha = numpyro.sample("z_alpha",
                                  dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))

@@ -26,7 +26,7 @@ from .integrated import QUADRATURE, Integrated, prompt_blocks
 from .prompts import entry_answers
 
 __all__ = ["PROMPT_METHODS", "Problem", "Request", "build_problem", "prompt_setting",
-           "resolve_init"]
+           "resolve_init", "start_prompts_at"]
 
 
 class Request(NamedTuple):
@@ -155,8 +155,6 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
         Gauss-Hermite nodes per dimension of the prompts' integrals
         (:func:`~hja_bayes.bayes.integrated.prompt_blocks`).
     """
-    from numpyro.infer.util import potential_energy
-
     N = data.n_items
     reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)
     chart = chart_at(reference)
@@ -202,12 +200,45 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
     model = partial(hja_model, **settings, integrated=integrated)
     exact = model if second is None else partial(hja_model, **settings, integrated=second)
     args = (cells, chart, cells.counts)
+    request = Request(r, pb, prompt, outcome, terms, level, layout)
+    return Problem(model, args, params0, answers, _potential(exact, args), request)
+
+
+def _potential(model, args):
+    from numpyro.infer.util import potential_energy
 
     def potential(p):
-        return potential_energy(exact, args, {}, p)
+        return potential_energy(model, args, {}, p)
 
-    request = Request(r, pb, prompt, outcome, terms, level, layout)
-    return Problem(model, args, params0, answers, potential, request)
+    return potential
+
+
+def start_prompts_at(problem: Problem, params: dict) -> Problem:
+    """The problem with every prompt's Newton iterations started at its mode at ``params``
+    (raw sites), for integrated prompt effects; other problems are returned as they are.
+
+    The potential is the same function (the modes are unique); near ``params`` it takes
+    fewer iterations (:func:`~hja_bayes.bayes.integrated.prompt_modes`).
+    """
+    import jax
+    from numpyro.infer.util import constrain_fn
+
+    integrated = problem.model.keywords.get("integrated")
+    if integrated is None:
+        return problem
+    recording = partial(problem.model, integrated=integrated._replace(record_modes=True))
+    names = [f"prompt_mode_{b}" for b in range(len(integrated.blocks))]
+
+    @jax.jit  # one compiled call, not the model's operations one by one
+    def modes(args, params):
+        values = constrain_fn(recording, args, {}, params, return_deterministic=True)
+        return [values[name] for name in names]
+
+    starts = tuple(np.asarray(mode) for mode in modes(problem.args, params))
+    model = partial(problem.model, integrated=integrated._replace(starts=starts))
+    exact = partial(problem.model, integrated=integrated._replace(starts=starts,
+                                                                  second_order=True))
+    return problem._replace(model=model, potential=_potential(exact, problem.args))
 
 
 #: How ``sample_hja`` can handle prompt effects; the first is the default.

@@ -57,15 +57,23 @@ class EffectDrawer:
         n_answers = len(self.item)
         root = jax.random.fold_in(jax.random.PRNGKey(int(seed)), _STREAM)
 
-        def one(args):
+        def one(starts, args):
             index, eta, gam, aux, tau = args
             key = jax.random.fold_in(root, index)
-            return conditional_effects(key, blocks, eta, gam, aux, counts, tau, outcome,
-                                       n_answers)
+            alpha, modes = conditional_effects(key, blocks, eta, gam, aux, counts, tau,
+                                               outcome, n_answers, starts=starts)
+            return modes, alpha
+
+        def draw(*args):
+            # the first draw's Newton iterations start at 0, every later one's at the modes
+            # of the draw before it (neighbouring draws of a chain are close)
+            zeros = tuple(jnp.zeros((len(b.index), b.contrast.shape[1]), args[1].dtype)
+                          for b in blocks)
+            return jax.lax.scan(one, zeros, args)[1]
 
         # one draw after another: a vectorised map over draws batches the Newton loops, a
         # shape XLA's CPU runtime was seen never to return from (laplace_at)
-        self._draw = jax.jit(lambda *a: jax.lax.map(one, a))
+        self._draw = jax.jit(draw)
 
     def __call__(self, index, S, Z, theta, gamma, aux, tau) -> np.ndarray:
         """Effects (draws, answers) of the draws ``index`` (their global positions).

@@ -57,7 +57,7 @@ from .integrated import QUADRATURE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
-from .problem import build_problem, prompt_setting, resolve_init
+from .problem import build_problem, prompt_setting, resolve_init, start_prompts_at
 from .prompts import marginal_consensus, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -259,13 +259,17 @@ def sample_hja(
     held = held_aux(data, outcome)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    model, args, params0, answers, potential, request = build_problem(
-        data, init, r, pb, prompt, priors, outcome, held, quadrature)
+    problem = build_problem(data, init, r, pb, prompt, priors, outcome, held, quadrature)
+    params0, answers, potential = problem.params0, problem.answers, problem.potential
     start_time = time.perf_counter()
     if prompt == "sampled":  # the MAP leaves the answer effects and tau out
         params0 = prompt_start(potential, params0, answers.item)
     elif prompt:  # the mode of the globals' (integrated) posterior, tau included
         params0 = posterior_mode(potential, params0)
+        # every evaluation from here on starts each prompt's Newton iterations at its mode
+        # there: the chains stay near it (same potential, fewer iterations)
+        problem = start_prompts_at(problem, params0)
+    model, args, _, _, potential, request = problem
     # Newton loops inside the potential: Hessian columns one at a time (see laplace_at)
     laplace = laplace_at(potential, params0, batch_size=None if prompt == "integrated" else 32)
     if start == "laplace":
