@@ -273,8 +273,10 @@ def test_integrated_loo_agrees_with_plain_psis_and_with_an_exact_refit():
     log_p = {0: log_expit(eta), 1: 0.5 * (log_expit(eta) + log_expit(-eta)),
              2: log_expit(-eta)}[int(left.outcome)]
     exact = logsumexp(log_p) - np.log(log_p.size)
-    # Monte Carlo sd of each estimate about 0.02 for a verdict this surprising: 3 sd apart
-    assert abs(elpd_j[0] - exact) < 0.06
+    # Monte Carlo error: over posterior seeds 0-3 (refit seeds 1-4) the integrated estimate
+    # varied with sd 0.045 and the exact one with 0.025 (-4.83/-4.85/-4.74/-4.82 against
+    # -4.74/-4.78/-4.80/-4.79), so their gap has sd about 0.05: 4 sd
+    assert abs(elpd_j[0] - exact) < 0.2
     assert k_j[0] < plain.pareto_k[j]
 
 
