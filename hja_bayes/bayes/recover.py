@@ -8,6 +8,12 @@ gets one draw of the effects from their conditional posterior given it
 joint posterior.  The random numbers are keyed by (seed, draw, prompt), so the effects drawn
 when the posterior is assembled and those drawn again later from the ``InferenceData``
 (:func:`posterior_effects`, when they were not stored) are the same numbers.
+
+One draw (:func:`conditional_effects`): each prompt's contrasts by sampling importance
+resampling from ``N(delta*, inflation^2 H^-1)`` (the mode and curvature of
+:mod:`~hja_bayes.bayes.integrated`), then the reference's effect from its exact Gaussian
+conditional (:func:`effects_from_contrasts`); the random numbers are keyed by (seed, draw,
+prompt), so any subset of prompts gets the same draws.
 """
 
 from __future__ import annotations
@@ -17,13 +23,88 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import OutcomeModel
-from .integrated import conditional_effects, prompt_blocks
+from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
+                         _node_log_integrand, prompt_blocks)
 from .predictive import draw_logits, unit_aux
+from .tiny import cholesky, solve_lower_transposed
 
-__all__ = ["EffectDrawer", "posterior_effects"]
+__all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_effects"]
 
 #: Offset mixed into the seed of the effects' random numbers.
 _STREAM = 0xA1FA
+
+#: Proposals per prompt and draw when the answer effects are recovered.
+PROPOSALS = 32
+#: Scale inflation of the Gaussian proposal (its tails must cover the conditional's).
+INFLATION = 1.3
+
+
+def effects_from_contrasts(delta, tau, real, z_ref):
+    """The answer effects of one prompt block given its contrasts.
+
+    The reference's effect given delta is Gaussian: precision ``1/tau_ref^2 + sum_j
+    1/tau_j^2``, mean ``-sum_j (delta_j / tau_j^2) / precision``; ``z_ref`` standard normal
+    draws place it.  Returns (P, D + 1): ``alpha_j = delta_j + alpha_ref``, the reference
+    last (padding coordinates hold garbage and are not scattered back).
+    """
+    prec = real / tau[..., :-1] ** 2
+    total = 1.0 / tau[..., -1] ** 2 + prec.sum(-1)
+    ref = -jnp.sum(prec * delta, -1) / total + z_ref / jnp.sqrt(total)
+    return jnp.concatenate([delta + ref[..., None], ref[..., None]], axis=-1)
+
+
+def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
+                        outcome: OutcomeModel, n_answers: int, proposals: int = PROPOSALS,
+                        inflation: float = INFLATION, starts=None):
+    """One draw of every answer effect from its conditional posterior given the globals.
+
+    Sampling importance resampling per prompt (module docstring); the arguments as
+    :func:`prompt_log_likelihood`, ``key`` the draw's key, ``n_answers`` the result's length.
+
+    Returns
+    -------
+    alpha : array (n_answers,)
+        Answers shown in no unit keep 0.
+    modes : tuple of arrays
+        Every block's mode (:func:`~hja_bayes.bayes.integrated.prompt_modes`), to start
+        the next draw's iterations at.
+    """
+    alpha = jnp.zeros(n_answers, dtype=eta.dtype)
+    starts = (None,) * len(blocks) if starts is None else starts
+    modes = []
+    for block, start in zip(blocks, starts):
+        base, gam, aux, cnt, Q, _ = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                                  tau_answer, outcome)
+        args = (base, gam, aux, cnt, block, Q, outcome)
+        # one more Newton step squares the iterations' error: the draw does not depend on
+        # where they started
+        delta = _newton_step(_mode(*args, start), *args)
+        modes.append(delta)
+        _, _, H = _newton_parts(delta, *args)
+        R = cholesky(H)
+        P, D = Q.shape[:2]
+        keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.asarray(block.index))
+        # drawn in single precision (double-precision normals took 8.0 against 6.8 ms per
+        # draw on 1,000 prompts); the weights use the nodes as drawn, so the resampling
+        # stays exact
+        z = jax.vmap(lambda k: jax.random.normal(k, (proposals + 1, D + 1),
+                                                 jnp.float32))(keys).astype(eta.dtype)
+        pick = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1), (),
+                                                     eta.dtype))(keys)
+        z_delta, z_ref = inflation * z[:, :proposals, :D], z[:, proposals, D]
+        nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
+        log_target = _node_log_integrand(nodes, *args)
+        log_proposal = -0.5 * jnp.sum(z_delta**2, -1) / inflation**2  # constants cancel
+        log_w = log_target - log_proposal
+        cdf = jnp.cumsum(jax.nn.softmax(log_w, axis=-1), axis=-1)
+        chosen = jnp.minimum(jnp.sum(cdf < pick[:, None], axis=-1), proposals - 1)
+        kept = jnp.take_along_axis(nodes, chosen[:, None, None], axis=1)[:, 0]
+        effects = effects_from_contrasts(kept, tau_answer[block.answers], block.real, z_ref)
+        # scatter the real coordinates and the reference back to the answers
+        mask = np.concatenate([np.asarray(block.real), np.ones((P, 1))], axis=-1) > 0
+        keep = np.flatnonzero(mask.ravel())
+        alpha = alpha.at[np.asarray(block.answers).ravel()[keep]].set(effects.reshape(-1)[keep])
+    return alpha, tuple(modes)
 
 
 class EffectDrawer:
