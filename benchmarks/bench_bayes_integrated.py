@@ -17,6 +17,9 @@ Parts (``--parts``, comma-separated):
   (two free dimensions) and 3-6 verdicts each, at tau = 0.3, 1, 2, by the default 9 x 9
   rule, a 7 x 7 rule and the Laplace approximation, against a 25 x 25 rule (mean and max
   absolute error per prompt).
+* ``arena``: the real panel with the most prompts we hold, Chatbot Arena from JA-Ranking
+  (10 LLM judges, 20 models, 8,691 prompts, most with one verdict; needs ``HJA_DATA_DIR``):
+  ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``.
 * ``mtbench``: MT-Bench rank 1 (needs ``HJA_DATA_DIR``), both methods with 4 chains x
   (500 + 1000): posterior means and sds of ``mu_marginal``, gamma and tau, the difference of
   means over its Monte Carlo standard error, and the sds' ratio.
@@ -195,6 +198,16 @@ def report(results) -> str:
                   + 
                   f"max R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f} (goal 1.01), "
                   f"divergences {p['divergences']}, steps per draw {p['steps_per_draw']}.", ""]
+    if "arena" in results:
+        p = results["arena"]
+        lines += [f"## Chatbot Arena ({p['judges']} judges, {p['models']} models, {p['prompts']:,} "
+                  f"prompts, {p['verdicts']:,} verdicts), integrated, rank 1, 4 chains x "
+                  "(500 + 1000)", "",
+                  f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal for a panel of "
+                  f"9,000 prompts: 180 s), {p['sampling_seconds']:.0f} s of it from the search "
+                  f"for the chains' start to the last draw, chains {p['chain_method']}; max "
+                  f"R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f}, divergences "
+                  f"{p['divergences']}, steps per draw {p['steps_per_draw']:.2f}.", ""]
     if "accuracy" in results:
         acc = results["accuracy"]
         names = [n for n in acc["rows"][0] if n != "tau"]
@@ -252,6 +265,19 @@ def main(argv=None):
         path.write_text(json.dumps(results, indent=1))
     if "accuracy" in parts:
         results["accuracy"] = quadrature_accuracy(log)
+        path.write_text(json.dumps(results, indent=1))
+    if "arena" in parts:
+        from hja_bayes import Comparisons
+        from hja_bayes.datasets import load_ja_ranking
+
+        frame = load_ja_ranking("chatbot_arena")
+        data = Comparisons.from_frame(frame, cluster="question_id")
+        log(f"arena: {data.n_judges} judges, {data.n_items} models, "
+            f"{len(data.clusters.names)} prompts, {data.n_comparisons} verdicts")
+        results["arena"] = {"judges": data.n_judges, "models": data.n_items,
+                            "prompts": len(data.clusters.names),
+                            "verdicts": int(data.n_comparisons),
+                            **run(data, "integrated", log)}
         path.write_text(json.dumps(results, indent=1))
     if "mtbench" in parts:
         from hja_bayes import Comparisons
