@@ -120,9 +120,12 @@ def run(data, method, log, init=None):
         idata = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=500,
                            num_samples=1000, num_chains=4, seed=0, progress_bar=False)
     seconds = time.perf_counter() - t
+    cache = os.environ.get("HJA_BAYES_CACHE_DIR")
     attrs = idata.posterior.attrs
     res = {"seconds": seconds, "sampling_seconds": float(attrs["sampling_time"]),
            "chain_method": str(attrs["chain_method"]), **summary(idata)}
+    if cache:
+        res["cache"] = f"in {cache}"
     log(f"{method}: {seconds:.0f} s, max R-hat "
         f"{max(res[q]['r_hat'] for q in QUANTITIES):.4f}, divergences {res['divergences']}")
     return res
@@ -191,7 +194,8 @@ def report(results) -> str:
             continue
         p = results[key]
         lines += [f"## 5 judges x 5 models x 1,000 prompts, {method}, 4 chains x (500 + 1000)",
-                  "", f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal: 60 s), "
+                  "", f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal: 60 s"
+                  + (f"; compilation cache {p['cache']}" if "cache" in p else "") + "), "
                   + (f"{p['sampling_seconds']:.0f} s of it from the search for the chains' "
                      f"start to the last draw, chains {p['chain_method']}; "
                      if "sampling_seconds" in p else "")
