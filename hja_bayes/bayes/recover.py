@@ -12,8 +12,8 @@ when the posterior is assembled and those drawn again later from the ``Inference
 One draw (:func:`conditional_effects`): each prompt's contrasts by sampling importance
 resampling from ``N(delta*, inflation^2 H^-1)`` (the mode and curvature of
 :mod:`~hja_bayes.bayes.integrated`), then the reference's effect from its exact Gaussian
-conditional (:func:`effects_from_contrasts`); the random numbers are keyed by (seed, draw,
-prompt), so any subset of prompts gets the same draws.
+conditional (:func:`effects_from_contrasts`); a subset of prompts gets the same draws, as
+the random numbers are keyed per prompt as well.
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
     """One draw of every answer effect from its conditional posterior given the globals.
 
     Sampling importance resampling per prompt (module docstring); the arguments as
-    :func:`prompt_log_likelihood`, ``key`` the draw's key, ``n_answers`` the result's length.
+    :func:`~hja_bayes.bayes.integrated.prompt_log_likelihood`, ``key`` the draw's key,
+    ``n_answers`` the result's length, ``starts`` where each block's Newton iterations start
+    (default 0).
 
     Returns
     -------
