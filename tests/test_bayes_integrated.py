@@ -293,6 +293,33 @@ def test_recovered_effects_follow_their_conditional_and_are_reproducible():
     assert 0.85 < np.median(ratio) < 1.15
 
 
+def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):
+    """A process with two host devices draws each call's runs of draws side by side
+    (each device starts its Newton iterations afresh): the same effects as this process,
+    which draws them one after another on one device."""
+    import os
+    import subprocess
+    import sys
+
+    if jax.local_device_count() != 1:
+        pytest.skip("this process already has several devices")
+    post = both_samplers()["integrated"]
+    stored = post.posterior["alpha"].values.reshape(-1, post.posterior["alpha"].shape[-1])
+    without = post.copy()
+    del without.posterior["alpha"]
+    without.to_netcdf(str(tmp_path / "posterior.nc"))
+    code = ("import sys, arviz, jax, numpy; "
+            "from hja_bayes.bayes.recover import posterior_effects; "
+            "assert jax.local_device_count() == 2; "
+            "idata = arviz.from_netcdf(sys.argv[1]); "
+            "numpy.save(sys.argv[2], posterior_effects(idata))")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "posterior.nc"),
+                    str(tmp_path / "alpha.npy")], env=env, check=True)
+    np.testing.assert_allclose(np.load(tmp_path / "alpha.npy"), stored, atol=1e-9)
+
+
 def test_an_unknown_prompt_method_is_an_error():
     from hja_bayes import ParameterError
 

@@ -127,6 +127,10 @@ class EffectDrawer:
         The posterior's seed.
     chunk : int
         Draws per call (a shorter call is padded to it: one compilation).
+
+    Where JAX sees several devices (e.g. the host devices of
+    ``numpyro.set_host_device_count`` that run the chains in parallel), each call's draws
+    are split into one run of consecutive draws per device, drawn side by side.
     """
 
     def __init__(self, cells, prompt, question, item, outcome: OutcomeModel, seed: int,
@@ -155,8 +159,11 @@ class EffectDrawer:
             return jax.lax.scan(one, zeros, args)[1]
 
         # one draw after another: a vectorised map over draws batches the Newton loops, a
-        # shape XLA's CPU runtime was seen never to return from (laplace_at)
-        self._draw = jax.jit(draw)
+        # shape XLA's CPU runtime was seen never to return from (laplace_at); several
+        # devices each take a run of draws
+        devices = jax.local_device_count()
+        self.lanes = devices if devices > 1 and self.chunk % devices == 0 else 1
+        self._draw = jax.pmap(draw) if self.lanes > 1 else jax.jit(draw)
 
     def __call__(self, index, S, Z, theta, gamma, aux, tau) -> np.ndarray:
         """Effects (draws, answers) of the draws ``index`` (their global positions).
@@ -175,10 +182,13 @@ class EffectDrawer:
             gam = np.asarray(gamma, dtype=float)[take][:, self.judge]
             aux_u = unit_aux(None if aux is None else np.asarray(aux)[take], self.judge)
             tau_a = np.asarray(tau, dtype=float)[take][:, self.item]
-            values = self._draw(jnp.asarray(index[take]), jnp.asarray(eta), jnp.asarray(gam),
-                                None if aux_u is None else jnp.asarray(aux_u),
-                                jnp.asarray(tau_a))
-            out[start:stop] = np.asarray(values)[: stop - start]
+            args = (index[take], eta, gam, aux_u, tau_a)
+            if self.lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
+                args = tuple(None if a is None else np.reshape(a, (self.lanes, -1) + a.shape[1:])
+                             for a in args)
+            values = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
+            values = np.asarray(values).reshape(self.chunk, -1)
+            out[start:stop] = values[: stop - start]
         return out
 
 
