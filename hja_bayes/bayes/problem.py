@@ -22,7 +22,7 @@ from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
 from .model import POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
 from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
-from .integrated import QUADRATURE, Integrated, prompt_blocks
+from .integrated import QUADRATURE, TOLERANCE, Integrated, prompt_blocks
 from .prompts import entry_answers
 
 __all__ = ["PROMPT_METHODS", "Problem", "Request", "build_problem", "prompt_setting",
@@ -213,12 +213,15 @@ def _potential(model, args):
     return potential
 
 
-def start_prompts_at(problem: Problem, params: dict) -> Problem:
+def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANCE) -> Problem:
     """The problem with every prompt's Newton iterations started at its mode at ``params``
     (raw sites), for integrated prompt effects; other problems are returned as they are.
 
     The potential is the same function (the modes are unique); near ``params`` it takes
-    fewer iterations (:func:`~hja_bayes.bayes.integrated.prompt_modes`).
+    fewer iterations (:func:`~hja_bayes.bayes.integrated.prompt_modes`).  The model's
+    iterations stop at ``tolerance`` (the sampler's:
+    :data:`~hja_bayes.bayes.integrated.SAMPLING_TOLERANCE`); the potential's, which the
+    Laplace approximation differentiates twice, at the default.
     """
     import jax
     from numpyro.infer.util import constrain_fn
@@ -235,7 +238,8 @@ def start_prompts_at(problem: Problem, params: dict) -> Problem:
         return [values[name] for name in names]
 
     starts = tuple(np.asarray(mode) for mode in modes(problem.args, params))
-    model = partial(problem.model, integrated=integrated._replace(starts=starts))
+    model = partial(problem.model, integrated=integrated._replace(starts=starts,
+                                                                  tolerance=tolerance))
     exact = partial(problem.model, integrated=integrated._replace(starts=starts,
                                                                   second_order=True))
     return problem._replace(model=model, potential=_potential(exact, problem.args))

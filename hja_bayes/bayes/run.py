@@ -53,7 +53,7 @@ from ..hja.inputs import deprecated_ties
 from .align import WEAK_MATCH, align_to_map
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
-from .integrated import QUADRATURE
+from .integrated import QUADRATURE, SAMPLING_TOLERANCE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
@@ -267,8 +267,9 @@ def sample_hja(
     elif prompt:  # the mode of the globals' (integrated) posterior, tau included
         params0 = posterior_mode(potential, params0)
         # every evaluation from here on starts each prompt's Newton iterations at its mode
-        # there: the chains stay near it (same potential, fewer iterations)
-        problem = start_prompts_at(problem, params0)
+        # there: the chains stay near it (same potential, fewer iterations); NUTS's
+        # gradients stop them sooner (SAMPLING_TOLERANCE)
+        problem = start_prompts_at(problem, params0, SAMPLING_TOLERANCE)
     model, args, _, _, potential, request = problem
     # Newton loops inside the potential: Hessian columns one at a time (see laplace_at)
     laplace = laplace_at(potential, params0, batch_size=None if prompt == "integrated" else 32)
