@@ -72,3 +72,25 @@ def test_posterior_figures():
     fit, idata = posterior()
     assert len(hb.forest_plot(fit, idata).axes[0].containers) == 2  # Wald and credible
     assert isinstance(hb.posterior_predictive_plot(idata), Figure)
+
+
+def test_judge_map_leaves_out_labels_that_would_overlap():
+    """Twenty judges, fifteen of them at nearly one point: the two flagged judges and the
+    far ones are named, the crowd gets one label, and no two labels' boxes overlap."""
+    rng = np.random.default_rng(0)
+    gamma = np.r_[1.0 + 0.01 * rng.normal(size=15), 0.2, 1.8, 0.6, 1.4, 3.0]
+    leverage = np.r_[1.0 + 0.01 * rng.normal(size=15), 6.0, 4.0, 8.0, 2.5, 12.0]
+    names = [f"judge-{k}" for k in range(20)]
+    flagged = np.zeros(20, dtype=bool)
+    flagged[[3, 19]] = True  # one inside the crowd, one far out
+    judges = pd.DataFrame({"judge": names, "gamma": gamma, "gamma_lower": gamma - 0.1,
+                           "gamma_upper": gamma + 0.1, "leverage": leverage,
+                           "high_leverage": flagged})
+    ax = hb.judge_map(None, table=judges).axes[0]
+    labels = {t.get_text(): t.xy for t in ax.texts}
+    assert {"judge-3", "judge-19", "judge-15", "judge-16", "judge-17", "judge-18"} <= set(labels)
+    assert len(labels) == 6  # judge-3 stands for the crowd it sits in
+    points = np.array(list(labels.values()))
+    gaps = np.abs(points[:, None] - points[None]) / np.ptp(np.c_[gamma, leverage], 0)
+    apart = (gaps[..., 0] >= 0.3) | (gaps[..., 1] >= 0.07)  # label boxes do not overlap
+    assert apart[~np.eye(len(points), dtype=bool)].all()

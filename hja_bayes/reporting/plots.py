@@ -120,6 +120,9 @@ def judge_map(
 
     A judge far right agrees strongly with the consensus direction; a judge high up departs
     from it in a structured way.  Judges flagged as high-leverage (both) are drawn in red.
+    Points are labelled with their judge's name, flagged judges first, then by leverage;
+    a label whose point sits on one already labelled is left out (the judge table names
+    every judge).
     At rank 0 there is no leverage (S = gamma mu^T): the figure then shows each judge's
     sensitivity with its interval, one judge per line.
 
@@ -152,8 +155,12 @@ def judge_map(
             xerr=[sub["gamma"] - sub["gamma_lower"], sub["gamma_upper"] - sub["gamma"]],
             fmt="o", color=color, capsize=3, label=label,
         )
-    for _, row in judges.iterrows():
-        ax.annotate(_short(row["judge"]), (row["gamma"], row["leverage"]),
+    x, y = judges["gamma"].to_numpy(float), judges["leverage"].to_numpy(float)
+    # flagged judges first, then the most departing ones; a label that would sit on one
+    # already drawn is left out (the judge table names every point)
+    order = np.lexsort((-y, ~flag))
+    for i in _spaced(x, y, order):
+        ax.annotate(_short(judges["judge"].iloc[i]), (x[i], y[i]),
                     textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"sensitivity γ_k ({level:.0%} Wald interval; panel mean is 1)")
@@ -162,6 +169,20 @@ def judge_map(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     return fig
+
+
+def _spaced(x, y, order, box=(0.3, 0.07)) -> list:
+    """The points, taken in ``order``, whose labels would not overlap those of the points
+    taken before them: a label is about ``box`` wide and high, in fractions of the data's
+    span on each axis (a name of about 20 characters on the judge map), and starts at its
+    point."""
+    span_x, span_y = np.ptp(x) or 1.0, np.ptp(y) or 1.0
+    taken = []
+    for i in order:
+        if all(abs(x[i] - x[j]) / span_x >= box[0] or abs(y[i] - y[j]) / span_y >= box[1]
+               for j in taken):
+            taken.append(i)
+    return taken
 
 
 def _sensitivity_plot(judges, level: float) -> Figure:
