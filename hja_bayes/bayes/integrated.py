@@ -305,7 +305,7 @@ def _mode(*args, **kwargs):
 
 
 def _newton_iterations(base, gam, aux, counts, block, Q, outcome, start=None,
-                       steps=NEWTON_STEPS, tolerance=TOLERANCE):
+                       tolerance=TOLERANCE):
     """Each prompt's mode by damped Newton iterations from ``start`` (default 0), without
     derivatives, and the number of iterations taken.
 
@@ -343,7 +343,7 @@ def _newton_iterations(base, gam, aux, counts, block, Q, outcome, start=None,
 
     def cond(state):
         i, _, _, _, change = state
-        return (i < steps) & (change > tolerance)
+        return (i < NEWTON_STEPS) & (change > tolerance)
 
     start = (jnp.zeros((P, D), dtype=base.dtype) if start is None
              else jnp.asarray(start, dtype=base.dtype))
