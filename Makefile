@@ -5,6 +5,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# the suite runs in two worker processes (pytest-xdist), one test file per worker at a time:
+# most of a first run is XLA compiling small programs one at a time, which keeps one core busy
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-min install models
 
@@ -20,7 +23,7 @@ demo: $(BIN)/.installed
 	$(BIN)/hja-bayes demo
 
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # the lowest dependency versions pyproject.toml allows (constraints/minimum.txt), in a fresh
 # .venv-min, with a quick subset of the tests (a few minutes, most of it the install)
