@@ -13,6 +13,10 @@ Parts (``--parts``, comma-separated):
   ``panel_sampled``: the same with the sampled effects.  The chains run in parallel, on
   four host devices (``numpyro.set_host_device_count(4)``, as the sampler's documentation
   tells users to; ``--sequential``: one device).
+* ``laplace_bias``: the same panel, 2 chains x (300 + 300) each way: the effects integrated
+  by the default rule (up to five answers), integrated by the Laplace approximation
+  (``quadrature=(21, 9)``, the default before), and sampled: posterior mean, sd and MCSE
+  of tau and ``mu_marginal``, wall time, steps per draw.
 * ``accuracy``: the per-prompt log integral of 300 simulated prompts with three answers
   (two free dimensions) and 3-6 verdicts each, at tau = 0.3, 1, 2, by the default 9 x 9
   rule, a 7 x 7 rule and the Laplace approximation, against a 25 x 25 rule (mean and max
@@ -110,15 +114,16 @@ def summary(idata):
     return res
 
 
-def run(data, method, log, init=None):
+def run(data, method, log, init=None, chains=4, warmup=500, draws=1000, **options):
     from hja_bayes import ConvergenceWarning, fit_hja, sample_hja
 
     fit = init if init is not None else fit_hja(data, 1)
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        idata = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=500,
-                           num_samples=1000, num_chains=4, seed=0, progress_bar=False)
+        idata = sample_hja(data, 1, init=fit, prompt_effects=method, num_warmup=warmup,
+                           num_samples=draws, num_chains=chains, seed=0, progress_bar=False,
+                           **options)
     seconds = time.perf_counter() - t
     cache = os.environ.get("HJA_BAYES_CACHE_DIR")
     attrs = idata.posterior.attrs
@@ -202,6 +207,20 @@ def report(results) -> str:
                   + 
                   f"max R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f} (goal 1.01), "
                   f"divergences {p['divergences']}, steps per draw {p['steps_per_draw']}.", ""]
+    if "laplace_bias" in results:
+        runs = results["laplace_bias"]
+        lines += ["## The Laplace approximation's bias: 5 x 5 x 1,000 prompts, 2 chains x "
+                  "(300 + 300)", "",
+                  "Posterior mean (sd, MCSE) per model.", "",
+                  "| | seconds | steps per draw | max R-hat | tau | mu_marginal |", "|---" * 6 + "|"]
+        for name, r in runs.items():
+            cells = [" ".join(f"{m:.2f}" for m in r[q]["mean"]) + " (sd " + " ".join(
+                f"{d:.2f}" for d in r[q]["sd"]) + "; MCSE " + " ".join(
+                f"{e:.2f}" for e in r[q]["mcse"]) + ")" for q in ("tau", "mu_marginal")]
+            lines.append(f"| {name} | {r['seconds']:.0f} | {r['steps_per_draw']:.1f} | "
+                         f"{max(r[q]['r_hat'] for q in QUANTITIES):.3f} | " + " | ".join(cells)
+                         + " |")
+        lines.append("")
     if "arena" in results:
         p = results["arena"]
         lines += [f"## Chatbot Arena ({p['judges']} judges, {p['models']} models, {p['prompts']:,} "
@@ -266,6 +285,14 @@ def main(argv=None):
         path.write_text(json.dumps(results, indent=1))
     if "panel_sampled" in parts:
         results["panel_sampled"] = run(panel(1000), "sampled", log)
+        path.write_text(json.dumps(results, indent=1))
+    if "laplace_bias" in parts:
+        data = panel(1000)
+        short = dict(chains=2, warmup=300, draws=300)
+        results["laplace_bias"] = {
+            "default rule": run(data, "integrated", log, **short),
+            "Laplace": run(data, "integrated", log, quadrature=(21, 9), **short),
+            "sampled": run(data, "sampled", log, **short)}
         path.write_text(json.dumps(results, indent=1))
     if "accuracy" in parts:
         results["accuracy"] = quadrature_accuracy(log)

@@ -95,7 +95,7 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
                                                      eta.dtype))(keys)
         z_delta, z_ref = inflation * z[:, :proposals, :D], z[:, proposals, D]
         nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
-        log_target = _node_log_integrand(nodes, *args)
+        log_target = _node_log_integrand(delta, R, z_delta, *args)
         log_proposal = -0.5 * jnp.sum(z_delta**2, -1) / inflation**2  # constants cancel
         log_w = log_target - log_proposal
         cdf = jnp.cumsum(jax.nn.softmax(log_w, axis=-1), axis=-1)

@@ -129,11 +129,11 @@ def sample_hja(
         with clusters, and what True means): NUTS samples one latent effect per answer.
         "integrated": NUTS runs over the global parameters only, each prompt's answer
         effects integrated out of the likelihood (:mod:`hja_bayes.bayes.integrated`:
-        adaptive Gauss-Hermite quadrature for prompts of two or three answers, the Laplace
+        adaptive Gauss-Hermite quadrature for prompts of two to five answers, the Laplace
         approximation for larger ones), and ``alpha`` drawn afterwards, draw by draw, from
-        its conditional posterior.  It agrees with "sampled" (tested) but is not yet the
-        faster one: each gradient runs Newton iterations for every prompt (see the README's
-        measured costs).  False: none.  Default: "sampled" when the data carry clusters
+        its conditional posterior.  It agrees with "sampled" (tested); it is the faster one
+        where prompts are many with few verdicts each, the slower one where they are few
+        with many verdicts (see the README's measured costs).  False: none.  Default: "sampled" when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``), else False.
     outcome : {"half", "davidson", "ordinal"}, optional
         The outcome model (default: as ``init``, else "half"), as ``fit_hja(...,
@@ -199,8 +199,9 @@ def sample_hja(
     quadrature : sequence of int
         With integrated prompt effects: Gauss-Hermite nodes per dimension for prompts
         whose effects have 1, 2, ... free dimensions (an answer fewer than the prompt has
-        answers); larger prompts get the Laplace approximation (default (21, 9); ``()``:
-        the Laplace approximation everywhere).
+        answers); larger prompts get the Laplace approximation (default (21, 9, 5, 4);
+        ``()``: the Laplace approximation everywhere, which biases tau where prompts have
+        few verdicts).
     keep_alpha : bool, optional
         With integrated prompt effects: store the recovered answer effects in the
         posterior as ``alpha`` (default: when draws x answers is at most

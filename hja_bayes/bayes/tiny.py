@@ -18,7 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["UNROLL_LIMIT", "cho_solve", "cholesky", "solve_lower_transposed"]
+__all__ = ["UNROLL_LIMIT", "cho_solve", "cholesky", "solve_lower", "solve_lower_transposed"]
 
 #: Largest dimension whose factorisation is unrolled (the blocks of
 #: :mod:`~hja_bayes.bayes.integrated` have 1, 2, 4, 8, ... dimensions).
@@ -52,10 +52,20 @@ def cho_solve(L, b):
     D = L.shape[-1]
     if D > UNROLL_LIMIT:
         return jax.scipy.linalg.cho_solve((L, True), b[..., None])[..., 0]
+    return solve_lower_transposed(L, solve_lower(L, b))
+
+
+def solve_lower(L, b):
+    """``y`` with ``L y = b`` for every factor ``L`` (..., D, D) and ``b`` (..., D), the
+    batch shapes broadcast."""
+    D = L.shape[-1]
+    if D > UNROLL_LIMIT:
+        L = jnp.broadcast_to(L, b.shape + (D,))
+        return jax.scipy.linalg.solve_triangular(L, b[..., None], lower=True)[..., 0]
     y = [None] * D
     for i in range(D):
         y[i] = (b[..., i] - sum(L[..., i, k] * y[k] for k in range(i))) / L[..., i, i]
-    return solve_lower_transposed(L, jnp.stack(y, -1))
+    return jnp.stack(y, -1)
 
 
 def solve_lower_transposed(L, z):
