@@ -21,6 +21,8 @@ Parts (``--parts``, comma-separated):
   (two free dimensions) and 3-6 verdicts each, at tau = 0.3, 1, 2, by the default 9 x 9
   rule, a 7 x 7 rule and the Laplace approximation, against a 25 x 25 rule (mean and max
   absolute error per prompt).
+  Then 1,000 five-answer prompts with five verdicts each: the summed log integrals of the
+  default rules and of the Laplace approximation against a finer rule, at tau 0.5-2.
 * ``arena``: the real panel with the most prompts we hold, Chatbot Arena from JA-Ranking
   (10 LLM judges, 20 models, 8,691 prompts, most with one verdict; needs ``HJA_DATA_DIR``):
   ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``.
@@ -180,6 +182,37 @@ def quadrature_accuracy(log, prompts: int = 300, seed: int = 0):
     return {"prompts": prompts, "units": units, "rows": out}
 
 
+def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
+    """Five-answer prompts with five verdicts each (random pairs, as on the panel): the sum
+    over prompts of each rule's log integral minus a 25 / 25^2 / 11^3 / 9^4 rule's."""
+    import jax
+    import jax.numpy as jnp
+
+    from hja_bayes.bayes.integrated import QUADRATURE, prompt_log_likelihood, prompt_blocks
+    from hja_bayes.likelihood import outcome_model
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(seed)
+    pairs = np.array([rng.choice(5, 2, replace=False) for _ in range(5 * prompts)])
+    offset = 5 * np.repeat(np.arange(prompts), 5)
+    first, second = offset + pairs[:, 0], offset + pairs[:, 1]
+    question = np.repeat(np.arange(prompts), 5)
+    eta = jnp.asarray(rng.normal(0.0, 1.0, len(first)))
+    gamma = jnp.asarray(rng.uniform(0.5, 2.0, len(first)))
+    counts = jnp.asarray(np.eye(3)[2 * rng.integers(0, 2, len(first))])
+    rules = {"reference": (25, 25, 11, 9), "default": QUADRATURE, "Laplace": (21, 9)}
+    rows = []
+    for tau in (0.5, 1.0, 1.5, 2.0):
+        values = {name: float(prompt_log_likelihood(
+            prompt_blocks(first, second, question, quadrature=rule), eta, gamma, None,
+            counts, jnp.full(len(question), tau), outcome_model("half")))
+            for name, rule in rules.items()}
+        rows.append({"tau": tau, **{n: values[n] - values["reference"]
+                                    for n in ("default", "Laplace")}})
+        log(f"panel prompts, tau {tau}: {rows[-1]}")
+    return {"prompts": prompts, "rows": rows}
+
+
 def report(results) -> str:
     lines = ["# Integrated prompt effects against sampled ones", "",
              "`python benchmarks/bench_bayes_integrated.py` (see its docstring); load average "
@@ -242,6 +275,13 @@ def report(results) -> str:
             lines.append(f"| {r['tau']} | " + " | ".join(
                 f"{r[n]['mean']:.1e} / {r[n]['max']:.1e}" for n in names) + " |")
         lines.append("")
+    if "panel_accuracy" in results:
+        acc = results["panel_accuracy"]
+        lines += [f"## Sum of the log integrals of {acc['prompts']:,} five-answer prompts with "
+                  "five verdicts each, minus a 25 / 25^2 / 11^3 / 9^4 rule's", "",
+                  "| tau | default rules | Laplace approximation |", "|---|---|---|"]
+        lines += [f"| {r['tau']} | {r['default']:.3f} | {r['Laplace']:.3f} |" for r in acc["rows"]]
+        lines.append("")
     if "mtbench" in results:
         m = results["mtbench"]
         lines += ["## MT-Bench rank 1, both methods, 4 chains x (500 + 1000)", "",
@@ -296,6 +336,7 @@ def main(argv=None):
         path.write_text(json.dumps(results, indent=1))
     if "accuracy" in parts:
         results["accuracy"] = quadrature_accuracy(log)
+        results["panel_accuracy"] = panel_prompt_accuracy(log)
         path.write_text(json.dumps(results, indent=1))
     if "arena" in parts:
         from hja_bayes import Comparisons

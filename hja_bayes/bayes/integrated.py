@@ -33,7 +33,7 @@ Gauss-Hermite quadrature (Liu and Pierce 1994), as in :mod:`~hja_bayes.bayes.loo
 of one to four free dimensions (two to five answers) get 21, 9^2, 5^3 and 4^4 nodes by
 default (``quadrature``), larger ones a single node (z = 0, w = 1): the Laplace approximation,
 whose error shrinks with the verdicts per answer but biases tau where they are few (1,000
-five-answer prompts of five verdicts: tau's posterior mean 1.75 against 1.17 with the rule).
+five-answer prompts of five verdicts: tau per model 1.55-2.25, with the rules 0.94-1.38).
 
 Where the iterations start.  At 0, or at ``Integrated.starts``: the sampler passes every
 prompt's mode at the posterior mode of the globals (:func:`prompt_modes`).  The mode is
