@@ -36,6 +36,7 @@ Writes ``benchmarks/results/bayes_integrated.json`` and ``.md`` (parts run earli
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -201,12 +202,14 @@ def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
     gamma = jnp.asarray(rng.uniform(0.5, 2.0, len(first)))
     counts = jnp.asarray(np.eye(3)[2 * rng.integers(0, 2, len(first))])
     rules = {"reference": (25, 25, 11, 9), "default": QUADRATURE, "Laplace": (21, 9)}
+    totals = {name: jax.jit(functools.partial(
+        lambda blocks, tau: prompt_log_likelihood(blocks, eta, gamma, None, counts,
+                                                  jnp.full(len(question), tau),
+                                                  outcome_model("half")),
+        prompt_blocks(first, second, question, quadrature=rule))) for name, rule in rules.items()}
     rows = []
     for tau in (0.5, 1.0, 1.5, 2.0):
-        values = {name: float(prompt_log_likelihood(
-            prompt_blocks(first, second, question, quadrature=rule), eta, gamma, None,
-            counts, jnp.full(len(question), tau), outcome_model("half")))
-            for name, rule in rules.items()}
+        values = {name: float(total(tau)) for name, total in totals.items()}
         rows.append({"tau": tau, **{n: values[n] - values["reference"]
                                     for n in ("default", "Laplace")}})
         log(f"panel prompts, tau {tau}: {rows[-1]}")
