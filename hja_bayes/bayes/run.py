@@ -133,7 +133,8 @@ def sample_hja(
         approximation for larger ones), and ``alpha`` drawn afterwards, draw by draw, from
         its conditional posterior.  It agrees with "sampled" (tested); it is the faster one
         where prompts are many with few verdicts each, the slower one where they are few
-        with many verdicts (see the README's measured costs).  False: none.  Default: "sampled" when the data carry clusters
+        with many verdicts (see the README's measured costs).  False: none.  Default:
+        "sampled" when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``), else False.
     outcome : {"half", "davidson", "ordinal"}, optional
         The outcome model (default: as ``init``, else "half"), as ``fit_hja(...,
