@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir", "enable_compilation_cache"]
+__all__ = ["cache_dir", "cache_disabled", "enable_compilation_cache"]
 
 DEFAULT_MAX_MB = 1024
 
@@ -28,6 +28,11 @@ def cache_dir() -> Path:
     return Path(base) / "hja_bayes"
 
 
+def cache_disabled() -> bool:
+    """Whether the user turned the caches off (``HJA_BAYES_CACHE=off``)."""
+    return os.environ.get("HJA_BAYES_CACHE", "on").lower() in ("0", "off", "false", "no")
+
+
 def enable_compilation_cache() -> Path | None:
     """Point JAX's persistent compilation cache at :func:`cache_dir`, unless turned off.
 
@@ -36,7 +41,7 @@ def enable_compilation_cache() -> Path | None:
     """
     import jax
 
-    if os.environ.get("HJA_BAYES_CACHE", "on").lower() in ("0", "off", "false", "no"):
+    if cache_disabled():
         return None
     if jax.config.jax_compilation_cache_dir:  # the user's own choice wins
         return Path(jax.config.jax_compilation_cache_dir)

@@ -181,7 +181,7 @@ def canonicalize(S, rank: int) -> Decomposition:
     if isinstance(S, jax.core.Tracer):
         return canonical_decomposition(S, check_rank(rank, *jnp.shape(S)))
     S = check_score_matrix(S, rank)
-    return _canonical_decomposition_jit(jnp.asarray(S), int(rank))
+    return _canonical_decomposition_jit(S, int(rank))
 
 
 _canonical_decomposition_jit = light_jit(canonical_decomposition, static_argnames="rank")

@@ -26,7 +26,9 @@ import functools
 
 import jax
 
-__all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "light_jit"]
+from .programs import ProgramStore, Unkeyable
+
+__all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "light_jit", "stored_jit"]
 
 #: XLA options of :func:`light_jit`.  XLA's older elemental emitters (fusion emitters off)
 #: compile a program in about a third of the time: the canonical decomposition of Chatbot
@@ -50,22 +52,37 @@ LOOP_COMPILE = {
 }
 
 
-def light_jit(fun, options=LIGHT_COMPILE, **jit_kwargs):
+def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):
     """``jax.jit(fun, **jit_kwargs)`` compiled with the XLA ``options`` (default
-    :data:`LIGHT_COMPILE`).
+    :data:`LIGHT_COMPILE`; None: JAX's defaults).
 
     The plain jitted function is the attribute ``plain`` of the result; the light one is
-    used unless this JAX rejects an option, after which every call goes to ``plain``.
+    used unless this JAX rejects an option, after which every call goes to ``plain``.  The
+    light programs are kept in a :class:`~hja_bayes.programs.ProgramStore`, so that a fresh
+    process reads them back without tracing them; a call the store cannot key goes to
+    ``jax.jit`` (as do functions from outside the package).  ``name`` (default: ``fun``'s
+    module and qualified name) names the programs on disk; a wrapped function
+    (``jax.jacrev(f)`` takes ``f``'s name) needs one.
     """
-    light = jax.jit(fun, compiler_options=options, **jit_kwargs)
+    light = jax.jit(fun, compiler_options=options, **jit_kwargs) if options else jax.jit(
+        fun, **jit_kwargs)
     plain = jax.jit(fun, **jit_kwargs)
+    # static positions by name only; the store's key covers the package's own source only
+    in_package = (fun.__module__ or "").partition(".")[0] == __name__.partition(".")[0]
+    store = (ProgramStore(fun, name, options, **jit_kwargs)
+             if in_package and "static_argnums" not in jit_kwargs else None)
     usable = [True]
 
     @functools.wraps(fun)
     def call(*args, **kwargs):
         if usable[0]:
             try:
-                return light(*args, **kwargs)
+                if store is None or jax.config.jax_disable_jit:
+                    return light(*args, **kwargs)
+                try:
+                    return store.call(*args, **kwargs)
+                except Unkeyable:
+                    return light(*args, **kwargs)
             except RuntimeError as error:  # XLA's "No such compile option: ..."
                 if "compile option" not in str(error):
                     raise
@@ -74,3 +91,9 @@ def light_jit(fun, options=LIGHT_COMPILE, **jit_kwargs):
 
     call.plain = plain
     return call
+
+
+def stored_jit(fun, *, name=None, **jit_kwargs):
+    """``jax.jit(fun, **jit_kwargs)`` with JAX's default XLA options, its programs kept
+    like :func:`light_jit`'s (for programs a fresh command-line fit runs once)."""
+    return light_jit(fun, None, name=name, **jit_kwargs)

@@ -41,7 +41,10 @@ def release_memory():
 
     import jax
 
+    from hja_bayes import programs
+
     jax.clear_caches()
+    programs.clear()
     gc.collect()
     if sys.platform.startswith("linux"):
         try:

@@ -3,9 +3,18 @@
 import logging
 
 import jax
+import pytest
 
 import hja_bayes as hb
+from hja_bayes import programs
 from hja_bayes.likelihood import padded_size
+
+
+@pytest.fixture(autouse=True)
+def empty_program_store(tmp_path, monkeypatch):
+    """No program kept in memory or on disk, so that the first fit compiles its own."""
+    monkeypatch.setenv("HJA_BAYES_CACHE_DIR", str(tmp_path))
+    programs.clear()
 
 
 class _Compiles(logging.Handler):

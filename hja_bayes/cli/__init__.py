@@ -9,6 +9,7 @@ with a one-line error and exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -77,9 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     int
         0 on success, 2 on bad input (one line on stderr, no traceback).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
+    if "matplotlib" in sys.modules:
+        sys.modules["matplotlib"].use("Agg")
+    else:  # read when plotting first imports it: importing it here costs every command
+        os.environ["MPLBACKEND"] = "Agg"
     parser = build_parser()
     args = parser.parse_args(argv)
     from ..errors import HJAWarning

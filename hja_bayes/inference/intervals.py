@@ -11,9 +11,10 @@ import numpy as np
 
 from ..checks import check_level
 from ..decomposition import canonicalize
+from ..jitting import stored_jit
 
-__all__ = ["Interval", "core_jacobian", "core_quantities", "flat_jacobian", "interval",
-           "quantile"]
+__all__ = ["Interval", "core_jacobian", "core_quantities", "core_quantities_jit", "flat_jacobian",
+           "interval", "quantile"]
 
 
 class Interval(NamedTuple):
@@ -60,7 +61,9 @@ def core_quantities(S: jax.Array, Z: jax.Array, theta: jax.Array) -> jax.Array:
     return jnp.concatenate([d.mu, d.gamma, jnp.ravel(Z), theta])
 
 
-core_jacobian = jax.jit(jax.jacrev(core_quantities, argnums=(0, 1, 2)))
+core_quantities_jit = stored_jit(core_quantities)
+core_jacobian = stored_jit(jax.jacrev(core_quantities, argnums=(0, 1, 2)),
+                           name=f"{__name__}.core_jacobian")
 
 
 def quantile(level: float, df=None):

@@ -8,13 +8,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..errors import IdentifiabilityError
 from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
-from .intervals import Interval, core_jacobian, core_quantities, flat_jacobian, interval
+from .intervals import (
+    Interval,
+    core_jacobian,
+    core_quantities_jit,
+    flat_jacobian,
+    interval,
+)
 from .quantities import Quantities
 
 __all__ = ["Interval", "WaldInference"]
@@ -242,8 +249,10 @@ class WaldInference(Quantities):
         return jnp.zeros(Z.shape[0], dtype=Z.dtype)
 
     def _arrays(self):
-        return (jnp.asarray(self.S), jnp.asarray(self.coef, dtype=float),
-                jnp.asarray(self.theta, dtype=float))
+        # device_put, not jnp.asarray: JAX compiles a program for every asarray of a new shape
+        return tuple(jax.device_put([np.asarray(self.S, dtype=float),
+                                     np.asarray(self.coef, dtype=float),
+                                     np.asarray(self.theta, dtype=float)]))
 
     def covariance_of_terms(self, q: Callable) -> tuple[np.ndarray, np.ndarray]:
         """Estimate and delta-method covariance of a smooth ``q(S, Z, theta)`` of the scores,
@@ -325,7 +334,7 @@ class WaldInference(Quantities):
     @cached_property
     def _core_gradient(self) -> tuple[np.ndarray, np.ndarray]:
         arrays = self._arrays()
-        value = np.asarray(core_quantities(*arrays))
+        value = np.asarray(core_quantities_jit(*arrays))
         dS, dZ, dtheta = core_jacobian(*arrays)
         return value, self.chart.pullback(np.asarray(dS), np.asarray(dZ), np.asarray(dtheta))
 

@@ -165,9 +165,12 @@ def cells_of(data, pad: bool = False, *, outcome: OutcomeModel | None = None,
         extra = padded_size(m) - m
         per_unit = [np.concatenate([a, np.zeros((extra,) + a.shape[1:], dtype=a.dtype)])
                     for a in per_unit]
-    judge, first, second, counts, X, Xg = (jnp.asarray(a) for a in per_unit)
-    return Cells(judge, first, second, counts, X, jnp.asarray(design.free, dtype=float),
-                 jnp.asarray(design.penalty), Xg, jnp.asarray(design.global_penalty))
+    # device_put, not jnp.asarray: JAX compiles a program for every asarray of a new shape
+    judge, first, second, counts, X, Xg = jax.device_put(per_unit)
+    free, penalty, global_penalty = jax.device_put(
+        [np.asarray(design.free, dtype=float), np.asarray(design.penalty),
+         np.asarray(design.global_penalty)])
+    return Cells(judge, first, second, counts, X, free, penalty, Xg, global_penalty)
 
 
 def linear_predictor(S, Z, cells: Cells, theta=None):
