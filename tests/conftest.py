@@ -12,8 +12,9 @@ import pytest
 # options of hja_bayes.jitting.LIGHT_COMPILE) are set for the whole run, subprocesses
 # included: with an empty cache the suite took 8 min 4 s instead of 10 min 28 s.  What users
 # run compiles with JAX's defaults, and the benchmarks measure that.  Flags already in
-# XLA_FLAGS come after these and win; HJA_TEST_XLA_DEFAULTS=1 leaves XLA_FLAGS alone.  (XLA
-# reads them when JAX first computes, which no import below does.)
+# XLA_FLAGS come after these and win; HJA_TEST_XLA_DEFAULTS=1 leaves XLA_FLAGS alone (so does
+# `make test-min`: the oldest jaxlib allowed aborts on these flags).  (XLA reads them when JAX
+# first computes, which no import below does.)
 QUICK_XLA_FLAGS = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
                    " --xla_cpu_use_fusion_emitters=false")
 if not os.environ.get("HJA_TEST_XLA_DEFAULTS"):
