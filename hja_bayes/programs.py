@@ -117,6 +117,9 @@ def stable(value):
     if isinstance(value, np.ufunc):
         return ("ufunc", value.__name__)
     if isinstance(value, types.FunctionType):
+        if (value.__module__ or "").partition(".")[0] != __name__.partition(".")[0]:
+            raise Unkeyable(f"{value.__qualname__} is not the package's: its source is not "
+                            "in the key")
         cells = tuple(stable(c.cell_contents) for c in value.__closure__ or ())
         return ("function", value.__module__, value.__qualname__, cells,
                 stable(value.__defaults__))

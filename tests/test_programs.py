@@ -96,7 +96,10 @@ def test_traced_calls_and_unstable_static_values_go_to_jax_jit(store_folder):
     np.testing.assert_allclose(f(elsewhere, 1).mu, mu[1], atol=1e-12)
     with pytest.raises(programs.Unkeyable):
         programs.stable(object())
+    with pytest.raises(programs.Unkeyable):  # a function from outside the package
+        programs.stable(lambda x: x)
     assert programs.stable(np.exp) == programs.stable(np.exp)
+    assert programs.stable(canonical_decomposition) == programs.stable(canonical_decomposition)
     assert programs.stable((1, 2.0, "a")) != programs.stable((1, 2, "a"))
 
 
