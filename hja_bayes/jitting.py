@@ -64,9 +64,8 @@ def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):
     module and qualified name) names the programs on disk; a wrapped function
     (``jax.jacrev(f)`` takes ``f``'s name) needs one.
     """
-    light = jax.jit(fun, compiler_options=options, **jit_kwargs) if options else jax.jit(
-        fun, **jit_kwargs)
     plain = jax.jit(fun, **jit_kwargs)
+    light = jax.jit(fun, compiler_options=options, **jit_kwargs) if options else plain
     # static positions by name only; the store's key covers the package's own source only
     in_package = (fun.__module__ or "").partition(".")[0] == __name__.partition(".")[0]
     store = (ProgramStore(fun, name, options, **jit_kwargs)

@@ -307,9 +307,9 @@ def _bound(root: Path, written: int) -> None:
     """Delete the least recently written programs beyond the size limit (the folder is
     listed once per process, and again only when over the limit)."""
     limit = float(os.environ.get("HJA_BAYES_PROGRAMS_MAX_MB", DEFAULT_MAX_MB)) * 2**20
-    total = _STORED.get(root)
-    _STORED[root] = written + (total if total is not None else 0)
-    if total is not None and _STORED[root] <= limit:
+    counted = _STORED.get(root)
+    if counted is not None and counted + written <= limit:
+        _STORED[root] = counted + written
         return
     files = [(p.stat().st_mtime, p.stat().st_size, p) for p in root.glob("*/*.program")]
     total = sum(size for _, size, _ in files)
