@@ -26,6 +26,11 @@ Parts (``--parts``, comma-separated):
 * ``arena``: the real panel with the most prompts we hold, Chatbot Arena from JA-Ranking
   (10 LLM judges, 20 models, 8,691 prompts, most with one verdict; needs ``HJA_DATA_DIR``):
   ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``.
+* ``crossover``: which method is faster, by prompts and verdicts per prompt.  Simulated
+  5 x 5 panels (rank 1, question correlation 0.5), ``--designs PROMPTS:VERDICTS,...``
+  (default 2,000 verdicts on 400, 100 and 20 prompts, and 4,000 on 800), both methods,
+  2 chains x (300 + 300): wall time, steps per draw, and the smallest bulk ESS of
+  ``mu_marginal``, gamma and tau per second of the whole call.
 * ``mtbench``: MT-Bench rank 1 (needs ``HJA_DATA_DIR``), both methods with 4 chains x
   (500 + 1000): posterior means and sds of ``mu_marginal``, gamma and tau, the difference of
   means over its Monte Carlo standard error, and the sds' ratio.
@@ -101,6 +106,40 @@ def gradient_costs(sizes, log):
     return out
 
 
+CROSSOVER = "400:2000,100:2000,20:2000,800:4000"
+
+
+def crossover(log, designs: str = CROSSOVER, rows=None):
+    """Both methods on each design ``prompts:verdicts`` (rows measured earlier are kept)."""
+    import arviz as az
+
+    from hja_bayes import simulate
+
+    rows = [] if rows is None else rows
+    for design in designs.split(","):
+        questions, verdicts = (int(x) for x in design.split(":"))
+        data, _ = simulate(5, 5, 1, verdicts // 5, seed=1, questions=questions,
+                           question_correlation=0.5)
+        from hja_bayes.bayes.problem import default_prompt_method, prompt_layout
+
+        row = {"prompts": questions, "verdicts": int(data.n_comparisons),
+               "effects": prompt_layout(data).effects,
+               "default": default_prompt_method(data)[0]}
+        for method in ("integrated", "sampled"):
+            res = run(data, method, log, chains=2, warmup=300, draws=300, keep=True)
+            idata = res.pop("idata")
+            ess = min(float(np.min(az.ess(idata, var_names=[q])[q].values)) for q in QUANTITIES)
+            res["min_bulk_ess"] = ess
+            res["ess_per_second"] = ess / res["seconds"]
+            row[method] = res
+        log(f"crossover, {questions} prompts: " + ", ".join(
+            f"{m} {row[m]['seconds']:.0f} s, {row[m]['steps_per_draw']:.1f} steps, "
+            f"ESS/s {row[m]['ess_per_second']:.2f}" for m in ("integrated", "sampled")))
+        rows[:] = [r for r in rows if (r["prompts"], r["verdicts"]) != (questions, verdicts)]
+        rows.append(row)
+    return rows
+
+
 def summary(idata):
     import arviz as az
 
@@ -117,7 +156,7 @@ def summary(idata):
     return res
 
 
-def run(data, method, log, init=None, chains=4, warmup=500, draws=1000, **options):
+def run(data, method, log, init=None, chains=4, warmup=500, draws=1000, keep=False, **options):
     from hja_bayes import ConvergenceWarning, fit_hja, sample_hja
 
     fit = init if init is not None else fit_hja(data, 1)
@@ -134,6 +173,8 @@ def run(data, method, log, init=None, chains=4, warmup=500, draws=1000, **option
            "chain_method": str(attrs["chain_method"]), **summary(idata)}
     if cache:
         res["cache"] = f"in {cache}"
+    if keep:
+        res["idata"] = idata
     log(f"{method}: {seconds:.0f} s, max R-hat "
         f"{max(res[q]['r_hat'] for q in QUANTITIES):.4f}, divergences {res['divergences']}")
     return res
@@ -189,7 +230,11 @@ def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
     import jax
     import jax.numpy as jnp
 
-    from hja_bayes.bayes.integrated import QUADRATURE, prompt_log_likelihood, prompt_blocks
+    from hja_bayes.bayes.integrated import (
+        QUADRATURE,
+        prompt_blocks,
+        prompt_log_likelihood,
+    )
     from hja_bayes.likelihood import outcome_model
 
     jax.config.update("jax_enable_x64", True)
@@ -285,6 +330,21 @@ def report(results) -> str:
                   "| tau | default rules | Laplace approximation |", "|---|---|---|"]
         lines += [f"| {r['tau']} | {r['default']:.3f} | {r['Laplace']:.3f} |" for r in acc["rows"]]
         lines.append("")
+    if "crossover" in results:
+        lines += ["## Which method is faster: simulated 5 x 5 panels, 2 chains x (300 + 300)", "",
+                  "Whole `sample_hja` call (compilation included); ESS/s: the smallest bulk ESS "
+                  "of `mu_marginal`, gamma and tau per second of it; default: what "
+                  "`prompt_effects=None` picks.", "",
+                  "| prompts | verdicts (per prompt) | answer effects | default | integrated: s, "
+                  "steps per draw, max R-hat, ESS/s | sampled: s, steps per draw, max R-hat, "
+                  "ESS/s |", "|---|---|---|---|---|---|"]
+        for r in results["crossover"]:
+            lines.append(f"| {r['prompts']} | {r['verdicts']} ({r['verdicts'] / r['prompts']:.0f})"
+                         f" | {r.get('effects', '')} | {r.get('default', '')} | " + " | ".join(
+                f"{r[m]['seconds']:.0f}, {r[m]['steps_per_draw']:.1f}, "
+                f"{max(r[m][q]['r_hat'] for q in QUANTITIES):.3f}, {r[m]['ess_per_second']:.2f}"
+                for m in ("integrated", "sampled")) + " |")
+        lines.append("")
     if "mtbench" in results:
         m = results["mtbench"]
         lines += ["## MT-Bench rank 1, both methods, 4 chains x (500 + 1000)", "",
@@ -307,6 +367,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="gradient,panel,mtbench")
     parser.add_argument("--sizes", default="200,1000")
+    parser.add_argument("--designs", default=CROSSOVER,
+                        help="crossover designs, PROMPTS:VERDICTS separated by commas")
     parser.add_argument("--out", default=str(RESULTS / "bayes_integrated"))
     parser.add_argument("--sequential", action="store_true",
                         help="run the chains one after the other (one host device)")
@@ -336,6 +398,9 @@ def main(argv=None):
             "default rule": run(data, "integrated", log, **short),
             "Laplace": run(data, "integrated", log, quadrature=(21, 9), **short),
             "sampled": run(data, "sampled", log, **short)}
+        path.write_text(json.dumps(results, indent=1))
+    if "crossover" in parts:
+        results["crossover"] = crossover(log, args.designs, results.get("crossover"))
         path.write_text(json.dumps(results, indent=1))
     if "accuracy" in parts:
         results["accuracy"] = quadrature_accuracy(log)

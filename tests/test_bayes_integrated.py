@@ -90,6 +90,42 @@ def test_quadrature_equals_an_independent_integral_over_every_effect():
     assert float(integrated(*data, quadrature=(41, 21))) == pytest.approx(exact, abs=1e-9)
 
 
+def test_an_outcome_with_its_own_parameter_integrates_exactly():
+    """Davidson's ties (log nu per unit's judge; every third unit's judge never tied: nu =
+    0), two- and three-answer prompts: the integral equals an independent rule over every
+    effect with Davidson's probabilities written out."""
+    first, second, question, counts, eta, gamma, tau = prompts_of([2, 3, 3], verdicts=3,
+                                                                  seed=8)
+    lam = np.where(np.arange(len(first)) % 3 == 0, -np.inf, np.log(0.6))
+    counts[lam == -np.inf, 1] = 0.0
+
+    def davidson(x, c, lam):
+        log_z = np.logaddexp(np.logaddexp(x / 2, -x / 2), lam)
+        tie = np.where(c[..., 1] > 0, lam - log_z, 0.0)
+        return c[..., 0] * (x / 2 - log_z) + c[..., 1] * tie + c[..., 2] * (-x / 2 - log_z)
+
+    x, w = np.polynomial.hermite.hermgauss(30)
+    expected = 0.0
+    for q in range(3):
+        answers = np.flatnonzero(question == q)
+        units = np.flatnonzero(question[first] == q)
+        grid = np.stack(np.meshgrid(*([np.sqrt(2.0) * x] * len(answers)), indexing="ij"), -1)
+        log_w = sum(np.log(g.ravel()) for g in np.meshgrid(
+            *([w / np.sqrt(np.pi)] * len(answers)), indexing="ij"))
+        alpha = np.zeros((grid[..., 0].size, len(question)))
+        alpha[:, answers] = grid.reshape(-1, len(answers)) * tau[answers]
+        logit = eta[units] + gamma[units] * (alpha[:, first[units]] - alpha[:, second[units]])
+        total = davidson(logit, counts[units], lam[units]).sum(-1)
+        expected += np.logaddexp.reduce(total + log_w)
+    blocks = prompt_blocks(first, second, question, quadrature=(41, 21))
+    got = jax.jit(lambda e, g, a, c, t: prompt_log_likelihood(
+        blocks, e, g, a, c, t, outcome_model("davidson")))(
+        jnp.asarray(eta), jnp.asarray(gamma), jnp.asarray(lam[:, None]), jnp.asarray(counts),
+        jnp.asarray(tau))
+    assert np.isfinite(expected)
+    assert float(got) == pytest.approx(expected, abs=1e-8)
+
+
 def test_a_two_answer_prompt_equals_scipy_dblquad():
     first, second, question, counts, eta, gamma, tau = prompts_of([2], verdicts=4, seed=3)
 
@@ -234,8 +270,12 @@ def test_a_start_at_the_modes_changes_the_iterations_not_the_integrals():
     """``Integrated.starts``: the log integrals and their gradients are the same from 0 and
     from the modes (or a point near them), and from the modes the iterations stop after
     the first step."""
-    from hja_bayes.bayes.integrated import (_block_pieces, _newton_iterations, log_integrals,
-                                            prompt_modes)
+    from hja_bayes.bayes.integrated import (
+        _block_pieces,
+        _newton_iterations,
+        log_integrals,
+        prompt_modes,
+    )
 
     first, second, question, counts, eta, gamma, tau = prompts_of([3, 5, 5], verdicts=4,
                                                                   seed=5)
@@ -267,7 +307,11 @@ def test_the_samplers_looser_tolerance_keeps_the_integrals():
     error of order 1e-6, squared by the differentiated step after them: the log integrals
     agree with the default tolerance's to 1e-10, their gradients (first order in that
     error) to 1e-5, from 0 and from a start 0.1 away from the modes."""
-    from hja_bayes.bayes.integrated import SAMPLING_TOLERANCE, log_integrals, prompt_modes
+    from hja_bayes.bayes.integrated import (
+        SAMPLING_TOLERANCE,
+        log_integrals,
+        prompt_modes,
+    )
 
     first, second, question, counts, eta, gamma, tau = prompts_of([2, 3, 5, 5], verdicts=4,
                                                                   seed=6)
@@ -371,3 +415,65 @@ def test_an_unknown_prompt_method_is_an_error():
     with pytest.raises(ParameterError, match="prompt_effects"):
         sample_hja(data, 1, prompt_effects="laplace", num_warmup=5, num_samples=5,
                    progress_bar=False)
+
+
+def _panel(prompts, per_prompt, n_items=5, seed=3):
+    """``prompts`` prompts with ``per_prompt`` verdicts each (every judge's comparisons
+    spread over the prompts by the simulator)."""
+    data, _ = simulate(5, n_items, 1, prompts * per_prompt // 5, seed=seed, questions=prompts)
+    return data
+
+
+def test_the_default_integrates_where_many_effects_meet_few_verdicts():
+    """The default method follows the layout: many answer effects on small prompts with few
+    verdicts each are integrated out; few effects, many verdicts per prompt or prompts too
+    large for a product rule keep them sampled; a named method is used as asked."""
+    from hja_bayes.bayes.problem import (
+        INTEGRATE_FROM_EFFECTS,
+        prompt_layout,
+        prompt_setting,
+    )
+
+    many = _panel(1500, 4)
+    layout = prompt_layout(many)
+    assert layout.effects >= INTEGRATE_FROM_EFFECTS and layout.median_verdicts == 4
+    assert layout.effects == len(np.unique(np.concatenate([
+        many.clusters.cluster * 5 + many.first[many.clusters.cell],
+        many.clusters.cluster * 5 + many.second[many.clusters.cell]])))
+    for asked in (None, True, "auto"):
+        method, why = prompt_setting(many, asked)
+        assert method == "integrated" and "integrated out" in why
+    assert prompt_setting(many, "sampled") == ("sampled", "asked for")
+    assert prompt_setting(many, False)[0] is False
+    few = _panel(100, 4)
+    assert prompt_setting(few, None)[0] == "sampled"
+    assert "fewer than" in prompt_setting(few, None)[1]
+    crowded = _panel(1000, 20)  # as many effects, 20 verdicts per prompt
+    assert prompt_layout(crowded).effects >= INTEGRATE_FROM_EFFECTS
+    method, why = prompt_setting(crowded, None)
+    assert method == "sampled" and "verdicts per prompt" in why
+    # six-model prompts would need the Laplace approximation: sampled
+    six = _panel(1500, 4, n_items=7)
+    assert prompt_layout(six).most_answers > 5
+    method, why = prompt_setting(six, None)
+    assert method == "sampled" and "answers" in why
+    # the same layout with a rule for every size is integrated
+    assert prompt_setting(six, None, quadrature=(21, 9, 5, 4, 3, 3))[0] == "integrated"
+    unclustered, _ = simulate(3, 4, 1, 50, seed=0)
+    assert prompt_setting(unclustered, None)[0] is False
+
+
+def test_a_warning_names_prompts_left_to_the_laplace_approximation_with_few_verdicts():
+    """Integrated effects on prompts larger than the rules: warned where their verdicts per
+    answer are few, silent where they are many."""
+    from hja_bayes import DataWarning
+    from hja_bayes.bayes.problem import warn_laplace_prompts
+
+    sparse = _panel(100, 4)  # up to four answers: three or more exceed a one-rule quadrature
+    with pytest.warns(DataWarning, match="Laplace approximation"):
+        warn_laplace_prompts(sparse, quadrature=(21,))
+    dense = _panel(20, 200)  # 200 verdicts on five answers each
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        warn_laplace_prompts(dense, quadrature=(21,))
+        warn_laplace_prompts(sparse)  # every prompt has its rule

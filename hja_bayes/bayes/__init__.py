@@ -34,6 +34,7 @@ _EXPORTS = {
     "sample_hja": ".run",
     "PromptMode": ".run",
     "prompt_effects_mode": ".run",
+    "default_prompt_method": ".problem",
     "compare_intervals": ".compare",
     "FIRST_SHOWN": ".ppc",
     "bayesian_p_value": ".ppc",

@@ -57,7 +57,13 @@ from .integrated import QUADRATURE, SAMPLING_TOLERANCE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
-from .problem import build_problem, prompt_setting, resolve_init, start_prompts_at
+from .problem import (
+    build_problem,
+    prompt_setting,
+    resolve_init,
+    start_prompts_at,
+    warn_laplace_prompts,
+)
 from .prompts import marginal_consensus, prompt_start
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,22 +125,24 @@ def sample_hja(
         position_bias=...)``).  Its rank and position bias must match the request.
     position_bias : bool, optional
         Per-judge position bias beta_k (default: as ``init``, else False).
-    prompt_effects : {"sampled", "integrated"} or bool, optional
+    prompt_effects : {"auto", "sampled", "integrated"} or bool, optional
         Answer-quality random effects per (question, model), their sd tau_i learned per
         model (:mod:`hja_bayes.bayes.prompts`); the posterior then also holds ``alpha``,
         ``tau`` and ``mu_marginal``: ``mu`` is then on the conditional (question-specific)
         scale, ``mu_marginal`` the population-averaged consensus on the scale of ``fit_hja``
         and of the model without prompt effects
-        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  "sampled" (the default
-        with clusters, and what True means): NUTS samples one latent effect per answer.
-        "integrated": NUTS runs over the global parameters only, each prompt's answer
-        effects integrated out of the likelihood (:mod:`hja_bayes.bayes.integrated`:
-        adaptive Gauss-Hermite quadrature for prompts of two to five answers, the Laplace
-        approximation for larger ones), and ``alpha`` drawn afterwards, draw by draw, from
-        its conditional posterior.  It agrees with "sampled" (tested); it is the faster one
-        where prompts are many with few verdicts each, the slower one where they are few
-        with many verdicts (see the README's measured costs).  False: none.  Default:
-        "sampled" when the data carry clusters
+        (:func:`~hja_bayes.bayes.prompts.marginal_consensus`).  "sampled": NUTS samples one
+        latent effect per answer.  "integrated": NUTS runs over the global parameters only,
+        each prompt's answer effects integrated out of the likelihood
+        (:mod:`hja_bayes.bayes.integrated`: adaptive Gauss-Hermite quadrature for prompts of
+        two to five answers, the Laplace approximation for larger ones), and ``alpha`` drawn
+        afterwards, draw by draw, from its conditional posterior.  The two agree (tested);
+        the integrated one is the faster where prompts are many with few verdicts each, the
+        sampled one where they are fewer or carry many verdicts (see the README's measured
+        costs).  "auto" (what None and True mean with clusters): chosen from the data's
+        layout by :func:`~hja_bayes.bayes.default_prompt_method`; the choice and why
+        are in ``posterior.attrs["prompt_method"]`` and ``["prompt_method_reason"]``.
+        False: none.  Default: "auto" when the data carry clusters
         (``Comparisons.from_frame(..., cluster="question_id")``), else False.
     outcome : {"half", "davidson", "ordinal"}, optional
         The outcome model (default: as ``init``, else "half"), as ``fit_hja(...,
@@ -255,7 +263,9 @@ def sample_hja(
     if target_accept_prob is None:
         target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
-    prompt = prompt_setting(data, prompt_effects)
+    prompt, prompt_reason = prompt_setting(data, prompt_effects, quadrature)
+    if prompt == "integrated":
+        warn_laplace_prompts(data, quadrature)
     outcome = init.outcome_model
     # the outcome model's parameters the MAP holds at their boundary stay there
     held = held_aux(data, outcome)
@@ -322,7 +332,8 @@ def sample_hja(
              "target_accept_prob": float(target_accept_prob),
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
-             "n_judges": data.n_judges, "n_items": data.n_items}
+             "n_judges": data.n_judges, "n_items": data.n_items,
+             "prompt_method_reason": prompt_reason}
     idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
                      data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs,
                      keep_alpha=keep_alpha)
@@ -357,7 +368,7 @@ def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None
                         priors: HJAPriors = HJAPriors()) -> PromptMode:
     """The prompt-effects model's point estimate, without sampling.
 
-    The point ``sample_hja(data, rank, prompt_effects=True)`` builds its Laplace
+    The point ``sample_hja(data, rank, prompt_effects="sampled")`` builds its Laplace
     approximation at (:func:`~hja_bayes.bayes.prompts.prompt_start`): tau by EM (the
     marginal-likelihood estimate under the Laplace approximation of the answer effects),
     every other parameter at its posterior mode given tau.  It takes seconds where sampling
