@@ -442,12 +442,12 @@ def test_the_default_integrates_where_many_effects_meet_few_verdicts():
         many.clusters.cluster * 5 + many.second[many.clusters.cell]])))
     for asked in (None, True, "auto"):
         method, why = prompt_setting(many, asked)
-        assert method == "integrated" and "integrated out" in why
+        assert method == "integrated" and "a median of 4 verdicts per prompt" in why
     assert prompt_setting(many, "sampled") == ("sampled", "asked for")
     assert prompt_setting(many, False)[0] is False
     few = _panel(100, 4)
     assert prompt_setting(few, None)[0] == "sampled"
-    assert "fewer than" in prompt_setting(few, None)[1]
+    assert f"fewer than {INTEGRATE_FROM_EFFECTS:,}" in prompt_setting(few, None)[1]
     crowded = _panel(1000, 20)  # as many effects, 20 verdicts per prompt
     assert prompt_layout(crowded).effects >= INTEGRATE_FROM_EFFECTS
     method, why = prompt_setting(crowded, None)

@@ -25,3 +25,21 @@ def test_convergence_table_flags_disagreeing_chains_and_counts_divergences():
     assert table.loc["gamma", "min_ess_bulk"] < 100
     a = convergence_table(idata).attrs
     assert a["divergences"] == 2 and a["n_draws"] == 2000 and a["n_chains"] == 4
+
+
+def test_the_sentence_says_how_the_answer_effects_were_handled_and_why():
+    from hja_bayes.reporting.sentences import prompt_method_sentence
+
+    az = import_arviz()
+    idata = az.from_dict(posterior={"mu": np.zeros((2, 10, 3))})
+    assert convergence_table(idata).attrs["prompt_method"] == "none"
+    assert prompt_method_sentence(convergence_table(idata)) == ""
+    idata.posterior.attrs.update(prompt_method="integrated",
+                                 prompt_method_reason="17,382 answer effects, a median of 1 "
+                                                      "verdicts per prompt")
+    sentence = prompt_method_sentence(convergence_table(idata))
+    assert sentence.startswith("The answer effects were integrated out")
+    assert "17,382 answer effects" in sentence
+    idata.posterior.attrs.update(prompt_method="sampled", prompt_method_reason="")
+    assert prompt_method_sentence(convergence_table(idata)) == \
+        "NUTS sampled every answer effect."

@@ -274,7 +274,7 @@ def prompt_layout(data) -> PromptLayout:
 
 
 def default_prompt_method(data, quadrature=QUADRATURE) -> tuple[str, str]:
-    """The prompt method ``sample_hja`` uses by default, and why (a sentence).
+    """The prompt method ``sample_hja`` uses by default, and why (a phrase).
 
     "integrated" where sampling the effects would put many latent effects into NUTS
     (:data:`INTEGRATE_FROM_EFFECTS` or more), the prompts carry few verdicts each (median
@@ -290,15 +290,14 @@ def default_prompt_method(data, quadrature=QUADRATURE) -> tuple[str, str]:
     """
     layout = prompt_layout(data)
     ruled = layout.most_answers <= len(tuple(quadrature)) + 1
+    verdicts = f"a median of {layout.median_verdicts:g} verdicts per prompt"
     if (layout.effects >= INTEGRATE_FROM_EFFECTS and ruled
             and layout.median_verdicts <= INTEGRATE_UP_TO_VERDICTS):
-        return "integrated", (f"{layout.effects} answer effects, {layout.median_verdicts:g} "
-                              f"verdicts per prompt (median): integrated out")
-    why = (f"fewer than {INTEGRATE_FROM_EFFECTS} answer effects"
+        return "integrated", f"{layout.effects:,} answer effects, {verdicts}"
+    why = (f"{layout.effects:,} answer effects, fewer than {INTEGRATE_FROM_EFFECTS:,}"
            if layout.effects < INTEGRATE_FROM_EFFECTS else
-           f"prompts of up to {layout.most_answers} answers" if not ruled else
-           f"a median of {layout.median_verdicts:g} verdicts per prompt")
-    return "sampled", f"{layout.effects} answer effects, sampled ({why})"
+           f"prompts of up to {layout.most_answers} answers" if not ruled else verdicts)
+    return "sampled", why
 
 
 #: Verdicts per answer (median over the prompts concerned) below which a warning says that

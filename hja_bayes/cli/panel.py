@@ -79,7 +79,7 @@ def _sample(data, fit, args, progress):
     prompt, why = prompt_setting(data, None)
     progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
              f"{warmup} warm-up + {args.samples} draws"
-             + (f"; prompt effects: {why}" if prompt else "") + ")")
+             + (f"; prompt effects {prompt}: {why}" if prompt else "") + ")")
     idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
                        num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet)
     progress("posterior sampled")

@@ -40,6 +40,7 @@ from .sentences import (
     disagreement_sentence,
     glance_sentence,
     judges_sentence,
+    prompt_method_sentence,
     report_notes,
 )
 
@@ -210,7 +211,8 @@ def build_report(
         "disagreement": disagreement_sentence(fit),
     }
     if convergence is not None:
-        sentences["convergence"] = convergence_sentence(convergence)
+        sentences["convergence"] = " ".join(filter(None, (
+            convergence_sentence(convergence), prompt_method_sentence(convergence))))
     if agreement is not None:
         sentences["agreement"] = agreement_sentence(agreement)
     if biases is not None:

@@ -37,7 +37,9 @@ def convergence_table(idata) -> pd.DataFrame:
     DataFrame
         Columns ``quantity``, ``entries``, ``max_rhat``, ``min_ess_bulk``,
         ``min_ess_tail``.  ``attrs``: ``n_draws`` (all chains), ``n_chains``,
-        ``divergences`` (after warm-up), ``rhat_limit``.
+        ``divergences`` (after warm-up), ``rhat_limit``, ``prompt_method`` ("sampled",
+        "integrated" or "none") and ``prompt_method_reason`` (why; empty for a posterior
+        saved before the reason was recorded).
     """
     from ..persistence import import_arviz
 
@@ -60,7 +62,9 @@ def convergence_table(idata) -> pd.DataFrame:
     divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
     table.attrs.update(n_draws=int(post.sizes["chain"] * post.sizes["draw"]),
                        n_chains=int(post.sizes["chain"]), divergences=divergences,
-                       rhat_limit=RHAT_LIMIT)
+                       rhat_limit=RHAT_LIMIT,
+                       prompt_method=str(post.attrs.get("prompt_method", "none")),
+                       prompt_method_reason=str(post.attrs.get("prompt_method_reason", "")))
     return table
 
 

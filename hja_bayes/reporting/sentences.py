@@ -15,7 +15,8 @@ from .observed import unbeaten_or_winless
 __all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
            "agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
-           "judges_sentence", "plural", "report_notes", "tiers_sentence", "width_sentence"]
+           "judges_sentence", "plural", "prompt_method_sentence", "report_notes",
+           "tiers_sentence", "width_sentence"]
 
 #: A judge losing more than this share of its rows to invalid verdicts gets a note.
 INVALID_NOTE = 0.2
@@ -189,6 +190,17 @@ def convergence_sentence(table: pd.DataFrame) -> str:
             f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
             f"{worst:.3f}{' (above ' + str(a['rhat_limit']) + ')' if worst > a['rhat_limit'] else ''}"
             f", smallest bulk ESS {ess:,.0f}.")
+
+
+def prompt_method_sentence(table: pd.DataFrame) -> str:
+    """How the sampler handled the answer (prompt) effects and why, or "" without them."""
+    a = table.attrs
+    method, why = a.get("prompt_method", "none"), a.get("prompt_method_reason", "")
+    text = {"integrated": "The answer effects were integrated out of the likelihood",
+            "sampled": "NUTS sampled every answer effect"}.get(method)
+    if text is None:
+        return ""
+    return text + (f" ({why})." if why else ".")
 
 
 def width_sentence(intervals) -> str:
