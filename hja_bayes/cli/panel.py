@@ -72,7 +72,6 @@ def _sample(data, fit, args, progress):
     if not args.bayes:
         return None
     from ..bayes import sample_hja
-
     from ..bayes.problem import prompt_setting
 
     warmup = args.samples if args.warmup is None else args.warmup
