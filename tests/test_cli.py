@@ -75,6 +75,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--judge-col", "grader", "--counts"), "not found"),
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
+    (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),
     (("report", "{tmp}"), "no saved fit"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
     (("confidence", "apply", "{tmp}"), "usage"),
@@ -126,6 +127,36 @@ def test_rank_is_read_in_any_case():
     from hja_bayes.cli.common import rank_arg
 
     assert rank_arg("BIC") == "bic" and rank_arg("Cv") == "cv" and rank_arg("2") == 2
+
+
+def test_prompt_effects_are_read_before_any_fitting():
+    """``--prompt-effects``: what the sampler is given and what it will do, decided from the
+    data before the MAP is fitted."""
+    from argparse import Namespace
+
+    from hja_bayes.cli.panel import _prompt_effects
+
+    data, _ = hb.simulate(3, 4, 1, 60, seed=1, questions=10)
+    plain, _ = hb.simulate(3, 4, 1, 60, seed=1)
+    assert _prompt_effects(data, Namespace(bayes=False, prompt_effects="auto")) is None
+    asked, method, why = _prompt_effects(data, Namespace(bayes=True, prompt_effects="auto"))
+    assert asked is None and method == "sampled" and "answer effects" in why
+    assert _prompt_effects(data, Namespace(bayes=True, prompt_effects="integrated"))[:2] == \
+        ("integrated", "integrated")
+    assert _prompt_effects(data, Namespace(bayes=True, prompt_effects="none"))[:2] == \
+        (False, False)
+    assert _prompt_effects(plain, Namespace(bayes=True, prompt_effects="auto"))[:2] == \
+        (None, False)
+
+
+def test_prompt_effects_without_prompts_are_refused_before_the_fit(csv_file, capsys):
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--bayes",
+                 "--prompt-effects", "integrated"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == ("hja-bayes: error: --prompt-effects integrated "
+                                            "needs prompts: name their column with --cluster-col")
+    assert "fitting" not in err
 
 
 def test_samples_are_checked_before_any_work(csv_file, capsys):

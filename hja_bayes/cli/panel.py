@@ -68,19 +68,39 @@ def _self_preference(text):
     return {j.strip(): m.strip() for j, _, m in pairs}
 
 
-def _sample(data, fit, args, progress):
+#: ``--prompt-effects`` choices and what ``sample_hja(prompt_effects=...)`` is given.
+PROMPT_EFFECTS = {"auto": None, "sampled": "sampled", "integrated": "integrated", "none": False}
+
+
+def _prompt_effects(data, args):
+    """``--prompt-effects`` checked against the data (before any fitting), and what the
+    sampler will do: ``(prompt_effects, method, why)``; None when not sampling."""
+    if not getattr(args, "bayes", False):
+        return None
+    from ..bayes.problem import prompt_setting
+
+    asked = PROMPT_EFFECTS[args.prompt_effects]
+    if asked and data.clusters is None:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"--prompt-effects {args.prompt_effects} needs prompts: name their "
+                             "column with --cluster-col")
+    return (asked, *prompt_setting(data, asked))
+
+
+def _sample(data, fit, args, progress, prompts):
     if not args.bayes:
         return None
     from ..bayes import sample_hja
-    from ..bayes.problem import prompt_setting
 
     warmup = args.samples if args.warmup is None else args.warmup
-    prompt, why = prompt_setting(data, None)
+    asked, method, why = prompts
     progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
              f"{warmup} warm-up + {args.samples} draws"
-             + (f"; prompt effects {prompt}: {why}" if prompt else "") + ")")
+             + (f"; prompt effects {method}: {why}" if method else "") + ")")
     idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
-                       num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet)
+                       num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet,
+                       prompt_effects=asked)
     progress("posterior sampled")
     return idata
 
@@ -168,12 +188,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
     data, name = read_data(args)
+    prompts = _prompt_effects(data, args)
     as_json = args.format == "json"
     if not as_json:
         print(data.summary())
     fit = _fit(data, args, progress)
     plain = _uncontrolled(fit, progress)
-    idata = _sample(data, fit, args, progress)
+    idata = _sample(data, fit, args, progress, prompts)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
     fragile = _fragility(fit, args, progress)
@@ -226,13 +247,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.data = "bundled:prd_vicuna80"
     progress("reading the bundled PRD Vicuna80 judgments")
     data, _ = read_data(args)
+    prompts = _prompt_effects(data, args)
     print("PRD Vicuna80 —", PRD_CITATION)
     print(data.summary())
     fit = _fit(data, args, progress)
     print()
     print(fit.summary())
     plain = _uncontrolled(fit, progress)
-    idata = _sample(data, fit, args, progress)
+    idata = _sample(data, fit, args, progress, prompts)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
     _show(board, judges, args, progress, idata)
@@ -301,6 +323,11 @@ def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
                    help="with --bayes: warm-up steps per chain (default: --samples)")
     p.add_argument("--chains", type=positive_int, default=2,
                    help="with --bayes: chains (default 2)")
+    p.add_argument("--prompt-effects", choices=tuple(PROMPT_EFFECTS), default="auto",
+                   help="with --bayes and prompts (--cluster-col): answer-quality effects per "
+                        "(prompt, model), sampled by NUTS or integrated out of the likelihood; "
+                        "'auto' (default) picks by the data's layout and says which, 'none' "
+                        "leaves them out")
 
 
 def add_panel_commands(sub) -> None:
