@@ -22,7 +22,9 @@ Parts (``--parts``, comma-separated):
   rule, a 7 x 7 rule and the Laplace approximation, against a 25 x 25 rule (mean and max
   absolute error per prompt).
   Then 1,000 five-answer prompts with five verdicts each: the summed log integrals of the
-  default rules and of the Laplace approximation against a finer rule, at tau 0.5-2.
+  default rules, of cheaper rules for four dimensions (3^4 nodes; a fully symmetric
+  degree-7 rule of 49) and of the Laplace approximation against a finer rule, at tau 0.5-2,
+  and the milliseconds of one value and gradient with each.
 * ``arena``: the real panel with the most prompts we hold, Chatbot Arena from JA-Ranking
   (10 LLM judges, 20 models, 8,691 prompts, most with one verdict; needs ``HJA_DATA_DIR``):
   ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``.
@@ -224,9 +226,39 @@ def quadrature_accuracy(log, prompts: int = 300, seed: int = 0):
     return {"prompts": prompts, "units": units, "rows": out}
 
 
+def symmetric_rule_4d(root: int = 1):
+    """A fully symmetric rule of degree 7 for N(0, I_4) with positive weights, 49 nodes
+    (the origin, +-r on each axis, (+-s, +-s) on each pair of axes, (+-t, +-t, +-t, +-t)),
+    from the moment equations (two solutions, ``root`` +1 or -1): nodes (49, 4) and
+    ``log w + |z|^2 / 2``, as :class:`~hja_bayes.bayes.integrated.Block` holds them."""
+    import itertools
+
+    v = (6 + root * np.sqrt(12.0)) / 24  # 12 v^2 - 6 v + 1/2 = 0
+    x, u = 1 - 2 * v, 0.25 - 0.5 * v
+    A, B, C = x**3, 2 * v**3, 8 * u**3
+    r, s, t = 1 / np.sqrt(u), 1 / np.sqrt(v), 1 / np.sqrt(x)
+    nodes, weights = [np.zeros(4)], [1 - 4 * C - 6 * B - A]
+    for i in range(4):
+        for sign in (1, -1):
+            nodes.append(sign * r * np.eye(4)[i])
+            weights.append(C / 2)
+    for i, j in itertools.combinations(range(4), 2):
+        for a, b in itertools.product((1, -1), repeat=2):
+            nodes.append(s * (a * np.eye(4)[i] + b * np.eye(4)[j]))
+            weights.append(B / 4)
+    for signs in itertools.product((1, -1), repeat=4):
+        nodes.append(t * np.array(signs, dtype=float))
+        weights.append(A / 16)
+    z, w = np.array(nodes), np.array(weights)
+    return z, np.log(w) + 0.5 * np.sum(z**2, axis=1)
+
+
 def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
     """Five-answer prompts with five verdicts each (random pairs, as on the panel): the sum
-    over prompts of each rule's log integral minus a 25 / 25^2 / 11^3 / 9^4 rule's."""
+    over prompts of each rule's log integral minus a 25 / 25^2 / 11^3 / 9^4 rule's, and the
+    milliseconds of one value and gradient (in eta and tau, at tau 1.2) with each rule.
+    Rules: the default, 3^4 nodes for four dimensions, a fully symmetric degree-7 rule with
+    49 nodes for four dimensions (:func:`symmetric_rule_4d`), the Laplace approximation."""
     import jax
     import jax.numpy as jnp
 
@@ -246,19 +278,39 @@ def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
     eta = jnp.asarray(rng.normal(0.0, 1.0, len(first)))
     gamma = jnp.asarray(rng.uniform(0.5, 2.0, len(first)))
     counts = jnp.asarray(np.eye(3)[2 * rng.integers(0, 2, len(first))])
-    rules = {"reference": (25, 25, 11, 9), "default": QUADRATURE, "Laplace": (21, 9)}
-    totals = {name: jax.jit(functools.partial(
-        lambda blocks, tau: prompt_log_likelihood(blocks, eta, gamma, None, counts,
-                                                  jnp.full(len(question), tau),
-                                                  outcome_model("half")),
-        prompt_blocks(first, second, question, quadrature=rule))) for name, rule in rules.items()}
+    half = outcome_model("half")
+    layouts = {name: prompt_blocks(first, second, question, quadrature=rule) for name, rule in
+               {"reference": (25, 25, 11, 9), "default": QUADRATURE,
+                "3^4": QUADRATURE[:3] + (3,), "Laplace": (21, 9)}.items()}
+    z, log_w = symmetric_rule_4d()
+    layouts["symmetric 49"] = tuple(b._replace(z=z, log_weight=log_w) if b.z.shape[1] == 4
+                                    else b for b in layouts["default"])
+
+    def total(blocks, e, tau):
+        return prompt_log_likelihood(blocks, e, gamma, None, counts, tau, half)
+
+    totals = {name: jax.jit(functools.partial(total, blocks)) for name, blocks in layouts.items()}
     rows = []
+    names = [n for n in layouts if n != "reference"]
     for tau in (0.5, 1.0, 1.5, 2.0):
-        values = {name: float(total(tau)) for name, total in totals.items()}
-        rows.append({"tau": tau, **{n: values[n] - values["reference"]
-                                    for n in ("default", "Laplace")}})
+        taus = jnp.full(len(question), tau)
+        values = {name: float(f(eta, taus)) for name, f in totals.items()}
+        rows.append({"tau": tau, **{n: values[n] - values["reference"] for n in names}})
         log(f"panel prompts, tau {tau}: {rows[-1]}")
-    return {"prompts": prompts, "rows": rows}
+    ms = {}
+    for name in names:
+        grad = jax.jit(jax.value_and_grad(functools.partial(total, layouts[name]),
+                                          argnums=(0, 1)))
+        taus = jnp.full(len(question), 1.2)
+        jax.block_until_ready(grad(eta, taus))
+        times = []
+        for i in range(20):
+            t = time.perf_counter()
+            jax.block_until_ready(grad(eta + 1e-4 * i, taus))
+            times.append(time.perf_counter() - t)
+        ms[name] = 1e3 * float(np.median(times))
+    log(f"panel prompts, value and gradient ms: {ms}")
+    return {"prompts": prompts, "rows": rows, "ms": ms}
 
 
 def report(results) -> str:
@@ -325,10 +377,17 @@ def report(results) -> str:
         lines.append("")
     if "panel_accuracy" in results:
         acc = results["panel_accuracy"]
+        names = [n for n in acc["rows"][0] if n != "tau"]
         lines += [f"## Sum of the log integrals of {acc['prompts']:,} five-answer prompts with "
                   "five verdicts each, minus a 25 / 25^2 / 11^3 / 9^4 rule's", "",
-                  "| tau | default rules | Laplace approximation |", "|---|---|---|"]
-        lines += [f"| {r['tau']} | {r['default']:.3f} | {r['Laplace']:.3f} |" for r in acc["rows"]]
+                  "Rules for four free dimensions: default 4^4 nodes, 3^4, a fully symmetric "
+                  "degree-7 rule of 49 nodes; the Laplace approximation there and for three.",
+                  "", "| tau | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        lines += [f"| {r['tau']} | " + " | ".join(f"{r[n]:.3f}" for n in names) + " |"
+                  for r in acc["rows"]]
+        if "ms" in acc:
+            lines.append("| value + gradient, ms | " + " | ".join(
+                f"{acc['ms'][n]:.1f}" for n in names) + " |")
         lines.append("")
     if "crossover" in results:
         lines += ["## Which method is faster: simulated 5 x 5 panels, 2 chains x (300 + 300)", "",
