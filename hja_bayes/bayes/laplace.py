@@ -173,8 +173,9 @@ def preconditioned(cells, chart, obs, mean, scale, *, model, unravel, log_sites=
     ----------
     cells, chart, obs
         The model's data arguments.
-    mean, scale : arrays (d,), (d, d)
-        A :class:`Laplace` approximation's mean and scale (data, not constants).
+    mean, scale : array (d,); array (d, d) or ArrowScale
+        A :class:`Laplace` (or :class:`~hja_bayes.bayes.arrow.ArrowLaplace`)
+        approximation's mean and scale (data, not constants).
     model : callable
         The NumPyro model (e.g. a ``partial`` of :func:`~hja_bayes.bayes.model.hja_model`).
     unravel : callable
@@ -200,7 +201,10 @@ def _whitened_density_impl(u, cells, chart, obs, mean, scale, *, model, unravel,
     from numpyro.handlers import block
     from numpyro.infer.util import log_density
 
-    values = dict(unravel(mean + scale @ u))
+    from .arrow import ArrowScale, arrow_apply
+
+    step = arrow_apply(scale, u) if isinstance(scale, ArrowScale) else scale @ u
+    values = dict(unravel(mean + step))
     log_jacobian = jnp.zeros(())
     recorded = {}
     for name in log_sites:

@@ -154,7 +154,7 @@ def prompt_offsets(gamma, alpha, judge, first, second):
     return gamma[..., judge] * (alpha[..., first] - alpha[..., second])
 
 
-def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10,
+def prompt_start(potential, params: dict, answers: Answers, iterations: int = 10,
                  tol: float = 0.02) -> dict:
     """A starting point for the prompt-effects model: tau by EM, the rest at its mode.
 
@@ -171,8 +171,8 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
         Potential energy of the raw sites (``tau`` holds log tau, one per model).
     params : dict
         Raw sites to start from (``z_alpha`` and ``tau`` included).
-    item : int array (answers,)
-        Model of every answer.
+    answers : Answers
+        The model and question of every answer (``z_alpha``'s order).
     iterations : int
     tol : float
 
@@ -185,9 +185,9 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
     from jax.flatten_util import ravel_pytree
     from scipy.optimize import minimize
 
-    from .laplace import covariance_from_hessian
+    from .arrow import arrow_from_columns, arrow_layout
 
-    item = np.asarray(item)
+    item = np.asarray(answers.item)
     log_tau = jnp.asarray(params["tau"])
     others = {k: jnp.asarray(v) for k, v in params.items() if k != "tau"}
     sites = tuple(sorted(others))
@@ -200,13 +200,15 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
 
     value_and_grad = jax.jit(jax.value_and_grad(conditional))
     grad = jax.grad(conditional)
+    layout = arrow_layout(others, answers.question)
+    directions = jnp.asarray(layout.directions)
 
     @jax.jit
-    def hessian(x, lt):
+    def hessian_columns(x, lt):  # the arrow's products (hja_bayes.bayes.arrow)
         def column(v):
             return jax.jvp(lambda y: grad(y, lt), (x,), (v,))[1]
 
-        return jax.lax.map(column, jnp.eye(x.shape[0], dtype=x.dtype), batch_size=32)
+        return jax.lax.map(column, directions, batch_size=32)
 
     n_items = log_tau.shape[0]
     per_item = np.bincount(item, minlength=n_items)
@@ -218,8 +220,9 @@ def prompt_start(potential, params: dict, item: np.ndarray, iterations: int = 10
 
         x = minimize(fun, x, jac=True, method="L-BFGS-B",
                      options={"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}).x
-        cov, _, _ = covariance_from_hessian(hessian(jnp.asarray(x), log_tau))
-        var_z = np.diag(cov)[z_slice]
+        # the answer effects' Laplace variances given tau
+        var_z = arrow_from_columns(layout, sites, x, hessian_columns(jnp.asarray(x), log_tau)
+                                   ).effect_variances
         tau = np.exp(np.asarray(log_tau))
         alpha = tau[item] * x[z_slice]
         second_moment = np.bincount(item, alpha**2 + tau[item] ** 2 * var_z, n_items)

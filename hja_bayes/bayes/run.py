@@ -54,6 +54,7 @@ from .align import WEAK_MATCH, align_to_map
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
 from .integrated import QUADRATURE, SAMPLING_TOLERANCE
+from .arrow import arrow_laplace
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
@@ -185,7 +186,8 @@ def sample_hja(
         at the MAP, standard deviations inflated 1.5x; "map": every chain starts at the MAP.
     mass_matrix : {"diagonal", "laplace", "adapt"}
         NUTS runs in the Laplace-whitened coordinates (inverse mass matrix = the Laplace
-        covariance).  "diagonal": warm-up also adapts a diagonal rescaling of those
+        covariance; with sampled prompt effects built in its arrow shape,
+        :mod:`hja_bayes.bayes.arrow`).  "diagonal": warm-up also adapts a diagonal rescaling of those
         coordinates (robust where the posterior is far from its Laplace approximation, e.g.
         an over-specified rank: PRD Vicuna80 at rank 1 had 395 divergences without it and 0
         with it, at no cost where the approximation is good); "laplace": fixed, warm-up
@@ -275,7 +277,7 @@ def sample_hja(
     params0, answers, potential = problem.params0, problem.answers, problem.potential
     start_time = time.perf_counter()
     if prompt == "sampled":  # the MAP leaves the answer effects and tau out
-        params0 = prompt_start(potential, params0, answers.item)
+        params0 = prompt_start(potential, params0, answers)
     elif prompt:  # the mode of the globals' (integrated) posterior, tau included
         params0 = posterior_mode(potential, params0)
         # every evaluation from here on starts each prompt's Newton iterations at its mode
@@ -283,8 +285,10 @@ def sample_hja(
         # gradients stop them sooner (SAMPLING_TOLERANCE)
         problem = start_prompts_at(problem, params0, SAMPLING_TOLERANCE)
     model, args, _, _, potential, request = problem
-    # Newton loops inside the potential: Hessian columns one at a time (see laplace_at)
-    laplace = laplace_at(potential, params0, batch_size=None if prompt == "integrated" else 32)
+    if prompt == "sampled":  # one coordinate per answer: the Hessian is an arrow
+        laplace = arrow_laplace(potential, params0, answers.question)
+    else:  # Newton loops inside the potential: Hessian columns one at a time (laplace_at)
+        laplace = laplace_at(potential, params0, batch_size=None if prompt else 32)
     if start == "laplace":
         u0 = whitened_starts(laplace, num_chains, [int(seed), 0x57A27])
     else:
@@ -293,7 +297,7 @@ def sample_hja(
     _, unravel = ravel_pytree({k: jnp.asarray(params0[k]) for k in laplace.sites})
     whitened = partial(preconditioned, model=model, unravel=unravel,
                        log_sites=("tau",) if prompt else ())
-    args = args + (jnp.asarray(laplace.mean), jnp.asarray(laplace.scale))
+    args = args + (jnp.asarray(laplace.mean), jax.tree.map(jnp.asarray, laplace.scale))
     kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
                   target_accept_prob=target_accept_prob,
                   adapt_mass_matrix=mass_matrix != "laplace")
@@ -401,7 +405,7 @@ def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None
     init, r, pb = resolve_init(data, rank, init, None, None)
     outcome = init.outcome_model
     problem = build_problem(data, init, r, pb, True, priors, outcome, held_aux(data, outcome))
-    params = prompt_start(problem.potential, problem.params0, problem.answers.item)
+    params = prompt_start(problem.potential, problem.params0, problem.answers)
     values = constrain_fn(problem.model, problem.args, {}, params, return_deterministic=True)
     gamma, mu, S, tau = (np.asarray(values[k], dtype=float) for k in ("gamma", "mu", "S", "tau"))
     mu_bar, _ = marginal_consensus(S[None], gamma[None], tau[None])
