@@ -27,7 +27,8 @@ Parts (``--parts``, comma-separated):
   and the milliseconds of one value and gradient with each.
 * ``arena``: the real panel with the most prompts we hold, Chatbot Arena from JA-Ranking
   (10 LLM judges, 20 models, 8,691 prompts, most with one verdict; needs ``HJA_DATA_DIR``):
-  ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``.
+  ``sample_hja`` rank 1 with the integrated effects, 4 chains x (500 + 1000), as ``panel``;
+  ``arena_sampled``: the same with the sampled effects.
 * ``crossover``: which method is faster, by prompts and verdicts per prompt.  Simulated
   5 x 5 panels (rank 1, question correlation 0.5), ``--designs PROMPTS:VERDICTS,...``
   (default 2,000 verdicts on 400, 100 and 20 prompts, and 4,000 on 800), both methods,
@@ -111,8 +112,9 @@ def gradient_costs(sizes, log):
 CROSSOVER = "400:2000,100:2000,20:2000,800:4000"
 
 
-def crossover(log, designs: str = CROSSOVER, rows=None):
-    """Both methods on each design ``prompts:verdicts`` (rows measured earlier are kept)."""
+def crossover(log, designs: str = CROSSOVER, rows=None, methods=("integrated", "sampled")):
+    """``methods`` on each design ``prompts:verdicts`` (rows and methods measured earlier
+    are kept)."""
     import arviz as az
 
     from hja_bayes import simulate
@@ -124,10 +126,12 @@ def crossover(log, designs: str = CROSSOVER, rows=None):
                            question_correlation=0.5)
         from hja_bayes.bayes.problem import default_prompt_method, prompt_layout
 
-        row = {"prompts": questions, "verdicts": int(data.n_comparisons),
+        earlier = [r for r in rows if (r["prompts"], r["verdicts"]) == (questions, verdicts)]
+        row = {**(earlier[0] if earlier else {}),
+               "prompts": questions, "verdicts": int(data.n_comparisons),
                "effects": prompt_layout(data).effects,
                "default": default_prompt_method(data)[0]}
-        for method in ("integrated", "sampled"):
+        for method in methods:
             res = run(data, method, log, chains=2, warmup=300, draws=300, keep=True)
             idata = res.pop("idata")
             ess = min(float(np.min(az.ess(idata, var_names=[q])[q].values)) for q in QUANTITIES)
@@ -136,7 +140,7 @@ def crossover(log, designs: str = CROSSOVER, rows=None):
             row[method] = res
         log(f"crossover, {questions} prompts: " + ", ".join(
             f"{m} {row[m]['seconds']:.0f} s, {row[m]['steps_per_draw']:.1f} steps, "
-            f"ESS/s {row[m]['ess_per_second']:.2f}" for m in ("integrated", "sampled")))
+            f"ESS/s {row[m]['ess_per_second']:.2f}" for m in methods))
         rows[:] = [r for r in rows if (r["prompts"], r["verdicts"]) != (questions, verdicts)]
         rows.append(row)
     return rows
@@ -354,16 +358,24 @@ def report(results) -> str:
                          f"{max(r[q]['r_hat'] for q in QUANTITIES):.3f} | " + " | ".join(cells)
                          + " |")
         lines.append("")
-    if "arena" in results:
-        p = results["arena"]
+    if "panel" in results and "panel_sampled" in results:
+        lines += ["### The 1,000-prompt panel: integrated against sampled", "",
+                  *same_answer(results["panel"], results["panel_sampled"]), ""]
+    for key, method in (("arena", "integrated"), ("arena_sampled", "sampled")):
+        if key not in results:
+            continue
+        p = results[key]
         lines += [f"## Chatbot Arena ({p['judges']} judges, {p['models']} models, {p['prompts']:,} "
-                  f"prompts, {p['verdicts']:,} verdicts), integrated, rank 1, 4 chains x "
+                  f"prompts, {p['verdicts']:,} verdicts), {method}, rank 1, 4 chains x "
                   "(500 + 1000)", "",
                   f"{p['seconds']:.0f} s for the whole `sample_hja` call (goal for a panel of "
                   f"9,000 prompts: 180 s), {p['sampling_seconds']:.0f} s of it from the search "
                   f"for the chains' start to the last draw, chains {p['chain_method']}; max "
                   f"R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f}, divergences "
                   f"{p['divergences']}, steps per draw {p['steps_per_draw']:.2f}.", ""]
+    if "arena" in results and "arena_sampled" in results:
+        lines += ["### Chatbot Arena: integrated against sampled", "",
+                  *same_answer(results["arena"], results["arena_sampled"]), ""]
     if "accuracy" in results:
         acc = results["accuracy"]
         names = [n for n in acc["rows"][0] if n != "tau"]
@@ -402,7 +414,7 @@ def report(results) -> str:
                          f" | {r.get('effects', '')} | {r.get('default', '')} | " + " | ".join(
                 f"{r[m]['seconds']:.0f}, {r[m]['steps_per_draw']:.1f}, "
                 f"{max(r[m][q]['r_hat'] for q in QUANTITIES):.3f}, {r[m]['ess_per_second']:.2f}"
-                for m in ("integrated", "sampled")) + " |")
+                if m in r else "not run" for m in ("integrated", "sampled")) + " |")
         lines.append("")
     if "mtbench" in results:
         m = results["mtbench"]
@@ -410,16 +422,21 @@ def report(results) -> str:
                   f"Wall time: integrated {m['integrated']['seconds']:.0f} s, sampled "
                   f"{m['sampled']['seconds']:.0f} s. Divergences {m['integrated']['divergences']}"
                   f" / {m['sampled']['divergences']}.", "",
-                  "| quantity | index | mean integrated / sampled | difference / MCSE | sd integrated / sampled |",
-                  "|---|---|---|---|---|"]
-        for q in QUANTITIES:
-            a, b = m["integrated"][q], m["sampled"][q]
-            for i in range(len(a["mean"])):
-                z = (a["mean"][i] - b["mean"][i]) / np.hypot(a["mcse"][i], b["mcse"][i])
-                lines.append(f"| {q} | {i} | {a['mean'][i]:.3f} / {b['mean'][i]:.3f} | {z:+.2f} | "
-                             f"{a['sd'][i]:.3f} / {b['sd'][i]:.3f} ({a['sd'][i] / b['sd'][i]:.3f}) |")
-        lines.append("")
+                  *same_answer(m["integrated"], m["sampled"]), ""]
     return "\n".join(lines)
+
+
+def same_answer(a, b):
+    """Table rows comparing two runs' posterior means and sds quantity by quantity."""
+    lines = ["| quantity | index | mean integrated / sampled | difference / MCSE | "
+             "sd integrated / sampled |", "|---|---|---|---|---|"]
+    for q in QUANTITIES:
+        for i, (ma, mb) in enumerate(zip(a[q]["mean"], b[q]["mean"])):
+            z = (ma - mb) / np.hypot(a[q]["mcse"][i], b[q]["mcse"][i])
+            sa, sb = a[q]["sd"][i], b[q]["sd"][i]
+            lines.append(f"| {q} | {i} | {ma:.3f} / {mb:.3f} | {z:+.2f} | "
+                         f"{sa:.3f} / {sb:.3f} ({sa / sb:.3f}) |")
+    return lines
 
 
 def main(argv=None):
@@ -429,6 +446,9 @@ def main(argv=None):
     parser.add_argument("--designs", default=CROSSOVER,
                         help="crossover designs, PROMPTS:VERDICTS separated by commas")
     parser.add_argument("--out", default=str(RESULTS / "bayes_integrated"))
+    parser.add_argument("--methods", default="integrated,sampled",
+                        help="methods the crossover and mtbench parts run (the other's "
+                             "figures from an earlier run are kept)")
     parser.add_argument("--sequential", action="store_true",
                         help="run the chains one after the other (one host device)")
     args = parser.parse_args(argv)
@@ -441,6 +461,7 @@ def main(argv=None):
     for part in args.parts.split(","):
         loads[part] = start
     parts = args.parts.split(",")
+    methods = tuple(args.methods.split(","))
     if "gradient" in parts:
         results["gradient"] = gradient_costs([int(s) for s in args.sizes.split(",")], log)
         path.write_text(json.dumps(results, indent=1))
@@ -459,13 +480,16 @@ def main(argv=None):
             "sampled": run(data, "sampled", log, **short)}
         path.write_text(json.dumps(results, indent=1))
     if "crossover" in parts:
-        results["crossover"] = crossover(log, args.designs, results.get("crossover"))
+        results["crossover"] = crossover(log, args.designs, results.get("crossover"),
+                                         methods)
         path.write_text(json.dumps(results, indent=1))
     if "accuracy" in parts:
         results["accuracy"] = quadrature_accuracy(log)
         results["panel_accuracy"] = panel_prompt_accuracy(log)
         path.write_text(json.dumps(results, indent=1))
-    if "arena" in parts:
+    for part, method in (("arena", "integrated"), ("arena_sampled", "sampled")):
+        if part not in parts:
+            continue
         from hja_bayes import Comparisons
         from hja_bayes.datasets import load_ja_ranking
 
@@ -473,10 +497,9 @@ def main(argv=None):
         data = Comparisons.from_frame(frame, cluster="question_id")
         log(f"arena: {data.n_judges} judges, {data.n_items} models, "
             f"{len(data.clusters.names)} prompts, {data.n_comparisons} verdicts")
-        results["arena"] = {"judges": data.n_judges, "models": data.n_items,
-                            "prompts": len(data.clusters.names),
-                            "verdicts": int(data.n_comparisons),
-                            **run(data, "integrated", log)}
+        results[part] = {"judges": data.n_judges, "models": data.n_items,
+                         "prompts": len(data.clusters.names),
+                         "verdicts": int(data.n_comparisons), **run(data, method, log)}
         path.write_text(json.dumps(results, indent=1))
     if "mtbench" in parts:
         from hja_bayes import Comparisons
@@ -484,7 +507,8 @@ def main(argv=None):
 
         frame = load_ja_ranking("mtbench")
         data = Comparisons.from_frame(frame, cluster="question_id")
-        results["mtbench"] = {m: run(data, m, log) for m in ("integrated", "sampled")}
+        results["mtbench"] = {**results.get("mtbench", {}),
+                              **{m: run(data, m, log) for m in methods}}
         path.write_text(json.dumps(results, indent=1))
     for part in parts:
         loads[part] += f"-{os.getloadavg()[0]:.1f}"
