@@ -72,6 +72,11 @@ class ArrowScale(NamedTuple):
     effect_scale: jnp.ndarray
     coupling: jnp.ndarray
 
+    def __matmul__(self, u):
+        """``T u`` (:func:`arrow_apply`): the scale serves where a dense square root does
+        (:func:`~hja_bayes.bayes.laplace.preconditioned`)."""
+        return arrow_apply(self, u)
+
 
 class ArrowLaplace(NamedTuple):
     """Gaussian approximation of the raw posterior at a point, in arrow form.

@@ -201,10 +201,7 @@ def _whitened_density_impl(u, cells, chart, obs, mean, scale, *, model, unravel,
     from numpyro.handlers import block
     from numpyro.infer.util import log_density
 
-    from .arrow import ArrowScale, arrow_apply
-
-    step = arrow_apply(scale, u) if isinstance(scale, ArrowScale) else scale @ u
-    values = dict(unravel(mean + step))
+    values = dict(unravel(mean + scale @ u))
     log_jacobian = jnp.zeros(())
     recorded = {}
     for name in log_sites:
