@@ -42,7 +42,7 @@ from jax.flatten_util import ravel_pytree
 from .laplace import EIGEN_FLOOR
 
 __all__ = ["ArrowLaplace", "ArrowLayout", "ArrowScale", "arrow_apply", "arrow_from_columns",
-           "arrow_laplace", "arrow_layout"]
+           "arrow_laplace", "arrow_layout", "hessian_products"]
 
 
 class ArrowScale(NamedTuple):
@@ -185,13 +185,16 @@ def arrow_laplace(potential, params: dict, prompt_of_effect, site: str = "z_alph
     flat, unravel = ravel_pytree({k: jnp.asarray(params[k]) for k in sites})
     layout = arrow_layout(params, prompt_of_effect, site)
     grad = jax.grad(lambda x: potential(unravel(x)))
-
-    def column(v):
-        return jax.jvp(grad, (flat,), (v,))[1]
-
-    columns = jax.jit(lambda e: jax.lax.map(column, e, batch_size=batch_size))(
-        jnp.asarray(layout.directions))
+    directions = jnp.asarray(layout.directions)
+    columns = jax.jit(lambda x: hessian_products(grad, x, directions, batch_size))(flat)
     return arrow_from_columns(layout, sites, flat, columns)
+
+
+def hessian_products(grad, x, directions, batch_size: int = 32):
+    """``H v`` for every row ``v`` of ``directions``, ``H`` the Jacobian of ``grad`` at
+    ``x`` (forward over reverse differentiation; traceable, for the caller to compile)."""
+    return jax.lax.map(lambda v: jax.jvp(grad, (x,), (v,))[1], directions,
+                       batch_size=batch_size)
 
 
 def arrow_from_columns(layout: ArrowLayout, sites: tuple, flat, columns) -> ArrowLaplace:

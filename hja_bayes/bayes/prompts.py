@@ -185,7 +185,7 @@ def prompt_start(potential, params: dict, answers: Answers, iterations: int = 10
     from jax.flatten_util import ravel_pytree
     from scipy.optimize import minimize
 
-    from .arrow import arrow_from_columns, arrow_layout
+    from .arrow import arrow_from_columns, arrow_layout, hessian_products
 
     item = np.asarray(answers.item)
     log_tau = jnp.asarray(params["tau"])
@@ -205,10 +205,7 @@ def prompt_start(potential, params: dict, answers: Answers, iterations: int = 10
 
     @jax.jit
     def hessian_columns(x, lt):  # the arrow's products (hja_bayes.bayes.arrow)
-        def column(v):
-            return jax.jvp(lambda y: grad(y, lt), (x,), (v,))[1]
-
-        return jax.lax.map(column, directions, batch_size=32)
+        return hessian_products(lambda y: grad(y, lt), x, directions)
 
     n_items = log_tau.shape[0]
     per_item = np.bincount(item, minlength=n_items)

@@ -51,10 +51,10 @@ from ..errors import ParameterError
 from ..hja import HJAFit
 from ..hja.inputs import deprecated_ties
 from .align import WEAK_MATCH, align_to_map
+from .arrow import arrow_laplace
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
 from .integrated import QUADRATURE, SAMPLING_TOLERANCE
-from .arrow import arrow_laplace
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
@@ -187,8 +187,8 @@ def sample_hja(
     mass_matrix : {"diagonal", "laplace", "adapt"}
         NUTS runs in the Laplace-whitened coordinates (inverse mass matrix = the Laplace
         covariance; with sampled prompt effects built in its arrow shape,
-        :mod:`hja_bayes.bayes.arrow`).  "diagonal": warm-up also adapts a diagonal rescaling of those
-        coordinates (robust where the posterior is far from its Laplace approximation, e.g.
+        :mod:`hja_bayes.bayes.arrow`).  "diagonal": warm-up also adapts a diagonal
+        rescaling of those coordinates (robust where the posterior is far from its Laplace approximation, e.g.
         an over-specified rank: PRD Vicuna80 at rank 1 had 395 divergences without it and 0
         with it, at no cost where the approximation is good); "laplace": fixed, warm-up
         adapts the step size only; "adapt": a dense mass matrix adapted in warm-up windows,
