@@ -11,7 +11,8 @@ MAP.  The modules, one job each:
   :mod:`~hja_bayes.bayes.prior` (implied priors, prior predictive);
 * :mod:`~hja_bayes.bayes.problem` (the request and the MAP as a start),
   :mod:`~hja_bayes.bayes.run` (NUTS), :mod:`~hja_bayes.bayes.laplace` (starts and mass
-  matrix), :mod:`~hja_bayes.bayes.align` (canonical draws aligned to the MAP),
+  matrix; :mod:`~hja_bayes.bayes.arrow` builds it for sampled answer effects),
+  :mod:`~hja_bayes.bayes.align` (canonical draws aligned to the MAP),
   :mod:`~hja_bayes.bayes.assemble` (replicated data, log-likelihood),
   :mod:`~hja_bayes.bayes.convert` (the ``InferenceData`` layout),
   :mod:`~hja_bayes.bayes.diagnose` (warnings);
