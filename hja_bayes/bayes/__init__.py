@@ -15,7 +15,8 @@ MAP.  The modules, one job each:
   :mod:`~hja_bayes.bayes.align` (canonical draws aligned to the MAP),
   :mod:`~hja_bayes.bayes.assemble` (replicated data, log-likelihood),
   :mod:`~hja_bayes.bayes.convert` (the ``InferenceData`` layout),
-  :mod:`~hja_bayes.bayes.diagnose` (warnings);
+  :mod:`~hja_bayes.bayes.diagnose` (warnings; :mod:`~hja_bayes.bayes.mixing` computes
+  R-hat and ESS for every entry at once);
 * :mod:`~hja_bayes.bayes.ppc` (posterior predictive checks), :mod:`~hja_bayes.bayes.loo`
   (PSIS-LOO over comparisons, rank choice), :mod:`~hja_bayes.bayes.compare` (Wald against
   credible intervals), :mod:`~hja_bayes.bayes.ranks` (posterior of the items' ranks).

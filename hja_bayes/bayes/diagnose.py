@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ..errors import ConvergenceWarning
+from .mixing import rank_rhat
 
 __all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "divergence_report",
            "warn_on_diagnostics", "labels"]
@@ -101,11 +102,10 @@ def divergence_report(idata) -> str:
 
 
 def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
-    """ConvergenceWarning on divergences, R-hat above ``limit`` (naming the quantities), or a
+    """ConvergenceWarning on divergences, R-hat above ``limit`` (naming the quantities; the
+    rank-normalised split R-hat of :func:`~hja_bayes.bayes.mixing.rank_rhat`), or a
     large share of reordered or weakly matched draws (posterior attrs ``permutation_share``,
     ``weak_match_share``)."""
-    import arviz as az
-
     advice = _weak_last_component(idata)
     n_div = int(idata.sample_stats["diverging"].sum())
     if n_div:
@@ -122,13 +122,12 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             ConvergenceWarning, stacklevel=3)
     if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give nan R-hat
-        rhat = az.rhat(idata.posterior)
     bad = []
-    for name, da in rhat.data_vars.items():
-        values = np.asarray(da).ravel()
-        bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(da), values) if v > limit]
+    for da in idata.posterior.data_vars.values():
+        da = da.transpose("chain", "draw", ...)
+        values = rank_rhat(da.values).ravel()
+        entries = da.isel(chain=0, draw=0, drop=True)
+        bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
     if bad:
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
         warnings.warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"

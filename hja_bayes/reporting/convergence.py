@@ -1,16 +1,17 @@
 """The sampler's convergence diagnostics, one row per posterior quantity.
 
-R-hat and effective sample sizes are ArviZ's (rank-normalised split R-hat, bulk and tail
-ESS); divergences are NUTS's own count.  The report shows them beside every posterior
+R-hat is ArviZ's rank-normalised split R-hat and the effective sample sizes are bulk and
+tail ESS (NumPyro's estimator on ArviZ's inputs), computed for every entry at once by
+:mod:`hja_bayes.bayes.mixing`; divergences are NUTS's own count.  The report shows them beside every posterior
 column, so a reader can tell whether the draws can carry the claims made from them.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
+
+from ..bayes.mixing import mixing
 
 __all__ = ["RHAT_LIMIT", "convergence_table"]
 
@@ -41,20 +42,12 @@ def convergence_table(idata) -> pd.DataFrame:
         "integrated" or "none") and ``prompt_method_reason`` (why; empty for a posterior
         saved before the reason was recorded).
     """
-    from ..persistence import import_arviz
-
-    az = import_arviz()
     post = idata.posterior
     present = [q for q in post.data_vars if post[q].size > 0]
     names = [q for q in QUANTITIES if q in present] + [q for q in present if q not in QUANTITIES]
     rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant draws give NaN R-hat
-        rhat = az.rhat(post[names])
-        bulk = az.ess(post[names], method="bulk")
-        tail = az.ess(post[names], method="tail")
     for name in names:
-        r, b, t = (np.asarray(x[name], dtype=float).ravel() for x in (rhat, bulk, tail))
+        r, b, t = (v.ravel() for v in mixing(post[name].transpose("chain", "draw", ...).values))
         rows.append((name, r.size, _nanmax(r), _nanmin(b), _nanmin(t)))
     table = pd.DataFrame(rows, columns=["quantity", "entries", "max_rhat", "min_ess_bulk",
                                         "min_ess_tail"])
