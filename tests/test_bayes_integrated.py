@@ -335,7 +335,10 @@ def test_the_samplers_looser_tolerance_keeps_the_integrals():
 
 @functools.lru_cache(maxsize=None)
 def both_samplers():
-    data, _ = simulate(3, 4, 1, 150, seed=4, questions=8, question_correlation=0.5)
+    # three models, so two-dimensional prompt integrals: prompts of four and five answers
+    # are checked against independent quadrature above, and cost the integrated sampler
+    # twice the time
+    data, _ = simulate(3, 3, 1, 150, seed=4, questions=8, question_correlation=0.5)
     fit = fit_hja(data, 1)
     out = {}
     with warnings.catch_warnings():

@@ -148,17 +148,18 @@ def test_wheel_installs_by_name_and_runs_the_demo_without_the_source_tree(tmp_pa
     # only: the dependency metadata must be met by what is here, nothing is downloaded
     extras = _extras_installed_here()
     assert "parquet" in extras and "test" in extras
+    # (a source tree on PYTHONPATH would count as installed already)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     spec = f"hja_bayes[{','.join(extras)}]=={version}"
     installed = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
          "--find-links", str(dist), "--only-binary", "hja_bayes", spec],
-        capture_output=True, text=True)
+        capture_output=True, text=True, env=env)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     assert f"Successfully installed hja_bayes-{version}" in installed.stdout, installed.stdout
 
     run_dir = tmp_path / "elsewhere"
     run_dir.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env["HJA_BAYES_CACHE"] = "off"
 
     def run(*args):
