@@ -77,3 +77,13 @@ def test_shapes_and_degenerate_input():
     assert all(np.isnan(v).all() for v in mixing(x[:, :3]))  # too few draws
     with pytest.raises(ValueError, match="chain, draw"):
         rank_rhat(np.zeros(10))
+
+
+def test_entries_in_chunks_give_the_same_values(draws, monkeypatch):
+    from hja_bayes.bayes import mixing as module
+
+    whole = mixing(draws)
+    monkeypatch.setattr(module, "CHUNK", 7)  # 160 entries: 23 chunks, the last of 6
+    for a, b in zip(mixing(draws), whole):  # the FFTs' rounding depends on the batch
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(rank_rhat(draws), whole.rhat, rtol=1e-12)

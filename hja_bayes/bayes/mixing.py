@@ -39,22 +39,34 @@ class Mixing(NamedTuple):
     ess_tail: np.ndarray
 
 
-class _Draws(NamedTuple):
-    x: np.ndarray          # (chain, draw, entries), undefined entries zeroed
-    shape: tuple           # the entries' shape
-    defined: np.ndarray    # (entries,) finite, with enough draws
-    varies: np.ndarray     # (entries,) not constant
+#: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK).
+CHUNK = 1024
 
 
-def _draws(draws, min_chains: int) -> _Draws:
+def _entries(draws, min_chains: int) -> tuple[np.ndarray, tuple]:
+    """Draws as (chain, draw, entries), with the entries' shape; NaN marks too few draws."""
     x = np.asarray(draws, dtype=float)
     if x.ndim < 2:
         raise ValueError(f"draws must be shaped (chain, draw, ...), got shape {x.shape}")
     shape = x.shape[2:]
     x = x.reshape(x.shape[0], x.shape[1], int(np.prod(shape)))
-    defined = np.isfinite(x).all(axis=(0, 1)) & (x.shape[0] >= min_chains) & (x.shape[1] >= 4)
-    x = np.where(defined, x, 0.0)
-    return _Draws(x, shape, defined, _varies(x))
+    if x.shape[0] < min_chains or x.shape[1] < 4:
+        x = np.full(x.shape, np.nan)
+    return x, shape
+
+
+def _chunked(diagnose, x: np.ndarray, outputs: int) -> list[np.ndarray]:
+    """``diagnose`` (entries -> ``outputs`` arrays, one value per entry) over chunks of
+    entries; undefined entries (a non-finite draw, too few draws) get NaN."""
+    parts = [[] for _ in range(outputs)]
+    for i in range(0, x.shape[2], CHUNK):
+        chunk = x[..., i:i + CHUNK]
+        defined = np.isfinite(chunk).all(axis=(0, 1))
+        values = (diagnose(np.where(defined, chunk, 0.0)) if defined.any()
+                  else [defined * 0.0] * outputs)
+        for part, v in zip(parts, values):
+            part.append(np.where(defined, v, np.nan))
+    return [np.concatenate(p) if p else np.zeros(0) for p in parts]
 
 
 def _varies(x: np.ndarray) -> np.ndarray:
@@ -89,14 +101,13 @@ def _normal_scores(x: np.ndarray) -> np.ndarray:
     return scores.T.reshape(x.shape)
 
 
-def _rhat(d: _Draws, bulk_scores: np.ndarray) -> np.ndarray:
+def _rhat(x: np.ndarray, split: np.ndarray, bulk_scores: np.ndarray) -> np.ndarray:
     from numpyro.diagnostics import gelman_rubin
 
-    split = _split(d.x)
     folded = np.abs(split - np.median(split, axis=(0, 1)))
     with np.errstate(invalid="ignore", divide="ignore"):
         rhat = np.maximum(gelman_rubin(bulk_scores), gelman_rubin(_normal_scores(folded)))
-    return np.where(d.defined & d.varies, rhat, np.nan).reshape(d.shape)
+    return np.where(_varies(x), rhat, np.nan)
 
 
 def _ess(chains: np.ndarray) -> np.ndarray:
@@ -122,10 +133,13 @@ def rank_rhat(draws) -> np.ndarray:
     -------
     ndarray, shape ``draws.shape[2:]``
     """
-    d = _draws(draws, min_chains=2)
-    if not d.defined.any():
-        return np.full(d.shape, np.nan)
-    return _rhat(d, _normal_scores(_split(d.x)))
+    x, shape = _entries(draws, min_chains=2)
+
+    def diagnose(chunk):
+        split = _split(chunk)
+        return (_rhat(chunk, split, _normal_scores(split)),)
+
+    return _chunked(diagnose, x, 1)[0].reshape(shape)
 
 
 def mixing(draws) -> Mixing:
@@ -138,19 +152,19 @@ def mixing(draws) -> Mixing:
     Returns
     -------
     Mixing
-        ``rhat`` as :func:`rank_rhat`; ``ess_bulk``, the ESS of the rank-normalised split
-        chains; ``ess_tail``, the smaller ESS of the split chains' indicators of their 5%
-        and 95% quantiles.
+        ``rhat`` as :func:`rank_rhat` (NaN with one chain); ``ess_bulk``, the ESS of the
+        rank-normalised split chains; ``ess_tail``, the smaller ESS of the split chains'
+        indicators of their 5% and 95% quantiles.
     """
-    d = _draws(draws, min_chains=1)
-    if not d.defined.any():
-        empty = np.full(d.shape, np.nan)
-        return Mixing(empty, empty, empty)
-    bulk_scores = _normal_scores(_split(d.x))
-    rhat = _rhat(d, bulk_scores) if d.x.shape[0] >= 2 else np.full(d.shape, np.nan)
-    bulk = _ess(bulk_scores)
-    quantiles = np.quantile(d.x, TAIL, axis=(0, 1))
-    split = _split(d.x)
-    tail = np.minimum(*(_ess((split <= q).astype(float)) for q in quantiles))
-    undefined = ~d.defined
-    return Mixing(rhat, *(np.where(undefined, np.nan, e).reshape(d.shape) for e in (bulk, tail)))
+    x, shape = _entries(draws, min_chains=1)
+
+    def diagnose(chunk):
+        split = _split(chunk)
+        bulk_scores = _normal_scores(split)
+        rhat = (_rhat(chunk, split, bulk_scores) if chunk.shape[0] >= 2
+                else np.full(chunk.shape[2], np.nan))
+        quantiles = np.quantile(chunk, TAIL, axis=(0, 1))
+        tail = np.minimum(*(_ess((split <= q).astype(float)) for q in quantiles))
+        return rhat, _ess(bulk_scores), tail
+
+    return Mixing(*(v.reshape(shape) for v in _chunked(diagnose, x, 3)))
