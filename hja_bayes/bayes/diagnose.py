@@ -126,8 +126,9 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
         values = rank_rhat(da.values).ravel()
-        entries = da.isel(chain=0, draw=0, drop=True)
-        bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
+        if np.any(values > limit):  # label the entries only then
+            entries = da.isel(chain=0, draw=0, drop=True)
+            bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
     if bad:
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
         warnings.warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"

@@ -29,6 +29,8 @@ __all__ = ["Mixing", "mixing", "rank_rhat"]
 BLOM = 3 / 8
 #: The quantiles whose indicators give the tail ESS.
 TAIL = (0.05, 0.95)
+#: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK).
+CHUNK = 1024
 
 
 class Mixing(NamedTuple):
@@ -37,10 +39,6 @@ class Mixing(NamedTuple):
     rhat: np.ndarray
     ess_bulk: np.ndarray
     ess_tail: np.ndarray
-
-
-#: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK).
-CHUNK = 1024
 
 
 def _entries(draws, min_chains: int) -> tuple[np.ndarray, tuple]:
@@ -63,7 +61,7 @@ def _chunked(diagnose, x: np.ndarray, outputs: int) -> list[np.ndarray]:
         chunk = x[..., i:i + CHUNK]
         defined = np.isfinite(chunk).all(axis=(0, 1))
         values = (diagnose(np.where(defined, chunk, 0.0)) if defined.any()
-                  else [defined * 0.0] * outputs)
+                  else [np.full(chunk.shape[2], np.nan)] * outputs)
         for part, v in zip(parts, values):
             part.append(np.where(defined, v, np.nan))
     return [np.concatenate(p) if p else np.zeros(0) for p in parts]

@@ -2,8 +2,9 @@
 
 R-hat is ArviZ's rank-normalised split R-hat and the effective sample sizes are bulk and
 tail ESS (NumPyro's estimator on ArviZ's inputs), computed for every entry at once by
-:mod:`hja_bayes.bayes.mixing`; divergences are NUTS's own count.  The report shows them beside every posterior
-column, so a reader can tell whether the draws can carry the claims made from them.
+:mod:`hja_bayes.bayes.mixing`; divergences are NUTS's own count.  The report shows them
+beside every posterior column, so a reader can tell whether the draws can carry the claims
+made from them.
 """
 
 from __future__ import annotations
