@@ -188,11 +188,11 @@ def sample_hja(
         NUTS runs in the Laplace-whitened coordinates (inverse mass matrix = the Laplace
         covariance; with sampled prompt effects built in its arrow shape,
         :mod:`hja_bayes.bayes.arrow`).  "diagonal": warm-up also adapts a diagonal
-        rescaling of those coordinates (robust where the posterior is far from its Laplace approximation, e.g.
-        an over-specified rank: PRD Vicuna80 at rank 1 had 395 divergences without it and 0
-        with it, at no cost where the approximation is good); "laplace": fixed, warm-up
-        adapts the step size only; "adapt": a dense mass matrix adapted in warm-up windows,
-        starting from the Laplace covariance.
+        rescaling of those coordinates (robust where the posterior is far from its
+        Laplace approximation, e.g. an over-specified rank: PRD Vicuna80 at rank 1 had 395
+        divergences without it and 0 with it, at no cost where the approximation is good);
+        "laplace": fixed, warm-up adapts the step size only; "adapt": a dense mass matrix
+        adapted in warm-up windows, starting from the Laplace covariance.
     chain_method : {"parallel", "sequential", "vectorized"}, optional
         Default: "parallel" when JAX has a device per chain (see the module docstring on
         ``numpyro.set_host_device_count``), else "sequential".
