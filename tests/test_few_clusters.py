@@ -182,6 +182,38 @@ def test_cr2_has_the_closed_form_of_a_cluster_mean():
     assert cr1.contrast(q).df is None  # CR1 keeps normal quantiles
 
 
+def cluster_mean_df(data) -> float:
+    """Bell and McCaffrey's exact df of a cluster mean (see the test above)."""
+    c = data.clusters
+    rho = np.bincount(c.cluster, c.n) / data.n.sum()
+    return 1 / (np.sum(rho ** 2 * (1 - 2 * rho) / (1 - rho) ** 2)
+                + np.sum(rho ** 2 / (1 - rho)) ** 2)
+
+
+def test_many_clusters_keep_to_the_leading_term_within_its_bound():
+    """Where a contrast's own effective number of clusters is EXACT_BELOW_DF or more, the df
+    is its leading term: against the exact closed form of a cluster mean, within 15% and
+    0.003 in the t quantile (the bound the docstring states); below it, exact."""
+    from scipy.stats import t
+
+    from hja_bayes.inference.clusters import EXACT_BELOW_DF
+
+    q = lambda S, b: S[0, 0] - S[0, 1]  # noqa: E731
+    sizes = np.random.default_rng(3).integers(1, 12, size=400)
+    for G, exact in ((len(sizes), False), (60, True)):
+        data, S = one_judge_two_models(sizes[:G], seed=2)
+        got = float(wald_inference(data, S, rank=0, cov_type="CR2", ridge=0.0)
+                    .degrees_of_freedom(q))
+        expected = cluster_mean_df(data)
+        assert (expected >= EXACT_BELOW_DF) != exact
+        if exact:
+            assert got == pytest.approx(expected, rel=1e-9)
+        else:
+            assert got != pytest.approx(expected, rel=1e-9)  # the leading term was used
+            assert got == pytest.approx(expected, rel=0.15)
+            assert abs(t.ppf(0.975, got) - t.ppf(0.975, expected)) < 0.003
+
+
 def test_intervals_record_the_clusters_and_use_t_quantiles(panel):
     data, fit = panel
     table = fit.intervals()
