@@ -90,10 +90,7 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
     if N < 2:
         return 0.0
     se = _difference_se(covariance)
-    a, b = np.triu_indices(N, 1)
-    keep = se[a, b] > 0
-    a, b = a[keep], b[keep]
-    if a.size == 0:
+    if not np.any(np.triu(se, 1) > 0):
         return 0.0
     # a symmetric square root: works for the singular covariance of centred scores
     eig, vec = np.linalg.eigh((covariance + covariance.T) / 2)
@@ -104,8 +101,15 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
         if not df > 0:
             raise ParameterError(f"df must be positive, got {df}")
         z = z / np.sqrt(rng.chisquare(df, size=(draws, 1)) / df)
-    stat = np.abs(z[:, a] - z[:, b]) / se[a, b]
-    return float(np.quantile(stat.max(axis=1), level))
+    # the max over pairs built one model's row at a time: (draws, N) numbers at once, not
+    # (draws, N^2 / 2)
+    stat = np.zeros(draws)
+    for a in range(N - 1):
+        keep = np.flatnonzero(se[a, a + 1:] > 0) + a + 1
+        if keep.size:
+            np.maximum(stat, np.max(np.abs(z[:, [a]] - z[:, keep]) / se[a, keep], axis=1),
+                       out=stat)
+    return float(np.quantile(stat, level))
 
 
 def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
