@@ -150,6 +150,16 @@ def one_judge_two_models(sizes, p=0.6, seed=0):
     return data, np.array([[eta / 2, -eta / 2]])
 
 
+def cluster_mean_df(data) -> float:
+    """Bell and McCaffrey's exact df of a cluster mean, ``1 / [sum rho^2 (1 - 2 rho) /
+    (1 - rho)^2 + (sum rho^2 / (1 - rho))^2]`` with ``rho_g`` prompt g's share of the
+    comparisons."""
+    c = data.clusters
+    rho = np.bincount(c.cluster, c.n) / data.n.sum()
+    return 1 / (np.sum(rho ** 2 * (1 - 2 * rho) / (1 - rho) ** 2)
+                + np.sum(rho ** 2 / (1 - rho)) ** 2)
+
+
 def test_cr2_has_the_closed_form_of_a_cluster_mean():
     """One logit estimated from prompts of sizes n_g (the intercept-only regression): with
     rho_g = n_g / n and F = n p (1 - p), the CR2 variance is sum_g s_g^2 / (1 - rho_g) / F^2
@@ -166,8 +176,7 @@ def test_cr2_has_the_closed_form_of_a_cluster_mean():
     rho = np.bincount(c.cluster, c.n) / n
     assert iv.se ** 2 == pytest.approx(np.sum(s ** 2 / (1 - rho)) / (n * p * (1 - p)) ** 2,
                                        rel=1e-9)
-    expected = 1 / (np.sum(rho ** 2 * (1 - 2 * rho) / (1 - rho) ** 2)
-                    + np.sum(rho ** 2 / (1 - rho)) ** 2)
+    expected = cluster_mean_df(data)
     assert float(iv.df) == pytest.approx(expected, rel=1e-9)
     from scipy.stats import t
 
@@ -180,14 +189,6 @@ def test_cr2_has_the_closed_form_of_a_cluster_mean():
     assert float(cr2.degrees_of_freedom(q)) == pytest.approx(6.0, rel=1e-9)
     assert float(cr2.contrast(q).se) == pytest.approx(float(cr1.contrast(q).se), rel=1e-9)
     assert cr1.contrast(q).df is None  # CR1 keeps normal quantiles
-
-
-def cluster_mean_df(data) -> float:
-    """Bell and McCaffrey's exact df of a cluster mean (see the test above)."""
-    c = data.clusters
-    rho = np.bincount(c.cluster, c.n) / data.n.sum()
-    return 1 / (np.sum(rho ** 2 * (1 - 2 * rho) / (1 - rho) ** 2)
-                + np.sum(rho ** 2 / (1 - rho)) ** 2)
 
 
 def test_many_clusters_keep_to_the_leading_term_within_its_bound():

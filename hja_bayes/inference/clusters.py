@@ -51,8 +51,9 @@ from ..clusters import effective_clusters
 from ..errors import DataWarning
 from ..likelihood import information, score
 
-__all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BELOW_DF", "EXACT_BUDGET", "FEW_CLUSTERS", "cr2_numbers", "SMALL_SAMPLE", "cluster_design", "cluster_record",
-           "satterthwaite", "warn_few_clusters"]
+__all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BELOW_DF", "EXACT_BUDGET", "FEW_CLUSTERS",
+           "cr2_numbers", "SMALL_SAMPLE", "cluster_design", "cluster_record", "satterthwaite",
+           "warn_few_clusters"]
 
 #: Small-sample corrections of the cluster-robust covariance (``cov_type="cluster"`` is CR2).
 SMALL_SAMPLE = ("CR2", "CR1")
@@ -337,7 +338,7 @@ def satterthwaite(d: ClusterDesign, Z: np.ndarray, exact: bool | None = None) ->
     ok = (total > 0) & (squares > 0)
     out = np.where(ok, total ** 2 / np.where(ok, squares, 1.0), np.nan)
     if exact is None:
-        todo = np.flatnonzero(~(out >= EXACT_BELOW_DF))  # NaN included: exact says why
+        todo = np.flatnonzero(~(out >= EXACT_BELOW_DF))  # below it, or undefined (NaN)
         if todo.size * G * dim * min(G, dim) > EXACT_BUDGET:
             todo = todo[:0]
     else:
