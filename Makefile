@@ -11,10 +11,14 @@ TEST_WORKERS ?= 2
 
 .PHONY: demo test test-min install models
 
+# compileall: the package's bytecode, as pip writes it for the packages it installs; an
+# editable install has none, and where PYTHONDONTWRITEBYTECODE is set every process would
+# compile the package again (0.15 s of each run of the command line)
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,dask,spark]'
+	$(BIN)/python -m compileall -q hja_bayes
 	touch $@
 
 install: $(BIN)/.installed
