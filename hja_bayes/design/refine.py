@@ -16,7 +16,8 @@ expected information of the linear predictor is the observed one, so near the op
 steps are Newton steps; two or three reach the solver's tolerance.  The information (the
 costly part: one pass over the units per pair of chart columns) is assembled at the start
 and reused by later steps while full steps are taken (a chord method: near the optimum it
-changes little); convergence is only declared with the information of the point itself.
+changes little); convergence is declared with the information of the point itself, or by
+reused information when the steps' contraction bounds the gap left.
 """
 
 from __future__ import annotations
@@ -120,8 +121,7 @@ def _moved(model: Model, chart, sigma, delta, t: float) -> Model:
         log_aux[chart.free] += t * delta[chart.aux_offset: chart.global_offset]
         log_aux = log_aux.reshape(np.shape(model.log_aux))
     theta = model.theta + t * delta[chart.global_offset: chart.y_offset]
-    return Model(model.data, S, Z.reshape(model.coef.shape), theta, model.outcome, log_aux,
-                 model.terms)
+    return model.moved(S, Z.reshape(model.coef.shape), theta, log_aux)
 
 
 def _factor(model: Model, chart, design, ridge: float, grad_S, sigma, C) -> np.ndarray:
@@ -146,6 +146,23 @@ def _factor(model: Model, chart, design, ridge: float, grad_S, sigma, C) -> np.n
             raise HJAError("singular information on the chart") from None
 
 
+def _chord_converged(decrement: float, last: float | None, bound: float) -> bool:
+    """Whether a step by reused information shows the optimum within ``bound``.
+
+    The chord iteration contracts the distance to the optimum by a factor ``theta`` per
+    step, estimated by the ratio of successive step lengths in the reused information's
+    norm, ``sqrt(decrement / last)``; the distance left is then at most ``1 / (1 - theta)``
+    steps, and the objective's gap at most ``(1 + theta) / (1 - theta)^2`` times the
+    decrement (the information at the optimum within a factor ``1 + theta`` of the reused
+    one).  This is the stopping rule of simplified Newton iterations in implicit ODE solvers
+    (Hairer and Wanner, *Solving ODEs II*, IV.8), with a contraction of at most 1/2 required.
+    """
+    if last is None or last <= 0:
+        return False
+    theta = np.sqrt(decrement / last)
+    return theta <= 0.5 and decrement * (1 + theta) / (1 - theta) ** 2 <= bound
+
+
 def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, *,
            tol: float = 1e-10, max_iter: int = 25) -> Refined:
     """Fisher scoring on the chart from ``(S, Z, theta, log_aux)`` to the penalised optimum.
@@ -154,7 +171,9 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     objective to the optimum) falls below ``tol`` relative to the objective: stricter than
     the proximal solver's rule, a relative change below ``tol`` in one of its steps.  Steps
     reuse the last information assembled until one must be shortened; a decrement below
-    ``tol`` by reused information is checked again with the information at the point.
+    ``tol`` by reused information ends the iteration when the steps contract fast enough to
+    bound the gap left (:func:`_chord_converged`), else it is checked again with the
+    information at the point.
 
     Raises
     ------
@@ -166,6 +185,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     design = model.design()
     f = _penalised(model, design, ridge)
     factor = None
+    last = None  # the previous full step's decrement by the same information
     for it in range(1, max_iter + 1):
         chart = factor_chart(model.S, rank, coef_free=design.free, n_aux=outcome.n_aux,
                              free=free_aux(model.log_aux) if outcome.n_aux else None,
@@ -183,7 +203,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
             decrement = -float(g @ delta) / 2
             if decrement > tol * max(1.0, abs(f)):
                 break
-            if fresh:  # converged by the information at this point, not an earlier one's
+            if fresh or _chord_converged(decrement, last, tol * max(1.0, abs(f))):
                 return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
             fresh = True
         t = 1.0
@@ -197,5 +217,6 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
                 return Refined(model.S, model.coef, model.log_aux, model.theta, it, False)
         if t < 1:  # the step needed shortening: the next one assembles the information anew
             factor = None
+        last = decrement if t == 1 else None
         model, f = trial, f_new
     return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False)

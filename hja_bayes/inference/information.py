@@ -98,6 +98,9 @@ class Model:
         The outcome model's extra parameters on the log scale (``-inf``: held).
     terms : tuple
         The term objects (their design is laid out per unit level on demand).
+
+    The estimates are not changed after construction: the units' linear predictors are
+    computed once per level and kept; :meth:`moved` makes the model at other estimates.
     """
 
     def __init__(self, data, S, coef, theta, outcome, log_aux, terms):
@@ -107,6 +110,13 @@ class Model:
         self.theta = np.asarray(theta, dtype=float).ravel()
         self.log_aux = log_aux
         self._designs: dict[str, Design] = {}
+        self._units: dict[str, tuple] = {}
+
+    def moved(self, S, coef, theta, log_aux) -> "Model":
+        """The same data, outcome model and terms at other estimates (the designs shared)."""
+        other = Model(self.data, S, coef, theta, self.outcome, log_aux, self.terms)
+        other._designs = self._designs
+        return other
 
     def design(self, level: str | None = None) -> Design:
         """The terms' design at ``level`` ("cells" or "entries"; default: the fit's)."""
@@ -118,12 +128,16 @@ class Model:
     def units(self, level: str | None = None):
         """``(units, design, eta, aux)`` at ``level``: the data's units (counts as the
         outcome model reads them), their design, linear predictors and extra parameters."""
-        design = self.design(level)
-        units = units_of(self.data, design.level)
-        units = units._replace(counts=counts_for(units.counts, self.outcome))
-        eta = linear_predictor(self.S, self.coef, _design_view(units, design), self.theta)
-        aux = None if self.outcome.n_aux == 0 else np.asarray(self.log_aux, dtype=float)[units.judge]
-        return units, design, eta, aux
+        key = level or "fit"
+        if key not in self._units:
+            design = self.design(level)
+            units = units_of(self.data, design.level)
+            units = units._replace(counts=counts_for(units.counts, self.outcome))
+            eta = linear_predictor(self.S, self.coef, _design_view(units, design), self.theta)
+            aux = (None if self.outcome.n_aux == 0
+                   else np.asarray(self.log_aux, dtype=float)[units.judge])
+            self._units[key] = (units, design, eta, aux)
+        return self._units[key]
 
 
 class _View:
