@@ -11,10 +11,9 @@ import numpy as np
 
 from ..checks import check_level
 from ..decomposition import canonicalize
-from ..jitting import stored_jit
 
-__all__ = ["Interval", "core_jacobian", "core_quantities", "core_quantities_jit", "flat_jacobian",
-           "interval", "quantile"]
+__all__ = ["Interval", "core_gradient", "core_quantities", "flat_jacobian", "interval",
+           "quantile"]
 
 
 class Interval(NamedTuple):
@@ -61,9 +60,40 @@ def core_quantities(S: jax.Array, Z: jax.Array, theta: jax.Array) -> jax.Array:
     return jnp.concatenate([d.mu, d.gamma, jnp.ravel(Z), theta])
 
 
-core_quantities_jit = stored_jit(core_quantities)
-core_jacobian = stored_jit(jax.jacrev(core_quantities, argnums=(0, 1, 2)),
-                           name=f"{__name__}.core_jacobian")
+def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`core_quantities` and its Jacobians with respect to S, Z and theta, in closed
+    form (NumPy): ``(value, dS (size, K, N), dZ (size, K, q), dtheta (size, g))``.
+
+    With ``S_c`` the row-centred scores, ``mu = S_c^T 1 / K`` and
+    ``gamma = S_c mu / |mu|^2``:
+
+    * ``d mu_n / d S_jm = (delta_nm - 1/N) / K`` (for every judge j);
+    * ``d gamma_k / d S_jm = (delta_kj mu_m + (S_c,km - 2 gamma_k mu_m) / K) / |mu|^2``
+      (the rows of ``S_c`` sum to zero, and ``mu`` is centred);
+    * Z and theta enter as themselves.
+
+    The same numbers as ``jax.jacrev(core_quantities)`` without compiling it (0.3 s of a
+    command-line fit's first run).
+    """
+    S = np.asarray(S, dtype=float)
+    Z, theta = np.asarray(Z, dtype=float), np.ravel(np.asarray(theta, dtype=float))
+    K, N = S.shape
+    Sc = S - S.mean(axis=1, keepdims=True)
+    mu = Sc.mean(axis=0)
+    norm2 = mu @ mu
+    gamma = Sc @ mu / norm2
+    q, g = Z.size, theta.size
+    size = N + K + q + g
+    dS = np.zeros((size, K, N))
+    dS[:N] = ((np.eye(N) - 1.0 / N) / K)[:, None, :]
+    dS[N: N + K] = (np.eye(K)[:, :, None] * mu
+                    + (Sc - 2.0 * gamma[:, None] * mu)[:, None, :] / K) / norm2
+    dZ = np.zeros((size, q))
+    dZ[N + K: N + K + q] = np.eye(q)
+    dtheta = np.zeros((size, g))
+    dtheta[N + K + q:] = np.eye(g)
+    value = np.concatenate([mu, gamma, Z.ravel(), theta])
+    return value, dS, dZ.reshape((size,) + Z.shape), dtheta
 
 
 def quantile(level: float, df=None):

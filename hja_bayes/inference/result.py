@@ -17,8 +17,7 @@ from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
 from .intervals import (
     Interval,
-    core_jacobian,
-    core_quantities_jit,
+    core_gradient,
     flat_jacobian,
     interval,
 )
@@ -333,10 +332,8 @@ class WaldInference(Quantities):
     # ------------------------------------------------------ standard quantities
     @cached_property
     def _core_gradient(self) -> tuple[np.ndarray, np.ndarray]:
-        arrays = self._arrays()
-        value = np.asarray(core_quantities_jit(*arrays))
-        dS, dZ, dtheta = core_jacobian(*arrays)
-        return value, self.chart.pullback(np.asarray(dS), np.asarray(dZ), np.asarray(dtheta))
+        value, dS, dZ, dtheta = core_gradient(self.S, self.coef, self.theta)
+        return value, self.chart.pullback(dS, dZ, dtheta)
 
     @cached_property
     def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
