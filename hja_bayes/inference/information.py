@@ -112,7 +112,7 @@ class Model:
         self._designs: dict[str, Design] = {}
         self._units: dict[str, tuple] = {}
 
-    def moved(self, S, coef, theta, log_aux) -> "Model":
+    def moved(self, S, coef, theta, log_aux) -> Model:
         """The same data, outcome model and terms at other estimates (the designs shared)."""
         other = Model(self.data, S, coef, theta, self.outcome, log_aux, self.terms)
         other._designs = self._designs

@@ -10,10 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..checks import check_level
-from ..decomposition import canonicalize
 
-__all__ = ["Interval", "core_gradient", "core_quantities", "flat_jacobian", "interval",
-           "quantile"]
+__all__ = ["Interval", "core_gradient", "flat_jacobian", "interval", "quantile"]
 
 
 class Interval(NamedTuple):
@@ -53,16 +51,11 @@ def flat_jacobian(q: Callable, S: jax.Array, Z: jax.Array, theta: jax.Array):
             np.asarray(dZ).reshape((size,) + Z.shape), np.asarray(dtheta).reshape(size, -1))
 
 
-def core_quantities(S: jax.Array, Z: jax.Array, theta: jax.Array) -> jax.Array:
-    """(mu, gamma, vec Z, theta) stacked: gamma and mu do not depend on the rank, so rank 0
-    is used."""
-    d = canonicalize(S, 0)
-    return jnp.concatenate([d.mu, d.gamma, jnp.ravel(Z), theta])
-
-
 def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`core_quantities` and its Jacobians with respect to S, Z and theta, in closed
-    form (NumPy): ``(value, dS (size, K, N), dZ (size, K, q), dtheta (size, g))``.
+    """The quantities every table reports, ``(mu, gamma, vec Z, theta)`` stacked (gamma and
+    mu as :func:`~hja_bayes.decomposition.canonicalize` defines them, at any rank), and
+    their Jacobians with respect to S, Z and theta, in closed form (NumPy):
+    ``(value, dS (size, K, N), dZ (size, K, q), dtheta (size, g))``.
 
     With ``S_c`` the row-centred scores, ``mu = S_c^T 1 / K`` and
     ``gamma = S_c mu / |mu|^2``:
@@ -72,8 +65,8 @@ def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
       (the rows of ``S_c`` sum to zero, and ``mu`` is centred);
     * Z and theta enter as themselves.
 
-    The same numbers as ``jax.jacrev(core_quantities)`` without compiling it (0.3 s of a
-    command-line fit's first run).
+    The same numbers as JAX's reverse mode through ``canonicalize`` without compiling it
+    (0.3 s of a command-line fit's first run).
     """
     S = np.asarray(S, dtype=float)
     Z, theta = np.asarray(Z, dtype=float), np.ravel(np.asarray(theta, dtype=float))
