@@ -25,7 +25,9 @@ from the cluster-robust covariance:
 Reported: cost and comparisons at which each goal is first met (censored at the cap),
 the adaptive rule's saving against each peer (median over seeds of the paired ratio), and
 coverage at the stopping time: the joint rank intervals hold every true rank, and the 95%
-marginal intervals of every mu_i - mu_j.  Also: ``plan()``'s predicted power against
+marginal intervals of every mu_i - mu_j; after a fixed budget (``--parts coverage``), the
+coverage and mean squared z of every mu_i - mu_j under the designs of
+:data:`COVERAGE_DESIGNS` (``--methods`` picks them).  Also: ``plan()``'s predicted power against
 simulated power, and the MT-Bench replay (comparisons needed to reach the full data's
 top 3 with joint confidence, in the order ``next_comparisons`` asks for against random
 order).
@@ -151,16 +153,19 @@ def arena_rows(rng, N, spend, n_pair, win_pair, chunks: int = 50):
     return k_all[:total], first, second, rng.integers(PROMPTS, size=total)
 
 
-def adaptive_rows(fit, spend, goal, seed, N):
+def adaptive_rows(fit, spend, goal, seed, N, prompt_rng=None):
+    """``next_comparisons``'s rows; with ``prompt_rng``, prompts drawn uniformly instead of
+    by its answer-spreading rule."""
+    prompts = None if prompt_rng is not None else [f"q{x}" for x in range(PROMPTS)]
     table = hb.next_comparisons(fit, int(spend), goal=goal, k=3,
                                 cost=dict(zip(JUDGES, COSTS)), tie_margin=MARGIN,
-                                prompts=[f"q{x}" for x in range(PROMPTS)], max_cost=spend,
-                                seed=seed)
+                                prompts=prompts, max_cost=spend, seed=seed)
     index = {name: x for x, name in enumerate(fit.items)}
     jdx = {name: x for x, name in enumerate(JUDGES)}
+    q = (prompt_rng.integers(PROMPTS, size=len(table)) if prompt_rng is not None
+         else table["prompt"].str[1:].astype(int).to_numpy())
     return (table["judge"].map(jdx).to_numpy(), table["model_a"].map(index).to_numpy(),
-            table["model_b"].map(index).to_numpy(),
-            table["prompt"].str[1:].astype(int).to_numpy())
+            table["model_b"].map(index).to_numpy(), q)
 
 
 # ---------------------------------------------------------------------------- checks
@@ -259,11 +264,41 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
 
 
 # ------------------------------------------------------------------------- coverage
+#: Designs of the fixed-budget coverage runs: the adaptive rule, uniform random allocation,
+#: the adaptive rule with prompts drawn uniformly (not spread over answers), and 70% of each
+#: round's spending by the adaptive rule with 30% uniformly at random.
+COVERAGE_DESIGNS = ("adaptive", "random", "adaptive_random_prompts", "adaptive_explore30")
+EXPLORE = 0.3
+
+
+def _round_rows(method, fit, rng, spend, goal, seed, N):
+    if method == "random":
+        return random_rows(rng, N, spend)
+    if method == "adaptive_random_prompts":
+        return adaptive_rows(fit, spend, goal, seed, N, prompt_rng=rng)
+    if method == "adaptive_explore30":
+        parts = [random_rows(rng, N, EXPLORE * spend)]
+        if (1 - EXPLORE) * spend >= 1:
+            parts.append(adaptive_rows(fit, (1 - EXPLORE) * spend, goal, seed, N))
+        return tuple(np.concatenate(x) for x in zip(*parts))
+    return adaptive_rows(fit, spend, goal, seed, N)
+
+
+def _mean_z2(fit, truth) -> float:
+    """Mean squared z of every mu_i - mu_j (cluster-robust se): 1 for calibrated intervals."""
+    mu, cov = fit.wald_inference("cluster").mu_covariance()
+    v = np.diag(cov)
+    iu = np.triu_indices(truth.N, 1)
+    se = np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0, None))[iu]
+    err = (mu[:, None] - mu[None, :])[iu] - (truth.mu[:, None] - truth.mu[None, :])[iu]
+    return float(np.mean((err / se) ** 2))
+
+
 def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                           budget: float = 25_000.0, goal: str = "ranks",
                           methods=("adaptive", "random")):
-    """Coverage after spending a fixed budget (no data-dependent stopping): the adaptive
-    design against uniform random allocation, same start, same truth."""
+    """Coverage after spending a fixed budget (no data-dependent stopping): the designs of
+    :data:`COVERAGE_DESIGNS` from the same start on the same truth."""
     out = {"N": N, "start": start, "budget": budget, "goal": goal, "runs": []}
     for seed in range(seeds):
         truth = Truth(N, 1_000 + seed)
@@ -276,8 +311,7 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
             spent = float(COSTS[k].sum())
             while spent < budget:
                 spend = min(0.1 * spent, budget - spent)
-                k, i, j, q = (random_rows(rng, N, spend) if method == "random"
-                              else adaptive_rows(fit, spend, goal, seed, N))
+                k, i, j, q = _round_rows(method, fit, rng, spend, goal, seed, N)
                 if len(k) == 0:
                     break
                 y = truth.draw(draw_rng, k, i, j, q)
@@ -285,7 +319,8 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                 fit = fit.update(comparisons(truth, k, i, j, q, y))
             _, _, _, joint, marginal = check(fit, truth)
             out["runs"].append({"seed": seed, "method": method, "cost": spent,
-                                "joint_coverage": joint, "marginal_coverage": marginal})
+                                "joint_coverage": joint, "marginal_coverage": marginal,
+                                "mean_z2": _mean_z2(fit, truth)})
         if seed % 10 == 9:
             log(f"coverage: {seed + 1} seeds")
     return out
@@ -632,13 +667,18 @@ def summarise(results) -> list[str]:
             "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds."
             + (f" {cov['note']}" if cov.get("note") else ""), "",
             "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
-            "every mu_i - mu_j (nominal 0.95) |", "|---|---|---|---|"]
-        for m in ("adaptive", "random"):
+            "every mu_i - mu_j (nominal 0.95) | mean squared z of mu_i - mu_j (nominal 1) |",
+            "|---|---|---|---|---|"]
+        for m in COVERAGE_DESIGNS:
             runs = [r for r in cov["runs"] if r["method"] == m]
+            if not runs:
+                continue
             joint = np.array([r["joint_coverage"] for r in runs], dtype=float)
             marg = np.array([r["marginal_coverage"] for r in runs])
+            z2 = [r["mean_z2"] for r in runs if "mean_z2" in r]
+            z2 = f"{np.mean(z2):.3f}" if len(z2) == len(runs) else "-"
             lines.append(f"| {m} | {len(runs)} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(len(runs)):.3f}) "
-                         f"| {marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(len(runs)):.3f}) |")
+                         f"| {marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(len(runs)):.3f}) | {z2} |")
         lines.append("")
     diag = results.get("coverage_diagnosis")
     if diag:
@@ -772,7 +812,7 @@ def main(argv=None):
         results["mtbench"] = mtbench_replay(args.mtbench_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "coverage" in parts:  # the designs not run (--methods) keep their earlier runs
-        methods = [m for m in args.methods.split(",") if m in ("adaptive", "random")]
+        methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
         coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods)
         coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
                              if r["method"] not in methods]
