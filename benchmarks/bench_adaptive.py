@@ -12,7 +12,9 @@ uniform) and then spends, round after round, 10% of what it has spent so far:
 * arena: Chatbot Arena's active sampling rule (Chiang et al. 2024, section 5: a pair is
   drawn with probability proportional to the drop of its win rate's standard error from
   one more battle, ``sqrt(s2 / n) - sqrt(s2 / (n + 1))``, ``s2 = p (1 - p)`` with the pooled
-  win rate p smoothed by +1/+2, n its battles so far; the judge uniform, the order random).
+  win rate p smoothed by +1/+2, n its battles so far; the judge uniform, the order random);
+* adaptive_explore30 (only with ``--methods``): 30% of every round uniformly at random,
+  70% as ``next_comparisons`` asks.
 
 After each round the goals are checked with the package's joint (max-|t|, 95%) intervals
 from the cluster-robust covariance:
@@ -40,6 +42,7 @@ Run (nice'd, single-threaded BLAS, about an hour on two shared cores)::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -234,12 +237,10 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
         if all(v is not None for v in want.values()) or spent >= cap:
             break
         spend = min(max(0.1 * spent, 10.0), cap - spent)
-        if method == "random":
-            new = random_rows(rng, N, spend)
-        elif method == "arena":
+        if method == "arena":
             new = arena_rows(rng, N, spend, n_pair, win_pair)
         else:
-            new = adaptive_rows(fit, spend, goal, seed, N)
+            new = _round_rows(method, fit, rng, spend, goal, seed, N)
         k, i, j, q = new
         if len(k) == 0:
             break
@@ -574,6 +575,11 @@ def _value(entry, key, cap):
     return (cap, True) if entry is None else (entry[key], False)
 
 
+def _per_seed(entries, goal, method, key, fill) -> np.ndarray:
+    """Every seed's ``key`` (cost or comparisons) for a goal and method (``fill`` if capped)."""
+    return np.array([_value(e[f"{goal}:{method}"], key, fill)[0] for e in entries])
+
+
 def summarise(results) -> list[str]:
     """The Markdown report of the three parts."""
     lines = ["# Adaptive design: next_comparisons against random allocation and Arena's rule", ""]
@@ -655,6 +661,32 @@ def summarise(results) -> list[str]:
                                      if e[f"{goal}:{m}"]], axis=0)
                     cells.append(" / ".join(f"{c:.2f}" for c in counts / counts.sum()))
                 lines.append(f"| {N} | {goal} | " + " | ".join(cells) + " |")
+        lines.append("")
+    explore = [(N, goal) for N, entries in (sim or {}).items() for goal in ("top", "ranks")
+               if entries and f"{goal}:adaptive_explore30" in entries[0]]
+    if explore:
+        lines += [
+            "With 30% of every round's spending uniformly at random and 70% as "
+            "`next_comparisons` asks (`--methods adaptive_explore30`), on the same seeds "
+            "(savings: one minus the median paired ratio):", "",
+            "| N | goal | seeds | median cost to goal: 30% random / adaptive | saving in cost "
+            "vs random / vs Arena | median comparisons: 30% random / adaptive | marginal 95% "
+            "coverage of mu_i - mu_j at the stop |", "|---|---|---|---|---|---|---|"]
+        for N, goal in explore:
+            entries = sim[N]
+            cap = caps.get(str(N), {}).get(goal, float("nan"))
+            spent = functools.partial(_per_seed, entries, goal)
+            mine = spent("adaptive_explore30", "cost", cap)
+            saving = [1 - np.median(mine / spent(m, "cost", cap)) for m in ("random", "arena")]
+            done = [e[f"{goal}:adaptive_explore30"] for e in entries]
+            marginal = np.mean([r["marginal_coverage"] for r in done if r is not None])
+            lines.append(
+                f"| {N} | {goal} | {len(entries)} | {np.median(mine):,.0f} / "
+                f"{np.median(spent('adaptive', 'cost', cap)):,.0f} | {saving[0]:.0%} / "
+                f"{saving[1]:.0%} | "
+                f"{np.nanmedian(spent('adaptive_explore30', 'comparisons', np.nan)):,.0f} / "
+                f"{np.nanmedian(spent('adaptive', 'comparisons', np.nan)):,.0f} | "
+                f"{marginal:.3f} |")
         lines.append("")
     cov = results.get("coverage")
     if cov:
