@@ -622,13 +622,12 @@ def summarise(results) -> list[str]:
                     done = [r for r in runs if r is not None]
                     joint[m] = np.mean([r["joint_coverage"] for r in done]) if done else np.nan
                     marginal[m] = np.mean([r["marginal_coverage"] for r in done]) if done else np.nan
+                spent = functools.partial(_per_seed, entries, goal)
                 for m in ("random", "arena"):
-                    a = [_value(e[f"{goal}:adaptive"], "cost", cap)[0] for e in entries]
-                    b = [_value(e[f"{goal}:{m}"], "cost", cap)[0] for e in entries]
-                    ratio_cost[m] = 1 - np.median(np.asarray(a) / np.asarray(b))
-                    a = [_value(e[f"{goal}:adaptive"], "comparisons", np.nan)[0] for e in entries]
-                    b = [_value(e[f"{goal}:{m}"], "comparisons", np.nan)[0] for e in entries]
-                    ratio_rows[m] = 1 - np.nanmedian(np.asarray(a) / np.asarray(b))
+                    ratio_cost[m] = 1 - np.median(spent("adaptive", "cost", cap)
+                                                  / spent(m, "cost", cap))
+                    ratio_rows[m] = 1 - np.nanmedian(spent("adaptive", "comparisons", np.nan)
+                                                     / spent(m, "comparisons", np.nan))
                 correct = [e[f"{goal}:adaptive"]["correct"] for e in entries
                            if e[f"{goal}:adaptive"] and goal == "top"]
                 lines.append(
