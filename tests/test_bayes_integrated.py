@@ -411,6 +411,46 @@ def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "alpha.npy"), stored, rtol=1e-6, atol=1e-6)
 
 
+def test_the_folded_tau_enters_through_its_size_only():
+    """Integrated effects sample tau as ``tau_folded ~ N(0, s_tau^2)``, ``tau = |tau_folded|``
+    (the half-normal prior exactly): flipping signs leaves the potential and every other
+    gradient as they are and flips tau_folded's gradient, which central differences agree
+    with on both sides of 0."""
+    from hja_bayes.bayes.model import FOLDED_TAU, HJAPriors
+    from hja_bayes.bayes.problem import build_problem
+
+    data, _ = simulate(3, 3, 1, 60, seed=4, questions=6, question_correlation=0.5)
+    fit = fit_hja(data, 1)
+    problem = build_problem(data, fit, 1, False, "integrated", HJAPriors(), fit.outcome_model,
+                            None)
+    assert FOLDED_TAU in problem.params0 and "tau" not in problem.params0
+    value_and_grad = jax.jit(jax.value_and_grad(problem.potential))
+    x, signs = jnp.asarray([0.4, 1.3, 0.05]), jnp.asarray([1.0, -1.0, -1.0])
+    v1, g1 = value_and_grad({**problem.params0, FOLDED_TAU: x})
+    v2, g2 = value_and_grad({**problem.params0, FOLDED_TAU: signs * x})
+    assert np.isfinite(float(v1)) and abs(float(v1 - v2)) <= 1e-10 * abs(float(v1))
+    np.testing.assert_allclose(g2[FOLDED_TAU], signs * g1[FOLDED_TAU], rtol=1e-8, atol=1e-12)
+    for name in g1:
+        if name != FOLDED_TAU:
+            np.testing.assert_allclose(g2[name], g1[name], rtol=1e-8, atol=1e-12)
+    h = 1e-5
+    for point, grad in ((x, g1), (signs * x, g2)):
+        for i in range(3):
+            step = jnp.zeros(3).at[i].set(h)
+            up = value_and_grad({**problem.params0, FOLDED_TAU: point + step})[0]
+            down = value_and_grad({**problem.params0, FOLDED_TAU: point - step})[0]
+            assert float((up - down) / (2 * h)) == pytest.approx(float(grad[FOLDED_TAU][i]),
+                                                                 rel=1e-5, abs=1e-7)
+    # the potential is smooth and even in each tau_folded, so its derivative over
+    # tau_folded tends to the curvature at 0: it did not before the prior's precision came
+    # from Sigma's Cholesky factor (at 1e-5 the derivative had the wrong sign, at 1e-7 it
+    # was 1e6 times too large)
+    slopes = [float(value_and_grad({**problem.params0, FOLDED_TAU: x.at[0].set(small)})[1]
+                    [FOLDED_TAU][0]) / small for small in (1e-3, 1e-5, 1e-7)]
+    assert slopes[1] == pytest.approx(slopes[0], rel=1e-4)
+    assert slopes[2] == pytest.approx(slopes[0], rel=1e-4)
+
+
 def test_an_unknown_prompt_method_is_an_error():
     from hja_bayes import ParameterError
 

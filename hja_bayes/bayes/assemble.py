@@ -180,7 +180,9 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
         aux = log_scale_aux(outcome, natural)
     integrated = request.prompt == "integrated"
     units, answers = data_units(data, request)
-    tau = np.asarray(samples["tau_value"]) if request.prompt else None
+    # sampled effects sample log tau (recorded as tau_value), integrated ones |tau_folded|
+    tau = (np.asarray(samples["tau" if integrated else "tau_value"]) if request.prompt
+           else None)
     effects = None
     if integrated:
         alpha = None

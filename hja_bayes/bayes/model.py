@@ -37,6 +37,10 @@ Priors (weakly informative; every scale is an argument, see :class:`~hja_bayes.b
   model and one answer effect ``alpha_qi = tau_i z_qi``, ``z_qi ~ N(0, 1)`` per (question,
   model); either sampled, or integrated out of the likelihood one prompt at a time
   (:mod:`hja_bayes.bayes.integrated`), which leaves the same posterior of everything else.
+  Sampled effects put tau on NUTS's usual log scale (raw site ``tau``); integrated ones
+  sample the raw site ``tau_folded ~ N(0, s_tau^2)`` and record ``tau = |tau_folded|``,
+  the same half-normal prior, in a coordinate whose curvature stays moderate where the
+  data leave tau near 0 (:data:`FOLDED_TAU`).
 
 Implied prior of win probabilities (the calibration target of the default scales): a pair's
 win probability should be free to be lopsided without the prior preferring it.  Uniform
@@ -96,6 +100,7 @@ from .integrated import prompt_log_likelihood, prompt_modes
 from .prompts import prompt_offsets
 
 __all__ = [
+    "FOLDED_TAU",
     "HJAPriors",
     "Chart",
     "RawCoordinates",
@@ -111,6 +116,16 @@ __all__ = [
 
 #: The design column of the position bias (its coefficients are the site ``beta_raw``).
 POSITION = "position"
+#: Raw site of tau with integrated prompt effects: ``tau = |tau_folded|``, ``tau_folded ~
+#: N(0, s_tau^2)``, which is ``tau ~ HalfNormal(s_tau)`` exactly.  The integrated likelihood
+#: depends on tau only through tau^2, so it is smooth in tau_folded, 0 included, and the
+#: posterior is symmetric in its sign (every recorded quantity sees |tau_folded| only).  On
+#: the log scale the curvature of the potential grows with tau^2 from near 0, where the
+#: prior's exponential tail rules, so a posterior that reaches from there to where the data
+#: speak (Chatbot Arena: tau_i 0.1-0.8 with posterior sd 0.6-0.8 times its mean) forces
+#: NUTS into small steps.  Measured in ``benchmarks/bench_bayes_integrated.py``
+#: (``--parts arena``).
+FOLDED_TAU = "tau_folded"
 
 
 class TermLayout(NamedTuple):
@@ -324,7 +339,12 @@ def hja_model(
                          aux_prior(outcome, priors))[cells.judge]
     if answers is not None:
         first, second, item = answers
-        tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
+        if integrated is not None:
+            folded = numpyro.sample(FOLDED_TAU, dist.Normal(0.0, priors.tau_scale)
+                                    .expand([N]).to_event(1))
+            tau = numpyro.deterministic("tau", jnp.abs(folded))
+        else:
+            tau = numpyro.sample("tau", dist.HalfNormal(priors.tau_scale).expand([N]).to_event(1))
         if integrated is not None and obs is not None:
             pieces = (integrated.blocks, eta, gamma[cells.judge], aux, obs, tau[item], outcome)
             if integrated.record_modes:

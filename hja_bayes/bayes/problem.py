@@ -21,7 +21,7 @@ from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
 from .integrated import QUADRATURE, TOLERANCE, Integrated, prompt_blocks
-from .model import POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
+from .model import FOLDED_TAU, POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
 from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
 from .prompts import entry_answers
 
@@ -189,12 +189,13 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
         answers, _ = entry_answers(model_data)
         answer_terms = (jnp.asarray(answers.first), jnp.asarray(answers.second),
                         jnp.asarray(answers.item))
-        params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log
         if prompt == "integrated":
+            params0[FOLDED_TAU] = jnp.full(N, 0.5 * priors.tau_scale)
             blocks = prompt_blocks(answers.first, answers.second, answers.question,
                                    len(model_data.clusters.names), quadrature=quadrature)
             integrated, second = Integrated(blocks), Integrated(blocks, second_order=True)
         else:
+            params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log
             params0["z_alpha"] = jnp.zeros(len(answers.labels))
     settings = dict(rank=r, position_bias=pb, terms=layout, priors=priors, outcome=outcome,
                     answers=answer_terms, held=held)

@@ -296,7 +296,7 @@ def sample_hja(
     init_params = {"u": jnp.asarray(u0[0] if num_chains == 1 else u0)}
     _, unravel = ravel_pytree({k: jnp.asarray(params0[k]) for k in laplace.sites})
     whitened = partial(preconditioned, model=model, unravel=unravel,
-                       log_sites=("tau",) if prompt else ())
+                       log_sites=("tau",) if prompt == "sampled" else ())
     args = args + (jnp.asarray(laplace.mean), jax.tree.map(jnp.asarray, laplace.scale))
     kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
                   target_accept_prob=target_accept_prob,
