@@ -237,14 +237,9 @@ def _prior(tau, real):
 
     ``tau`` (P, D + 1) holds each coordinate's sd, the reference's last.
     ``Sigma = diag(tau_j^2) + tau_ref^2 11^T`` on the real coordinates, the identity on the
-    padding ones.  Both come from Sigma's Cholesky factor, which stays accurate where one
-    tau of a prompt nears 0 (Sigma is then still well conditioned).  Sherman-Morrison's
-    form, through ``1 / tau_j^2``, cancels there: on a simulated panel the potential's
-    derivative in a tau near 1e-4 came out with the wrong sign, and its value was off by
-    2e-3 at 1e-6.
-    """
-    D = real.shape[-1]
-    eye = jnp.eye(D, dtype=tau.dtype)
+    padding ones; both from its Cholesky factor, accurate where a tau nears 0 (Sherman-
+    Morrison through ``1 / tau_j^2`` lost the potential's derivative there: tested)."""
+    eye = jnp.eye(real.shape[-1], dtype=tau.dtype)
     variance = jnp.where(real > 0, tau[:, :-1] ** 2, 1.0)
     shared = (tau[:, -1] ** 2)[:, None, None] * real[:, :, None] * real[:, None, :]
     L = cholesky(eye * variance[:, None, :] + shared)
