@@ -44,9 +44,8 @@ gives the mode's implicit derivative (``H^-1 d grad/d theta``), exact up to the 
 (1e-12 at :data:`TOLERANCE`, 1e-6 at :data:`SAMPLING_TOLERANCE`; integrals: its square).
 
 Layout.  Prompts are grouped into blocks by dimension (each one up to the rules given, then
-powers of two padded with coordinates no unit sees); NumPy (:func:`prompt_blocks`).
-
-The answer effects are drawn back, draw by draw, in :mod:`~hja_bayes.bayes.recover`.
+powers of two padded with coordinates no unit sees); NumPy (:func:`prompt_blocks`).  The
+answer effects are drawn back, draw by draw, in :mod:`~hja_bayes.bayes.recover`.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import OutcomeModel, log_likelihood
-from .tiny import cho_solve, cholesky, solve_lower, solve_lower_transposed
+from .tiny import UNROLL_LIMIT, cho_solve, cholesky, solve_lower
 
 __all__ = ["Block", "Integrated", "QUADRATURE", "SAMPLING_TOLERANCE", "TOLERANCE",
            "log_integrals", "prompt_blocks", "prompt_log_likelihood", "prompt_modes"]
@@ -66,8 +65,7 @@ __all__ = ["Block", "Integrated", "QUADRATURE", "SAMPLING_TOLERANCE", "TOLERANCE
 #: Default Gauss-Hermite nodes per dimension of the product rule, for blocks of one to four
 #: dimensions (larger blocks: the Laplace approximation).
 QUADRATURE = (21, 9, 5, 4)
-#: Newton iterations at most (they stop earlier: :func:`_mode`).
-NEWTON_STEPS = 30
+NEWTON_STEPS = 30  #: Newton iterations at most (they stop earlier: :func:`_mode`).
 #: The iterations stop once a full Newton step moves no coordinate by more than this.
 TOLERANCE = 1e-6
 #: The tolerance of NUTS's potential (:attr:`Integrated.tolerance`): modes off by ~1e-6,
@@ -233,21 +231,25 @@ def prompt_blocks(first, second, question, n_questions: int | None = None, *,
 
 
 def _prior(tau, real):
-    """Prior precision ``Sigma^-1`` (P, D, D) and ``log det Sigma`` (P,) of the contrasts.
-
-    ``tau`` (P, D + 1) holds each coordinate's sd, the reference's last.
-    ``Sigma = diag(tau_j^2) + tau_ref^2 11^T`` on the real coordinates, the identity on the
-    padding ones; both from its Cholesky factor, accurate where a tau nears 0 (Sherman-
-    Morrison through ``1 / tau_j^2`` lost the potential's derivative there: tested)."""
+    """Prior precision ``Sigma^-1`` (P, D, D) and ``log det Sigma`` (P,) of the contrasts:
+    ``tau`` (P, D + 1) holds each coordinate's sd, the reference's last, ``Sigma =
+    diag(tau_j^2) + tau_ref^2 11^T`` on the real coordinates, the identity on the padding
+    ones.  Up to ``tiny.UNROLL_LIMIT`` dimensions from Sigma's Cholesky factor, accurate
+    where a tau nears 0; larger blocks by Sherman-Morrison through ``1 / tau_j^2``, whose
+    derivative is lost below tau ~ 1e-4 (tested; LAPACK there stalled drawing effects back)."""
     eye = jnp.eye(real.shape[-1], dtype=tau.dtype)
-    variance = jnp.where(real > 0, tau[:, :-1] ** 2, 1.0)
-    shared = (tau[:, -1] ** 2)[:, None, None] * real[:, :, None] * real[:, None, :]
-    L = cholesky(eye * variance[:, None, :] + shared)
-    # row c of W is L^-1 e_c, so W = L^-T and Sigma^-1 = L^-T L^-1 = W W^T
-    W = solve_lower(L[:, None], jnp.broadcast_to(eye, L.shape))
-    Q = jnp.sum(W[:, :, None, :] * W[:, None, :, :], axis=-1)
-    log_det = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1)
-    return Q, log_det
+    if real.shape[-1] <= UNROLL_LIMIT:
+        shared = (tau[:, -1] ** 2)[:, None, None] * real[:, :, None] * real[:, None, :]
+        L = cholesky(eye * jnp.where(real > 0, tau[:, :-1] ** 2, 1.0)[:, None, :] + shared)
+        W = solve_lower(L[:, None], jnp.broadcast_to(eye, L.shape))  # W = L^-T, row by row
+        return (jnp.sum(W[:, :, None, :] * W[:, None, :, :], axis=-1),
+                2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1))
+    t, prec = tau[:, -1] ** 2, real / tau[:, :-1] ** 2
+    s = prec.sum(axis=-1)
+    Q = eye * (prec + 1.0 - real)[:, None, :] - prec[:, :, None] * prec[:, None, :] / (
+        1.0 / t + s)[:, None, None]
+    return Q, jnp.sum(real * jnp.log(jnp.where(real > 0, tau[:, :-1], 1.0) ** 2), -1) \
+        + jnp.log1p(t * s)
 
 
 def _unit_derivatives(outcome: OutcomeModel, x, aux, counts):
@@ -265,8 +267,7 @@ def _unit_derivatives(outcome: OutcomeModel, x, aux, counts):
 
 def _segment(values, block):
     """Sum of per-unit values (E, ...) over each prompt's units (P, ...)."""
-    return jax.ops.segment_sum(values, block.prompt, num_segments=block.index.shape[0],
-                               indices_are_sorted=True)
+    return jax.ops.segment_sum(values, block.prompt, len(block.index), indices_are_sorted=True)
 
 
 def _quadratic(points, Q):
@@ -294,8 +295,7 @@ def _newton_step(delta, *args):
     return delta + cho_solve(cholesky(H), grad)
 
 
-def _mode(*args, **kwargs):
-    """Each prompt's mode (:func:`_newton_iterations`, its arguments)."""
+def _mode(*args, **kwargs):  # each prompt's mode (_newton_iterations, its arguments)
     return _newton_iterations(*args, **kwargs)[0]
 
 
