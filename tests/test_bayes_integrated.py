@@ -443,8 +443,8 @@ def test_the_folded_tau_enters_through_its_size_only():
                                                                  rel=1e-5, abs=1e-7)
     # the potential is smooth and even in each tau_folded, so its derivative over
     # tau_folded tends to the curvature at 0: it did not before the prior's precision came
-    # from Sigma's Cholesky factor (at 1e-5 the derivative had the wrong sign, at 1e-7 it
-    # was 1e6 times too large)
+    # from Sigma's Cholesky factor (on a larger panel: the wrong sign at 1e-4 and 1e-5, and
+    # 1.4e6 instead of 2e-7 at 1e-7)
     slopes = [float(value_and_grad({**problem.params0, FOLDED_TAU: x.at[0].set(small)})[1]
                     [FOLDED_TAU][0]) / small for small in (1e-3, 1e-5, 1e-7)]
     assert slopes[1] == pytest.approx(slopes[0], rel=1e-4)
