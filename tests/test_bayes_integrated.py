@@ -176,6 +176,31 @@ def test_larger_prompts_get_the_laplace_approximation_or_a_rule_when_asked():
     assert float(integrated(*data, quadrature=(21, 9, 9))) == pytest.approx(exact, abs=1e-6)
 
 
+def test_large_prompts_run_without_lapack():
+    """Six-answer prompts (blocks of 8 dimensions): the potential's value and gradient and the
+    draw-back of the effects compile to XLA's own operations, no LAPACK call.  jaxlib's
+    batched LAPACK kernels wait on the thread pool that runs them; with every thread of the
+    pool in one, the process hung at 0% CPU (MT-Bench's draw-back on four host devices)."""
+    from hja_bayes.bayes.recover import conditional_effects
+
+    first, second, question, counts, eta, gamma, tau = (
+        jnp.asarray(a) if i > 2 else a
+        for i, a in enumerate(prompts_of([6, 6, 3], verdicts=2, seed=0)))
+    blocks = prompt_blocks(first, second, question)
+    assert max(b.z.shape[1] for b in blocks) == 8
+
+    def value(e, t):
+        return prompt_log_likelihood(blocks, e, gamma, None, counts, t, HALF)
+
+    def draw(key, e):
+        return conditional_effects(key, blocks, e, gamma, None, counts, tau, HALF, len(tau))
+
+    programs = [jax.jit(jax.value_and_grad(value, argnums=(0, 1))).lower(eta, tau),
+                jax.jit(draw).lower(jax.random.PRNGKey(0), eta)]
+    for program in programs:
+        assert "custom_call" not in program.as_text()
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_default_rule_integrates_four_and_five_answer_prompts_with_few_verdicts(seed):
     """Prompts of four and five answers (three and four free dimensions) with one verdict

@@ -15,7 +15,7 @@ def spd(batch, D, seed):
     return A @ np.swapaxes(A, 1, 2) + D * np.eye(D), rng
 
 
-@pytest.mark.parametrize("D", sorted({1, 2, 3, UNROLL_LIMIT, UNROLL_LIMIT + 1, 8}))
+@pytest.mark.parametrize("D", sorted({1, 2, 3, UNROLL_LIMIT, UNROLL_LIMIT + 1, 8, 17}))
 def test_factor_and_solves_match_numpy(D):
     H, rng = spd(5, D, D)
     b, z = rng.normal(size=(5, D)), rng.normal(size=(5, 7, D))
@@ -31,10 +31,11 @@ def test_factor_and_solves_match_numpy(D):
                                expected[:, 0], rtol=1e-10, atol=1e-12)
 
 
-def test_derivatives_match_jax_linalg():
-    """The unrolled factorisation differentiates like LAPACK's (log det and a solve)."""
-    H, rng = spd(3, 4, 0)
-    b = jnp.asarray(rng.normal(size=(3, 4)))
+@pytest.mark.parametrize("D", [UNROLL_LIMIT, 8])
+def test_derivatives_match_jax_linalg(D):
+    """Both forms of the factorisation differentiate like LAPACK's (log det and a solve)."""
+    H, rng = spd(3, D, 0)
+    b = jnp.asarray(rng.normal(size=(3, D)))
 
     def ours(M):
         L = cholesky(M)
