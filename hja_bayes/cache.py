@@ -10,10 +10,10 @@ in a folder only you can write.
 The cache is bounded by ``HJA_BAYES_CACHE_MAX_MB`` (default 1024), but not by JAX's own bound
 (``jax_compilation_cache_max_size``): that one reads every entry of the folder again at each
 write, so the cost of a compilation grows with the cache (1.05 s per program written with
-14,000 entries, 62 s of a 125 s Bayesian fit of Chatbot Arena; a test run writes 3,500).
-Instead, a process trims the folder when it exits, at most once a day (:data:`TRIM_INTERVAL`,
-the file ``last-trim`` records when): the entries read or written longest ago go first,
-until the folder is within the bound (:func:`trim_cache`).  A process that reads an entry
+14,000 entries: 62 s of a short, 125 s Bayesian fit of Chatbot Arena; a test run writes
+3,500).  Instead, a process trims the folder when it exits, at most once a day
+(:data:`TRIM_INTERVAL`; the file ``last-trim`` records when): the entries read or written
+longest ago go first, until the folder is within the bound (:func:`trim_cache`).  A process that reads an entry
 while another deletes it warns and compiles the program again.
 """
 
