@@ -235,8 +235,8 @@ def _prior(tau, real):
     ``tau`` (P, D + 1) holds each coordinate's sd, the reference's last, ``Sigma =
     diag(tau_j^2) + tau_ref^2 11^T`` on the real coordinates, the identity on the padding
     ones.  Up to ``tiny.UNROLL_LIMIT`` dimensions from Sigma's Cholesky factor, accurate
-    where a tau nears 0; larger blocks by Sherman-Morrison through ``1 / tau_j^2`` (no
-    factorisation), whose derivative is lost below tau ~ 1e-4 (tested)."""
+    where a tau nears 0; larger blocks by Sherman-Morrison through ``1 / tau_j^2`` (derivative
+    lost below tau ~ 1e-4, tested; 80 blocks of 8: 0.30 ms against 1.44 ms from the factor)."""
     eye = jnp.eye(real.shape[-1], dtype=tau.dtype)
     if real.shape[-1] <= UNROLL_LIMIT:
         shared = (tau[:, -1] ** 2)[:, None, None] * real[:, :, None] * real[:, None, :]
