@@ -13,8 +13,8 @@ uniform) and then spends, round after round, 10% of what it has spent so far:
   drawn with probability proportional to the drop of its win rate's standard error from
   one more battle, ``sqrt(s2 / n) - sqrt(s2 / (n + 1))``, ``s2 = p (1 - p)`` with the pooled
   win rate p smoothed by +1/+2, n its battles so far; the judge uniform, the order random);
-* adaptive_explore30 (only with ``--methods``): 30% of every round uniformly at random,
-  70% as ``next_comparisons`` asks.
+* adaptive_explore30, adaptive_explore50 (only with ``--methods``): 30% (50%) of every
+  round uniformly at random, the rest as ``next_comparisons`` asks.
 
 After each round the goals are checked with the package's joint (max-|t|, 95%) intervals
 from the cluster-robust covariance:
@@ -29,7 +29,9 @@ the adaptive rule's saving against each peer (median over seeds of the paired ra
 coverage at the stopping time: the joint rank intervals hold every true rank, and the 95%
 marginal intervals of every mu_i - mu_j; after a fixed budget (``--parts coverage``), the
 coverage and mean squared z of every mu_i - mu_j under the designs of
-:data:`COVERAGE_DESIGNS` (``--methods`` picks them).  Also: ``plan()``'s predicted power against
+:data:`COVERAGE_DESIGNS` (``--methods`` picks them); ``--coverage-start`` and ``--prompts``
+and ``--rho`` change the random start's cost, the prompt pool and the coupling of verdicts
+on a prompt, and such runs are kept apart as variants.  Also: ``plan()``'s predicted power against
 simulated power, and the MT-Bench replay (comparisons needed to reach the full data's
 top 3 with joint confidence, in the order ``next_comparisons`` asks for against random
 order).
@@ -266,10 +268,11 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
 
 # ------------------------------------------------------------------------- coverage
 #: Designs of the fixed-budget coverage runs: the adaptive rule, uniform random allocation,
-#: the adaptive rule with prompts drawn uniformly (not spread over answers), and 70% of each
-#: round's spending by the adaptive rule with 30% uniformly at random.
-COVERAGE_DESIGNS = ("adaptive", "random", "adaptive_random_prompts", "adaptive_explore30")
-EXPLORE = 0.3
+#: the adaptive rule with prompts drawn uniformly (not spread over answers), and the adaptive
+#: rule with 30% or 50% of each round's spending uniformly at random.
+COVERAGE_DESIGNS = ("adaptive", "random", "adaptive_random_prompts", "adaptive_explore30",
+                    "adaptive_explore50")
+EXPLORE = "adaptive_explore"  # + the share of each round spent at random, in percent
 
 
 def _round_rows(method, fit, rng, spend, goal, seed, N):
@@ -277,10 +280,11 @@ def _round_rows(method, fit, rng, spend, goal, seed, N):
         return random_rows(rng, N, spend)
     if method == "adaptive_random_prompts":
         return adaptive_rows(fit, spend, goal, seed, N, prompt_rng=rng)
-    if method == "adaptive_explore30":
-        parts = [random_rows(rng, N, EXPLORE * spend)]
-        if (1 - EXPLORE) * spend >= 1:
-            parts.append(adaptive_rows(fit, (1 - EXPLORE) * spend, goal, seed, N))
+    if method.startswith(EXPLORE):
+        share = int(method[len(EXPLORE):]) / 100
+        parts = [random_rows(rng, N, share * spend)]
+        if (1 - share) * spend >= 1:
+            parts.append(adaptive_rows(fit, (1 - share) * spend, goal, seed, N))
         return tuple(np.concatenate(x) for x in zip(*parts))
     return adaptive_rows(fit, spend, goal, seed, N)
 
@@ -325,6 +329,21 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
         if seed % 10 == 9:
             log(f"coverage: {seed + 1} seeds")
     return out
+
+
+def _coverage_rows(runs):
+    """(design, table cells): seeds, joint and marginal coverage (MC se), mean squared z."""
+    for m in COVERAGE_DESIGNS:
+        mine = [r for r in runs if r["method"] == m]
+        if not mine:
+            continue
+        n = len(mine)
+        joint = np.array([r["joint_coverage"] for r in mine], dtype=float)
+        marg = np.array([r["marginal_coverage"] for r in mine])
+        z2 = [r["mean_z2"] for r in mine if "mean_z2" in r]
+        z2 = f"{np.mean(z2):.3f}" if len(z2) == n else "-"
+        yield m, (f"{n} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(n):.3f}) | "
+                  f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2}")
 
 
 def _coverages(fit, truth):
@@ -680,6 +699,26 @@ def summarise(results) -> list[str]:
                 f"{np.nanmedian(spent('adaptive', 'comparisons', np.nan)):,.0f} | "
                 f"{marginal:.3f} |")
         lines.append("")
+    more = results.get("simulation_more_seeds", {})
+    if more:
+        lines += [
+            "Marginal 95% coverage of every mu_i - mu_j at the stop over more seeds: the "
+            "seeds above and the further ones run with `--seed-start 20 --methods "
+            "adaptive,adaptive_explore30` (MC se over seeds):", "",
+            "| N | goal | design | seeds | coverage at the stop | median cost to goal |",
+            "|---|---|---|---|---|---|"]
+        for N, extra in more.items():
+            entries = (sim or {}).get(N, []) + extra
+            for goal in ("top", "ranks"):
+                for m in ("adaptive", "adaptive_explore30"):
+                    done = [e[f"{goal}:{m}"] for e in entries if e.get(f"{goal}:{m}")]
+                    if not done:
+                        continue
+                    c = np.array([r["marginal_coverage"] for r in done])
+                    lines.append(f"| {N} | {goal} | {m} | {len(c)} | {c.mean():.3f} "
+                                 f"({c.std(ddof=1) / np.sqrt(len(c)):.3f}) | "
+                                 f"{np.median([r['cost'] for r in done]):,.0f} |")
+        lines.append("")
     cov = results.get("coverage")
     if cov:
         lines += [
@@ -693,16 +732,18 @@ def summarise(results) -> list[str]:
             "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
             "every mu_i - mu_j (nominal 0.95) | mean squared z of mu_i - mu_j (nominal 1) |",
             "|---|---|---|---|---|"]
-        for m in COVERAGE_DESIGNS:
-            runs = [r for r in cov["runs"] if r["method"] == m]
-            if not runs:
-                continue
-            joint = np.array([r["joint_coverage"] for r in runs], dtype=float)
-            marg = np.array([r["marginal_coverage"] for r in runs])
-            z2 = [r["mean_z2"] for r in runs if "mean_z2" in r]
-            z2 = f"{np.mean(z2):.3f}" if len(z2) == len(runs) else "-"
-            lines.append(f"| {m} | {len(runs)} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(len(runs)):.3f}) "
-                         f"| {marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(len(runs)):.3f}) | {z2} |")
+        lines += [f"| {m} | {cells} |" for m, cells in _coverage_rows(cov["runs"])] + [""]
+    variants = results.get("coverage_variants")
+    if variants:
+        lines += [
+            "The adaptive design after the same budget with another random start (cost), "
+            "prompt pool or coupling of verdicts on a prompt (the same truths and seeds; "
+            "`--coverage-start`, `--prompts`, `--rho`):", "",
+            "| start (cost), prompts, rho | design | seeds | joint rank coverage | marginal "
+            "coverage of every mu_i - mu_j | mean squared z |", "|---|---|---|---|---|---|"]
+        for cov in variants.values():
+            lines += [f"| {cov['start']:,.0f}, {cov['prompts']:,}, {cov['rho']:g} | {m} | {cells} |"
+                      for m, cells in _coverage_rows(cov["runs"])]
         lines.append("")
     diag = results.get("coverage_diagnosis")
     if diag:
@@ -773,6 +814,7 @@ def summarise(results) -> list[str]:
 
 
 def main(argv=None):
+    global PROMPTS, RHO
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--seed-start", type=int, default=0,
@@ -790,8 +832,14 @@ def main(argv=None):
     parser.add_argument("--diagnosis-seeds", type=int, default=30)
     parser.add_argument("--merge", default="",
                         help="with --parts report: JSON files of parts run separately")
+    parser.add_argument("--coverage-start", type=float, default=2_500.0,
+                        help="with --parts coverage: cost of the random start")
+    parser.add_argument("--prompts", type=int, default=PROMPTS, help="the prompt pool")
+    parser.add_argument("--rho", type=float, default=RHO,
+                        help="the copula's coupling of verdicts on one prompt")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
+    PROMPTS, RHO = args.prompts, args.rho
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     path = Path(args.out + ".json")
     previous = json.loads(path.read_text()) if path.exists() else {}
@@ -837,10 +885,16 @@ def main(argv=None):
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "coverage" in parts:  # the designs not run (--methods) keep their earlier runs
         methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
-        coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods)
-        coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
-                             if r["method"] not in methods]
-        results["coverage"] = coverage
+        coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods,
+                                         start=args.coverage_start)
+        if (args.coverage_start, PROMPTS, RHO) == (2_500.0, 2000, 0.3):
+            coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
+                                 if r["method"] not in methods]
+            results["coverage"] = coverage
+        else:  # another start, pool or coupling: a variant, kept apart
+            coverage.update(prompts=PROMPTS, rho=RHO)
+            label = f"start {args.coverage_start:,.0f}, {PROMPTS:,} prompts, rho {RHO:g}"
+            results.setdefault("coverage_variants", {})[label] = coverage
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "diagnosis" in parts:
         results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log)
