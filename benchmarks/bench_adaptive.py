@@ -839,6 +839,9 @@ def main(argv=None):
                         help="the copula's coupling of verdicts on one prompt")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
+    variant = (args.coverage_start, args.prompts, args.rho) != (2_500.0, PROMPTS, RHO)
+    if variant and args.parts != "coverage":
+        parser.error("--coverage-start, --prompts and --rho go with --parts coverage alone")
     PROMPTS, RHO = args.prompts, args.rho
     log = (lambda s: print(s, file=sys.stderr, flush=True))
     path = Path(args.out + ".json")
@@ -849,6 +852,8 @@ def main(argv=None):
                             "beta": dict(zip(JUDGES, BETA.tolist())), "prompts": PROMPTS,
                             "copula_rho": RHO, "tie_margin": MARGIN, "level": LEVEL,
                             "rank": 1, "load_start": load_start}}
+    if variant and "settings" in previous:  # the main runs' settings stay
+        results["settings"] = previous["settings"]
     t0 = time.time()
     parts = args.parts.split(",")
     if "sim" in parts:
@@ -887,7 +892,7 @@ def main(argv=None):
         methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
         coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods,
                                          start=args.coverage_start)
-        if (args.coverage_start, PROMPTS, RHO) == (2_500.0, 2000, 0.3):
+        if not variant:
             coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
                                  if r["method"] not in methods]
             results["coverage"] = coverage
