@@ -13,8 +13,8 @@ write, so the cost of a compilation grows with the cache (1.05 s per program wri
 14,000 entries: 62 s of a short, 125 s Bayesian fit of Chatbot Arena; a test run writes
 3,500).  Instead, a process trims the folder when it exits, at most once a day
 (:data:`TRIM_INTERVAL`; the file ``last-trim`` records when): the entries read or written
-longest ago go first, until the folder is within the bound (:func:`trim_cache`).  A process that reads an entry
-while another deletes it warns and compiles the program again.
+longest ago go first, until the folder is within the bound (:func:`trim_cache`).  A
+process that reads an entry while another deletes it warns and compiles the program again.
 """
 
 from __future__ import annotations
