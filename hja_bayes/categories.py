@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["THREE", "collapse_counts"]
+__all__ = ["THREE", "CountViews", "collapse_counts"]
 
 #: The three-outcome categories.
 THREE = ("first", "tie", "second")
@@ -33,3 +33,37 @@ def collapse_counts(counts) -> np.ndarray:
     middle = counts[..., half] if C % 2 else np.zeros(counts.shape[:-1])
     return np.stack([counts[..., :half].sum(axis=-1), middle,
                      counts[..., C - half:].sum(axis=-1)], axis=-1)
+
+
+class CountViews:
+    """Views of a ``counts`` array (rows x ordered categories) collapsed to three outcomes:
+    verdicts per row, for each side and tied (rows: a panel's cells or its prompts' entries)."""
+
+    __slots__ = ()
+    counts: np.ndarray
+
+    @property
+    def n(self) -> np.ndarray:
+        """Comparisons per row."""
+        return self.counts.sum(axis=1)
+
+    @property
+    def first_wins(self) -> np.ndarray:
+        """Verdicts for the first-shown item per row (every category on its side)."""
+        return collapse_counts(self.counts)[:, 0]
+
+    @property
+    def ties(self) -> np.ndarray:
+        """Verdicts in the middle category (ties) per row; 0 for a scale of even length."""
+        return collapse_counts(self.counts)[:, 1]
+
+    @property
+    def second_wins(self) -> np.ndarray:
+        """Verdicts for the second-shown item per row."""
+        return collapse_counts(self.counts)[:, 2]
+
+    @property
+    def wins(self) -> np.ndarray:
+        """Wins of the first-shown item per row, ties counted 1/2."""
+        three = collapse_counts(self.counts)
+        return three[:, 0] + three[:, 1] / 2

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import DataError
-from .categories import collapse_counts
+from .categories import CountViews
 
 __all__ = ["ClusterCounts", "checked_clusters", "effective_clusters", "readonly"]
 
@@ -26,7 +26,17 @@ def readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-class ClusterCounts(NamedTuple):
+class _ClusterFields(NamedTuple):
+    """The fields of :class:`ClusterCounts`."""
+
+    names: tuple[str, ...]
+    cluster: np.ndarray
+    cell: np.ndarray
+    counts: np.ndarray
+    features: np.ndarray | None = None
+
+
+class ClusterCounts(CountViews, _ClusterFields):
     """Which comparisons of each cell share a cluster (a prompt, question or conversation).
 
     A sparse cluster x cell incidence: entry e says that cell ``cell[e]`` holds
@@ -45,42 +55,12 @@ class ClusterCounts(NamedTuple):
     features : ndarray of float (E, F) or None
     """
 
-    names: tuple[str, ...]
-    cluster: np.ndarray
-    cell: np.ndarray
-    counts: np.ndarray
-    features: np.ndarray | None = None
+    __slots__ = ()
 
     @property
     def n_clusters(self) -> int:
         """Number of clusters G."""
         return len(self.names)
-
-    @property
-    def n(self) -> np.ndarray:
-        """Comparisons per entry."""
-        return self.counts.sum(axis=1)
-
-    @property
-    def first_wins(self) -> np.ndarray:
-        """Verdicts for the first-shown item per entry (all categories on its side)."""
-        return collapse_counts(self.counts)[:, 0]
-
-    @property
-    def ties(self) -> np.ndarray:
-        """Middle-category verdicts (ties) per entry."""
-        return collapse_counts(self.counts)[:, 1]
-
-    @property
-    def second_wins(self) -> np.ndarray:
-        """Verdicts for the second-shown item per entry."""
-        return collapse_counts(self.counts)[:, 2]
-
-    @property
-    def wins(self) -> np.ndarray:
-        """Wins of the first-shown item per entry, ties counted 1/2."""
-        three = collapse_counts(self.counts)
-        return three[:, 0] + three[:, 1] / 2
 
     def comparisons_per_cluster(self) -> np.ndarray:
         """Comparisons in each cluster, shape (G,)."""

@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .categories import THREE, collapse_counts
+from .categories import THREE, CountViews, collapse_counts
 from .clusters import ClusterCounts, checked_clusters, readonly
 from .errors import DataError, DisconnectedGraphError
 from .summary import ComparisonSummary, count_of, summarise
@@ -21,7 +21,7 @@ from .summary import ComparisonSummary, count_of, summarise
 __all__ = ["ClusterCounts", "Comparisons", "ComparisonSummary", "aggregate_cells"]
 
 @dataclass(frozen=True, eq=False)
-class Comparisons:
+class Comparisons(CountViews):
     """Immutable pairwise comparisons by a panel of judges, aggregated into cells.
 
     Build one with :meth:`from_frame`, :meth:`from_file`, :meth:`from_csv`,
@@ -150,32 +150,6 @@ class Comparisons:
     def n_categories(self) -> int:
         """C, the number of ordered outcome categories."""
         return len(self.categories)
-
-    @property
-    def n(self) -> np.ndarray:
-        """Comparisons per cell."""
-        return self.counts.sum(axis=1)
-
-    @property
-    def first_wins(self) -> np.ndarray:
-        """Verdicts for the first-shown item per cell (every category on its side)."""
-        return collapse_counts(self.counts)[:, 0]
-
-    @property
-    def ties(self) -> np.ndarray:
-        """Verdicts in the middle category (ties) per cell; 0 for a scale of even length."""
-        return collapse_counts(self.counts)[:, 1]
-
-    @property
-    def second_wins(self) -> np.ndarray:
-        """Verdicts for the second-shown item per cell."""
-        return collapse_counts(self.counts)[:, 2]
-
-    @property
-    def wins(self) -> np.ndarray:
-        """Wins of the first-shown item per cell, ties counted 1/2."""
-        three = collapse_counts(self.counts)
-        return three[:, 0] + three[:, 1] / 2
 
     def collapsed(self) -> "Comparisons":
         """The same comparisons with the verdicts collapsed to (first, tie, second)."""
