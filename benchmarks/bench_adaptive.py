@@ -29,9 +29,11 @@ the adaptive rule's saving against each peer (median over seeds of the paired ra
 coverage at the stopping time: the joint rank intervals hold every true rank, and the 95%
 marginal intervals of every mu_i - mu_j; after a fixed budget (``--parts coverage``), the
 coverage and mean squared z of every mu_i - mu_j under the designs of
-:data:`COVERAGE_DESIGNS` (``--methods`` picks them); ``--coverage-start`` and ``--prompts``
-and ``--rho`` change the random start's cost, the prompt pool and the coupling of verdicts
-on a prompt, and such runs are kept apart as variants.  Also: ``plan()``'s predicted power against
+:data:`COVERAGE_DESIGNS` (``--methods`` picks them), and with ``--parts pairs`` the same
+runs again with the coverage of groups of pairs (by true gap, neighbours, comparisons);
+``--coverage-start`` and ``--prompts`` and ``--rho`` change the random start's cost, the
+prompt pool and the coupling of verdicts on a prompt, and such runs are kept apart as
+variants.  Also: ``plan()``'s predicted power against
 simulated power, and the MT-Bench replay (comparisons needed to reach the full data's
 top 3 with joint confidence, in the order ``next_comparisons`` asks for against random
 order).
@@ -299,12 +301,61 @@ def _pair_z(fit, truth, cov_type: str = "cluster") -> np.ndarray:
     return err / se
 
 
+#: Bins of the true gap |mu_i - mu_j| in the pair table (the upper edges).
+GAP_BINS = (0.25, 0.5, 1.0, 2.0, np.inf)
+
+
+def _pair_groups(fit, truth) -> dict:
+    """The pairs i < j of one run by group: ``{label: (z, true gap)}`` by the true gap, by
+    whether the two are neighbours in the true order, and by the pair's share of the run's
+    comparisons (quartiles of the pairs, Q4 the most compared; any judge, either order)."""
+    N = truth.N
+    iu = np.triu_indices(N, 1)
+    z = _pair_z(fit, truth)
+    gap = (truth.mu[:, None] - truth.mu[None, :])[iu]
+    d = fit.data
+    n = np.zeros((N, N))
+    np.add.at(n, (d.first, d.second), d.counts.sum(axis=1))
+    n = (n + n.T)[iu]
+    neighbours = (np.abs(truth.rank[:, None] - truth.rank[None, :]) == 1)[iu]
+    quartile = np.minimum(4 * np.argsort(np.argsort(n, kind="stable")) // n.size, 3)
+    groups, lo = {}, 0.0
+    for hi in GAP_BINS:
+        groups[f"gap {lo:g} to {hi:g}"] = (np.abs(gap) >= lo) & (np.abs(gap) < hi)
+        lo = hi
+    groups["true neighbours"], groups["not neighbours"] = neighbours, ~neighbours
+    for q in range(4):
+        groups[f"comparisons Q{q + 1}"] = quartile == q
+    groups["all pairs"] = np.ones(len(z), dtype=bool)
+    return {label: (z[at], gap[at]) for label, at in groups.items()}
+
+
+def _pair_summary(per_run: list[dict]) -> dict:
+    """Per group, over the runs: pairs, coverage of the 95% intervals with its Monte Carlo
+    se (a ratio over runs, since a run's pairs share its errors), mean squared z, and mean
+    z signed by the true gap (above 0: the estimates overstate the gaps)."""
+    out = {}
+    for label in per_run[0]:
+        n = np.array([len(r[label][0]) for r in per_run], dtype=float)
+        covered = np.array([np.sum(np.abs(r[label][0]) <= 1.959964) for r in per_run])
+        z = np.concatenate([r[label][0] for r in per_run])
+        gap = np.concatenate([r[label][1] for r in per_run])
+        c = covered.sum() / n.sum()
+        se = np.sqrt(len(n) / (len(n) - 1) * np.sum((covered - c * n) ** 2)) / n.sum()
+        out[label] = {"pairs": int(n.sum()), "coverage": float(c), "mcse": float(se),
+                      "mean_z2": float(np.mean(z ** 2)),
+                      "mean_signed_z": float(np.mean(z * np.sign(gap)))}
+    return out
+
+
 def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                           budget: float = 25_000.0, goal: str = "ranks",
-                          methods=("adaptive", "random")):
+                          methods=("adaptive", "random"), pairs: bool = False):
     """Coverage after spending a fixed budget (no data-dependent stopping): the designs of
-    :data:`COVERAGE_DESIGNS` from the same start on the same truth."""
+    :data:`COVERAGE_DESIGNS` from the same start on the same truth; with ``pairs``, also
+    the coverage of groups of pairs per design (:func:`_pair_groups`, :func:`_pair_summary`)."""
     out = {"N": N, "start": start, "budget": budget, "goal": goal, "runs": []}
+    groups = {m: [] for m in methods}
     for seed in range(seeds):
         truth = Truth(N, 1_000 + seed)
         for method in methods:
@@ -326,8 +377,12 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
             out["runs"].append({"seed": seed, "method": method, "cost": spent,
                                 "joint_coverage": joint, "marginal_coverage": marginal,
                                 "mean_z2": float(np.mean(_pair_z(fit, truth) ** 2))})
+            if pairs:
+                groups[method].append(_pair_groups(fit, truth))
         if seed % 10 == 9:
             log(f"coverage: {seed + 1} seeds")
+    if pairs and seeds > 1:
+        out["pairs"] = {m: _pair_summary(g) for m, g in groups.items()}
     return out
 
 
@@ -344,6 +399,37 @@ def _coverage_rows(runs):
         z2 = f"{np.mean(z2):.3f}" if len(z2) == n else "-"
         yield m, (f"{n} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(n):.3f}) | "
                   f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2}")
+
+
+def _pair_table(by_pair, coverage) -> list[str]:
+    """The pair groups' coverage after the fixed budget (``--parts pairs``), and how many of
+    its runs ended where the same seed's run of the coverage table did."""
+    summary = by_pair["pairs"]
+    designs = [m for m in COVERAGE_DESIGNS if m in summary]
+    seeds = len(by_pair["runs"]) // len(designs)
+    table = {(r["seed"], r["method"]): r["marginal_coverage"] for r in coverage["runs"]}
+    same = {m: sum(table.get((r["seed"], m)) == r["marginal_coverage"]
+                   for r in by_pair["runs"] if r["method"] == m) for m in designs}
+    lines = [
+        f"Where the pairs lose coverage after the fixed budget ({seeds} seeds, `--parts pairs`: "
+        "the coverage table's seeds and settings, run again with every pair recorded; runs "
+        "ending with the same coverage as the table's: "
+        + ", ".join(f"{m} {same[m]} of {seeds}" for m in designs)
+        + "; the others took another path: fits that differ in their last digits (another "
+        "machine, another version of the code) can change which comparison is asked next): "
+        "marginal "
+        "95% coverage of mu_i - mu_j (MC se over seeds), the mean squared z, the mean z "
+        "signed by the true gap (above 0: the estimates overstate the gaps) and the number "
+        "of pairs, by the true gap |mu_i - mu_j|, by whether the two are neighbours in the "
+        "true order, and by the pair's share of the run's comparisons (quartiles of the 66 "
+        "pairs within each run, Q4 the most compared):", "",
+        "| pairs | " + " | ".join(designs) + " |", "|---|" + "---|" * len(designs)]
+    for label in summary[designs[0]]:
+        cells = [summary[m][label] for m in designs]
+        lines.append(f"| {label} | " + " | ".join(
+            f"{c['coverage']:.3f} ({c['mcse']:.3f}); {c['mean_z2']:.2f}; "
+            f"{c['mean_signed_z']:+.2f}; {c['pairs']}" for c in cells) + " |")
+    return lines + [""]
 
 
 def _coverages(fit, truth):
@@ -745,6 +831,9 @@ def summarise(results) -> list[str]:
             lines += [f"| {cov['start']:,.0f}, {cov['prompts']:,}, {cov['rho']:g} | {m} | {cells} |"
                       for m, cells in _coverage_rows(cov["runs"])]
         lines.append("")
+    by_pair = results.get("coverage_pairs")
+    if by_pair:
+        lines += _pair_table(by_pair, results.get("coverage", {"runs": []}))
     diag = results.get("coverage_diagnosis")
     if diag:
         lines += [
@@ -901,6 +990,11 @@ def main(argv=None):
             label = f"start {args.coverage_start:,.0f}, {PROMPTS:,} prompts, rho {RHO:g}"
             results.setdefault("coverage_variants", {})[label] = coverage
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
+    if "pairs" in parts:  # the fixed-budget runs again, recording every pair
+        methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
+        results["coverage_pairs"] = fixed_budget_coverage(args.coverage_seeds, log,
+                                                          methods=methods, pairs=True)
+        Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "diagnosis" in parts:
         results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
@@ -911,7 +1005,8 @@ def main(argv=None):
         for extra in args.merge.split(",") if args.merge else []:
             other = json.loads(Path(extra).read_text())
             results.update({k: v for k, v in other.items()
-                            if k in ("plan", "mtbench", "coverage", "coverage_diagnosis")})
+                            if k in ("plan", "mtbench", "coverage", "coverage_diagnosis",
+                                     "coverage_pairs")})
             for n, entries in other.get("simulation", {}).items():  # seeds or methods run
                 mine = {e["seed"]: e for e in results.setdefault("simulation", {}).get(n, [])}
                 for e in entries:  # elsewhere: later files win, key by key
