@@ -33,10 +33,9 @@ coverage and mean squared z of every mu_i - mu_j under the designs of
 runs again with the coverage of groups of pairs (by true gap, neighbours, comparisons);
 ``--coverage-start`` and ``--prompts`` and ``--rho`` change the random start's cost, the
 prompt pool and the coupling of verdicts on a prompt, and such runs are kept apart as
-variants.  Also: ``plan()``'s predicted power against
-simulated power, and the MT-Bench replay (comparisons needed to reach the full data's
-top 3 with joint confidence, in the order ``next_comparisons`` asks for against random
-order).
+variants.  Also: ``plan()``'s predicted power against simulated power, and the MT-Bench
+replay (comparisons needed to reach the full data's top 3 with joint confidence, in the
+order ``next_comparisons`` asks for against random order).
 
 Run (nice'd, single-threaded BLAS, about an hour on two shared cores)::
 
@@ -315,7 +314,7 @@ def _pair_groups(fit, truth) -> dict:
     gap = (truth.mu[:, None] - truth.mu[None, :])[iu]
     d = fit.data
     n = np.zeros((N, N))
-    np.add.at(n, (d.first, d.second), d.counts.sum(axis=1))
+    np.add.at(n, (d.first, d.second), d.n)
     n = (n + n.T)[iu]
     neighbours = (np.abs(truth.rank[:, None] - truth.rank[None, :]) == 1)[iu]
     quartile = np.minimum(4 * np.argsort(np.argsort(n, kind="stable")) // n.size, 3)
@@ -341,7 +340,8 @@ def _pair_summary(per_run: list[dict]) -> dict:
         z = np.concatenate([r[label][0] for r in per_run])
         gap = np.concatenate([r[label][1] for r in per_run])
         c = covered.sum() / n.sum()
-        se = np.sqrt(len(n) / (len(n) - 1) * np.sum((covered - c * n) ** 2)) / n.sum()
+        se = (np.sqrt(len(n) / (len(n) - 1) * np.sum((covered - c * n) ** 2)) / n.sum()
+              if len(n) > 1 else np.nan)
         out[label] = {"pairs": int(n.sum()), "coverage": float(c), "mcse": float(se),
                       "mean_z2": float(np.mean(z ** 2)),
                       "mean_signed_z": float(np.mean(z * np.sign(gap)))}
@@ -381,7 +381,7 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                 groups[method].append(_pair_groups(fit, truth))
         if seed % 10 == 9:
             log(f"coverage: {seed + 1} seeds")
-    if pairs and seeds > 1:
+    if pairs:
         out["pairs"] = {m: _pair_summary(g) for m, g in groups.items()}
     return out
 
@@ -417,8 +417,7 @@ def _pair_table(by_pair, coverage) -> list[str]:
         + ", ".join(f"{m} {same[m]} of {seeds}" for m in designs)
         + "; the others took another path: fits that differ in their last digits (another "
         "machine, another version of the code) can change which comparison is asked next): "
-        "marginal "
-        "95% coverage of mu_i - mu_j (MC se over seeds), the mean squared z, the mean z "
+        "marginal 95% coverage of mu_i - mu_j (MC se over seeds), the mean squared z, the mean z "
         "signed by the true gap (above 0: the estimates overstate the gaps) and the number "
         "of pairs, by the true gap |mu_i - mu_j|, by whether the two are neighbours in the "
         "true order, and by the pair's share of the run's comparisons (quartiles of the 66 "
