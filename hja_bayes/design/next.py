@@ -129,7 +129,7 @@ class _PromptUse:
         if c is None:
             return
         data = fit.data
-        for g, cell, n in zip(c.cluster, c.cell, c.counts.sum(axis=1)):
+        for g, cell, n in zip(c.cluster, c.cell, c.n):
             p = index.get(str(c.names[g]))
             if p is None:
                 continue
