@@ -90,6 +90,39 @@ def test_quadrature_equals_an_independent_integral_over_every_effect():
     assert float(integrated(*data, quadrature=(41, 21))) == pytest.approx(exact, abs=1e-9)
 
 
+def test_alike_prompts_are_integrated_once_and_counted_as_often_as_they_occur():
+    """Prompts repeated with the same units (keys: models shown, counts, logit, gamma) are
+    laid out once with their number of copies; one that differs only in its counts is not
+    merged.  The total equals the independent rule summed over every prompt (finer rules
+    than the default: a few in 1e9, the independent rule's own error)."""
+    first, second, question, counts, eta, gamma, tau = prompts_of([2, 3, 2], verdicts=3,
+                                                                  seed=5)
+    item = np.array([0, 1, 0, 1, 2, 1, 2])  # each answer's model; tau is the model's
+    # copies: prompt 0 twice more, prompt 1 once more, prompt 2 once more with other counts
+    F, S, Qn, C, E, G, A = [first], [second], [question], [counts], [eta], [gamma], [item]
+    for new, (q, changed) in enumerate(((0, False), (0, False), (1, False), (2, True)), 3):
+        units, answers = np.flatnonzero(question[first] == q), np.flatnonzero(question == q)
+        shift = sum(map(len, A)) - answers[0]  # the copy's answers are numbered after all
+        F.append(first[units] + shift), S.append(second[units] + shift)
+        Qn.append(np.full(len(answers), new))
+        C.append(counts[units][:, ::-1] if changed else counts[units])
+        E.append(eta[units]), G.append(gamma[units]), A.append(item[answers])
+    first, second, question, counts, eta, gamma, item = map(np.concatenate, (F, S, Qn, C, E,
+                                                                             G, A))
+    tau = np.array([0.5, 0.9, 1.3])[item]
+    assert not np.array_equal(counts[question[first] == 6], counts[question[first] == 2])
+    keys = np.column_stack([item[first], item[second], counts, eta, gamma])
+    blocks = prompt_blocks(first, second, question, quadrature=(41, 21), unit_keys=keys)
+    assert [len(b.index) for b in blocks] == [3, 1]  # prompts 0, 2, 6; prompt 1
+    assert sorted(np.concatenate([b.copies for b in blocks]).tolist()) == [1, 1, 2, 3]
+    got = jax.jit(lambda e, g, c, t: prompt_log_likelihood(blocks, e, g, None, c, t, HALF))(
+        jnp.asarray(eta), jnp.asarray(gamma), jnp.asarray(counts), jnp.asarray(tau))
+    data = (first, second, question, counts, eta, gamma, tau)
+    exact = sum(exact_log_integral(q, *data) for q in range(7))
+    assert float(got) == pytest.approx(exact, abs=1e-8)
+    assert float(integrated(*data, quadrature=(41, 21))) == pytest.approx(exact, abs=1e-8)
+
+
 def test_an_outcome_with_its_own_parameter_integrates_exactly():
     """Davidson's ties (log nu per unit's judge; every third unit's judge never tied: nu =
     0), two- and three-answer prompts: the integral equals an independent rule over every

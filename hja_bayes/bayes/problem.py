@@ -191,8 +191,14 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
                         jnp.asarray(answers.item))
         if prompt == "integrated":
             params0[FOLDED_TAU] = jnp.full(N, 0.5 * priors.tau_scale)
+            # prompts whose units are alike share one integral (the blocks hold for these
+            # counts only: the model is never given others)
+            keys = np.column_stack([np.asarray(a, dtype=float).reshape(len(answers.first), -1)
+                                    for a in (cells.judge, cells.first, cells.second,
+                                              cells.counts, cells.X, cells.Xg)])
             blocks = prompt_blocks(answers.first, answers.second, answers.question,
-                                   len(model_data.clusters.names), quadrature=quadrature)
+                                   len(model_data.clusters.names), quadrature=quadrature,
+                                   unit_keys=keys)
             integrated, second = Integrated(blocks), Integrated(blocks, second_order=True)
         else:
             params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log
