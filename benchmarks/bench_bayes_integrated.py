@@ -190,7 +190,8 @@ def quadrature_accuracy(log, prompts: int = 300, seed: int = 0):
     import jax
     import jax.numpy as jnp
 
-    from hja_bayes.bayes.integrated import log_integrals, prompt_blocks
+    from hja_bayes.bayes.blocks import prompt_blocks
+    from hja_bayes.bayes.integrated import log_integrals
     from hja_bayes.likelihood import outcome_model
 
     jax.config.update("jax_enable_x64", True)
@@ -266,11 +267,8 @@ def panel_prompt_accuracy(log, prompts: int = 1000, seed: int = 0):
     import jax
     import jax.numpy as jnp
 
-    from hja_bayes.bayes.integrated import (
-        QUADRATURE,
-        prompt_blocks,
-        prompt_log_likelihood,
-    )
+    from hja_bayes.bayes.blocks import QUADRATURE, prompt_blocks
+    from hja_bayes.bayes.integrated import prompt_log_likelihood
     from hja_bayes.likelihood import outcome_model
 
     jax.config.update("jax_enable_x64", True)

@@ -13,7 +13,8 @@ import pytest
 from scipy import integrate
 
 from hja_bayes import ConvergenceWarning, fit_hja, sample_hja, simulate
-from hja_bayes.bayes.integrated import prompt_blocks, prompt_log_likelihood
+from hja_bayes.bayes.blocks import prompt_blocks
+from hja_bayes.bayes.integrated import prompt_log_likelihood
 from hja_bayes.likelihood import outcome_model
 
 from .conftest import release_memory
@@ -240,7 +241,7 @@ def test_the_default_rule_integrates_four_and_five_answer_prompts_with_few_verdi
     per pair, tau 0.6-1.8: the default rule (5^3 and 4^4 nodes) is within 0.015 of an
     independent rule over every effect (itself within 2e-4), where the Laplace
     approximation, the default before, is off by more than 0.1 for the two prompts."""
-    from hja_bayes.bayes.integrated import QUADRATURE
+    from hja_bayes.bayes.blocks import QUADRATURE
 
     first, second, question, counts, eta, gamma, tau = prompts_of([4, 5], verdicts=1, seed=seed)
     data = (first, second, question, counts, eta, gamma, 1.5 * tau)

@@ -20,7 +20,8 @@ from ..errors import IdentifiabilityError, ParameterError
 from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
-from .integrated import QUADRATURE, TOLERANCE, Integrated, prompt_blocks
+from .blocks import QUADRATURE, prompt_blocks
+from .integrated import TOLERANCE, Integrated
 from .model import FOLDED_TAU, POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
 from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
 from .prompts import entry_answers
@@ -154,7 +155,7 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
         Outcome parameters held at their boundary.
     quadrature : sequence of int
         Gauss-Hermite nodes per dimension of the prompts' integrals
-        (:func:`~hja_bayes.bayes.integrated.prompt_blocks`).
+        (:func:`~hja_bayes.bayes.blocks.prompt_blocks`).
     """
     N = data.n_items
     reference = Decomposition(init.gamma, init.mu, init.U, init.V, init.D)

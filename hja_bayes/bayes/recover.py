@@ -23,8 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import OutcomeModel
+from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
-                         _node_log_integrand, prompt_blocks)
+                         _node_log_integrand)
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, solve_lower_transposed
 

@@ -54,7 +54,8 @@ from .align import WEAK_MATCH, align_to_map
 from .arrow import arrow_laplace
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
-from .integrated import QUADRATURE, SAMPLING_TOLERANCE
+from .blocks import QUADRATURE
+from .integrated import SAMPLING_TOLERANCE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
 from .priors import HJAPriors
