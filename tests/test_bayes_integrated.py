@@ -441,6 +441,18 @@ def test_recovered_effects_follow_their_conditional_and_are_reproducible():
     assert 0.85 < np.median(ratio) < 1.15
 
 
+def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
+    """With integrated prompt effects the stored posterior mean of the cells' expected wins
+    (computed with the effects drawn while assembling) equals the one computed again, the
+    effects drawn again from the posterior's seed."""
+    from hja_bayes.bayes.ppc import expected_wins
+
+    post = both_samplers()["integrated"].copy()
+    del post.posterior["alpha"]  # drawn again, as for a posterior too large to store them
+    np.testing.assert_allclose(post.posterior_predictive["expected_wins"].values,
+                               expected_wins(post).mean(axis=0), rtol=1e-9)
+
+
 def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):
     """A process with two host devices draws each call's runs of draws side by side
     (each device starts its Newton iterations afresh): the same effects as this process,

@@ -65,6 +65,22 @@ def test_pair_win_rates_match_a_direct_computation():
     assert table.n.sum() == pytest.approx(data.n.sum())
 
 
+def test_the_stored_expected_wins_are_the_draws_mean():
+    """``posterior_predictive.expected_wins``, summed per chunk of draws when the posterior
+    is assembled, equals :func:`expected_wins` computed again from the stored draws, and the
+    calibration table is the same without it."""
+    from hja_bayes.bayes.ppc import expected_wins
+
+    _, _, _, idata = panel()
+    stored = idata.posterior_predictive["expected_wins"]
+    assert stored.dims == ("cell",)
+    np.testing.assert_allclose(stored.values, expected_wins(idata).mean(axis=0), rtol=1e-12)
+    without = idata.copy()
+    without.posterior_predictive = without.posterior_predictive.drop_vars("expected_wins")
+    np.testing.assert_allclose(ppc_calibration(without, n_bins=5).predicted,
+                               ppc_calibration(idata, n_bins=5).predicted, rtol=1e-12)
+
+
 def test_calibration_bins_partition_the_data_and_data_from_the_model_look_calibrated():
     data, _, _, idata = panel()
     table = ppc_calibration(idata, n_bins=5)

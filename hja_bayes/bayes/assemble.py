@@ -13,7 +13,7 @@ import numpy as np
 from scipy import sparse
 
 from ..categories import THREE, collapse_counts
-from ..likelihood import Cells, OutcomeModel, cells_of
+from ..likelihood import Cells, OutcomeModel, cells_of, probabilities
 from ..likelihood.terms import design_of
 from .align import AlignedDraws
 from .convert import Units, to_inference_data
@@ -72,7 +72,10 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
     Returns
     -------
     replicated : dict
-        ``wins``, ``ties`` (chain, draw, cells) and ``categories`` (chain, draw, K, C).
+        ``wins``, ``ties`` (chain, draw, cells) and ``categories`` (chain, draw, K, C), and
+        ``expected_wins`` (cells): the posterior mean of each cell's expected wins of the
+        first-shown item (ties 1/2), :func:`~hja_bayes.bayes.ppc.expected_wins` averaged
+        over the draws, computed here where integrated prompt effects are drawn anyway.
     pointwise : ndarray (chain, draw, comparisons) or None
     labels : dict or None
         ``unit``, ``cell`` and ``outcome`` (category label) of every comparison.
@@ -97,6 +100,7 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
     replicated = {"wins": np.zeros((total, n_cells), np.float32),
                   "ties": np.zeros((total, n_cells), np.float32),
                   "categories": np.zeros((total, K, C), np.float32)}
+    expected = np.zeros(n_cells)
     pointwise = np.empty((total, n_comparisons)) if keep_pointwise else None
     kept = None
     if effects is not None and keep_effects:
@@ -120,7 +124,10 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
             prompt = (part["gamma"], alpha, units.prompt[0], units.prompt[1])
         eta = unit_logits(part["S"], part["Z"], units.cells, part["theta"], prompt)
         aux = unit_aux(part["aux"], judge)
-        rep = replicate_outcomes(eta, n, outcome, rng, aux)  # (draws, units, C)
+        p = np.asarray(probabilities(outcome, np.asarray(eta, dtype=float), aux), dtype=float)
+        rep = replicate_outcomes(p, n, rng)  # (draws, units, C)
+        p = collapse_counts(p)
+        expected += to_cells.T @ (n * (p[..., 0] + 0.5 * p[..., 1])).sum(axis=0)
         three = collapse_counts(rep)
         for name, value in (("wins", three[..., 0] + 0.5 * three[..., 1]),
                             ("ties", three[..., 1])):
@@ -131,6 +138,7 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
             ll = outcome_log_likelihood(eta, outcome, aux)
             pointwise[start:stop] = ll.reshape(stop - start, -1)[:, index]
     replicated = {k: v.reshape((chains, n_draws) + v.shape[1:]) for k, v in replicated.items()}
+    replicated["expected_wins"] = expected / total
     if kept is not None:
         kept = kept.reshape(chains, n_draws, -1)
     if not keep_pointwise:
@@ -230,6 +238,7 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
         posterior=posterior, data=data, replicated_wins=replicated["wins"],
         replicated_ties=replicated["ties"] if predicts_middle(outcome) else None,
         replicated_categories=None if three else replicated["categories"],
+        expected_wins=replicated["expected_wins"],
         pointwise=pointwise, comparison_labels=labels, sample_stats=sample_stats,
         attrs=attrs, answers=answers, units=units, outcome=outcome,
         term_names=(layout.names, layout.global_names))

@@ -32,7 +32,11 @@ Groups
     the middle one counted 1/2); ``ties (cell)``, the middle category per cell, for an
     outcome model that predicts ties (Davidson, an odd ordinal scale); for a scale other
     than (first, tie, second), ``category_counts (judge, category)``, each judge's
-    verdicts per category.
+    verdicts per category.  ``posterior_predictive`` also holds ``expected_wins (cell)``
+    without chain and draw: the posterior mean of each cell's expected wins of the
+    first-shown item (:func:`~hja_bayes.bayes.ppc.expected_wins`, averaged over the draws
+    when the posterior was assembled; with integrated prompt effects computing it again
+    means drawing every answer effect again).
 ``constant_data``
     The cells: integer codes ``judge_of_cell``, ``first``, ``second`` and the counts ``n``,
     ``first_wins``, ``ties``, ``second_wins`` (the three-outcome view), ``counts (cell,
@@ -102,6 +106,7 @@ def to_inference_data(
     replicated_wins: np.ndarray,
     replicated_ties: np.ndarray | None = None,
     replicated_categories: np.ndarray | None = None,
+    expected_wins: np.ndarray | None = None,
     pointwise: np.ndarray | None,
     comparison_labels: dict | None,
     sample_stats: dict[str, np.ndarray],
@@ -123,6 +128,8 @@ def to_inference_data(
         Replicated middle-category counts: stored, with the observed ones, as ``ties``.
     replicated_categories : array (chain, draw, judges, C), optional
         Replicated per-judge category totals (a scale other than three outcomes).
+    expected_wins : array (cells), optional
+        Posterior mean of each cell's expected wins of the first-shown item.
     pointwise : array (chain, draw, comparisons) or None
         Log-likelihood of every comparison.
     comparison_labels : dict or None
@@ -219,6 +226,8 @@ def to_inference_data(
         posterior_attrs=attrs,
         **groups,
     )
+    if expected_wins is not None:  # a posterior mean: no chain or draw dimension
+        idata.posterior_predictive["expected_wins"] = ("cell", np.asarray(expected_wins))
     _label(idata, data, pointwise, comparison_labels, entries)
     return idata
 

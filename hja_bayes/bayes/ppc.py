@@ -202,9 +202,14 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
     """
     n_bins = int(check_positive(n_bins, "n_bins"))
     G, offsets, counts, *_ = _pair_groups(idata)
-    # expected wins of the lower-index item per group: G w + offsets (sign handles order)
-    expected = ((G @ expected_wins(idata).T).T + offsets) / counts  # (draws, groups)
-    predicted = expected.mean(axis=0)
+    # posterior mean of the cells' expected wins: stored when the posterior was assembled
+    # (older posteriors: computed again)
+    if "expected_wins" in idata.posterior_predictive:
+        wins = np.asarray(idata.posterior_predictive["expected_wins"], dtype=float)
+    else:
+        wins = expected_wins(idata).mean(axis=0)
+    # the lower-index item's per group: G w + offsets (the sign handles the order)
+    predicted = (G @ wins + offsets) / counts
     which = np.minimum((predicted * n_bins).astype(int), n_bins - 1)
     present = np.unique(which)
     B = sparse.csr_matrix((np.ones(len(which)), (np.searchsorted(present, which),

@@ -23,7 +23,6 @@ from ..likelihood import (
     OutcomeModel,
     linear_predictor,
     log_likelihood,
-    probabilities,
     sample_counts,
 )
 from .prompts import prompt_offsets
@@ -153,8 +152,9 @@ def comparison_index(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(counts.size), np.rint(counts).astype(np.int64).ravel())
 
 
-def replicate_outcomes(eta, n, outcome: OutcomeModel, seed, aux=None) -> np.ndarray:
-    """Replicated counts per draw, unit and category.
+def replicate_outcomes(p, n, seed) -> np.ndarray:
+    """Replicated counts per draw, unit and category, from the outcome model's
+    probabilities ``p`` (draws, units, C) and the units' comparisons ``n``.
 
     Drawn by :func:`~hja_bayes.likelihood.sample_counts` with a NumPy generator seeded by
     ``seed`` (an int, a sequence of ints or a Generator).
@@ -164,7 +164,6 @@ def replicate_outcomes(eta, n, outcome: OutcomeModel, seed, aux=None) -> np.ndar
     ndarray (draws, units, C)
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    p = np.asarray(probabilities(outcome, np.asarray(eta, dtype=float), aux), dtype=float)
     return sample_counts(rng, np.broadcast_to(np.asarray(n, dtype=float), p.shape[:-1]), p)
 
 
