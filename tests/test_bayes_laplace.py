@@ -7,13 +7,36 @@ import numpy as np
 from numpyro.infer.util import potential_energy
 
 from hja_bayes import wald_inference
-from hja_bayes.bayes.laplace import dispersed_starts, laplace_at
+from hja_bayes.bayes.laplace import dispersed_starts, laplace_at, posterior_mode
 from hja_bayes.bayes.model import chart_at, hja_model, unconstrain
 from hja_bayes.bayes.outcomes import stack_counts
 from hja_bayes.decomposition import Decomposition
 from hja_bayes.likelihood import cells_of
 
 from .bayes_support import panel
+
+
+def test_the_mode_and_its_hessian_by_differences_match_a_closed_form():
+    """posterior_mode(laplace=True): the mode of a smooth non-quadratic potential and its
+    Hessian from differences of the gradient, against the written-out derivatives."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(4, 4))
+    precision = A @ A.T + np.eye(4)
+    shift = rng.normal(size=4)
+
+    def potential(p):  # 0.5 x'Px + sum(softplus(x)) + 0.1 sum(x^4), x = (a, b) - shift
+        x = jnp.concatenate([p["a"], p["b"]]) - shift
+        return 0.5 * x @ precision @ x + jnp.sum(jnp.logaddexp(0.0, x)) + 0.1 * jnp.sum(x**4)
+
+    start = {"a": jnp.zeros(1), "b": jnp.zeros(3)}
+    mode, lap = posterior_mode(potential, start, laplace=True)
+    x = np.concatenate([np.asarray(mode["a"]), np.asarray(mode["b"])]) - shift
+    sig = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(precision @ x + sig + 0.4 * x**3, 0, atol=1e-5)  # a mode
+    hessian = precision + np.diag(sig * (1 - sig) + 1.2 * x**2)
+    assert lap.sites == ("a", "b")
+    np.testing.assert_allclose(lap.mean, x + shift)
+    np.testing.assert_allclose(lap.covariance, np.linalg.inv(hessian), rtol=1e-6, atol=1e-9)
 
 
 def test_laplace_of_a_gaussian_is_exact_and_starts_are_dispersed():

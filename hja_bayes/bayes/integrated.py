@@ -83,9 +83,6 @@ class Integrated(NamedTuple):
     blocks : tuple of Block
         The prompts' layout over the model's units
         (:func:`~hja_bayes.bayes.blocks.prompt_blocks`).
-    second_order : bool
-        Exact second derivatives of the potential (for the Laplace approximation of the
-        starting point); NUTS needs only the gradient.
     starts : tuple of arrays, optional
         Where each block's Newton iterations start, (P, D) per block (default: at 0);
         e.g. :func:`prompt_modes` at a central value of the globals.
@@ -98,7 +95,6 @@ class Integrated(NamedTuple):
     """
 
     blocks: tuple
-    second_order: bool = False
     starts: tuple | None = None
     record_modes: bool = False
     tolerance: float = TOLERANCE
@@ -248,8 +244,7 @@ def _node_log_integrand(delta, R, z, base, gam, aux, counts, block, Q, outcome):
 
 
 def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
-                  outcome: OutcomeModel, second_order: bool = False, start=None,
-                  tolerance: float = TOLERANCE):
+                  outcome: OutcomeModel, start=None, tolerance: float = TOLERANCE):
     """``log p(y_q | globals)`` of every prompt in ``block`` (P,), differentiable.
 
     Parameters
@@ -265,9 +260,6 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
     tau_answer : array (answers,)
         The sd of every answer's effect (``tau[item]``).
     outcome : OutcomeModel
-    second_order : bool
-        Exact second derivatives too (one more differentiated Newton step), for a Hessian
-        of the potential; the gradient is exact either way.
     start : array (P, D), optional
         Where the Newton iterations start (default: 0).
     tolerance : float
@@ -277,10 +269,9 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
                                                     tau_answer, outcome)
     args = (base, gam, aux, cnt, block, Q, outcome)
     delta = _mode(*args, start, tolerance=tolerance)
-    # differentiated steps from the converged point: the first gives the implicit derivative
-    # of the mode (exact gradients), a second one exact second derivatives as well
-    for _ in range(2 if second_order else 1):
-        delta = _newton_step(delta, *args)
+    # a differentiated step from the converged point gives the implicit derivative of the
+    # mode: exact gradients (second derivatives would need a second step)
+    delta = _newton_step(delta, *args)
     value, _, H = _newton_parts(delta, *args)
     R = cholesky(H)
     if block.z.shape[0] == 1 and not np.any(block.z):  # the Laplace approximation
@@ -293,8 +284,7 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
 
 
 def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,
-                          outcome: OutcomeModel, second_order: bool = False, starts=None,
-                          tolerance: float = TOLERANCE):
+                          outcome: OutcomeModel, starts=None, tolerance: float = TOLERANCE):
     """Sum over every prompt of ``log p(y_q | globals)`` (the answer effects integrated out).
 
     Parameters as :func:`log_integrals`; ``blocks`` from
@@ -305,7 +295,7 @@ def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,
     starts = (None,) * len(blocks) if starts is None else starts
     return sum(jnp.sum(jnp.asarray(b.copies, eta.dtype)
                        * log_integrals(b, eta, gamma_u, aux_u, counts, tau_answer, outcome,
-                                       second_order, start, tolerance))
+                                       start, tolerance))
                for b, start in zip(blocks, starts))
 
 

@@ -106,8 +106,9 @@ class Problem(NamedTuple):
     """The NumPyro model of a request, its data arguments, the raw starting point (the MAP;
     answer effects at 0), the potential energy of the raw sites and what was requested.
 
-    With integrated prompt effects the potential has exact second derivatives (for the
-    Laplace approximation) and the model exact first ones (for NUTS); see
+    With integrated prompt effects both have exact first derivatives, the potential's
+    Newton iterations stopping at the full tolerance and, once started at the modes
+    (:func:`start_prompts_at`), the model's at the sampler's; see
     :class:`~hja_bayes.bayes.integrated.Integrated`."""
 
     model: Callable
@@ -183,7 +184,7 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
         aux0 = log_scale_aux(outcome, np.asarray(init.aux, dtype=float).reshape(held.shape))
         params0[AUX_SITE] = jnp.asarray(aux0[~held])
     cells = cells_of(model_data, outcome=outcome, design=design)
-    answers = answer_terms = integrated = second = None
+    answers = answer_terms = integrated = None
     if prompt is True:
         prompt = "sampled"
     if prompt:
@@ -200,17 +201,16 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
             blocks = prompt_blocks(answers.first, answers.second, answers.question,
                                    len(model_data.clusters.names), quadrature=quadrature,
                                    unit_keys=keys)
-            integrated, second = Integrated(blocks), Integrated(blocks, second_order=True)
+            integrated = Integrated(blocks)
         else:
             params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log
             params0["z_alpha"] = jnp.zeros(len(answers.labels))
     settings = dict(rank=r, position_bias=pb, terms=layout, priors=priors, outcome=outcome,
                     answers=answer_terms, held=held)
     model = partial(hja_model, **settings, integrated=integrated)
-    exact = model if second is None else partial(hja_model, **settings, integrated=second)
     args = (cells, chart, cells.counts)
     request = Request(r, pb, prompt, outcome, terms, level, layout)
-    return Problem(model, args, params0, answers, _potential(exact, args), request)
+    return Problem(model, args, params0, answers, _potential(model, args), request)
 
 
 def _potential(model, args):
@@ -229,8 +229,8 @@ def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANC
     The potential is the same function (the modes are unique); near ``params`` it takes
     fewer iterations (:func:`~hja_bayes.bayes.integrated.prompt_modes`).  The model's
     iterations stop at ``tolerance`` (the sampler's:
-    :data:`~hja_bayes.bayes.integrated.SAMPLING_TOLERANCE`); the potential's, which the
-    Laplace approximation differentiates twice, at the default.
+    :data:`~hja_bayes.bayes.integrated.SAMPLING_TOLERANCE`); the potential's at the
+    default.
     """
     import jax
     from numpyro.infer.util import constrain_fn
@@ -249,8 +249,7 @@ def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANC
     starts = tuple(np.asarray(mode) for mode in modes(problem.args, params))
     model = partial(problem.model, integrated=integrated._replace(starts=starts,
                                                                   tolerance=tolerance))
-    exact = partial(problem.model, integrated=integrated._replace(starts=starts,
-                                                                  second_order=True))
+    exact = partial(problem.model, integrated=integrated._replace(starts=starts))
     return problem._replace(model=model, potential=_potential(exact, problem.args))
 
 

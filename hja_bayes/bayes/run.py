@@ -279,8 +279,9 @@ def sample_hja(
     start_time = time.perf_counter()
     if prompt == "sampled":  # the MAP leaves the answer effects and tau out
         params0 = prompt_start(potential, params0, answers)
-    elif prompt:  # the mode of the globals' (integrated) posterior, tau included
-        params0 = posterior_mode(potential, params0)
+    elif prompt:  # the mode of the globals' (integrated) posterior, tau included, and
+        # the Laplace approximation there (Hessian from differences of the gradient)
+        params0, laplace = posterior_mode(potential, params0, laplace=True)
         # every evaluation from here on starts each prompt's Newton iterations at its mode
         # there: the chains stay near it (same potential, fewer iterations); NUTS's
         # gradients stop them sooner (SAMPLING_TOLERANCE)
@@ -288,8 +289,8 @@ def sample_hja(
     model, args, _, _, potential, request = problem
     if prompt == "sampled":  # one coordinate per answer: the Hessian is an arrow
         laplace = arrow_laplace(potential, params0, answers.question)
-    else:  # Newton loops inside the potential: Hessian columns one at a time (laplace_at)
-        laplace = laplace_at(potential, params0, batch_size=None if prompt else 32)
+    elif not prompt:
+        laplace = laplace_at(potential, params0)
     if start == "laplace":
         u0 = whitened_starts(laplace, num_chains, [int(seed), 0x57A27])
     else:
