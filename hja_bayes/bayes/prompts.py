@@ -256,7 +256,7 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
     S_bar : ndarray (draws, K, N)
         Marginal scores (rows centred).
     """
-    from ..likelihood import HALF, probabilities
+    from scipy.special import expit
 
     S, gamma, tau = (np.asarray(x, dtype=float) for x in (S, gamma, tau))
     x, w = np.polynomial.hermite.hermgauss(int(nodes))
@@ -267,10 +267,9 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
         eta = s[:, :, :, None] - s[:, :, None, :]  # (d, K, N, N): pair (i, j)
         spread = np.abs(g)[:, :, None, None] * np.sqrt(t[:, None, :, None] ** 2
                                                          + t[:, None, None, :] ** 2)
-        arg = eta[..., None] + spread[..., None] * z
-        # P(i beats j) averaged over the answers, and P(j beats i) from -arg (not 1 - p,
-        # which loses the digits of a lopsided pair); probabilities from the seam
-        p = probabilities(HALF, arg)[..., 0] @ w
-        q = probabilities(HALF, -arg)[..., 0] @ w
-        S_bar[start:start + chunk] = (np.log(p) - np.log(q)).mean(axis=-1)
+        # P(i beats j) averaged over the answers; P(j beats i) is its transpose, as the
+        # nodes and weights are symmetric (computed, not 1 - p, which loses the digits of
+        # a lopsided pair)
+        p = expit(eta[..., None] + spread[..., None] * z) @ w
+        S_bar[start:start + chunk] = (np.log(p) - np.log(p.swapaxes(-1, -2))).mean(axis=-1)
     return S_bar.mean(axis=1), S_bar
