@@ -17,12 +17,12 @@ before sampling, and it gives two things:
   compiled once serves every data set of the same shape.
 
 The Hessian is assembled column by column from Hessian-vector products (forward over
-reverse differentiation), so its memory is that of a few gradients.  Where the potential has Newton
-iterations inside (integrated prompt effects) it comes from central differences of the
-gradient instead (:func:`posterior_mode`).  Its eigenvalues are
-taken in absolute value (at a point that is not exactly a mode a direction can curve
-down; its |curvature| still gives the right scale, as in the SoftAbs metric) and floored at
-1e-6 of the largest, so that no direction gets an absurd scale.
+reverse differentiation), so its memory is that of a few gradients; where the potential has
+Newton iterations inside (integrated prompt effects), from central differences of the
+gradient instead (:func:`posterior_mode`).  Its eigenvalues are taken in absolute value (at
+a point that is not exactly a mode a direction can curve down; its |curvature| still gives
+the right scale, as in the SoftAbs metric) and floored at 1e-6 of the largest, so that no
+direction gets an absurd scale.
 """
 
 from __future__ import annotations
