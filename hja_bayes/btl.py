@@ -182,16 +182,17 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
             break
         step = newton_step(laplacian(s), g)
         decrement = -(g @ step)  # squared Newton decrement
-        t = 1.0
+        t, f_new = 1.0, None
         if decrement > 1e-8:  # far from the optimum: backtrack on the penalised objective
             f_pen = f + 0.5 * ridge * s @ s
             while t > 1e-10:
                 s_new = s + t * step
-                if objective(s_new) + 0.5 * ridge * s_new @ s_new <= f_pen - 1e-4 * t * decrement:
+                f_new = objective(s_new)
+                if f_new + 0.5 * ridge * s_new @ s_new <= f_pen - 1e-4 * t * decrement:
                     break
-                t *= 0.5
-        s_new = s + t * step
-        s, f = s_new, objective(s_new)
+                t, f_new = t * 0.5, None
+        s = s + t * step
+        f = objective(s) if f_new is None else f_new  # the accepted trial's value, kept
     if information:
         off, degree = laplacian(s)
         H = off.toarray() + np.diag(degree)
@@ -286,8 +287,7 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
     folded = data.fold_order()
     n, wins = folded.n, folded.wins
     S = np.zeros((data.n_judges, data.n_items))
-    for k in range(data.n_judges):
-        m = folded.judge == k
+    for k, m in enumerate(folded.cells_by_judge()):
         s, *_ = btl_newton(folded.first[m], folded.second[m], n[m], wins[m],
                            data.n_items, ridge, tol, max_iter, information=False)
         S[k] = s

@@ -164,6 +164,18 @@ class Comparisons(CountViews):
         """Comparisons made by each judge, shape (K,)."""
         return np.bincount(self.judge, weights=self.n, minlength=self.n_judges)
 
+    def cells_by_judge(self) -> list:
+        """Each judge's cells, as indices into the cell arrays (slices when the cells are
+        sorted by judge, as the readers leave them; else from one stable sort), so a loop
+        over judges does not scan every cell once per judge."""
+        judge = np.asarray(self.judge)
+        if np.all(judge[1:] >= judge[:-1]):
+            bounds = np.searchsorted(judge, np.arange(self.n_judges + 1))
+            return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        order = np.argsort(judge, kind="stable")
+        bounds = np.searchsorted(judge[order], np.arange(self.n_judges + 1))
+        return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
     def comparisons_per_item(self) -> np.ndarray:
         """Comparisons each item took part in, shape (N,)."""
         return np.bincount(self.first, weights=self.n, minlength=self.n_items) + np.bincount(

@@ -106,3 +106,21 @@ def test_cluster_counts_that_do_not_add_up_are_refused():
         Comparisons.from_frame(pd.DataFrame({"model_a": ["x"], "model_b": ["y"],
                                              "winner": ["x"]}), judge=None,
                                cluster="question_id")
+
+
+def test_cells_by_judge_indexes_each_judges_cells_sorted_or_not():
+    df = frame(
+        judge=["j1", "j2", "j1", "j3", "j2", "j1"],
+        model_a=["x", "x", "y", "x", "z", "x"],
+        model_b=["y", "z", "z", "y", "y", "z"],
+        winner=["model_a", "model_b", "tie", "model_a", "model_a", "model_b"],
+    )
+    data = Comparisons.from_frame(df)
+    # the readers leave the cells sorted by judge; a reordered selection does not
+    for d in (data, data.select_judges(["j3", "j1", "j2"])):
+        blocks = d.cells_by_judge()
+        assert len(blocks) == d.n_judges
+        for k, index in enumerate(blocks):
+            np.testing.assert_array_equal(np.arange(d.n_cells)[index], np.flatnonzero(d.judge == k))
+    assert all(isinstance(b, slice) for b in data.cells_by_judge())
+    assert not np.all(np.diff(data.select_judges(["j3", "j1", "j2"]).judge) >= 0)

@@ -113,6 +113,37 @@ def test_hand_written_derivatives_equal_the_derived_ones(model):
                                    information(derived, eta, aux, counts.sum(1)), rtol=1e-10)
 
 
+def test_half_information_and_log_likelihood_gradient_written_out():
+    """HALF's own information against the general formula from its probabilities and
+    derivatives, and the gradient of its JAX log-likelihood (a hand-written softplus with
+    its own derivative) against the score ``w - n p``, at large |eta| too."""
+    rng = np.random.default_rng(1)
+    eta = np.concatenate([rng.normal(scale=3.0, size=20), [0.0, -800.0, 800.0, 40.0, -40.0]])
+    counts = rng.integers(0, 5, size=(eta.size, 3)).astype(float)
+    n = counts.sum(axis=1)
+    general = HALF._replace(information=None)
+    for x in (eta, jnp.asarray(eta)):
+        np.testing.assert_allclose(information(HALF, x, None, n), information(general, x, None, n),
+                                   rtol=1e-12, atol=0)
+    total = lambda e: jnp.sum(log_likelihood(HALF, e, None, jnp.asarray(counts)))  # noqa: E731
+    value, grad = jax.value_and_grad(total)(jnp.asarray(eta))
+    np.testing.assert_allclose(grad, counts[:, 0] + counts[:, 1] / 2 - n * expit(eta),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(value, np.sum(log_likelihood(HALF, eta, None, counts)), rtol=1e-13)
+    # the second derivative (used by Laplace approximations) is minus the information
+    curvature = jax.vmap(jax.grad(jax.grad(lambda e, c: log_likelihood(HALF, e, None, c))))(
+        jnp.asarray(eta), jnp.asarray(counts))
+    np.testing.assert_allclose(-curvature, information(HALF, eta, None, n)[:, 0, 0], rtol=1e-12,
+                               atol=1e-300)
+
+
+def test_cells_count_their_comparisons():
+    counts = np.random.default_rng(2).integers(0, 6, size=(9, 5)).astype(float)
+    cells = cells_of(simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=20, seed=0)[0])
+    for c in (counts, jnp.asarray(counts)):
+        np.testing.assert_array_equal(cells._replace(counts=c).n, counts.sum(axis=1))
+
+
 def cumulative_logit(eta, kappa):
     """Category probabilities of P(Y <= c) = expit(eta + kappa_c), written out."""
     upper = np.concatenate([expit(eta[:, None] + kappa[None, :]), np.ones((len(eta), 1))], axis=1)

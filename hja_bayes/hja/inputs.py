@@ -31,8 +31,7 @@ def separated_judges(data: Comparisons) -> list[str]:
 
     out = []
     three = collapse_counts(data.counts)
-    for k in range(data.n_judges):
-        m = data.judge == k
+    for k, m in enumerate(data.cells_by_judge()):
         if three[m, 1].sum() > 0:
             continue
         a = np.concatenate([data.first[m], data.second[m]])

@@ -64,6 +64,8 @@ class OutcomeModel(NamedTuple):
         A faster ``sum_c counts_c log p_c``.
     derivatives : callable ``(eta, aux) -> (grad, neg_hess)``, optional
         Hand-written :func:`category_derivatives`.
+    information : callable ``(eta, aux, n) -> (..., L, L)``, optional
+        Hand-written :func:`information`.
     """
 
     name: str
@@ -76,6 +78,7 @@ class OutcomeModel(NamedTuple):
     probabilities: Callable | None = None
     log_likelihood: Callable | None = None
     derivatives: Callable | None = None
+    information: Callable | None = None
 
     @property
     def n_categories(self) -> int:
@@ -162,6 +165,8 @@ def score(model: OutcomeModel, eta, aux, counts):
 def information(model: OutcomeModel, eta, aux, n):
     """Expected information about ``(eta, aux)`` of ``n`` verdicts per unit: (..., L, L),
     ``n sum_c p_c (-d^2 log p_c)``."""
+    if model.information is not None:
+        return model.information(eta, aux, n)
     xp = xp_of(eta)
     _, neg_hess = category_derivatives(model, eta, aux)
     p = probabilities(model, eta, aux)
