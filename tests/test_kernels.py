@@ -1,12 +1,14 @@
-"""Solver kernels at leaderboard size: the conjugate-gradient item step equals the dense one."""
+"""Solver kernels at leaderboard size: the conjugate-gradient item step equals the dense one,
+its Laplacian products from the units equal the dense Laplacians."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import hja_bayes as hb
 from hja_bayes.hja import kernels
 from hja_bayes.hja.solve import initial_state
-from hja_bayes.likelihood import cells_of
+from hja_bayes.likelihood import cells_of, item_information
 from hja_bayes.likelihood.terms import design_of
 
 
@@ -34,3 +36,19 @@ def test_large_item_blocks_take_the_same_newton_step_by_conjugate_gradients(monk
     np.testing.assert_allclose(np.asarray(iterative), np.asarray(dense), atol=1e-10)
     np.testing.assert_allclose(np.asarray(iterative).sum(axis=0), 0.0, atol=1e-10)
     assert np.all(np.asarray(iterative)[:, 3] == 0.0)  # the column beyond the rank
+
+
+def test_laplacian_products_from_the_units_equal_the_dense_laplacians():
+    """The conjugate-gradient item step's products with each judge's information Laplacian,
+    computed from the units, against the dense K x N x N Laplacians."""
+    data, _ = hb.simulate(n_judges=3, n_items=7, rank=1, comparisons_per_judge=40, seed=2)
+    cells = cells_of(data, pad=True)
+    rng = np.random.default_rng(0)
+    # padding units carry no comparisons, hence no weight, as in a fit
+    w = jnp.asarray(rng.uniform(0.1, 2.0, cells.judge.shape[0]) * (np.asarray(cells.n) > 0))
+    diagonal, times = kernels.judge_laplacians(w, cells, 3, 7)
+    dense = np.asarray(item_information(w, cells, 3, 7))
+    Y = rng.normal(size=(3, 7))
+    np.testing.assert_allclose(times(jnp.asarray(Y)), np.einsum("kij,kj->ki", dense, Y),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(diagonal, np.einsum("kii->ki", dense), rtol=1e-12)
