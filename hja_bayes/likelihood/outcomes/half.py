@@ -51,8 +51,10 @@ def _probabilities(eta, aux):
 
 @jax.custom_jvp
 def _softplus(eta):
-    """``log(1 + e^eta)``, stable, with ``sigmoid`` as its derivative: on the CPU a quarter
-    of ``jax.nn.softplus``'s time (which goes through ``logaddexp``) and of its gradient's."""
+    """``log(1 + e^eta)``, stable, with ``sigmoid`` as its derivative: cheaper on the CPU
+    than ``jax.nn.softplus``, which goes through ``logaddexp`` (with the count columns read
+    one by one, the solver's objective over two million units took 56 ms instead of 73 ms,
+    its gradient 70 ms instead of 110 ms)."""
     return jnp.maximum(eta, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(eta)))
 
 
