@@ -23,6 +23,7 @@ from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning, ParameterError
 from .features import join_features
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
+from .row_keys import cluster_codes, codes_in_order, row_keys, tally
 from .sources import as_frame, read_table
 from .verdicts import (
     FIRST_LABELS,
@@ -33,14 +34,13 @@ from .verdicts import (
     TIE_LABELS,
     check_ambiguous,
     ordered_verdicts,
-    verdicts,
+    verdict_codes,
 )
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "PROMPT_HINTS",
            "SECOND_LABELS", "TIE_LABELS", "prompt_like_columns", "read_counts", "read_csv",
            "read_file", "read_frame", "read_json", "read_jsonl", "read_parquet"]
 
-SINGLE_JUDGE = "judge"
 #: A "judge" column with at least this many judges ...
 CROWD_JUDGES = 20
 #: ... whose median judge gave fewer verdicts than this is probably a column of voters.
@@ -123,20 +123,22 @@ def read_frame(
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
     _check_judge_column(df, judge)
-    w = verdicts(df, winner, [c for c in (model_a, model_b) if c in df.columns])
-    a, b, jud = _keys(df, judge, model_a, model_b, cluster)
+    verdict, labels = verdict_codes(df, winner, [c for c in (model_a, model_b) if c in df.columns])
+    keys = row_keys(df, judge, model_a, model_b, cluster)
     invalid_set = {s.strip().lower() for s in invalid_labels}
-    ordered = ordered_verdicts(df, w, scale, invalid_set)
+    ordered = ordered_verdicts(df, verdict, labels, scale, invalid_set)
 
-    if ordered is None:
-        label_index, labels = pd.factorize(w)  # classify each distinct label once
+    if ordered is None:  # classify each distinct label once
         normal = [x.strip().lower() for x in labels]
         kind_of_label = np.array([1 if x in FIRST_LABELS else 2 if x in SECOND_LABELS else
                                   3 if x in TIE_LABELS else 4 if x in invalid_set else 0
                                   for x in normal], dtype=np.int64)
-        by_label = kind_of_label[label_index] if len(labels) else np.zeros(len(w), np.int64)
-        by_name = np.where(w == a, 1, np.where(w == b, 2, 0))
-        check_ambiguous(df, by_label, by_name, w, a, b)
+        by_label = kind_of_label[verdict]
+        # a verdict naming one of the row's two items
+        lookup = {name: i for i, name in enumerate(keys.items)}
+        named = np.array([lookup.get(x, -1) for x in labels], dtype=np.int64)[verdict]
+        by_name = np.where(named == keys.first, 1, np.where(named == keys.second, 2, 0))
+        check_ambiguous(df, by_label, by_name, verdict, labels)
         kind = np.where(by_name > 0, by_name, by_label)
     else:
         category, categories = ordered
@@ -144,53 +146,46 @@ def read_frame(
     if np.any(kind == 0):
         pos = int(np.argmax(kind == 0))
         raise DataError(
-            f"row {df.index[pos]!r}: winner {w[pos]!r} is neither 'model_a', 'model_b', "
-            f"a tie label {sorted(TIE_LABELS)}, an invalid marker "
+            f"row {df.index[pos]!r}: winner {labels[verdict[pos]]!r} is neither 'model_a', "
+            f"'model_b', a tie label {sorted(TIE_LABELS)}, an invalid marker "
             f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
-            f"({a[pos]!r}, {b[pos]!r})")
+            f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})")
     is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
-    _warn_near_duplicates(np.concatenate([a, b]), "item")
-    _warn_near_duplicates(jud, "judge")
+    _warn_near_duplicates(keys.items, "item")
+    _warn_near_duplicates(keys.judge.names, "judge")
 
     valid = ~is_invalid
     rejected, by_judge = {}, {}
     if is_invalid.any():
-        for lab, c in zip(*np.unique(w[is_invalid], return_counts=True)):
+        for lab, c in tally(verdict[is_invalid], labels):
             reason = "no verdict (empty or missing)" if not lab.strip() else \
                 f"no usable verdict ({lab!r})"
-            rejected[reason] = rejected.get(reason, 0) + int(c)
-        by_judge = {str(j): int(c) for j, c in zip(*np.unique(jud[is_invalid],
-                                                               return_counts=True))}
+            rejected[reason] = rejected.get(reason, 0) + c
+        by_judge = {str(j): c for j, c in tally(keys.judge.codes[is_invalid], keys.judge.names)}
 
-    all_judges = list(dict.fromkeys(jud))
-    used_judges = list(dict.fromkeys(jud[valid]))
-    dropped = tuple(j for j in all_judges if j not in set(used_judges))
+    all_judges = list(keys.judge.names)
+    k, i, j, used_judges, items = codes_in_order(keys, valid)
+    dropped = tuple(x for x in all_judges if x not in set(used_judges))
     if dropped:
         warnings.warn(
             f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning, stacklevel=2
         )
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
-
-    # factorize keeps the order of first appearance
-    item_codes, items = pd.factorize(np.concatenate([a[valid], b[valid]]))
-    m_valid = int(valid.sum())
-    i, j = item_codes[:m_valid].astype(np.int64), item_codes[m_valid:].astype(np.int64)
-    k, _ = pd.factorize(jud[valid])  # same first-appearance order as used_judges
-    k = k.astype(np.int64)
     _warn_crowd(np.bincount(k), judge)
     if ordered is None:
         categories = THREE
         category = np.select([is_first, is_tie], [0, 1], 2)
+    m_valid = len(k)
     counts = np.zeros((m_valid, len(categories)))
     counts[np.arange(m_valid), category[valid]] = 1.0
 
-    codes, names = _cluster_codes(df, cluster, valid)
+    codes, names = cluster_codes(df, cluster, valid)
     style = {} if features is None else join_features(
         df, features, cluster=cluster, model_a=model_a, model_b=model_b, rows=valid,
         transform=feature_transform).arguments()
-    return aggregate_cells(used_judges, list(items), k, i, j, counts, categories=categories,
+    return aggregate_cells(used_judges, items, k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
                            rejected_by_judge=by_judge, cluster_column=cluster, **style)
@@ -202,39 +197,6 @@ def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
             f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
             "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
             "--judge-col -) if one judge made every verdict")
-
-
-def _keys(df: pd.DataFrame, judge, model_a, model_b, cluster):
-    """Model, judge names as text arrays, checked: present, not missing, not empty."""
-    columns = [c for c in (judge, model_a, model_b, cluster) if c is not None]
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise DataError(f"column(s) {missing} not found; the columns there are "
-                        f"{list(df.columns)}")
-    for col in columns:
-        bad = df[col].isna().to_numpy()
-        if bad.any():
-            rows = list(df.index[bad][:5])
-            raise DataError(
-                f"column {col!r} has {int(bad.sum())} missing value(s), first at row(s) {rows}")
-    out = []
-    for col in (model_a, model_b, judge):
-        if col is None:
-            out.append(np.full(len(df), SINGLE_JUDGE, dtype=object))
-            continue
-        values = df[col].astype(str).to_numpy().astype(object)
-        codes, names = pd.factorize(values)  # check each distinct name once
-        empty = np.array([not v.strip() for v in names], dtype=bool)[codes]
-        if empty.any():
-            raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty name in column "
-                            f"{col!r} ({int(empty.sum())} such rows)")
-        out.append(values)
-    a, b, jud = out
-    same = a == b
-    if same.any():
-        raise DataError(f"row {df.index[np.argmax(same)]!r} compares {a[same][0]!r} with "
-                        f"itself ({int(same.sum())} such rows)")
-    return a, b, jud
 
 
 def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:
@@ -344,7 +306,7 @@ def read_counts(
                if c is not None and c not in df.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found; the columns there are {list(df.columns)}")
-    a, b, jud = _keys(df, judge, model_a, model_b, cluster)
+    keys = row_keys(df, judge, model_a, model_b, cluster)
     if category_columns is not None:
         per_category = np.column_stack([_numbers(df, c) for c in category_columns])
         if np.any(per_category < 0):
@@ -366,22 +328,16 @@ def read_counts(
         raise DataError(
             f"row {df.index[np.argmax(bad)]!r}: need ties <= n and ties/2 <= wins <= n - ties/2"
         )
-    _warn_near_duplicates(np.concatenate([a, b]), "item")
-    _warn_near_duplicates(jud, "judge")
+    _warn_near_duplicates(keys.items, "item")
+    _warn_near_duplicates(keys.judge.names, "judge")
     keep = nn > 0
     rejected = {"n == 0": int((~keep).sum())} if (~keep).any() else {}
-    all_judges = list(dict.fromkeys(jud))
-    judges = list(dict.fromkeys(jud[keep]))
+    all_judges = list(keys.judge.names)
+    k, i, j, judges, items = codes_in_order(keys, keep)
     dropped = tuple(x for x in all_judges if x not in set(judges))
     if dropped:
         warnings.warn(f"judge(s) with no comparisons, left out: {list(dropped)}", DataWarning, stacklevel=2)
-    items = list(dict.fromkeys(np.concatenate([a[keep], b[keep]])))
-    item_index = {name: i for i, name in enumerate(items)}
-    judge_index = {name: k for k, name in enumerate(judges)}
-    k = np.array([judge_index[x] for x in jud[keep]], dtype=np.int64)
-    i = np.array([item_index[x] for x in a[keep]], dtype=np.int64)
-    j = np.array([item_index[x] for x in b[keep]], dtype=np.int64)
-    codes, names = _cluster_codes(df, cluster, keep)
+    codes, names = cluster_codes(df, cluster, keep)
     if category_columns is not None:
         counts, categories = per_category[keep], tuple(category_columns)
     else:
@@ -406,14 +362,6 @@ def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
         raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {values.iloc[pos]!r}, "
                         "not a finite number")
     return numbers.to_numpy(dtype=float)
-
-
-def _cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
-    """Cluster index of every kept row and the cluster names (None, None without clusters)."""
-    if cluster is None:
-        return None, None
-    codes, names = pd.factorize(df[cluster].astype(str).to_numpy()[keep])
-    return codes, tuple(names)
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:

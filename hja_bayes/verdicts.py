@@ -36,7 +36,7 @@ from .errors import DataError, ParameterError
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
            "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "ordered_verdicts",
-           "scale_bounds", "verdicts", "zero_one"]
+           "scale_bounds", "verdict_codes", "zero_one"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})
@@ -71,11 +71,10 @@ def scale_bounds(scale) -> tuple[int, int]:
     return lo, hi
 
 
-def ordered_verdicts(df, w, scale, invalid_set):
+def ordered_verdicts(df, codes, distinct, scale, invalid_set):
     """For ordered verdicts, ``(category per row (-1: no usable verdict), categories)``;
-    None for three-outcome verdicts.  Each distinct verdict is read once."""
-    codes, distinct = pd.factorize(w)
-    distinct = np.asarray(distinct, dtype=object)
+    None for three-outcome verdicts.  The verdicts are given as :func:`verdict_codes`
+    gives them (each distinct verdict is read once)."""
     normal = np.array([x.strip().lower() for x in distinct], dtype=object)
     invalid = np.isin(normal, list(invalid_set))
 
@@ -89,7 +88,7 @@ def ordered_verdicts(df, w, scale, invalid_set):
                            & (numbers >= lo) & (numbers <= hi))
         if bad.any():
             pos = first_row(bad)
-            raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} is not a whole number "
+            raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} is not a whole number "
                             f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
         category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
         return category[codes], tuple(str(v) for v in range(hi, lo - 1, -1))
@@ -102,18 +101,28 @@ def ordered_verdicts(df, w, scale, invalid_set):
     bad = ~strength & ~tie & ~invalid
     if bad.any():
         pos = first_row(bad)
-        raise DataError(f"row {df.index[pos]!r}: verdict {w[pos]!r} mixes another kind of "
+        raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} mixes another kind of "
                         f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
                         "other rows; give every verdict on the one scale")
     category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
     return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
 
 
-def verdicts(df: pd.DataFrame, winner: str, models: list[str]) -> np.ndarray:
-    """The verdict of every row as text ("" where it is missing)."""
+def verdict_codes(df: pd.DataFrame, winner: str, models: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The verdicts as ``(codes, labels)``: row r's verdict is ``labels[codes[r]]``, as text
+    ("" where it is missing); ``labels`` (an object array) holds each distinct verdict once,
+    in the order of first appearance."""
     if winner in df.columns:
         column = df[winner]
-        return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy()).astype(object)
+        missing = column.isna().to_numpy()
+        codes, labels = pd.factorize(column.astype(str))
+        labels = np.asarray(labels, dtype=object)
+        if missing.any():  # "" for every missing value, and no label that only they had
+            labels = np.append(labels, "")
+            codes = np.where(missing, len(labels) - 1, codes)
+            codes, used = pd.factorize(codes)
+            labels = labels[used]
+        return codes.astype(np.int64), labels
     if winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS):
         flags = np.stack([zero_one(df, c) for c in ONE_HOT_COLUMNS], axis=1)
         bad = flags.sum(axis=1) != 1
@@ -122,7 +131,8 @@ def verdicts(df: pd.DataFrame, winner: str, models: list[str]) -> np.ndarray:
             raise DataError(f"row {df.index[pos]!r}: the one-hot verdict columns "
                             f"{list(ONE_HOT_COLUMNS)} must hold exactly one 1, got "
                             f"{flags[pos].tolist()}")
-        return np.array(["model_a", "model_b", "tie"], dtype=object)[flags.argmax(axis=1)]
+        codes, used = pd.factorize(flags.argmax(axis=1))
+        return codes.astype(np.int64), np.array(["model_a", "model_b", "tie"], dtype=object)[used]
     raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
                     f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}")
 
@@ -137,17 +147,19 @@ def zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
     return ones.to_numpy().astype(np.int64)
 
 
-def check_ambiguous(df, by_label, by_name, w, a, b) -> None:
-    """A verdict that is both a label and one of the row's model names, with two meanings."""
+def check_ambiguous(df, by_label, by_name, codes, labels) -> None:
+    """A verdict that is both a label and one of the row's model names, with two meanings
+    (the verdicts as :func:`verdict_codes` gives them)."""
     clash = (by_label > 0) & (by_name > 0) & (by_label != by_name)
     if not clash.any():
         return
     pos = int(np.argmax(clash))
     side = "first" if by_name[pos] == 1 else "second"
-    names = sorted({str(x) for x in w[clash]})
+    names = sorted({str(x) for x in labels[np.unique(codes[clash])]})
+    verdict = labels[codes[pos]]
     raise DataError(
-        f"row {df.index[pos]!r}: the verdict {w[pos]!r} reads two ways: as the label for "
-        f"'{MEANING[int(by_label[pos])]}', and as the name of the model {w[pos]!r} shown "
+        f"row {df.index[pos]!r}: the verdict {verdict!r} reads two ways: as the label for "
+        f"'{MEANING[int(by_label[pos])]}', and as the name of the model {verdict!r} shown "
         f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
         f"Models named like verdict labels ({names}): rename them, or give the verdicts as "
         "model_a / model_b / tie")

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 LAYERS = [
     {"errors", "checks", "version", "cache", "programs", "jitting", "categories"},
     {"clusters", "summary", "comparisons", "sources"},
-    {"verdicts", "prompt_columns", "readers", "features", "datasets", "scan"},
+    {"verdicts", "prompt_columns", "row_keys", "readers", "features", "datasets", "scan"},
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},
     {"hja"},

@@ -314,3 +314,95 @@ def test_every_documented_label_is_read_as_documented():
     assert cells["n"] == len(labels) and cells["ties"] == n_tie
     assert cells["wins"] == n_first + n_tie / 2
     assert ONE_HOT_COLUMNS == ("winner_model_a", "winner_model_b", "winner_tie")
+
+
+def _read_row_by_row(df, cluster):
+    """An independent reading, one row at a time in plain Python: the cells' counts keyed by
+    names, judges and items in the order they first appear among the usable rows (items
+    among the first-shown, then among the second-shown), prompts likewise, and the
+    rejected verdicts by reason and by judge."""
+    cells, entries, rejected, by_judge = {}, {}, {}, {}
+    judges, first_items, second_items, prompts = {}, {}, {}, {}
+    for row in df.itertuples(index=False):
+        j, a, b = str(row.judge), str(row.model_a), str(row.model_b)
+        w = "" if pd.isna(row.winner) else str(row.winner)
+        label = w.strip().lower()
+        if w == a:
+            kind = 0
+        elif w == b:
+            kind = 2
+        elif label in FIRST_LABELS:
+            kind = 0
+        elif label in SECOND_LABELS:
+            kind = 2
+        elif label in TIE_LABELS:
+            kind = 1
+        else:
+            assert label in INVALID_LABELS, w
+            reason = ("no verdict (empty or missing)" if not w.strip()
+                      else f"no usable verdict ({w!r})")
+            rejected[reason] = rejected.get(reason, 0) + 1
+            by_judge[j] = by_judge.get(j, 0) + 1
+            continue
+        judges.setdefault(j, None)
+        first_items.setdefault(a, None)
+        second_items.setdefault(b, None)
+        counts = cells.setdefault((j, a, b), [0.0, 0.0, 0.0])
+        counts[kind] += 1
+        if cluster:
+            q = str(getattr(row, cluster))
+            prompts.setdefault(q, None)
+            entry = entries.setdefault((q, j, a, b), [0.0, 0.0, 0.0])
+            entry[kind] += 1
+    items = list(dict.fromkeys([*first_items, *second_items]))
+    return (cells, entries, rejected, dict(sorted(by_judge.items())), list(judges), items,
+            list(prompts))
+
+
+@pytest.mark.parametrize("dtype", [object, "string", "names are numbers"])
+def test_frames_read_as_a_row_by_row_reading_does(dtype):
+    """Random frames mixing every kind of verdict (labels in any case and spacing, item
+    names, ties, invalid markers, missing values), a judge with no usable verdict, and
+    prompts: the reader (which codes each column once) agrees with a plain row-by-row
+    reading on every cell, prompt entry, name order and rejection count."""
+    rng = np.random.default_rng(7)
+    n, models = 3000, [f"m{i}" for i in range(9)]
+    if dtype == "names are numbers":
+        models = list(range(100, 109))
+    a = rng.integers(0, 9, n)
+    b = (a + rng.integers(1, 9, n)) % 9
+    judge = rng.choice(["j1", "j2", "j3", "voter 4"], n)
+    kinds = rng.integers(0, 12, n)
+    labels = np.array(["model_a", " A ", "MODEL_B", "b", "Tie", "draw", "tie (bothbad)",
+                       "invalid", "", "N/A"], dtype=object)
+    winner = np.empty(n, dtype=object)
+    for r in range(n):
+        if kinds[r] < 10:
+            winner[r] = labels[kinds[r]]
+        elif kinds[r] == 10:
+            winner[r] = str(models[a[r]] if rng.random() < 0.5 else models[b[r]])
+        else:
+            winner[r] = None
+    winner[judge == "voter 4"] = "invalid"  # a judge with no usable verdict
+    df = pd.DataFrame({
+        "judge": judge, "model_a": [models[i] for i in a], "model_b": [models[i] for i in b],
+        "winner": winner, "question": rng.integers(0, 40, n).astype(str)})
+    if dtype == "string":
+        df = df.astype({c: "string" for c in ("judge", "model_a", "model_b", "winner")})
+    with pytest.warns(DataWarning, match="voter 4"):
+        data = Comparisons.from_frame(df, cluster="question")
+    cells, entries, rejected, by_judge, judges, items, prompts = _read_row_by_row(
+        df, "question")
+    assert list(data.judges) == judges and list(data.items) == items
+    got = {(data.judges[k], data.items[i], data.items[j]): list(c)
+           for k, i, j, c in zip(data.judge, data.first, data.second, data.counts)}
+    assert got == cells
+    c = data.clusters
+    assert list(c.names) == prompts
+    got = {(c.names[g], data.judges[data.judge[e]], data.items[data.first[e]],
+            data.items[data.second[e]]): list(x) for g, e, x in zip(c.cluster, c.cell, c.counts)}
+    assert got == entries
+    s = data.summary()
+    assert s.rejected == rejected and s.dropped_judges == ("voter 4",)
+    assert data.rejected_by_judge == by_judge
+    assert s.rows_read == n and s.rows_used == n - sum(rejected.values())

@@ -24,7 +24,8 @@ import pandas as pd
 
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, DataWarning
-from ..readers import SINGLE_JUDGE, _warn_crowd, _warn_near_duplicates
+from ..readers import _warn_crowd, _warn_near_duplicates
+from ..row_keys import SINGLE_JUDGE
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
                      kind_meaning)
 
