@@ -88,8 +88,9 @@ def ordered_verdicts(df, codes, distinct, scale, invalid_set):
                            & (numbers >= lo) & (numbers <= hi))
         if bad.any():
             pos = first_row(bad)
-            raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} is not a whole number "
-                            f"from {lo} to {hi} (scale={scale!r}) nor an invalid marker")
+            raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} is not a "
+                            f"whole number from {lo} to {hi} (scale={scale!r}) nor an invalid "
+                            "marker")
         category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
         return category[codes], tuple(str(v) for v in range(hi, lo - 1, -1))
     label = np.array([x.replace(" ", "").strip("[]").upper() for x in distinct], dtype=object)
@@ -101,14 +102,15 @@ def ordered_verdicts(df, codes, distinct, scale, invalid_set):
     bad = ~strength & ~tie & ~invalid
     if bad.any():
         pos = first_row(bad)
-        raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} mixes another kind of "
-                        f"verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
+        raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} mixes another "
+                        f"kind of verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
                         "other rows; give every verdict on the one scale")
     category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
     return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
 
 
-def verdict_codes(df: pd.DataFrame, winner: str, models: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def verdict_codes(df: pd.DataFrame, winner: str,
+                  models: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The verdicts as ``(codes, labels)``: row r's verdict is ``labels[codes[r]]``, as text
     ("" where it is missing); ``labels`` (an object array) holds each distinct verdict once,
     in the order of first appearance."""
