@@ -67,19 +67,23 @@ def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np
     units, design_u, eta, aux = model.units()
     s = -np.asarray(score(model.outcome, eta, aux, units.counts))  # d NLL / d(eta, aux)
     eta_cols, aux_cols = chart.local_columns()
-    local = chart.local_design(units, design_u) * s[:, :1]
     g = np.zeros(chart.dim)
     k = units.judge
-    # a column's coordinate depends on the judge only: sum per judge, then add (judges may
-    # share a coordinate)
-    for cols, values in ((eta_cols, local), (aux_cols, s[:, 1:])):
-        for c in range(cols.shape[1]):
-            ok = cols[:, c] >= 0
-            np.add.at(g, cols[ok, c], np.bincount(k, values[:, c], K)[ok])
-    y = chart.y_offset
     R = (np.bincount(k * N + units.first, s[:, 0], K * N)
          - np.bincount(k * N + units.second, s[:, 0], K * N)).reshape(K, N)
-    grad_S = R + ridge * model.S  # the A rows' likelihood part is in ``local`` already
+    # per judge, the derivative along each judge-local coordinate: the A rows' (a judge's
+    # sum of s (Q_i - Q_j)) is R Q; the terms' columns and the extra parameters are summed
+    # unit by unit
+    terms = np.column_stack([design_u.X, design_u.Xg]) * s[:, :1]
+    per_judge = np.column_stack([R @ chart.Q, _judge_sums(k, terms, K)])
+    # a column's coordinate depends on the judge only: add the judges' sums (judges may
+    # share a coordinate)
+    for cols, values in ((eta_cols, per_judge), (aux_cols, _judge_sums(k, s[:, 1:], K))):
+        for c in range(cols.shape[1]):
+            ok = cols[:, c] >= 0
+            np.add.at(g, cols[ok, c], values[ok, c])
+    y = chart.y_offset
+    grad_S = R + ridge * model.S  # the A rows' likelihood part is in ``per_judge`` already
     g[: K * m] += (ridge * model.S @ chart.Q).ravel()
     g[y:] += (grad_S.T @ chart.P).ravel()
     # the penalties of the coefficients and parameters
@@ -90,6 +94,12 @@ def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np
         g[chart.aux_offset: chart.global_offset] += ridge * np.ravel(model.log_aux)[chart.free]
     g[chart.global_offset: y] += rho_g * model.theta
     return g, grad_S
+
+
+def _judge_sums(judge: np.ndarray, values: np.ndarray, K: int) -> np.ndarray:
+    """``values`` (units, c) summed per judge: (K, c)."""
+    return np.stack([np.bincount(judge, values[:, c], K) for c in range(values.shape[1])],
+                    axis=1) if values.shape[1] else np.zeros((K, 0))
 
 
 def _curvature_term(chart, grad_S, sigma) -> np.ndarray:
