@@ -98,7 +98,8 @@ def test_hand_written_derivatives_equal_the_derived_ones(model):
     eta = rng.normal(scale=2.0, size=30)
     aux = rng.normal(size=(30, model.n_aux)) if model.n_aux else None
     counts = rng.integers(0, 7, size=(30, model.n_categories)).astype(float)
-    derived = model._replace(log_likelihood=None, derivatives=None, probabilities=None)
+    derived = model._replace(log_likelihood=None, derivatives=None, probabilities=None,
+                             score=None)
     for x, a, y in ((eta, aux, counts),
                     (jnp.asarray(eta), None if aux is None else jnp.asarray(aux), jnp.asarray(counts))):
         np.testing.assert_allclose(log_likelihood(model, x, a, y), log_likelihood(derived, x, a, y),

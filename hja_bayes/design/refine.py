@@ -45,10 +45,12 @@ class Refined(NamedTuple):
     theta: np.ndarray
     n_iter: int
     converged: bool
+    nll: float  # the negative log-likelihood there, without the penalties
 
 
-def _penalised(model: Model, design, ridge: float) -> float:
-    """The solver's objective: NLL + ridge/2 |S|^2 + the terms' ridges + ridge/2 |aux|^2."""
+def _penalised(model: Model, design, ridge: float) -> tuple[float, float]:
+    """The solver's objective, NLL + ridge/2 |S|^2 + the terms' ridges + ridge/2 |aux|^2,
+    and the NLL alone."""
     units, _, eta, aux = model.units()
     nll = -float(np.sum(log_likelihood(model.outcome, eta, aux, units.counts)))
     rho, rho_g = design.penalties(ridge)
@@ -57,7 +59,7 @@ def _penalised(model: Model, design, ridge: float) -> float:
     if model.outcome.n_aux:
         finite = np.isfinite(model.log_aux)
         penalty += ridge * np.sum(np.where(finite, model.log_aux, 0.0) ** 2)
-    return nll + 0.5 * penalty
+    return nll + 0.5 * penalty, nll
 
 
 def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +195,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     """
     model = Model(data, S, Z, theta, outcome, log_aux, terms)
     design = model.design()
-    f = _penalised(model, design, ridge)
+    f, nll = _penalised(model, design, ridge)
     factor = None
     last = None  # the previous full step's decrement by the same information
     for it in range(1, max_iter + 1):
@@ -214,19 +216,20 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
             if decrement > tol * max(1.0, abs(f)):
                 break
             if fresh or _chord_converged(decrement, last, tol * max(1.0, abs(f))):
-                return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True)
+                return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True,
+                               nll)
             fresh = True
         t = 1.0
         while True:
             trial = _moved(model, chart, sigma, delta, t)
-            f_new = _penalised(trial, design, ridge)
+            f_new, nll_new = _penalised(trial, design, ridge)
             if np.isfinite(f_new) and f_new <= f - 1e-4 * t * decrement:
                 break
             t /= 2
             if t < 1e-8:
-                return Refined(model.S, model.coef, model.log_aux, model.theta, it, False)
+                return Refined(model.S, model.coef, model.log_aux, model.theta, it, False, nll)
         if t < 1:  # the step needed shortening: the next one assembles the information anew
             factor = None
         last = decrement if t == 1 else None
-        model, f = trial, f_new
-    return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False)
+        model, f, nll = trial, f_new, nll_new
+    return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False, nll)

@@ -19,8 +19,8 @@ import pandas as pd
 from ..clusters import ClusterCounts
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, HJAError, ParameterError
-from ..likelihood import Cells, cells_of, counts_for
-from ..likelihood.terms import design_of, units_of
+from ..likelihood import cells_of
+from ..likelihood.terms import design_of
 from .refine import refine
 
 __all__ = ["merge_comparisons", "refit_from", "update_fit"]
@@ -225,12 +225,11 @@ def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 20
         done = None
     if done is not None and done.converged:
         # blocks B = [S | Z] and T = I hold S and Z (S = B[:, :N] T^T); make_fit takes the
-        # canonical decomposition.  Units in NumPy: the NLL costs no JAX dispatch.
+        # canonical decomposition, and the NLL Fisher scoring computed last
         N = data.n_items
         state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
                             done.log_aux, np.asarray(done.theta, dtype=float))
-        result = SolveResult(state, done.n_iter, True)
-        cells = _numpy_cells(data, design, outcome)
+        result, cells, nll = SolveResult(state, done.n_iter, True), None, done.nll
     else:
         cells = cells_of(data, pad=True, outcome=outcome, design=design)
         start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),
@@ -241,13 +240,8 @@ def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 20
                        outcome=outcome)
         if not result.converged:
             warn_not_converged(fit.rank, result.n_iter, tol)
-    new_fit = make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome)
+        nll = None
+    new_fit = make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome,
+                       nll)
     return replace(new_fit, excluded_judges=dict(fit.excluded_judges))
 
-
-def _numpy_cells(data, design, outcome) -> Cells:
-    """The units as NumPy :class:`~hja_bayes.likelihood.Cells` (unpadded)."""
-    units = units_of(data, design.level)
-    return Cells(units.judge, units.first, units.second, counts_for(units.counts, outcome),
-                 design.X, np.asarray(design.free, dtype=float), design.penalty, design.Xg,
-                 design.global_penalty)

@@ -159,15 +159,19 @@ def state_nll(state: SolverState, cells, outcome: OutcomeModel = HALF) -> float:
 
 
 def make_fit(data: Comparisons, result: SolveResult, rank: int, terms: tuple, design: Design,
-             cells, ridge: float, rank_table=None, outcome: OutcomeModel = HALF) -> HJAFit:
-    """The :class:`HJAFit` of a solver result, in canonical coordinates."""
+             cells, ridge: float, rank_table=None, outcome: OutcomeModel = HALF,
+             nll: float | None = None) -> HJAFit:
+    """The :class:`HJAFit` of a solver result, in canonical coordinates; ``nll``, the
+    negative log-likelihood at the result where the caller has it (else computed from
+    ``cells``)."""
     S, Z = scores(np.asarray(result.state.B), np.asarray(result.state.T))
     d = canonicalize(S, rank)
     gamma, mu, U, V, D = (np.asarray(x) for x in d)
     S = np.outer(gamma, mu) + U @ V.T
     log_aux = np.asarray(result.state.aux) if outcome.n_aux else None
     theta = np.zeros(0) if result.state.theta is None else np.asarray(result.state.theta)
-    nll = state_nll(result.state, cells, outcome)
+    if nll is None:
+        nll = state_nll(result.state, cells, outcome)
     position = design.column("position")
     return HJAFit(
         gamma=gamma, mu=mu, U=U, V=V, D=D, S=S,

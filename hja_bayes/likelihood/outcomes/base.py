@@ -66,6 +66,8 @@ class OutcomeModel(NamedTuple):
         Hand-written :func:`category_derivatives`.
     information : callable ``(eta, aux, n) -> (..., L, L)``, optional
         Hand-written :func:`information`.
+    score : callable ``(eta, aux, counts) -> (..., L)``, optional
+        Hand-written :func:`score`.
     """
 
     name: str
@@ -79,6 +81,7 @@ class OutcomeModel(NamedTuple):
     log_likelihood: Callable | None = None
     derivatives: Callable | None = None
     information: Callable | None = None
+    score: Callable | None = None
 
     @property
     def n_categories(self) -> int:
@@ -158,6 +161,8 @@ def category_derivatives(model: OutcomeModel, eta, aux=None):
 
 def score(model: OutcomeModel, eta, aux, counts):
     """Derivative of each unit's log-likelihood in ``(eta, aux)``: (..., L)."""
+    if model.score is not None:
+        return model.score(eta, aux, counts)
     grad, _ = category_derivatives(model, eta, aux)
     return xp_of(eta).einsum("...c,...cl->...l", counts, grad)
 
