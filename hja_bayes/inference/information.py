@@ -158,6 +158,13 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     (eta, aux).  The expected information gives the Fisher information; the summed squared
     single-comparison scores give the sandwich meat.
 
+    Every block that touches a judge's ``A`` row or an item's ``Y`` row comes from
+    ``R[k, i, l]``, judge k's weighted sum of local coordinate l's derivative over its units
+    with item i first, minus those with i second: the ``A``-rows' derivative is
+    ``Q_i - Q_j``, so their part of ``R`` is judge k's weighted graph Laplacian times ``Q``,
+    and a judge's ``A``-row block against any local coordinate is ``Q^T R[k]``.  Only the
+    terms' and the outcome parameters' blocks among themselves are summed unit by unit.
+
     Returns
     -------
     ndarray (dim, dim)
@@ -165,53 +172,64 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     K, N, m = chart.shape
     W = np.asarray(weights, dtype=float)
     judge, first, second = units.judge, units.first, units.second
-    u = chart.local_design(units, design)
     eta_cols, aux_cols = chart.local_columns()
-    cols = np.concatenate([eta_cols, aux_cols], axis=1)
-    n_eta = u.shape[1]
-
-    def channel(l):  # (coefficient per unit, row of W)
-        return (u[:, l], 0) if l < n_eta else (1.0, 1 + l - n_eta)
-
-    F = np.zeros((chart.dim, chart.dim))
-    L = cols.shape[1]
-    for l1 in range(L):
-        c1, ch1 = channel(l1)
-        for l2 in range(l1, L):
-            c2, ch2 = channel(l2)
-            total = np.bincount(judge, W[:, ch1, ch2] * c1 * c2, K)
-            ok = (cols[:, l1] >= 0) & (cols[:, l2] >= 0)
-            np.add.at(F, (cols[ok, l1], cols[ok, l2]), total[ok])
-            if l1 != l2:
-                np.add.at(F, (cols[ok, l2], cols[ok, l1]), total[ok])
-    # judge x item: eta moves Y_i by +P_k and Y_j by -P_k
-    y = chart.y_offset
+    cols = np.concatenate([eta_cols, aux_cols], axis=1)  # (K, L), the A row's m first
+    # the other local coordinates, per unit: a coefficient and a channel of W
+    other = [(c, 0) for c in np.column_stack([design.X, design.Xg]).T]
+    other += [(1.0, 1 + a) for a in range(aux_cols.shape[1])]
+    L = m + len(other)
     where_first, where_second = judge * N + first, judge * N + second
-    for l in range(L):
-        c, ch = channel(l)
-        v = W[:, 0, ch] * c
-        R = (np.bincount(where_first, v, K * N) - np.bincount(where_second, v, K * N)).reshape(K, N)
-        ok = cols[:, l] >= 0
-        where, rows = np.unique(cols[ok, l], return_inverse=True)
-        block = np.zeros((len(where), N * m))  # judges sharing a coordinate add up
-        np.add.at(block, rows.ravel(), (R[:, :, None] * chart.P[:, None, :]).reshape(K, N * m)[ok])
-        F[where, y:] += block
-        F[y:, where] += block.T
-    # item x item: a weighted graph Laplacian per pair of factor columns
+
+    def by_item(v):  # (K, N): v summed per (judge, item first) minus per (judge, item second)
+        return (np.bincount(where_first, v, K * N)
+                - np.bincount(where_second, v, K * N)).reshape(K, N)
+
+    R = np.empty((K, N, L))
     pair = first * N + second
     if K * N * N <= _DENSE_PAIRS_PER_UNIT * len(judge) + _DENSE_PAIRS:
-        # the weights summed per (pair, judge) in one pass, then P_k P_k^T mixed in by one
-        # product: (N^2, K) x (K, m^2)
-        per_pair = np.bincount(pair * K + judge, W[:, 0, 0], N * N * K).reshape(N * N, K)
-        blocks = per_pair @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m)
+        # the weights summed per (pair, judge) once: the Laplacians and their products with
+        # Q and with P_k P_k^T come from it
+        per_pair = np.bincount(pair * K + judge, W[:, 0, 0], N * N * K).reshape(N, N, K)
+        sym = per_pair + per_pair.transpose(1, 0, 2)
+        laplacian_Q = (sym.sum(axis=1).T[:, :, None] * chart.Q
+                       - np.ascontiguousarray(sym.transpose(2, 0, 1)) @ chart.Q)
+        R[:, :, :m] = laplacian_Q
+    else:
+        per_pair = None
+        c = chart.Q[first] - chart.Q[second]
+        for a in range(m):
+            R[:, :, a] = by_item(W[:, 0, 0] * c[:, a])
+    for l, (c, ch) in enumerate(other, start=m):
+        R[:, :, l] = by_item(W[:, 0, ch] * c)
+    # judge-local blocks (K, L, L): the A rows' from R, the others' among themselves unit
+    # by unit
+    local = np.empty((K, L, L))
+    local[:, :m, :] = np.einsum("ia,kil->kal", chart.Q, R)
+    local[:, m:, :m] = local[:, :m, m:].transpose(0, 2, 1)
+    for l1, (c1, ch1) in enumerate(other, start=m):
+        for l2, (c2, ch2) in enumerate(other[l1 - m:], start=l1):
+            local[:, l1, l2] = local[:, l2, l1] = np.bincount(judge, W[:, ch1, ch2] * c1 * c2, K)
+    F = np.zeros((chart.dim, chart.dim))
+    ok = (cols[:, :, None] >= 0) & (cols[:, None, :] >= 0)
+    rows = np.broadcast_to(cols[:, :, None], ok.shape)
+    np.add.at(F, (rows[ok], rows.transpose(0, 2, 1)[ok]), local[ok])  # judges may share one
+    # judge x item: eta moves Y_i by +P_k and Y_j by -P_k
+    y = chart.y_offset
+    cross = np.einsum("kil,ka->klia", R, chart.P).reshape(K, L, N * m)
+    ok = cols >= 0
+    np.add.at(F[:, y:], cols[ok], cross[ok])
+    F[y:, :y] = F[:y, y:].T
+    # item x item: a weighted graph Laplacian per pair of factor columns
+    if per_pair is not None:
+        blocks = (per_pair.reshape(N * N, K)
+                  @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m))
         blocks = blocks.reshape(N, N, m, m)
     else:
-        blocks = None
         weighted = W[:, 0, 0][:, None] * chart.P[judge]
         Pk = chart.P[judge]
     for a in range(m):
         for b in range(a, m):
-            if blocks is not None:
+            if per_pair is not None:
                 M = blocks[:, :, a, b].copy()
             else:
                 M = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
