@@ -98,6 +98,59 @@ def test_the_factor_chart_maps_onto_the_orthonormal_chart(case):
     np.testing.assert_allclose(J @ T, inf.basis, atol=1e-12)
 
 
+@pytest.mark.parametrize("blocks", ["summed per pair", "one pass per block"])
+@pytest.mark.parametrize("outcome", ["half", "davidson"])
+def test_information_with_terms_equals_the_dense_sum_over_units(outcome, blocks, monkeypatch):
+    """``sum_u D_u^T W_u D_u`` with each unit's derivative ``D_u`` written out from the
+    chart's layout: ``Q_i - Q_j`` at the judge's A row, the design at its estimated
+    coefficients and at the panel-wide ones, ``+-P_k`` at the items' Y rows, 1 at the
+    judge's tie parameter; style (panel-wide), self-preference and position bias (per judge),
+    either assembly of the blocks."""
+    from hja_bayes.inference import information as info_module
+    from hja_bayes.inference.chart import factor_chart
+    from hja_bayes.inference.information import Model, chart_information, free_aux
+    from hja_bayes.likelihood import information, outcome_model
+
+    if blocks == "one pass per block":
+        monkeypatch.setattr(info_module, "_DENSE_PAIRS_PER_UNIT", 0)
+        monkeypatch.setattr(info_module, "_DENSE_PAIRS", 0)
+    data, truth = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=600,
+                              questions=20, style=np.array([[0.8]]), self_preference=0.5,
+                              position_bias=0.3, tie_prob=0.2, seed=8)
+    fit = hb.fit_hja(data, rank=1, position_bias=True, style="shared",
+                     self_preference=truth.owners, outcome=outcome)
+    model_of = outcome_model(outcome)
+    log_aux = np.log(fit.aux) if model_of.n_aux else None
+    model = Model(data, fit.S, fit.coef, fit.theta, model_of, log_aux, fit.terms)
+    design = model.design()
+    chart = factor_chart(fit.S, 1, coef_free=design.free, n_aux=model_of.n_aux,
+                         free=None if log_aux is None else free_aux(log_aux),
+                         n_global=len(design.global_names))
+    assert chart.n_global == 1 and chart.coef.size == 2 * 3  # position and self, per judge
+    units, design, eta, aux = model.units()
+    K, N, m = chart.shape
+    k, i, j = units.judge, units.first, units.second
+    D = np.zeros((len(k), 1 + model_of.n_aux, chart.dim))
+    u = np.arange(len(k))
+    for a in range(m):
+        D[u, 0, k * m + a] = chart.Q[i, a] - chart.Q[j, a]
+        D[u, 0, chart.y_offset + i * m + a] += chart.P[k, a]
+        D[u, 0, chart.y_offset + j * m + a] -= chart.P[k, a]
+    q = design.X.shape[1]
+    for place, flat in enumerate(chart.coef):  # estimated coefficient (judge, column)
+        mine = k == flat // q
+        D[u[mine], 0, chart.coef_offset + place] = design.X[mine, flat % q]
+    D[:, 0, chart.global_offset] = design.Xg[:, 0]
+    for place, judge in enumerate(chart.free):  # estimated tie parameters
+        D[k == judge, 1, chart.aux_offset + place] = 1.0
+    W = information(model_of, eta, aux, units.counts.sum(axis=1))
+    dense = np.einsum("ulp,ulm,umq->pq", D, W, D)
+    F = chart_information(model, chart)
+    np.testing.assert_allclose(F, dense, rtol=0, atol=1e-10 * np.abs(dense).max())
+    if outcome == "davidson":
+        assert chart.free.size == 3
+
+
 def test_condition_number_from_extreme_eigenvalues_matches_all_eigenvalues():
     rng = np.random.default_rng(3)
     n = EXACT_EIGEN_MAX + 50
