@@ -47,6 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..categories import row_totals
 from ..clusters import effective_clusters
 from ..errors import DataWarning
 from ..likelihood import information, score
@@ -213,7 +214,7 @@ def cluster_design(model, chart, factor, constraints) -> ClusterDesign:
     G = model.data.clusters.n_clusters
     dim = chart.dim
     L = 1 + chart.n_aux
-    W = information(model.outcome, eta, aux, units.counts.sum(axis=1))
+    W = information(model.outcome, eta, aux, row_totals(units.counts))
     g = score(model.outcome, eta, aux, units.counts)
     eta_cols, aux_cols = chart.local_columns()
     C = constraints

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..categories import row_totals
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..likelihood import (
@@ -251,7 +252,7 @@ def chart_information(model: Model, chart: FactorChart) -> np.ndarray:
         to the chart it is the information of the model's free parameters.
     """
     units, design, eta, aux = model.units()
-    W = information(model.outcome, eta, aux, units.counts.sum(axis=1))
+    W = information(model.outcome, eta, aux, row_totals(units.counts))
     return assemble(chart, units, design, W)
 
 
