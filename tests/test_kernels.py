@@ -31,6 +31,7 @@ def test_large_item_blocks_take_the_same_newton_step_by_conjugate_gradients(monk
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 10**9)
     dense = compiled(kernels.item_step, B, state.T, cells, aux)
     monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 0)
+    monkeypatch.setattr(kernels, "ITEM_CG_TOL", 1e-12)  # solved to the end: the same step
     iterative = compiled(kernels.item_step, B, state.T, cells, aux)
     assert np.abs(np.asarray(dense - state.T)).max() > 1e-3  # the step moves
     np.testing.assert_allclose(np.asarray(iterative), np.asarray(dense), atol=1e-10)
@@ -52,3 +53,18 @@ def test_laplacian_products_from_the_units_equal_the_dense_laplacians():
     np.testing.assert_allclose(times(jnp.asarray(Y)), np.einsum("kij,kj->ki", dense, Y),
                                rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(diagonal, np.einsum("kii->ki", dense), rtol=1e-12)
+
+
+def test_a_fit_with_inexact_item_steps_ends_where_exact_steps_end(monkeypatch):
+    """Item steps by conjugate gradients to the default relative residual (not to the end)
+    against dense item steps, in whole fits: the same optimum to within the solver's
+    accuracy (its stopping rule is a relative change of 1e-10 in the objective)."""
+    data, _ = hb.simulate(n_judges=6, n_items=60, rank=2, comparisons_per_judge=1500, seed=1)
+    exact = hb.fit_hja(data, rank=2)  # 60 x 3 item coordinates: dense steps
+    monkeypatch.setattr(kernels, "ITEM_DENSE_MAX", 0)
+    jax.clear_caches()  # the solver reads the constants when traced
+    inexact = hb.fit_hja(data, rank=2)
+    jax.clear_caches()
+    assert exact.converged and inexact.converged
+    assert abs(inexact.nll - exact.nll) <= 1e-9 * exact.nll
+    np.testing.assert_allclose(inexact.S, exact.S, atol=1e-5)

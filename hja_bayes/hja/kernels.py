@@ -199,7 +199,11 @@ def global_step(B, T, cells, ridge, tau, outcome=HALF, aux=None, theta=None):
 #: direction by preconditioned conjugate gradients instead of a dense solve.
 ITEM_DENSE_MAX = 768
 #: Conjugate-gradient tolerance (relative residual) and iteration cap of large item steps.
-ITEM_CG_TOL = 1e-12
+#: An inexact step still descends (its line search checks), and the proximal steps bring the
+#: gradient to zero, where the inexact step is zero too: on four panels of 300 to 1,000
+#: models, 1e-3 took the iterations 1e-12 took and ended within 4e-7 of its scores, the
+#: leaderboard panel's fit (K = 20, N = 1,000) in 2.8 s instead of 3.7 s.
+ITEM_CG_TOL = 1e-3
 ITEM_CG_MAXITER = 300
 
 
