@@ -8,6 +8,7 @@ O(number of cells).  Validation happens here, once: what reaches a fitter is cle
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Iterable, Mapping
 
 import numpy as np
@@ -196,8 +197,18 @@ class Comparisons(CountViews):
         ndarray of int, shape (N,)
             Items with the same label are linked by a chain of comparisons.
         """
-        mask = slice(None) if judge is None else self.judge == self._judge_index(judge)
-        a, b = self.first[mask], self.second[mask]
+        if judge is None:
+            return self._pooled_components
+        mask = self.judge == self._judge_index(judge)
+        return self._components_of(self.first[mask], self.second[mask])
+
+    @cached_property
+    def _pooled_components(self) -> np.ndarray:
+        """The pooled graph's labels, computed once (a fit and its intervals both check the
+        graph; 75 ms for two million cells)."""
+        return readonly(self._components_of(self.first, self.second))
+
+    def _components_of(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         from scipy.sparse import coo_matrix
         from scipy.sparse.csgraph import connected_components
 
