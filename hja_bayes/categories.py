@@ -75,11 +75,14 @@ class CountViews:
     @property
     def wins(self) -> np.ndarray:
         """Wins of the first-shown item per row, ties counted 1/2."""
-        return self._side(0) + self._side(1) / 2
+        three = self._three()
+        return three[:, 0] + three[:, 1] / 2
 
     def _side(self, which: int) -> np.ndarray:
-        """Column ``which`` of the collapsed counts; of three categories, the counts' own
-        column (no copy of the whole array)."""
-        if self.counts.shape[1] == 3:
-            return np.array(self.counts[:, which], dtype=float)
-        return collapse_counts(self.counts)[:, which]
+        """Column ``which`` of the collapsed counts (a new array)."""
+        return np.array(self._three()[:, which], dtype=float)
+
+    def _three(self) -> np.ndarray:
+        """The counts collapsed to three columns: of three categories, the counts themselves
+        (read, not copied)."""
+        return self.counts if self.counts.shape[1] == 3 else collapse_counts(self.counts)
