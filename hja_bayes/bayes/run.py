@@ -28,6 +28,12 @@ script, before any JAX computation, e.g.::
     import hja_bayes
     idata = hja_bayes.sample_hja(data, rank=1)
 
+On one device, chains without a progress bar (``progress_bar=False``) run as one compiled
+program that maps over them; with the bar, NumPyro compiles the sampler for every chain and
+starts each one outside any compiled program (a 5 x 5 panel with 200 prompts, 4 chains x
+(100 + 100): 78 s against 141 s with integrated prompt effects, 10 s against 22 s with
+sampled ones).
+
 The data are compiled into the sampler (XLA folds the cell indices and counts into the
 program, several times faster per step than passing them as arguments), so each call
 compiles once: about 10 s on a small CPU, more on a loaded one.  ``compile_data=False``
