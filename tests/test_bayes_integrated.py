@@ -548,26 +548,26 @@ def test_the_default_integrates_where_many_effects_meet_few_verdicts():
         prompt_setting,
     )
 
-    many = _panel(1500, 4)
+    many = _panel(1500, 2)
     layout = prompt_layout(many)
-    assert layout.effects >= INTEGRATE_FROM_EFFECTS and layout.median_verdicts == 4
+    assert layout.effects >= INTEGRATE_FROM_EFFECTS and layout.median_verdicts == 2
     assert layout.effects == len(np.unique(np.concatenate([
         many.clusters.cluster * 5 + many.first[many.clusters.cell],
         many.clusters.cluster * 5 + many.second[many.clusters.cell]])))
     for asked in (None, True, "auto"):
         method, why = prompt_setting(many, asked)
-        assert method == "integrated" and "a median of 4 verdicts per prompt" in why
+        assert method == "integrated" and "a median of 2 verdicts per prompt" in why
     assert prompt_setting(many, "sampled") == ("sampled", "asked for")
     assert prompt_setting(many, False)[0] is False
     few = _panel(100, 4)
     assert prompt_setting(few, None)[0] == "sampled"
     assert f"fewer than {INTEGRATE_FROM_EFFECTS:,}" in prompt_setting(few, None)[1]
-    crowded = _panel(1000, 20)  # as many effects, 20 verdicts per prompt
-    assert prompt_layout(crowded).effects >= INTEGRATE_FROM_EFFECTS
-    method, why = prompt_setting(crowded, None)
-    assert method == "sampled" and "verdicts per prompt" in why
+    for crowded in (_panel(1500, 3), _panel(1000, 20)):  # as many effects, more verdicts
+        assert prompt_layout(crowded).effects >= INTEGRATE_FROM_EFFECTS
+        method, why = prompt_setting(crowded, None)
+        assert method == "sampled" and "verdicts per prompt" in why
     # six-model prompts would need the Laplace approximation: sampled
-    six = _panel(1500, 4, n_items=7)
+    six = _panel(1500, 2, n_items=7)
     assert prompt_layout(six).most_answers > 5
     method, why = prompt_setting(six, None)
     assert method == "sampled" and "answers" in why

@@ -260,7 +260,7 @@ PROMPT_METHODS = ("sampled", "integrated")
 INTEGRATE_FROM_EFFECTS = 2500
 #: ... and the prompts carry at most this many verdicts each (median): see
 #: :func:`default_prompt_method`.
-INTEGRATE_UP_TO_VERDICTS = 10
+INTEGRATE_UP_TO_VERDICTS = 2
 
 
 class PromptLayout(NamedTuple):
@@ -288,16 +288,17 @@ def default_prompt_method(data, quadrature=QUADRATURE) -> tuple[str, str]:
     :data:`INTEGRATE_UP_TO_VERDICTS` or fewer) and every prompt has a product rule
     (``len(quadrature) + 1`` answers or fewer: larger ones would get the Laplace
     approximation, which biases the posterior where verdicts are few); "sampled" otherwise.
-    Measured on simulated 5 x 5 panels, 2 chains x (300 + 300)
-    (``benchmarks/bench_bayes_integrated.py --parts crossover``), with the sampled effects'
-    arrow-shaped whitening (:mod:`hja_bayes.bayes.arrow`): they finish 3-9x sooner
-    everywhere, but from 2,789 effects on one to five verdicts per prompt their chains had
-    not mixed (tau; max R-hat 1.035-1.105 against 1.011-1.014 integrated), while with 1,734
-    effects (R-hat 1.05 against 1.02, twice the bulk ESS per second) and with 20-100 verdicts
-    per prompt (100-500 effects) they were the better choice.  On 1,000 prompts of five
-    verdicts, 4 x (500 + 1000), both reach the same bulk ESS per second (sampled 103 s, max
-    R-hat 1.011; integrated 614 s, 1.004); on Chatbot Arena (one verdict per prompt) only the
-    integrated sampler mixes.
+    Measured on simulated 5 x 5 panels at the default draws, 4 chains x (500 + 1000) on
+    four host devices (``benchmarks/bench_bayes_integrated.py``'s ``run``), with the sampled
+    effects' arrow-shaped whitening (:mod:`hja_bayes.bayes.arrow`): on 2,000 prompts with a
+    median of 2 verdicts each (5,533 effects) the sampled effects had not mixed (tau's R-hat
+    1.10); with 3 (7,002 effects) they had, R-hat 1.0066 in 62 s, and with 5 on 1,000 and
+    2,000 prompts 1.0095 in 37-44 s and 1.0108 in 75 s, 0 divergences, where the integrated
+    sampler took 614 s on the 1,000 prompts (R-hat 1.004; at equal draws it gets more
+    effective draws, but fewer per second).  On Chatbot Arena (one verdict per prompt) only
+    the integrated sampler mixes.  Shorter runs, 2 x (300 + 300) (``--parts crossover``),
+    had the sampled effects unmixed from ~2,800 effects on at one to five verdicts per
+    prompt: short runs on large panels may warn of R-hat either way.
     """
     layout = prompt_layout(data)
     ruled = layout.most_answers <= len(tuple(quadrature)) + 1
