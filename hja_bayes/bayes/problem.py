@@ -302,7 +302,8 @@ def default_prompt_method(data, quadrature=QUADRATURE) -> tuple[str, str]:
     """
     layout = prompt_layout(data)
     ruled = layout.most_answers <= len(tuple(quadrature)) + 1
-    verdicts = f"a median of {layout.median_verdicts:g} verdicts per prompt"
+    verdicts = (f"a median of {layout.median_verdicts:g} "
+                f"verdict{'' if layout.median_verdicts == 1 else 's'} per prompt")
     if (layout.effects >= INTEGRATE_FROM_EFFECTS and ruled
             and layout.median_verdicts <= INTEGRATE_UP_TO_VERDICTS):
         return "integrated", f"{layout.effects:,} answer effects, {verdicts}"
