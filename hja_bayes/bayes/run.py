@@ -63,6 +63,7 @@ from .arrow import arrow_laplace
 from .assemble import POINTWISE_LIMIT, assemble
 from .diagnose import SAFE_TARGET, warn_on_diagnostics
 from .blocks import QUADRATURE
+from .chains import chains_bar, one_program
 from .integrated import SAMPLING_TOLERANCE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
@@ -314,12 +315,12 @@ def sample_hja(
     kernel = NUTS(whitened, dense_mass=mass_matrix == "adapt",
                   target_accept_prob=target_accept_prob,
                   adapt_mass_matrix=mass_matrix != "laplace")
-    one_program = chain_method == "sequential" and num_chains > 1
+    sequential = chain_method == "sequential" and num_chains > 1
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                chain_method=partial(_one_program, done=_chains_bar(
+                chain_method=partial(one_program, done=chains_bar(
                     num_chains * (2 if count_warmup else 1), progress_bar))
-                if one_program else chain_method,
-                progress_bar=progress_bar and not one_program,
+                if sequential else chain_method,
+                progress_bar=progress_bar and not sequential,
                 jit_model_args=not compile_data)
     key = jax.random.PRNGKey(seed)
     warmup_gradients = -1
@@ -360,37 +361,6 @@ def sample_hja(
                      keep_alpha=keep_alpha)
     warn_on_diagnostics(idata)
     return idata
-
-
-def _one_program(chain, done=None):
-    """Sequential chains as one compiled program mapping over the chains; ``done()`` is
-    called as each chain ends.  NumPyro's own sequential method compiles the sampler again
-    for every chain and evaluates each chain's start operation by operation (a 5 x 5 panel
-    with 200 prompts, 4 chains x (100 + 100): 141 s against 78 s)."""
-    def one(start):
-        out = chain(start)
-        if done is not None:  # the chain's draws are its argument: called once they exist
-            jax.debug.callback(lambda _: done(), jax.tree.leaves(out)[0])
-        return out
-
-    return jax.jit(lambda starts: jax.lax.map(one, starts))
-
-
-def _chains_bar(num_chains: int, show: bool):
-    """A progress bar over the chains (None when not shown): what sequential chains run as
-    one program can report."""
-    if not show or num_chains < 2:
-        return None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=num_chains, desc="NUTS chains", unit="chain")
-
-    def done():
-        bar.update(1)
-        if bar.n == num_chains:
-            bar.close()
-
-    return done
 
 
 class PromptMode(NamedTuple):
