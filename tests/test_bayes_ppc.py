@@ -27,6 +27,22 @@ def test_bayesian_p_value_matches_a_direct_count():
     np.testing.assert_allclose(bayesian_p_value(obs, rep), expected)
 
 
+def test_replicated_outcomes_follow_the_probabilities_for_single_and_larger_units():
+    """Units of one comparison (one uniform number each) and larger ones (binomials) both
+    give category frequencies within 4.5 binomial sds of n p, and every unit its n."""
+    from hja_bayes.bayes.predictive import replicate_outcomes
+
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 1.0],
+                  [0.25, 0.25, 0.25, 0.25]])
+    for n in (np.ones(4), np.array([1.0, 3.0, 1.0, 0.0])):
+        rep = replicate_outcomes(np.broadcast_to(p, (20_000, 4, 4)), n, 0)
+        np.testing.assert_array_equal(rep.sum(-1), np.broadcast_to(n, (20_000, 4)))
+        assert np.all(rep[:, 1, [1, 3]] == 0) and np.all(rep[:, 2, 3] == n[2])
+        total = 20_000 * n[:, None]
+        sd = np.sqrt(total * p * (1 - p))
+        assert np.all(np.abs(rep.sum(0) - total * p) <= 4.5 * sd + 1e-9)
+
+
 def test_judge_win_rates_match_a_direct_computation():
     data, _, _, idata = panel()
     table = ppc_judge_win_rates(idata)
