@@ -188,7 +188,8 @@ def prompt_start(potential, params: dict, answers: Answers, iterations: int = 10
     from .arrow import arrow_from_columns, arrow_layout, hessian_products
 
     item = np.asarray(answers.item)
-    log_tau = jnp.asarray(params["tau"])
+    # a strongly typed array, as the later updates are: one compilation of each program
+    log_tau = jnp.asarray(np.asarray(params["tau"], dtype=float))
     others = {k: jnp.asarray(v) for k, v in params.items() if k != "tau"}
     sites = tuple(sorted(others))
     flat, unravel = ravel_pytree({k: others[k] for k in sites})
