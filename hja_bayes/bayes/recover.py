@@ -10,10 +10,21 @@ when the posterior is assembled and those drawn again later from the ``Inference
 (:func:`posterior_effects`, when they were not stored) are the same numbers.
 
 One draw (:func:`conditional_effects`): each prompt's contrasts by sampling importance
-resampling from ``N(delta*, inflation^2 H^-1)`` (the mode and curvature of
-:mod:`~hja_bayes.bayes.integrated`), then the reference's effect from its exact Gaussian
-conditional (:func:`effects_from_contrasts`); a subset of prompts gets the same draws, as
-the random numbers are keyed per prompt as well.
+resampling from a defensive mixture (Hesterberg 1995): :data:`PROPOSALS` candidates, of
+which :data:`FROM_PRIOR` come from the prompt's prior ``N(0, Sigma)`` and the others from
+``N(delta*, inflation^2 H^-1)`` (the mode and curvature of
+:mod:`~hja_bayes.bayes.integrated`), weighted by the target over the mixture's density, so
+that no weight exceeds the likelihood over the prior's share however far the conditional is
+from Gaussian; then the reference's effect from its exact Gaussian conditional
+(:func:`effects_from_contrasts`).  A subset of prompts gets the same draws, as the random
+numbers are keyed per prompt as well.
+
+Accuracy (a two-answer prompt, 20,000 draws against the exact conditional by quadrature):
+Kolmogorov-Smirnov distance 0.003-0.007 for a typical single verdict, an improbable one
+with gamma tau = 3 per answer, and six verdicts (tested); for an improbable verdict with
+gamma tau = 6 per answer (logit -5) 0.020 (0.031 from the Laplace proposal alone), the
+draws' mean 3.24 against 3.31: resampling from finitely many candidates still
+under-represents a long tail there.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ import numpy as np
 from ..likelihood import OutcomeModel
 from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
-                         _node_log_integrand)
+                         _node_log_integrand, _quadratic)
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, solve_lower_transposed
 
@@ -38,6 +49,8 @@ _STREAM = 0xA1FA
 PROPOSALS = 32
 #: Scale inflation of the Gaussian proposal (its tails must cover the conditional's).
 INFLATION = 1.3
+#: Of the proposals, those drawn from the prompt's prior instead (a defensive mixture).
+FROM_PRIOR = 8
 
 
 def effects_from_contrasts(delta, tau, real, z_ref):
@@ -56,7 +69,8 @@ def effects_from_contrasts(delta, tau, real, z_ref):
 
 def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
                         outcome: OutcomeModel, n_answers: int, proposals: int = PROPOSALS,
-                        inflation: float = INFLATION, starts=None):
+                        inflation: float = INFLATION, starts=None,
+                        from_prior: int = FROM_PRIOR):
     """One draw of every answer effect from its conditional posterior given the globals.
 
     Sampling importance resampling per prompt (module docstring); the arguments as
@@ -94,12 +108,27 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         # the weights use the nodes as drawn, so the resampling stays exact
         z = jax.vmap(lambda k: jax.random.normal(k, (proposals * D + 2,), jnp.float32))(
             keys).astype(eta.dtype)
-        z_delta = inflation * z[:, :proposals * D].reshape(P, proposals, D)
-        z_ref, pick = z[:, -2], jax.scipy.special.ndtr(z[:, -1])
+        z, z_ref, pick = (z[:, :proposals * D].reshape(P, proposals, D), z[:, -2],
+                          jax.scipy.special.ndtr(z[:, -1]))
+        # the first proposals come from the prior N(0, Q^-1) (Q = C C^T), the others from
+        # the inflated Laplace approximation, both in the Laplace rule's coordinates
+        # z = R^T (delta - delta*)
+        C = cholesky(Q)
+        prior_nodes = solve_lower_transposed(C, z[:, :from_prior])
+        z_delta = jnp.concatenate([jnp.sum((prior_nodes - delta[:, None])[..., :, None] * R[:, None], axis=-2),
+                                   inflation * z[:, from_prior:]], axis=1)
         nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
         log_target = _node_log_integrand(delta, R, z_delta, *args)
-        log_proposal = -0.5 * jnp.sum(z_delta**2, -1) / inflation**2  # constants cancel
-        log_w = log_target - log_proposal
+        # the mixture's density (a common (2 pi)^(-D/2) left out): the weights stay below
+        # the likelihood over the prior's share, however far the conditional is from
+        # Gaussian
+        log_diag = (lambda L: jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), -1))
+        log_laplace = (log_diag(R) - D * np.log(inflation))[:, None] \
+            - 0.5 * jnp.sum(z_delta**2, -1) / inflation**2
+        log_prior = log_diag(C)[:, None] - 0.5 * _quadratic(nodes, Q)
+        share = from_prior / proposals
+        log_w = log_target - jnp.logaddexp(np.log1p(-share) + log_laplace,
+                                           np.log(share) + log_prior)
         cdf = jnp.cumsum(jax.nn.softmax(log_w, axis=-1), axis=-1)
         chosen = jnp.minimum(jnp.sum(cdf < pick[:, None], axis=-1), proposals - 1)
         kept = jnp.take_along_axis(nodes, chosen[:, None, None], axis=1)[:, 0]
