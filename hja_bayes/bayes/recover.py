@@ -76,7 +76,9 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
     Sampling importance resampling per prompt (module docstring); the arguments as
     :func:`~hja_bayes.bayes.integrated.prompt_log_likelihood`, ``key`` the draw's key,
     ``n_answers`` the result's length, ``starts`` where each block's Newton iterations start
-    (default 0).
+    (default 0); ``proposals`` candidates per prompt, ``from_prior`` of them from the
+    prior (at least 1, fewer than ``proposals``), the others from the Laplace approximation
+    with its scale times ``inflation``.
 
     Returns
     -------
@@ -114,18 +116,17 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         # the inflated Laplace approximation, both in the Laplace rule's coordinates
         # z = R^T (delta - delta*)
         C = cholesky(Q)
-        prior_nodes = solve_lower_transposed(C, z[:, :from_prior])
-        z_delta = jnp.concatenate([jnp.sum((prior_nodes - delta[:, None])[..., :, None] * R[:, None], axis=-2),
+        from_c = solve_lower_transposed(C, z[:, :from_prior]) - delta[:, None]
+        z_delta = jnp.concatenate([jnp.sum(from_c[..., :, None] * R[:, None], axis=-2),
                                    inflation * z[:, from_prior:]], axis=1)
         nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
         log_target = _node_log_integrand(delta, R, z_delta, *args)
         # the mixture's density (a common (2 pi)^(-D/2) left out): the weights stay below
         # the likelihood over the prior's share, however far the conditional is from
         # Gaussian
-        log_diag = (lambda L: jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), -1))
-        log_laplace = (log_diag(R) - D * np.log(inflation))[:, None] \
+        log_laplace = (_log_det(R) - D * np.log(inflation))[:, None] \
             - 0.5 * jnp.sum(z_delta**2, -1) / inflation**2
-        log_prior = log_diag(C)[:, None] - 0.5 * _quadratic(nodes, Q)
+        log_prior = _log_det(C)[:, None] - 0.5 * _quadratic(nodes, Q)
         share = from_prior / proposals
         log_w = log_target - jnp.logaddexp(np.log1p(-share) + log_laplace,
                                            np.log(share) + log_prior)
@@ -138,6 +139,11 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         keep = np.flatnonzero(mask.ravel())
         alpha = alpha.at[np.asarray(block.answers).ravel()[keep]].set(effects.reshape(-1)[keep])
     return alpha, tuple(modes)
+
+
+def _log_det(L):
+    """``log det`` of every triangular factor in ``L`` (P, D, D)."""
+    return jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1)
 
 
 class EffectDrawer:
