@@ -443,26 +443,28 @@ def test_recovered_effects_follow_their_conditional_and_are_reproducible():
 
 def test_drawn_effects_follow_the_exact_conditional_of_two_answer_prompts():
     """The answer effects drawn back (sampling importance resampling from the Laplace
-    approximation mixed with the prior) against the exact conditional posterior of three
-    two-answer prompts: a typical single verdict, an improbable one (the globals give the
-    winner logit -3, gamma tau 3 per answer: the conditional is far from Gaussian), and six
+    approximation mixed with the prior) against the exact conditional posterior of four
+    two-answer prompts: a typical single verdict, two improbable ones (the globals give the
+    winner logit -3 with gamma tau 3 per answer, and -5 with gamma tau 6: conditionals far
+    from Gaussian, the second with a long tail a narrower proposal missed), and six
     verdicts.  20,000 draws each: the contrast's Kolmogorov-Smirnov distance to the CDF by
     quadrature below its 1% critical value (1.63 / sqrt(n)), and the reference answer's
     effect given the contrast Gaussian as it should be (residual sd within 4 of its
     standard errors, uncorrelated with the contrast)."""
     from hja_bayes.bayes.recover import conditional_effects
 
-    first, second, question = np.array([0, 2, 4]), np.array([1, 3, 5]), np.repeat([0, 1, 2], 2)
-    eta, gamma = np.array([0.3, -3.0, 0.0]), np.array([1.0, 2.0, 1.0])
-    tau = np.array([0.8, 1.0, 1.5, 1.5, 1.0, 1.0])
-    counts = np.array([[1.0, 0, 0], [1, 0, 0], [3, 1, 2]])
+    first, second = np.array([0, 2, 4, 6]), np.array([1, 3, 5, 7])
+    question = np.repeat([0, 1, 2, 3], 2)
+    eta, gamma = np.array([0.3, -3.0, 0.0, -5.0]), np.array([1.0, 2.0, 1.0, 3.0])
+    tau = np.array([0.8, 1.0, 1.5, 1.5, 1.0, 1.0, 2.0, 2.0])
+    counts = np.array([[1.0, 0, 0], [1, 0, 0], [3, 1, 2], [1, 0, 0]])
     blocks = prompt_blocks(first, second, question)
     args = tuple(jnp.asarray(a) for a in (eta, gamma, counts, tau))
     n = 20_000
     draw = jax.jit(lambda keys: jax.lax.map(lambda k: conditional_effects(
-        k, blocks, args[0], args[1], None, args[2], args[3], HALF, 6)[0], keys))
+        k, blocks, args[0], args[1], None, args[2], args[3], HALF, 8)[0], keys))
     alpha = np.asarray(draw(jax.random.split(jax.random.PRNGKey(0), n)))
-    for q in range(3):
+    for q in range(4):
         a, b = 2 * q, 2 * q + 1
         spread = tau[a] ** 2 + tau[b] ** 2
         delta = alpha[:, a] - alpha[:, b]
