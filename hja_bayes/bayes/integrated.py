@@ -58,7 +58,7 @@ import numpy as np
 
 from ..likelihood import OutcomeModel, log_likelihood
 from .blocks import Block
-from .tiny import UNROLL_LIMIT, cho_solve, cholesky, solve_lower
+from .tiny import UNROLL_LIMIT, cho_solve, cholesky, log_det_factor, solve_lower
 
 __all__ = ["Integrated", "SAMPLING_TOLERANCE", "TOLERANCE", "log_integrals",
            "prompt_log_likelihood", "prompt_modes"]
@@ -112,7 +112,7 @@ def _prior(tau, real):
         L = cholesky(eye * jnp.where(real > 0, tau[:, :-1] ** 2, 1.0)[:, None, :] + shared)
         W = solve_lower(L[:, None], jnp.broadcast_to(eye, L.shape))  # W = L^-T, row by row
         return (jnp.sum(W[:, :, None, :] * W[:, None, :, :], axis=-1),
-                2.0 * jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1))
+                2.0 * log_det_factor(L))
     t, prec = tau[:, -1] ** 2, real / tau[:, :-1] ** 2
     s = prec.sum(axis=-1)
     Q = eye * (prec + 1.0 - real)[:, None, :] - prec[:, :, None] * prec[:, None, :] / (
@@ -278,7 +278,7 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
         values = value[:, None]
     else:
         values = _node_log_integrand(delta, R, jnp.asarray(block.z, eta.dtype), *args)
-    log_det_R = jnp.sum(jnp.log(jnp.diagonal(R, axis1=1, axis2=2)), axis=-1)
+    log_det_R = log_det_factor(R)
     return (jax.nn.logsumexp(values + jnp.asarray(block.log_weight, eta.dtype), axis=-1)
             - 0.5 * log_det - log_det_R)
 

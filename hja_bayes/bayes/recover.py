@@ -41,7 +41,7 @@ from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
                          _node_log_integrand, _quadratic)
 from .predictive import draw_logits, unit_aux
-from .tiny import cholesky, solve_lower_transposed
+from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
 __all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_effects"]
 
@@ -130,9 +130,9 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         # the mixture's density (a common (2 pi)^(-D/2) left out): the weights stay below
         # the likelihood over the prior's share, however far the conditional is from
         # Gaussian
-        log_laplace = (_log_det(R) - D * np.log(wide))[:, None] \
+        log_laplace = (log_det_factor(R) - D * np.log(wide))[:, None] \
             - 0.5 * jnp.sum(z_delta**2, -1) / wide**2
-        log_prior = _log_det(C)[:, None] - 0.5 * _quadratic(nodes, Q)
+        log_prior = log_det_factor(C)[:, None] - 0.5 * _quadratic(nodes, Q)
         share = from_prior / proposals
         log_w = log_target - jnp.logaddexp(np.log1p(-share) + log_laplace,
                                            np.log(share) + log_prior)
@@ -145,11 +145,6 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         keep = np.flatnonzero(mask.ravel())
         alpha = alpha.at[np.asarray(block.answers).ravel()[keep]].set(effects.reshape(-1)[keep])
     return alpha, tuple(modes)
-
-
-def _log_det(L):
-    """``log det`` of every triangular factor in ``L`` (P, D, D)."""
-    return jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1)
 
 
 class EffectDrawer:

@@ -26,7 +26,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-__all__ = ["UNROLL_LIMIT", "cho_solve", "cholesky", "solve_lower", "solve_lower_transposed"]
+__all__ = ["UNROLL_LIMIT", "cho_solve", "cholesky", "log_det_factor", "solve_lower",
+           "solve_lower_transposed"]
 
 #: Largest dimension whose factorisation is unrolled element by element (the blocks of
 #: :mod:`~hja_bayes.bayes.integrated` have 1, 2, 4, 8, ... dimensions).
@@ -71,6 +72,12 @@ def cholesky(H):
     zero = jnp.zeros_like(H[..., 0, 0])
     return jnp.stack([jnp.stack([L[i][j] if j <= i else zero for j in range(D)], -1)
                       for i in range(D)], -2)
+
+
+def log_det_factor(L):
+    """``log det L`` of every triangular factor ``L`` (B, D, D) with a positive diagonal:
+    half the log determinant of ``L L^T``."""
+    return jnp.sum(jnp.log(jnp.diagonal(L, axis1=1, axis2=2)), axis=-1)
 
 
 def cho_solve(L, b):
