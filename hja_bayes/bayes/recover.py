@@ -122,8 +122,8 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         # the inflated Laplace approximation, both in the Laplace rule's coordinates
         # z = R^T (delta - delta*)
         C = cholesky(Q)
-        from_c = solve_lower_transposed(C, z[:, :from_prior]) - delta[:, None]
-        z_delta = jnp.concatenate([jnp.sum(from_c[..., :, None] * R[:, None], axis=-2),
+        offsets = solve_lower_transposed(C, z[:, :from_prior]) - delta[:, None]  # from the mode
+        z_delta = jnp.concatenate([jnp.sum(offsets[..., :, None] * R[:, None], axis=-2),
                                    wide * z[:, from_prior:]], axis=1)
         nodes = delta[:, None, :] + solve_lower_transposed(R, z_delta)
         log_target = _node_log_integrand(delta, R, z_delta, *args)
