@@ -234,7 +234,13 @@ def prompt_start(potential, params: dict, answers: Answers, iterations: int = 10
     return {**others, "tau": log_tau}
 
 
-def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
+#: Numbers per array in :func:`marginal_consensus`'s chunks of draws (8 MB): arrays that stay
+#: in the caches (Chatbot Arena's 4,000 draws of 10 judges: 2.3 s, against 6.5 s in chunks
+#: of 128 draws, 80 MB each).
+_CONSENSUS_CHUNK = 1 << 20
+
+
+def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int | None = None):
     """Population-averaged (marginal) consensus of prompt-effect draws (module docstring).
 
     Parameters
@@ -247,8 +253,8 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
     nodes : int
         Gauss-Hermite nodes (32 integrate ``expit`` of a Gaussian to ~1e-10 for the spreads
         met in practice).
-    chunk : int
-        Draws computed at once.
+    chunk : int, optional
+        Draws computed at once (default: about a million numbers per array).
 
     Returns
     -------
@@ -257,20 +263,31 @@ def marginal_consensus(S, gamma, tau, nodes: int = 32, chunk: int = 128):
     S_bar : ndarray (draws, K, N)
         Marginal scores (rows centred).
     """
-    from scipy.special import expit
-
     S, gamma, tau = (np.asarray(x, dtype=float) for x in (S, gamma, tau))
     x, w = np.polynomial.hermite.hermgauss(int(nodes))
     z, w = np.sqrt(2.0) * x, w / np.sqrt(np.pi)
+    N = S.shape[-1]
+    i, j = np.triu_indices(N, 1)
+    if chunk is None:
+        chunk = max(1, _CONSENSUS_CHUNK // max(1, S.shape[1] * len(i) * len(z)))
     S_bar = np.empty_like(S)
     for start in range(0, S.shape[0], chunk):
         s, g, t = (a[start:start + chunk] for a in (S, gamma, tau))
-        eta = s[:, :, :, None] - s[:, :, None, :]  # (d, K, N, N): pair (i, j)
-        spread = np.abs(g)[:, :, None, None] * np.sqrt(t[:, None, :, None] ** 2
-                                                         + t[:, None, None, :] ** 2)
-        # P(i beats j) averaged over the answers; P(j beats i) is its transpose, as the
-        # nodes and weights are symmetric (computed, not 1 - p, which loses the digits of
-        # a lopsided pair)
-        p = expit(eta[..., None] + spread[..., None] * z) @ w
-        S_bar[start:start + chunk] = (np.log(p) - np.log(p.swapaxes(-1, -2))).mean(axis=-1)
+        eta = s[:, :, i] - s[:, :, j]  # (d, K, pairs): the pairs i < j
+        spread = np.abs(g)[:, :, None] * np.sqrt(t[:, None, i] ** 2 + t[:, None, j] ** 2)
+        # P(i beats j) and P(j beats i) averaged over the answers, both from one exponential
+        # per node: with e = exp(-|x|), expit(x) and expit(-x) are 1 / (1 + e) and
+        # e / (1 + e), one way round or the other (not 1 - p, which loses the digits of a
+        # lopsided pair)
+        x = eta[..., None] + spread[..., None] * z
+        e = np.exp(-np.abs(x))
+        big = 1.0 / (1.0 + e)
+        small = e * big
+        ahead = x >= 0
+        log_odds = (np.log(np.where(ahead, big, small) @ w)
+                    - np.log(np.where(ahead, small, big) @ w))
+        pairwise = np.zeros(s.shape + (N,))  # (d, K, N, N), log odds of i over j
+        pairwise[..., i, j] = log_odds
+        pairwise[..., j, i] = -log_odds
+        S_bar[start:start + chunk] = pairwise.mean(axis=-1)
     return S_bar.mean(axis=1), S_bar
