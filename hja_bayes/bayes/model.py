@@ -351,7 +351,7 @@ def hja_model(
                 for b, mode in enumerate(prompt_modes(*pieces, starts=integrated.starts)):
                     numpyro.deterministic(f"prompt_mode_{b}", mode)
             numpyro.factor("prompt_effects", prompt_log_likelihood(
-                *pieces, integrated.starts, integrated.tolerance))
+                *pieces, integrated.starts, integrated.tolerance, integrated.single))
             return
         z_alpha = numpyro.sample("z_alpha",
                                  dist.Normal(0.0, 1.0).expand([item.shape[0]]).to_event(1))

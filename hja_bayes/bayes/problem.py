@@ -222,15 +222,17 @@ def _potential(model, args):
     return potential
 
 
-def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANCE) -> Problem:
+def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANCE,
+                     single: bool = False) -> Problem:
     """The problem with every prompt's Newton iterations started at its mode at ``params``
     (raw sites), for integrated prompt effects; other problems are returned as they are.
 
     The potential is the same function (the modes are unique); near ``params`` it takes
     fewer iterations (:func:`~hja_bayes.bayes.integrated.prompt_modes`).  The model's
     iterations stop at ``tolerance`` (the sampler's:
-    :data:`~hja_bayes.bayes.integrated.SAMPLING_TOLERANCE`); the potential's at the
-    default.
+    :data:`~hja_bayes.bayes.integrated.SAMPLING_TOLERANCE`) and, with ``single``, its
+    quadrature rules sum the log integrand in single precision (the sampler's:
+    :func:`~hja_bayes.bayes.integrated.log_integrals`); the potential's at the defaults.
     """
     import jax
     from numpyro.infer.util import constrain_fn
@@ -247,8 +249,8 @@ def start_prompts_at(problem: Problem, params: dict, tolerance: float = TOLERANC
         return [values[name] for name in names]
 
     starts = tuple(np.asarray(mode) for mode in modes(problem.args, params))
-    model = partial(problem.model, integrated=integrated._replace(starts=starts,
-                                                                  tolerance=tolerance))
+    model = partial(problem.model, integrated=integrated._replace(
+        starts=starts, tolerance=tolerance, single=single))
     exact = partial(problem.model, integrated=integrated._replace(starts=starts))
     return problem._replace(model=model, potential=_potential(exact, problem.args))
 

@@ -37,9 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..likelihood import OutcomeModel
-from .blocks import Block, prompt_blocks
+from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
-                         _node_log_integrand, _quadratic)
+                         _node_log_integrand, _quadratic, single_precision)
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
@@ -74,19 +74,6 @@ def effects_from_contrasts(delta, tau, real, z_ref):
     total = 1.0 / tau[..., -1] ** 2 + prec.sum(-1)
     ref = -jnp.sum(prec * delta, -1) / total + z_ref / jnp.sqrt(total)
     return jnp.concatenate([delta + ref[..., None], ref[..., None]], axis=-1)
-
-
-def _single(*values) -> tuple:
-    """``values`` with their floating-point arrays in single precision (a block's
-    contrasts too); anything else as it is."""
-    def cast(v):
-        if isinstance(v, Block):
-            return v._replace(contrast=np.asarray(v.contrast, np.float32))
-        if hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.floating):
-            return jnp.asarray(v, jnp.float32)
-        return v
-
-    return tuple(cast(v) for v in values)
 
 
 def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
@@ -147,8 +134,8 @@ def conditional_effects(key, blocks, eta, gamma_u, aux_u, counts, tau_answer,
         # their rounding, 1e-5 of a weight where the log-density terms are of size 100, is
         # far below the resampling's own error, and XLA's CPU exponentials and logarithms
         # take a quarter of the time (Chatbot Arena: 8.9 -> 6.5 ms per draw, four devices)
-        delta_1, R_1, z_1, nodes_1, C_1, Q_1 = _single(delta, R, z_delta, nodes, C, Q)
-        log_target = _node_log_integrand(delta_1, R_1, z_1, *_single(*args))
+        delta_1, R_1, z_1, nodes_1, C_1, Q_1 = single_precision(delta, R, z_delta, nodes, C, Q)
+        log_target = _node_log_integrand(delta_1, R_1, z_1, *single_precision(*args))
         # the mixture's density (a common (2 pi)^(-D/2) left out): the weights stay below
         # the likelihood over the prior's share, however far the conditional is from
         # Gaussian

@@ -296,8 +296,9 @@ def sample_hja(
         params0, laplace = posterior_mode(potential, params0, laplace=True)
         # every evaluation from here on starts each prompt's Newton iterations at its mode
         # there: the chains stay near it (same potential, fewer iterations); NUTS's
-        # gradients stop them sooner (SAMPLING_TOLERANCE)
-        problem = start_prompts_at(problem, params0, SAMPLING_TOLERANCE)
+        # gradients stop them sooner (SAMPLING_TOLERANCE) and sum the quadrature rules in
+        # single precision
+        problem = start_prompts_at(problem, params0, SAMPLING_TOLERANCE, single=True)
     model, args, _, _, potential, request = problem
     if prompt == "sampled":  # one coordinate per answer: the Hessian is an arrow
         laplace = arrow_laplace(potential, params0, answers.question)
