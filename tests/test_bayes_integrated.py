@@ -408,22 +408,22 @@ def test_single_precision_rules_keep_the_integrals_to_their_roundoff():
     blocks = prompt_blocks(first, second, question)
     data = tuple(jnp.asarray(a) for a in (eta, gamma, tau))
 
-    def values(e, g, t, single):
-        return [log_integrals(b, e, g, None, jnp.asarray(counts), t, HALF, single=single)
-                for b in blocks]
+    def total(e, g, t, single):  # the sum, and every prompt's log integral
+        values = [log_integrals(b, e, g, None, jnp.asarray(counts), t, HALF, single=single)
+                  for b in blocks]
+        return sum(jnp.sum(v) for v in values), values
 
-    each = jax.jit(values, static_argnums=3)
-    total = jax.jit(jax.grad(lambda e, g, t, s: sum(jnp.sum(v) for v in values(e, g, t, s)),
-                             argnums=(0, 1, 2)), static_argnums=3)
+    run = jax.jit(jax.value_and_grad(total, argnums=(0, 1, 2), has_aux=True),
+                  static_argnums=3)
+    (_, singles), grads_single = run(*data, True)
+    (_, doubles), grads_double = run(*data, False)
     eps = float(np.finfo(np.float32).eps)
-    differ = False
-    for single, double in zip(each(*data, True), each(*data, False)):
+    for single, double in zip(singles, doubles):
         assert single.dtype == double.dtype == jnp.float64
         np.testing.assert_array_less(np.abs(single - double), 8 * eps * (1 + np.abs(double)))
-        differ |= bool(np.any(single != double))
-    assert differ  # the rules did run in single precision
-    assert min(float(jnp.min(v)) for v in each(*data, False)) < -100
-    for single, double in zip(total(*data, True), total(*data, False)):
+    assert any(np.any(a != b) for a, b in zip(singles, doubles))  # single precision ran
+    assert min(float(jnp.min(v)) for v in doubles) < -100
+    for single, double in zip(grads_single, grads_double):
         np.testing.assert_array_less(np.abs(single - double),
                                      16 * eps * (1 + np.max(np.abs(double))))
 
