@@ -329,3 +329,37 @@ def test_a_fit_with_small_sample_intervals_leaves_scipy_stats_unimported(prompts
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_bayesian_fit_asks_jax_for_a_device_per_chain(monkeypatch):
+    """``--bayes`` asks JAX for one CPU device per chain, up to the cores the process may
+    use, so that the chains run side by side; not where the user chose a count, and without
+    an error where JAX has already started (as in this process)."""
+    import os
+
+    import jax
+
+    from hja_bayes.cli import _devices_for_chains
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    asked = []
+    real_update = jax.config.update
+    monkeypatch.setattr(jax.config, "update", lambda name, value: asked.append((name, value)))
+    monkeypatch.delenv("JAX_NUM_CPU_DEVICES", raising=False)
+    monkeypatch.setenv("XLA_FLAGS", "")
+    _devices_for_chains(4)
+    _devices_for_chains(1)
+    assert asked == ([("jax_num_cpu_devices", min(4, cores))] if cores > 1 else [])
+    asked.clear()
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+    _devices_for_chains(4)
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.setenv("JAX_NUM_CPU_DEVICES", "1")
+    _devices_for_chains(4)
+    assert asked == []
+    monkeypatch.setattr(jax.config, "update", real_update)
+    monkeypatch.delenv("JAX_NUM_CPU_DEVICES")
+    jax.numpy.zeros(1).block_until_ready()  # JAX has started: the request is ignored
+    devices = jax.local_device_count()
+    _devices_for_chains(4)
+    assert jax.local_device_count() == devices
