@@ -180,7 +180,7 @@ def test_verdicts_improbable_at_zero_still_integrate_exactly(verdicts):
     side, sensitivity 3, tau 2): full Newton steps from 0 overshoot, the damped ones find
     the mode, and an adaptive rule centred there matches one-dimensional quadrature over the
     difference of the two answer effects, N(0, tau_a^2 + tau_b^2).  The integrand is far
-    from Gaussian here (the default 21 nodes are off by up to 1e-3), so 161 nodes isolate
+    from Gaussian here (the default 24 nodes are off by up to 7e-4), so 161 nodes isolate
     the mode from the rule's own error."""
     first, second, question = np.array([0, 1, 2]), np.array([1, 0, 3]), np.array([0, 0, 1, 1])
     eta, gamma, tau = np.array([-6.0, -6.0, 5.0]), np.full(3, 3.0), np.full(4, 2.0)

@@ -223,7 +223,7 @@ def sample_hja(
     quadrature : sequence of int
         With integrated prompt effects: Gauss-Hermite nodes per dimension for prompts
         whose effects have 1, 2, ... free dimensions (an answer fewer than the prompt has
-        answers); larger prompts get the Laplace approximation (default (21, 9, 5, 4);
+        answers); larger prompts get the Laplace approximation (default (24, 9, 5, 4);
         ``()``: the Laplace approximation everywhere, which biases tau where prompts have
         few verdicts).
     keep_alpha : bool, optional
