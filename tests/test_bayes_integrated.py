@@ -393,12 +393,13 @@ def test_the_samplers_looser_tolerance_keeps_the_integrals():
 
 
 def test_single_precision_rules_keep_the_integrals_to_their_roundoff():
-    """The sampler sums the quadrature rules in single precision (``single=True``): every
-    prompt's log integral and the gradients agree with double precision's to a few units of
-    single precision's roundoff (eps = 1.2e-7) times their size, for prompts of two and five
-    answers (one and four free dimensions, 21 and 4^4 nodes) with 1, 4 and 20 verdicts per
-    pair (log integrals from -0.4 to -320)."""
-    from hja_bayes.bayes.integrated import log_integrals
+    """The sampler searches the modes and sums the quadrature rules in single precision
+    (``single=True``, at the sampler's tolerance): every prompt's log integral and the
+    gradients agree with double precision's to a few units of single precision's roundoff
+    (eps = 1.2e-7) times their size, for prompts of two and five answers (one and four free
+    dimensions, 24 and 4^4 nodes) with 1, 4 and 20 verdicts per pair (log integrals from
+    -0.4 to -320)."""
+    from hja_bayes.bayes.integrated import SAMPLING_TOLERANCE, TOLERANCE, log_integrals
 
     parts = [prompts_of([2, 5] * 2, verdicts, seed=7) for verdicts in (1, 4, 20)]
     answers = np.cumsum([0] + [len(p[6]) for p in parts])[:-1]
@@ -411,7 +412,8 @@ def test_single_precision_rules_keep_the_integrals_to_their_roundoff():
     data = tuple(jnp.asarray(a) for a in (eta, gamma, tau))
 
     def total(e, g, t, single):  # the sum, and every prompt's log integral
-        values = [log_integrals(b, e, g, None, jnp.asarray(counts), t, HALF, single=single)
+        values = [log_integrals(b, e, g, None, jnp.asarray(counts), t, HALF, single=single,
+                                tolerance=SAMPLING_TOLERANCE if single else TOLERANCE)
                   for b in blocks]
         return sum(jnp.sum(v) for v in values), values
 

@@ -93,8 +93,8 @@ class Integrated(NamedTuple):
     tolerance : float
         Where the Newton iterations stop (:data:`TOLERANCE`, :data:`SAMPLING_TOLERANCE`).
     single : bool
-        Evaluate the log integrand at the quadrature nodes in single precision (the
-        sampler's potential; :func:`log_integrals`).
+        Search the modes and evaluate the log integrand at the quadrature nodes in single
+        precision (the sampler's potential; :func:`log_integrals`).
     """
 
     blocks: tuple
@@ -187,7 +187,7 @@ def _mode(*args, **kwargs):  # each prompt's mode (_newton_iterations, its argum
 
 
 def _newton_iterations(base, gam, aux, counts, block, Q, outcome, start=None,
-                       tolerance=TOLERANCE):
+                       tolerance=TOLERANCE, single: bool = False):
     """Each prompt's mode by damped Newton iterations from ``start`` (default 0), without
     derivatives, and the number of iterations taken.
 
@@ -197,20 +197,26 @@ def _newton_iterations(base, gam, aux, counts, block, Q, outcome, start=None,
     the units per iteration (a taken candidate's value, gradient and Hessian are kept).
     They stop when every prompt took a full step and none moved by more than ``tolerance``
     (the Newton step :func:`log_integrals` takes after them squares the error left).
+    ``single``: in single precision (the mode returned in the inputs' precision), for a
+    ``tolerance`` well above single precision's roundoff.
     """
     base, gam, aux, counts, Q = jax.lax.stop_gradient((base, gam, aux, counts, Q))
+    dtype = base.dtype
+    if single:
+        base, gam, aux, counts, block, Q = single_precision(base, gam, aux, counts, block, Q)
     pieces = (base, gam, aux, counts, block, Q, outcome)
     P, D = Q.shape[:2]
+    # a roundoff allowance relative to the value, with a floor: near-certain verdicts give
+    # a log integrand near 0 as a difference of terms the size of the logits, and an
+    # allowance below their roundoff refused converged steps until the end
+    allowance = max(TOLERANCE_VALUE, 16 * float(jnp.finfo(base.dtype).eps))
 
     def body(state):
         i, delta, parts, length, _ = state
         value, grad, H = parts
         candidate = delta + length[:, None] * cho_solve(cholesky(H), grad)
         new_parts = _newton_parts(candidate, *pieces)
-        # a roundoff allowance relative to the value, with a floor: near-certain verdicts
-        # give a log integrand near 0 as a difference of terms the size of the logits, and
-        # an allowance below their roundoff refused converged steps until the end
-        ok = new_parts[0] >= value - TOLERANCE_VALUE * (1.0 + jnp.abs(value))
+        ok = new_parts[0] >= value - allowance * (1.0 + jnp.abs(value))
         new = jnp.where(ok[:, None], candidate, delta)
         kept = tuple(jnp.where(ok.reshape((P,) + (1,) * (a.ndim - 1)), a, b)
                      for a, b in zip(new_parts, parts))
@@ -229,7 +235,7 @@ def _newton_iterations(base, gam, aux, counts, block, Q, outcome, start=None,
     state = (0, start, _newton_parts(start, *pieces), jnp.ones(P, dtype=base.dtype),
              jnp.asarray(jnp.inf, base.dtype))
     taken, delta = jax.lax.while_loop(cond, body, state)[:2]
-    return delta, taken
+    return delta.astype(dtype), taken
 
 
 def _block_pieces(block: Block, eta, gamma_u, aux_u, counts, tau_answer, outcome):
@@ -284,17 +290,19 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
     tolerance : float
         Where they stop; the result depends on neither beyond the tolerance.
     single : bool
-        The log integrand at the nodes (the rule's sum) in single precision, the mode, its
+        The Newton iterations' search and the log integrand at the nodes (the rule's sum)
+        in single precision; the differentiated Newton step after the search, the
         curvature and the determinants in double.  XLA's CPU exponentials and logarithms
         run about four times as fast in single precision: Chatbot Arena's gradient of the
-        potential (5,067 units at 21 nodes) 2.6 -> 2.0 ms (24 nodes since).  The integrals then carry
-        roundoff of about 1e-7 times the size of the log-likelihood's terms, far below
-        what moves a posterior or NUTS's acceptance (tested against double precision).
+        potential (5,067 units at 21 nodes) 2.6 -> 2.0 ms with the rule's sum, 2.4 -> 2.2
+        ms more with the search (at 24 nodes).  The integrals then carry roundoff of about
+        1e-7 times the size of the log-likelihood's terms, far below what moves a
+        posterior or NUTS's acceptance (tested against double precision).
     """
     base, gam, aux, cnt, Q, log_det = _block_pieces(block, eta, gamma_u, aux_u, counts,
                                                     tau_answer, outcome)
     args = (base, gam, aux, cnt, block, Q, outcome)
-    delta = _mode(*args, start, tolerance=tolerance)
+    delta = _mode(*args, start, tolerance=tolerance, single=single)
     # a differentiated step from the converged point gives the implicit derivative of the
     # mode: exact gradients (second derivatives would need a second step)
     delta = _newton_step(delta, *args)
