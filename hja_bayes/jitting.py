@@ -28,7 +28,8 @@ import jax
 
 from .programs import ProgramStore, Unkeyable
 
-__all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "light_jit", "stored_jit"]
+__all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "NO_YNNPACK", "compile_lowered", "light_jit",
+           "stored_jit"]
 
 #: XLA options of :func:`light_jit`.  XLA's older elemental emitters (fusion emitters off)
 #: compile a program in about a third of the time: the canonical decomposition of Chatbot
@@ -50,6 +51,25 @@ LOOP_COMPILE = {
     "xla_backend_optimization_level": 1,
     "xla_cpu_use_fusion_emitters": False,
 }
+
+
+#: XLA options without the YNNPACK fusions (jaxlib 0.10's ``kCustom`` fusions, on by default
+#: for reductions): in the answer effects' drawing program one of them, the weights'
+#: exponentials, took 3.1 of 10.6 ms per draw on Chatbot Arena (one device; 7.7 ms without
+#: them), while NUTS's gradient of the integrated potential is faster with them (2.7 against
+#: 2.9 ms): an option for the programs measured to gain from it.
+NO_YNNPACK = {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+def compile_lowered(lowered, options: dict):
+    """``lowered.compile`` (a lowered ``jax.jit`` or ``jax.pmap``) with the XLA ``options``;
+    with JAX's defaults where this XLA does not know an option or a value it is given."""
+    try:
+        return lowered.compile(compiler_options=options)
+    except Exception as error:  # XLA's "No such compile option", or an invalid value
+        if "option" not in str(error):
+            raise
+        return lowered.compile()
 
 
 def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):

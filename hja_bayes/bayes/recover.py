@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..jitting import NO_YNNPACK, compile_lowered
 from ..likelihood import OutcomeModel
 from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
@@ -56,10 +57,6 @@ PROPOSALS = 32
 INFLATION = (1.8, 1.3)
 #: Of the proposals, those drawn from the prompt's prior instead (a defensive mixture).
 FROM_PRIOR = 8
-#: XLA options of the drawing program: XLA's own emitters, none of its YNNPACK fusions (on
-#: Chatbot Arena one of them, the weights' exponentials, took 3.1 of 10.6 ms per draw on one
-#: device; without them 7.7 ms).
-DRAW_COMPILE = {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 
 def effects_from_contrasts(delta, tau, real, z_ref):
@@ -215,16 +212,10 @@ class EffectDrawer:
         self._compiled = None
 
     def _draw(self, *args):
-        """The drawing program, compiled on first use with :data:`DRAW_COMPILE` (JAX's
-        defaults where this XLA does not know an option)."""
+        """The drawing program, compiled on first use without YNNPACK's fusions
+        (:data:`~hja_bayes.jitting.NO_YNNPACK`)."""
         if self._compiled is None:
-            lowered = self._program.lower(*args)
-            try:
-                self._compiled = lowered.compile(compiler_options=DRAW_COMPILE)
-            except Exception as error:  # an unknown option, or a value it does not take
-                if "option" not in str(error):
-                    raise
-                self._compiled = lowered.compile()
+            self._compiled = compile_lowered(self._program.lower(*args), NO_YNNPACK)
         return self._compiled(*args)
 
     def __call__(self, index, S, Z, theta, gamma, aux, tau) -> np.ndarray:
