@@ -402,6 +402,27 @@ def test_bad_arguments_are_clear_errors():
         inf.intervals(level=1.5)
 
 
+def test_the_constrained_information_is_symmetrised_block_by_block_to_the_same_numbers():
+    """``constrained`` averages a matrix with its transpose in cache-sized blocks: the same
+    numbers as ``(A + A^T) / 2`` at sizes around the block's, and the projection's
+    definition (``Pi F Pi + s C C^T``) holds."""
+    from hja_bayes.inference.wald import constrained, symmetrized
+
+    rng = np.random.default_rng(3)
+    for n in (1, 5, 63, 64, 65, 129, 200):
+        A = rng.normal(size=(n, n))
+        np.testing.assert_array_equal(symmetrized(A.copy(), block=64), (A + A.T) / 2)
+    n = 130
+    F = rng.normal(size=(n, n))
+    F = F @ F.T
+    C = np.linalg.qr(rng.normal(size=(n, 4)))[0]
+    Pi = np.eye(n) - C @ C.T
+    s = np.trace(Pi @ F @ Pi) / (n - 4)
+    out = constrained(F, C)
+    np.testing.assert_allclose(out, Pi @ F @ Pi + s * C @ C.T, atol=1e-10 * np.abs(F).max())
+    np.testing.assert_array_equal(out, out.T)
+
+
 def test_core_gradient_equals_autodiff_and_finite_differences():
     """The closed-form Jacobian of (mu, gamma, vec Z, theta) against JAX's reverse mode
     through the canonical decomposition, and central differences of a NumPy recomputation."""
