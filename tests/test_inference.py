@@ -456,3 +456,8 @@ def test_core_gradient_equals_autodiff_and_finite_differences():
             E[k, n] = h
             fd = (by_numpy(S + E) - by_numpy(S - E)) / (2 * h)
             np.testing.assert_allclose(dS[: N + K, k, n], fd, atol=1e-8)
+        for rows in (slice(0, 2), slice(N - 1, N + 2), slice(N + K - 1, None)):  # in blocks
+            part = core_gradient(S, Z, theta, rows)
+            np.testing.assert_array_equal(part[0], value)
+            for whole, block in zip((dS, dZ, dtheta), part[1:]):
+                np.testing.assert_array_equal(block, whole[rows])

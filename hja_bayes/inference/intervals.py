@@ -51,7 +51,8 @@ def flat_jacobian(q: Callable, S: jax.Array, Z: jax.Array, theta: jax.Array):
             np.asarray(dZ).reshape((size,) + Z.shape), np.asarray(dtheta).reshape(size, -1))
 
 
-def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def core_gradient(S, Z, theta, rows: slice = slice(None)
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The quantities every table reports, ``(mu, gamma, vec Z, theta)`` stacked (gamma and
     mu as :func:`~hja_bayes.decomposition.canonicalize` defines them, at any rank), and
     their Jacobians with respect to S, Z and theta, in closed form (NumPy):
@@ -66,7 +67,9 @@ def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     * Z and theta enter as themselves.
 
     The same numbers as JAX's reverse mode through ``canonicalize`` without compiling it
-    (0.3 s of a command-line fit's first run).
+    (0.3 s of a command-line fit's first run).  ``rows`` picks a slice of the quantities
+    (``value`` stays whole): a leaderboard of 1,000 models would otherwise hold 1,000 x K x
+    1,000 numbers of ``dS`` at once.
     """
     S = np.asarray(S, dtype=float)
     Z, theta = np.asarray(Z, dtype=float), np.ravel(np.asarray(theta, dtype=float))
@@ -76,15 +79,18 @@ def core_gradient(S, Z, theta) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     norm2 = mu @ mu
     gamma = Sc @ mu / norm2
     q, g = Z.size, theta.size
-    size = N + K + q + g
+    index = np.arange(N + K + q + g)[rows]
+    size = index.size
     dS = np.zeros((size, K, N))
-    dS[:N] = ((np.eye(N) - 1.0 / N) / K)[:, None, :]
-    dS[N: N + K] = (np.eye(K)[:, :, None] * mu
-                    + (Sc - 2.0 * gamma[:, None] * mu)[:, None, :] / K) / norm2
-    dZ = np.zeros((size, q))
-    dZ[N + K: N + K + q] = np.eye(q)
-    dtheta = np.zeros((size, g))
-    dtheta[N + K + q:] = np.eye(g)
+    mu_rows = index < N
+    dS[mu_rows] = (np.where(index[mu_rows, None] == np.arange(N), 1.0, 0.0) - 1.0 / N)[
+        :, None, :] / K
+    gamma_rows = (index >= N) & (index < N + K)
+    k = index[gamma_rows] - N
+    dS[gamma_rows] = (np.eye(K)[k, :, None] * mu
+                      + (Sc[k] - 2.0 * gamma[k, None] * mu)[:, None, :] / K) / norm2
+    dZ = np.where(index[:, None] - (N + K) == np.arange(q), 1.0, 0.0)
+    dtheta = np.where(index[:, None] - (N + K + q) == np.arange(g), 1.0, 0.0)
     value = np.concatenate([mu, gamma, Z.ravel(), theta])
     return value, dS, dZ.reshape((size,) + Z.shape), dtheta
 
