@@ -9,6 +9,7 @@ sum-zero subspace (its Moore–Penrose inverse).
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 
@@ -275,13 +276,30 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
                   data.comparisons_per_item())
 
 
+#: From this many cells, and above :data:`BTL_DENSE_MAX` items, :func:`fit_per_judge_btl`
+#: fits the judges in threads, one per usable core: their Newton steps by conjugate
+#: gradients run mostly in NumPy and SciPy code that releases the GIL.  On two cores (one
+#: BLAS thread): 20 judges x 1,000 models, 1.9M cells, 1.65 -> 1.06 s; 10 x 1,000, 476,000
+#: cells, 0.59 -> 0.51 s; with dense steps (400 models, 354,000 cells) no gain, and below
+#: (126,000 cells) a loss of 18%.
+THREADED_CELLS = 400_000
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e-10,
                       max_iter: int = 100) -> np.ndarray:
     """One Bradley–Terry score vector per judge (presentation order ignored).
 
     A judge's comparison graph may be disconnected or separated: the ridge keeps its row
     finite (the minimum-norm solution per component), so the default ridge is larger than
-    for the pooled fit.
+    for the pooled fit.  Large panels (:data:`THREADED_CELLS`) have their judges fitted in
+    threads, one per usable core (the same numbers).
 
     Returns
     -------
@@ -293,9 +311,19 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
         raise ParameterError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
     folded = data.fold_order()
     n, wins = folded.n, folded.wins
-    S = np.zeros((data.n_judges, data.n_items))
-    for k, m in enumerate(folded.cells_by_judge()):
-        s, *_ = btl_newton(folded.first[m], folded.second[m], n[m], wins[m],
-                           data.n_items, ridge, tol, max_iter, information=False)
-        S[k] = s
-    return S
+
+    def judge_scores(m):
+        return btl_newton(folded.first[m], folded.second[m], n[m], wins[m], data.n_items,
+                          ridge, tol, max_iter, information=False)[0]
+
+    cells = folded.cells_by_judge()
+    large = data.n_items > BTL_DENSE_MAX and folded.n_cells >= THREADED_CELLS
+    workers = min(len(cells), usable_cores()) if large else 1
+    if workers > 1:  # the judges are independent: the same numbers in any order
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            rows = list(pool.map(judge_scores, cells))
+    else:
+        rows = [judge_scores(m) for m in cells]
+    return np.array(rows).reshape(data.n_judges, data.n_items)

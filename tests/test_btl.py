@@ -1,3 +1,5 @@
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,3 +131,25 @@ def test_large_panels_take_newton_steps_by_conjugate_gradients(monkeypatch):
     monkeypatch.setattr(btl, "BTL_DENSE_MAX", 0)
     iterative = btl.fit_per_judge_btl(data, ridge=0.1)
     np.testing.assert_allclose(iterative, dense, atol=1e-9)
+
+
+def test_judges_fitted_in_threads_give_the_same_rows(monkeypatch):
+    """Large panels fit the judges' starts in threads: the same numbers, each in its row."""
+    from hja_bayes import btl
+
+    data, _ = simulate(n_judges=5, n_items=30, rank=1, comparisons_per_judge=400, seed=4)
+    monkeypatch.setattr(btl, "BTL_DENSE_MAX", 0)  # steps by conjugate gradients
+    one_by_one = btl.fit_per_judge_btl(data)
+    monkeypatch.setattr(btl, "THREADED_CELLS", 0)
+    monkeypatch.setattr(btl, "usable_cores", lambda: 2)
+    threads, newton = set(), btl.btl_newton
+
+    def recorded(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return newton(*args, **kwargs)
+
+    monkeypatch.setattr(btl, "btl_newton", recorded)
+    threaded = btl.fit_per_judge_btl(data)
+    assert threading.main_thread().name not in threads  # the pool's threads did the work
+    np.testing.assert_array_equal(threaded, one_by_one)
+    assert len({tuple(np.round(row, 6)) for row in threaded}) == data.n_judges

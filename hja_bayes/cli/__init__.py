@@ -67,8 +67,9 @@ def _devices_for_chains(chains: int) -> None:
     the count before its first operation only: a process that already ran one (a program
     calling :func:`main`), or whose user chose a count (``XLA_FLAGS``' host device count,
     ``JAX_NUM_CPU_DEVICES``), keeps its devices."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    n = min(int(chains), cores or 1)
+    from ..btl import usable_cores
+
+    n = min(int(chains), usable_cores())
     chosen = ("xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", "")
               or "JAX_NUM_CPU_DEVICES" in os.environ)
     if n < 2 or chosen:
