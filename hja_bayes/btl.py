@@ -209,13 +209,19 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     return s - s.mean(), H, f, it, converged
 
 
-def _pooled_pairs(data: Comparisons):
-    folded = data.fold_order()
-    key = folded.first * data.n_items + folded.second
+def _folded_pairs(first, second, n, wins, n_items: int):
+    """Cells ``(first, second, n, wins of first)`` summed per unordered pair: ``(i, j, n,
+    wins of i)`` with ``i < j`` (a cell shown the other way round gives its losses as i's
+    wins), as :meth:`Comparisons.fold_order` would leave them for these models."""
+    swap = first > second
+    key = np.where(swap, second * n_items + first, first * n_items + second)
     keys, inverse = np.unique(key, return_inverse=True)
-    n = np.bincount(inverse, folded.n)
-    wins = np.bincount(inverse, folded.wins)
-    return keys // data.n_items, keys % data.n_items, n, wins
+    return (keys // n_items, keys % n_items, np.bincount(inverse, n, len(keys)),
+            np.bincount(inverse, np.where(swap, n - wins, wins), len(keys)))
+
+
+def _pooled_pairs(data: Comparisons):
+    return _folded_pairs(data.first, data.second, data.n, data.wins, data.n_items)
 
 
 def _warn_separated(first, second, n, wins, n_items, names, who=""):
@@ -309,15 +315,14 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
     """
     if not ridge > 0:
         raise ParameterError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
-    folded = data.fold_order()
-    n, wins = folded.n, folded.wins
+    n, wins = data.n, data.wins
 
     def judge_scores(m):
-        return btl_newton(folded.first[m], folded.second[m], n[m], wins[m], data.n_items,
-                          ridge, tol, max_iter, information=False)[0]
+        pairs = _folded_pairs(data.first[m], data.second[m], n[m], wins[m], data.n_items)
+        return btl_newton(*pairs, data.n_items, ridge, tol, max_iter, information=False)[0]
 
-    cells = folded.cells_by_judge()
-    large = data.n_items > BTL_DENSE_MAX and folded.n_cells >= THREADED_CELLS
+    cells = data.cells_by_judge()
+    large = data.n_items > BTL_DENSE_MAX and data.n_cells >= THREADED_CELLS
     workers = min(len(cells), usable_cores()) if large else 1
     if workers > 1:  # the judges are independent: the same numbers in any order
         from concurrent.futures import ThreadPoolExecutor
