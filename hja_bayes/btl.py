@@ -135,20 +135,28 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     # one judge's cells, ties folded into the wins (the "half" outcome model reads n and wins)
     counts = np.column_stack([wins, np.zeros_like(n), n - wins])
     s = np.zeros(n_items)
-    rows, cols = np.concatenate([first, second]), np.concatenate([second, first])
-    # the sparsity pattern of the off-diagonal information, built once: slot[c] is where
-    # entry c of (rows, cols) sits in the CSR data (pairs are distinct, so no duplicates)
-    pattern = sparse.csr_matrix((np.arange(1.0, rows.size + 1), (rows, cols)),
-                                shape=(n_items, n_items))
-    slot = pattern.data.astype(np.int64) - 1
+    dense = n_items <= BTL_DENSE_MAX
+    if dense:
+        pair = first * n_items + second
+    else:
+        rows, cols = np.concatenate([first, second]), np.concatenate([second, first])
+        # the sparsity pattern of the off-diagonal information, built once: slot[c] is where
+        # entry c of (rows, cols) sits in the CSR data (pairs are distinct: no duplicates)
+        pattern = sparse.csr_matrix((np.arange(1.0, rows.size + 1), (rows, cols)),
+                                    shape=(n_items, n_items))
+        slot = pattern.data.astype(np.int64) - 1
 
     def objective(s):
         return -float(np.sum(log_likelihood(HALF, s[first] - s[second], None, counts)))
 
     def laplacian(s):
-        """The information as (off-diagonal CSR, diagonal)."""
+        """The information as (off-diagonal part, diagonal): the off-diagonal part an array
+        up to :data:`BTL_DENSE_MAX` items, else CSR."""
         w = expected_information(HALF, s[first] - s[second], None, n)[:, 0, 0]
-        if pattern.nnz == rows.size:
+        if dense:
+            off = np.bincount(pair, w, n_items * n_items).reshape(n_items, n_items)
+            off = -(off + off.T)
+        elif pattern.nnz == rows.size:
             off = pattern.copy()
             off.data = -np.concatenate([w, w])[slot]
         else:  # repeated pairs: let scipy sum them
@@ -162,8 +170,8 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
 
     def newton_step(L, g, rtol):
         off, degree = L
-        if n_items <= BTL_DENSE_MAX:
-            M = off.toarray() + np.diag(degree + ridge) + 1.0 / n_items
+        if dense:
+            M = off + np.diag(degree + ridge) + 1.0 / n_items
             return -cho_solve(cho_factor(M), g)
         diagonal = degree + ridge + 1.0 / n_items
         system = LinearOperator((n_items, n_items), dtype=float,
@@ -203,7 +211,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
         f = objective(s) if f_new is None else f_new  # the accepted trial's value, kept
     if information:
         off, degree = laplacian(s)
-        H = off.toarray() + np.diag(degree)
+        H = (off if dense else off.toarray()) + np.diag(degree)
     else:
         H = None
     return s - s.mean(), H, f, it, converged
