@@ -125,7 +125,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     relative residual that shrinks with the gradient (inexact Newton).
     """
     from scipy import sparse
-    from scipy.linalg import cho_factor, cho_solve
+    from scipy.linalg.lapack import dposv
     from scipy.sparse.linalg import LinearOperator, cg
 
     first = np.asarray(first)
@@ -170,9 +170,12 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
 
     def newton_step(L, g, rtol):
         off, degree = L
-        if dense:
+        if dense:  # LAPACK's Cholesky solve called directly (SciPy's wrappers cost 17 us)
             M = off + np.diag(degree + ridge) + 1.0 / n_items
-            return -cho_solve(cho_factor(M), g)
+            _, step, info = dposv(M, g)
+            if info:
+                raise np.linalg.LinAlgError("the Newton system is not positive definite")
+            return -step
         diagonal = degree + ridge + 1.0 / n_items
         system = LinearOperator((n_items, n_items), dtype=float,
                                 matvec=lambda x: off @ x + (degree + ridge) * x + x.mean())
