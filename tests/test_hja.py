@@ -230,3 +230,55 @@ def test_rank_search_reports_each_candidate_on_stderr(capsys):
     err = capsys.readouterr().err
     for r in fit.rank_table["rank"]:
         assert f"rank {r}: " in err
+
+
+def test_separated_judges_are_those_whose_wins_have_no_cycle():
+    """Against the definition checked by brute force: a judge without ties is separated
+    when the directed graph "a beat b" has no cycle (no power of its adjacency has a
+    non-zero trace).  Judges: consistent with one order, one with a cycle through all
+    items, one with a split cell (the same pair and order won by each side), one with a tie."""
+    import pandas as pd
+
+    from hja_bayes.hja.inputs import separated_judges
+
+    rng = np.random.default_rng(3)
+    items = [f"m{i}" for i in range(6)]
+    rows = []
+
+    def verdicts(judge):  # about half the ordered pairs, each won by the better item
+        rank = {m: r for r, m in enumerate(rng.permutation(items))}
+        for x in range(6):
+            for y in range(6):
+                if x != y and rng.random() < 0.5:
+                    winner = "model_a" if rank[items[x]] < rank[items[y]] else "model_b"
+                    rows.append(dict(judge=judge, model_a=items[x], model_b=items[y],
+                                     winner=winner))
+
+    for k in range(4):
+        verdicts(f"ordered{k}")
+    # each item beats the next once, the last beats the first: one cycle through all six
+    rows += [dict(judge="cycle", model_a=items[i], model_b=items[(i + 1) % 6], winner="model_a")
+             for i in range(6)]
+    rows += [dict(judge="split", model_a=items[0], model_b=items[1], winner=w)
+             for w in ("model_a", "model_b")]
+    verdicts("split")
+    verdicts("tied")
+    rows.append(dict(judge="tied", model_a=items[2], model_b=items[3], winner="tie"))
+    data = hb.Comparisons.from_frame(pd.DataFrame(rows))
+
+    def acyclic(k):
+        m = data.judge == k
+        A = np.zeros((6, 6))
+        for i, j, c in zip(data.first[m], data.second[m], data.counts[m]):
+            A[i, j] += c[0] > 0
+            A[j, i] += c[2] > 0
+        power, traces = np.eye(6), []
+        for _ in range(6):
+            power = power @ (A > 0)
+            traces.append(np.trace(power))
+        return not any(traces)
+
+    expected = sorted(name for k, name in enumerate(data.judges)
+                      if data.ties[data.judge == k].sum() == 0 and acyclic(k))
+    assert expected == [f"ordered{k}" for k in range(4)]
+    assert sorted(separated_judges(data)) == expected

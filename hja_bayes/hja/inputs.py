@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..categories import collapse_counts
-from ..comparisons import Comparisons
+from ..comparisons import Comparisons, item_graph
 from ..errors import DataError, DataWarning, IdentifiabilityError
 
 __all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties", "judges_to_leave_out",
@@ -24,21 +24,24 @@ def separated_judges(data: Comparisons) -> list[str]:
 
     A judge without ties is separated when the directed graph "a beat b at least once" has
     no cycle through all of its items, i.e. every strongly connected component is a single
-    item.
+    item.  A judge with a split cell (the same pair, shown alike, won by each side) has a
+    cycle of two, so only the others' graphs are built.
     """
-    from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     out = []
     three = collapse_counts(data.counts)
+    K = data.n_judges
+    tied = np.bincount(data.judge, three[:, 1], K) > 0
+    split = np.bincount(data.judge, (three[:, 0] > 0) & (three[:, 2] > 0), K) > 0
     for k, m in enumerate(data.cells_by_judge()):
-        if three[m, 1].sum() > 0:
+        if tied[k] or split[k]:
             continue
         a = np.concatenate([data.first[m], data.second[m]])
         b = np.concatenate([data.second[m], data.first[m]])
         won = np.concatenate([three[m, 0], three[m, 2]]) > 0
-        g = coo_matrix((np.ones(won.sum()), (a[won], b[won])), shape=(data.n_items,) * 2)
-        n_strong, _ = connected_components(g, directed=True, connection="strong")
+        graph = item_graph(a[won], b[won], data.n_items)
+        n_strong, _ = connected_components(graph, directed=True, connection="strong")
         if n_strong == data.n_items:
             out.append(data.judges[k])
     return out
@@ -46,9 +49,9 @@ def separated_judges(data: Comparisons) -> list[str]:
 
 def separated_items(data: Comparisons) -> list[str]:
     """Items that won every comparison or lost every one (pooled over judges; ties break it)."""
-    won = np.bincount(data.first, data.wins, data.n_items) \
-        + np.bincount(data.second, data.n - data.wins, data.n_items)
-    played = data.comparisons_per_item()
+    n, wins, N = data.n, data.wins, data.n_items
+    won = np.bincount(data.first, wins, N) + np.bincount(data.second, n - wins, N)
+    played = np.bincount(data.first, n, N) + np.bincount(data.second, n, N)
     return [data.items[i] for i in np.flatnonzero((played > 0) & ((won <= 0) | (won >= played)))]
 
 
