@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 #: confidence ranker (it may read a fitted panel); reports; the command line and the facade
 #: (``methods``: the data and result classes' methods that delegate upwards).
 LAYERS = [
-    {"errors", "checks", "version", "cache", "programs", "jitting", "categories"},
+    {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs"},
     {"clusters", "summary", "comparisons", "sources"},
     {"verdicts", "prompt_columns", "row_keys", "readers", "features", "datasets", "scan"},
     {"likelihood", "decomposition"},

@@ -144,8 +144,9 @@ def test_unique_keys_and_inverse_as_numpy_gives_them(order):
 def test_item_graph_marks_each_edge_once_with_or_without_the_flags(monkeypatch, n_items):
     """The graph from the array of flags and the one from a COO matrix (SciPy's sort and
     merge) hold the same edges as a brute-force adjacency, repeats merged; components too."""
-    import hja_bayes.comparisons as comparisons
     from scipy.sparse.csgraph import connected_components
+
+    import hja_bayes.graphs as graphs
 
     rng = np.random.default_rng(n_items)
     a = rng.integers(0, n_items, 3 * n_items)
@@ -154,11 +155,11 @@ def test_item_graph_marks_each_edge_once_with_or_without_the_flags(monkeypatch, 
     adjacency = np.zeros((n_items, n_items), dtype=bool)
     for i, j in zip(a, b):
         adjacency[i, j] = True
-    graphs = [comparisons.item_graph(a, b, n_items)]
-    monkeypatch.setattr(comparisons, "DENSE_GRAPH_MAX", 0)
-    graphs.append(comparisons.item_graph(a, b, n_items))
-    for g in graphs:
+    built = [graphs.item_graph(a, b, n_items)]
+    monkeypatch.setattr(graphs, "DENSE_GRAPH_MAX", 0)
+    built.append(graphs.item_graph(a, b, n_items))
+    for g in built:
         assert g.shape == (n_items, n_items) and g.nnz == adjacency.sum()
         np.testing.assert_array_equal(g.toarray() != 0, adjacency)
-    labels = [connected_components(g, directed=True, connection="strong")[1] for g in graphs]
+    labels = [connected_components(g, directed=True, connection="strong")[1] for g in built]
     np.testing.assert_array_equal(labels[0], labels[1])

@@ -195,3 +195,23 @@ def test_one_multinomial_sampler_for_numpy_and_jax():
         assert draw[1, 1] == draw[1, 3] == 0 and draw[2, 0] == 7
         sd = np.sqrt(n[:2, None] * p[:2] * (1 - p[:2]))
         assert np.all(np.abs(draw[:2] - n[:2, None] * p[:2]) <= 4.5 * sd + 1e-9)
+
+
+def test_judge_totals_sum_each_judges_units_in_order_or_not():
+    """Units sorted by judge (summed run by run) and shuffled (a bincount per category) give
+    the per-judge totals of a loop over units: exactly for whole counts, to rounding for
+    fractional ones; a judge without units gets zeros."""
+    from hja_bayes.likelihood import judge_totals
+
+    rng = np.random.default_rng(0)
+    judge = np.sort(rng.choice([0, 1, 3, 4], 500))  # judge 2 has no units
+    whole = rng.integers(0, 4, (500, 5)).astype(float)
+    for counts, rtol in ((whole, 0.0), (rng.random((500, 5)) * whole, 1e-13)):
+        expected = np.zeros((5, 5))
+        for k, c in zip(judge, counts):
+            expected[k] += c
+        order = rng.permutation(500)
+        for j, c in ((judge, counts), (judge[order], counts[order])):
+            np.testing.assert_allclose(judge_totals(j, c, 5), expected, rtol=rtol, atol=0)
+    np.testing.assert_array_equal(judge_totals(judge[:0], counts[:0], 2), np.zeros((2, 5)))
+    np.testing.assert_array_equal(judge_totals(np.array([4]), counts[:1], 6)[4], counts[0])

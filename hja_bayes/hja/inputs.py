@@ -7,8 +7,10 @@ import warnings
 import numpy as np
 
 from ..categories import collapse_counts
-from ..comparisons import Comparisons, item_graph
+from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError
+from ..graphs import item_graph
+from ..likelihood import judge_totals
 
 __all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties", "judges_to_leave_out",
            "separated_items", "separated_judges"]
@@ -66,10 +68,8 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
       infinite and the judge's verdicts carry no information about the models at all.
     """
     out = {}
-    per_judge = data.comparisons_per_judge()
-    first = np.bincount(data.judge, data.first_wins, data.n_judges)
-    second = np.bincount(data.judge, data.second_wins, data.n_judges)
-    ties = np.bincount(data.judge, data.ties, data.n_judges)
+    first, ties, second = judge_totals(data.judge, collapse_counts(data.counts), data.n_judges).T
+    per_judge = first + ties + second
     typical = float(np.median(per_judge))
     for k, name in enumerate(data.judges):
         if per_judge[k] < min_comparisons and 10 * per_judge[k] <= typical:
