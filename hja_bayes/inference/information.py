@@ -49,7 +49,7 @@ COV_TYPES = ("fisher", "sandwich", "cluster", "CR2", "CR1")
 #: Cluster scores are multiplied densely when clusters x dim stays below this many numbers.
 _DENSE_SCORES = 2 ** 25
 _CHUNK = 1 << 18
-#: The Laplacian blocks sum the weights per (item pair, judge) first while that array stays
+#: The Laplacian blocks sum the weights per (judge, item pair) first while that array stays
 #: below this many numbers per unit (plus a constant); beyond it, one pass per block.
 _DENSE_PAIRS_PER_UNIT = 4
 _DENSE_PAIRS = 1 << 22
@@ -188,13 +188,14 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     R = np.empty((K, N, L))
     pair = first * N + second
     if K * N * N <= _DENSE_PAIRS_PER_UNIT * len(judge) + _DENSE_PAIRS:
-        # the weights summed per (pair, judge) once: the Laplacians and their products with
-        # Q and with P_k P_k^T come from it
-        per_pair = np.bincount(pair * K + judge, W[:, 0, 0], N * N * K).reshape(N, N, K)
-        sym = per_pair + per_pair.transpose(1, 0, 2)
-        laplacian_Q = (sym.sum(axis=1).T[:, :, None] * chart.Q
-                       - np.ascontiguousarray(sym.transpose(2, 0, 1)) @ chart.Q)
-        R[:, :, :m] = laplacian_Q
+        # the weights summed per (judge, pair) once (units in the readers' order write it in
+        # sequence): the Laplacians and their products with Q and with P_k P_k^T come from
+        # it, each judge's symmetric part never formed (A + A^T) Q = A Q + A^T Q
+        per_pair = np.bincount(where_first * N + second, W[:, 0, 0], K * N * N)
+        per_pair = per_pair.reshape(K, N, N)
+        degree = per_pair.sum(axis=2) + per_pair.sum(axis=1)
+        R[:, :, :m] = degree[:, :, None] * chart.Q - (
+            per_pair @ chart.Q + per_pair.transpose(0, 2, 1) @ chart.Q)
     else:
         per_pair = None
         c = chart.Q[first] - chart.Q[second]
@@ -222,7 +223,7 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     F[y:, :y] = F[:y, y:].T
     # item x item: a weighted graph Laplacian per pair of factor columns
     if per_pair is not None:
-        blocks = (per_pair.reshape(N * N, K)
+        blocks = (per_pair.reshape(K, N * N).T
                   @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m))
         blocks = blocks.reshape(N, N, m, m)
     else:
