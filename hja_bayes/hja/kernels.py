@@ -87,9 +87,9 @@ def objective(B, T, cells: Cells, ridge, outcome: OutcomeModel = HALF, aux=None,
     return nll + 0.5 * penalty
 
 
-def _damped_newton_step(fun, direction, x0):
+def _damped_newton_step(fun, direction, x0, with_value: bool = False):
     """One backtracking Newton step on a convex ``fun``;
-    ``direction(x) -> (d, decrement, fun(x))``.
+    ``direction(x) -> (d, decrement, fun(x))``.  With ``with_value``: ``(x, fun(x))``.
 
     Backtracking tries t = 1, 1/2, 1/4, ... inside one loop, so ``fun`` appears twice in the
     program (here and in ``direction``'s value and gradient), which keeps its tracing and
@@ -106,7 +106,8 @@ def _damped_newton_step(fun, direction, x0):
 
     t, fn = jax.lax.while_loop(ls_cond, ls_body, (2.0, jnp.inf))
     accept = fn <= f
-    return jnp.where(accept, x0 + t * d, x0)
+    x = jnp.where(accept, x0 + t * d, x0)
+    return (x, jnp.where(accept, fn, f)) if with_value else x
 
 
 def judge_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None):
@@ -229,9 +230,11 @@ def judge_laplacians(w, cells: Cells, K: int, N: int):
     return diagonal, times
 
 
-def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None):
+def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None,
+              with_value: bool = False):
     """Proximal step on the item block ``[mu | V]`` under ``1^T mu = 0, 1^T V = 0``
-    (V columns beyond ``rank`` are not stepped).
+    (V columns beyond ``rank`` are not stepped).  With ``with_value``: ``(T, f)``, ``f`` the
+    proximal objective there (:func:`objective` plus ``tau/2 |T - T_start|^2``).
 
     The block Hessian is ``sum_k L_k (x) a_k a_k^T + I (x) (ridge A^T A + tau I)`` with
     ``L_k`` judge k's information Laplacian and ``a_k`` its row of ``[gamma | U]``; it is
@@ -281,7 +284,7 @@ def item_step(B, T, cells, rank, ridge, tau, outcome=HALF, aux=None, theta=None)
         d = _centre(d) * keep
         return d, -jnp.sum(g * d), f
 
-    return _damped_newton_step(fun, direction, T)
+    return _damped_newton_step(fun, direction, T, with_value)
 
 
 def padded_decomposition(S, rank, w: int):
@@ -339,12 +342,16 @@ def _outer_step(B, T, aux, theta, cells, tau, ridge, rank, reanchored, outcome):
     B, aux = judge_step(B, T, cells, rank, ridge, tau, outcome, aux, theta)
     if cells.Xg.shape[-1]:
         theta = global_step(B, T, cells, ridge, tau, outcome, aux, theta)
-    T = item_step(B, T, cells, rank, ridge, tau, outcome, aux, theta)
+    T_start = T
+    T, f = item_step(B, T, cells, rank, ridge, tau, outcome, aux, theta, with_value=True)
+    # the objective at the new point: the item step's last value without its proximal term
+    # (ReAnchor changes the coordinates, not S, Z, aux or theta): one pass over the units less
+    f = f - 0.5 * tau * jnp.sum((T - T_start) ** 2)
     if reanchored:
         B, T, mu_norm, sigma_r = reanchor(B, T, rank)
     else:
         mu_norm, sigma_r = jnp.linalg.norm(T[:, 0]), jnp.inf
-    return B, T, aux, theta, objective(B, T, cells, ridge, outcome, aux, theta), mu_norm, sigma_r
+    return B, T, aux, theta, f, mu_norm, sigma_r
 
 
 _STATIC = ("reanchored", "outcome")
