@@ -214,4 +214,7 @@ def test_judge_totals_sum_each_judges_units_in_order_or_not():
         for j, c in ((judge, counts), (judge[order], counts[order])):
             np.testing.assert_allclose(judge_totals(j, c, 5), expected, rtol=rtol, atol=0)
     np.testing.assert_array_equal(judge_totals(judge[:0], counts[:0], 2), np.zeros((2, 5)))
+    # judges without units at the end: the last judge with units keeps all of its run
+    np.testing.assert_array_equal(judge_totals(np.array([0, 0, 1, 1]), whole[:4], 4),
+                                  [whole[:2].sum(0), whole[2:4].sum(0), np.zeros(5), np.zeros(5)])
     np.testing.assert_array_equal(judge_totals(np.array([4]), counts[:1], 6)[4], counts[0])

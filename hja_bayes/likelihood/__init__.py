@@ -230,10 +230,12 @@ def judge_totals(judge, counts, n_judges: int) -> np.ndarray:
     category; the two agree exactly for whole counts, else up to rounding."""
     counts = np.asarray(counts, dtype=float)
     judge = np.asarray(judge)
-    if len(judge) and np.all(judge[1:] >= judge[:-1]):
+    if np.all(judge[1:] >= judge[:-1]):
         bounds = np.searchsorted(judge, np.arange(n_judges + 1))
-        sums = np.add.reduceat(counts, np.minimum(bounds[:-1], len(judge) - 1), axis=0)
-        sums[bounds[:-1] == bounds[1:]] = 0.0  # a judge without units
+        some = bounds[:-1] < bounds[1:]  # judges with units: their runs start increasing
+        sums = np.zeros((n_judges, counts.shape[1]))
+        if np.any(some):
+            sums[some] = np.add.reduceat(counts, bounds[:-1][some], axis=0)
         return sums
     return np.stack([np.bincount(judge, counts[:, c], n_judges)
                      for c in range(counts.shape[1])], axis=1)
