@@ -73,6 +73,22 @@ def test_a_step_whose_objective_is_not_finite_is_undone_and_tau_grows(panel):
         solve(start, broken, 1, tol=1e-10, max_iter=100, **KW)
 
 
+def test_a_step_reports_the_objective_at_its_point_and_nan_when_reanchor_fails(panel,
+                                                                              monkeypatch):
+    """The step's objective (its item step's last value less the proximal term) equals the
+    objective evaluated afresh at the returned blocks; a ReAnchor that returns NaN blocks
+    makes it NaN, so the fail-safe undoes the step (the step traced here, not compiled)."""
+    data, cells = panel
+    state = initial(data, 1, 30.0)
+    aux, theta = kernels.start_values(state, cells)
+    args = (state.B, state.T, aux, theta, cells, 30.0, KW["ridge"], 1, True, kernels.HALF)
+    B, T, _, _, f, _, _ = kernels._outer_step(*args)
+    fresh = kernels.objective(B, T, cells, KW["ridge"], kernels.HALF, aux, theta)
+    assert float(f) == pytest.approx(float(fresh), rel=1e-12)
+    monkeypatch.setattr(kernels, "reanchor", lambda B, T, rank: (B * np.nan, T, 1.0, 1.0))
+    assert math.isnan(float(kernels._outer_step(*args)[4]))
+
+
 def test_progress_sees_every_step_and_stop_is_asked_between_chunks(panel):
     data, cells = panel
     start = initial(data, 1, 30.0)

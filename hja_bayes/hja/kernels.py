@@ -349,6 +349,8 @@ def _outer_step(B, T, aux, theta, cells, tau, ridge, rank, reanchored, outcome):
     f = f - 0.5 * tau * jnp.sum((T - T_start) ** 2)
     if reanchored:
         B, T, mu_norm, sigma_r = reanchor(B, T, rank)
+        # a ReAnchor that failed (NaN coordinates) must fail the step as a NaN objective does
+        f = jnp.where(jnp.all(jnp.isfinite(B)) & jnp.all(jnp.isfinite(T)), f, jnp.nan)
     else:
         mu_norm, sigma_r = jnp.linalg.norm(T[:, 0]), jnp.inf
     return B, T, aux, theta, f, mu_norm, sigma_r
