@@ -15,8 +15,9 @@ move linearly.  Steps are halved until the objective decreases.  For ties counte
 expected information of the linear predictor is the observed one, so near the optimum the
 steps are Newton steps; two or three reach the solver's tolerance.  The information (the
 costly part: one pass over the units per pair of chart columns) is assembled at the start
-and reused by later steps while full steps are taken (a chord method: near the optimum it
-changes little); convergence is declared with the information of the point itself, or by
+and reused by later steps while full steps are taken and contract fast (a chord method: near
+the optimum it changes little; on sparse data it moves, and a slow contraction has it
+assembled anew, :data:`SLOW_CHORD`); convergence is declared with the information of the point itself, or by
 reused information when the steps' contraction bounds the gap left.
 """
 
@@ -34,6 +35,14 @@ from ..inference.wald import _curvature, constrained
 from ..likelihood import log_likelihood, score
 
 __all__ = ["Refined", "refine"]
+
+
+#: A step by reused information whose Newton decrement is above ``SLOW_CHORD^2`` times the
+#: previous one's (a contraction ``theta = sqrt(ratio)`` slower than this) is taken with the
+#: information of its own point instead: on sparse data (10% of MT-Bench) the information
+#: moves enough between steps that reusing it converged linearly (13 steps at a ratio of
+#: about 0.28 in the objective's gap).
+SLOW_CHORD = 0.25
 
 
 class Refined(NamedTuple):
@@ -214,6 +223,9 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
             delta -= C @ (C.T @ delta)
             decrement = -float(g @ delta) / 2
             if decrement > tol * max(1.0, abs(f)):
+                if not fresh and last is not None and decrement > SLOW_CHORD ** 2 * last:
+                    fresh = True  # the reused information contracts slowly: assemble anew
+                    continue
                 break
             if fresh or _chord_converged(decrement, last, tol * max(1.0, abs(f))):
                 return Refined(model.S, model.coef, model.log_aux, model.theta, it - 1, True,
