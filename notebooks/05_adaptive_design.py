@@ -200,10 +200,10 @@ fig
 # judges and models. Its stopping rule (the Newton decrement) is stricter than the solver's
 # (a small relative change in one step), so the two can stop a little apart, the update at
 # the lower NLL. On a sparse start such as this one (10% of MT-Bench, 20 judges) Fisher
-# scoring needs more steps than the two or three it takes on well-determined panels, and
-# the update then costs about what the refit does (which stops earlier, at a higher NLL);
-# with +1% on the full data sets the benchmarks measure it 1.6-5.5 times faster than a
-# refit (`benchmarks/results/update.md`).
+# scoring needs more steps than the two or three it takes on well-determined panels (the
+# information moves between steps and is assembled anew when the steps contract slowly),
+# and saves less against the refit; with +1% on the full data sets the benchmarks measure
+# the update 1.6-5.5 times faster than a refit (`benchmarks/results/update.md`).
 
 # %%
 extra = perm[len(frame) // 10: len(frame) // 10 + len(frame) // 100]  # +1% of the data
