@@ -146,13 +146,15 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
                                     shape=(n_items, n_items))
         slot = pattern.data.astype(np.int64) - 1
 
-    def objective(s):
-        return -float(np.sum(log_likelihood(HALF, s[first] - s[second], None, counts)))
+    # each function takes the pairs' score differences eta = s[first] - s[second], computed
+    # once per point (a step's accepted trial is where the next gradient and information go)
+    def objective(eta):
+        return -float(np.sum(log_likelihood(HALF, eta, None, counts)))
 
-    def laplacian(s):
+    def laplacian(eta):
         """The information as (off-diagonal part, diagonal): the off-diagonal part an array
         up to :data:`BTL_DENSE_MAX` items, else CSR."""
-        w = expected_information(HALF, s[first] - s[second], None, n)[:, 0, 0]
+        w = expected_information(HALF, eta, None, n)[:, 0, 0]
         if dense:
             off = np.bincount(pair, w, n_items * n_items).reshape(n_items, n_items)
             off = -(off + off.T)
@@ -164,8 +166,8 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
                                     shape=(n_items, n_items))
         return off, np.bincount(first, w, n_items) + np.bincount(second, w, n_items)
 
-    def gradient(s):
-        r = -score(HALF, s[first] - s[second], None, counts)[:, 0]
+    def gradient(eta):
+        r = -score(HALF, eta, None, counts)[:, 0]
         return np.bincount(first, r, n_items) - np.bincount(second, r, n_items)
 
     def newton_step(L, g, rtol):
@@ -183,12 +185,13 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
                      M=sparse.diags(1.0 / diagonal))
         return step
 
-    f = objective(s)
+    eta = s[first] - s[second]
+    f = objective(eta)
     scale = 1.0 + n.sum()
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        g = gradient(s) + ridge * s
+        g = gradient(eta) + ridge * s
         if np.max(np.abs(g)) < tol * scale:
             converged = True
             it -= 1
@@ -199,21 +202,26 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
         # per-judge starts, 20 judges x 1,000 models: 1.0 -> 0.8 s.)
         size = np.linalg.norm(g)
         first_size = size if it == 1 else first_size
-        step = newton_step(laplacian(s), g, max(1e-12, min(0.1, size / first_size)))
+        step = newton_step(laplacian(eta), g, max(1e-12, min(0.1, size / first_size)))
         decrement = -(g @ step)  # squared Newton decrement
         t, f_new = 1.0, None
         if decrement > 1e-8:  # far from the optimum: backtrack on the penalised objective
             f_pen = f + 0.5 * ridge * s @ s
             while t > 1e-10:
                 s_new = s + t * step
-                f_new = objective(s_new)
+                eta_new = s_new[first] - s_new[second]
+                f_new = objective(eta_new)
                 if f_new + 0.5 * ridge * s_new @ s_new <= f_pen - 1e-4 * t * decrement:
                     break
                 t, f_new = t * 0.5, None
         s = s + t * step
-        f = objective(s) if f_new is None else f_new  # the accepted trial's value, kept
+        if f_new is None:
+            eta = s[first] - s[second]
+            f = objective(eta)
+        else:  # the accepted trial's point, differences and value, kept
+            eta, f = eta_new, f_new
     if information:
-        off, degree = laplacian(s)
+        off, degree = laplacian(eta)
         H = (off if dense else off.toarray()) + np.diag(degree)
     else:
         H = None
