@@ -179,9 +179,9 @@ class Comparisons(CountViews):
 
     def comparisons_per_item(self) -> np.ndarray:
         """Comparisons each item took part in, shape (N,)."""
-        return np.bincount(self.first, weights=self.n, minlength=self.n_items) + np.bincount(
-            self.second, weights=self.n, minlength=self.n_items
-        )
+        n = self.n
+        return (np.bincount(self.first, weights=n, minlength=self.n_items)
+                + np.bincount(self.second, weights=n, minlength=self.n_items))
 
     # ------------------------------------------------------------- structure
     def components(self, judge: int | str | None = None) -> np.ndarray:

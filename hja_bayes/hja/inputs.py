@@ -53,7 +53,7 @@ def separated_items(data: Comparisons) -> list[str]:
     """Items that won every comparison or lost every one (pooled over judges; ties break it)."""
     n, wins, N = data.n, data.wins, data.n_items
     won = np.bincount(data.first, wins, N) + np.bincount(data.second, n - wins, N)
-    played = np.bincount(data.first, n, N) + np.bincount(data.second, n, N)
+    played = data.comparisons_per_item()
     return [data.items[i] for i in np.flatnonzero((played > 0) & ((won <= 0) | (won >= played)))]
 
 
