@@ -31,3 +31,26 @@ def test_compare_intervals_puts_wald_beside_the_posterior():
     # 1500 comparisons per judge: the posterior is close to the Wald normal.  With ~500
     # effective draws an sd is estimated to ~3%; allow 15% for that and for curvature.
     assert 0.85 < table.sd_ratio.median() < 1.15
+
+
+def test_next_comparisons_decided_by_a_posterior():
+    """A NUTS posterior of a well-conditioned panel (4,500 verdicts, weak priors) is close to
+    the Fisher picture: each goal contrast's posterior over Fisher variance (the design
+    effect per contrast) near 1, within 3 standard errors of a variance from a few hundred
+    effective draws (about +-35%); a fit of another rank is refused."""
+    from hja_bayes import next_comparisons
+    from hja_bayes.errors import ParameterError
+
+    data, _, fit, idata = panel()
+    out = next_comparisons(fit, 20, goal="ranks", posterior=idata)
+    meta = out.attrs["meta"]
+    assert len(out) == 20 and meta["cov_type"] == "posterior"
+    assert 0.7 < meta["design_effect"] < 1.4
+    post_mean = np.asarray(idata.posterior["mu"]).mean(axis=(0, 1))
+    order = [data.items[i] for i in np.argsort(-post_mean)]
+    asked = set(map(frozenset, zip(out.model_a, out.model_b)))
+    assert asked <= {frozenset(p) for p in zip(order[:-1], order[1:])}
+    from hja_bayes import fit_hja
+
+    with pytest.raises(ParameterError, match="different models"):
+        next_comparisons(fit_hja(data, 0, position_bias=True), 5, posterior=idata)

@@ -247,3 +247,136 @@ def test_cli_next(fit, tmp_path, capsys):
     assert main(["next", str(tmp_path / "fit"), "--budget", "5", "--cost",
                  str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_undecided_averaged_over_the_truth_matches_simulation():
+    """The posterior criterion: a true difference drawn N(m, v0), an estimate N(true, v),
+    its interval +- c sqrt(v) neither excluding 0 nor inside the margin.  Simulated
+    directly, against the closed form with spread v0 + v (4 binomial standard errors)."""
+    rng = np.random.default_rng(0)
+    n = 400_000
+    for m, v0, v, c, margin in [(0.3, 0.04, 0.01, 2.5, 0.0), (0.1, 0.02, 0.002, 2.2, 0.2),
+                                (-0.5, 0.09, 0.03, 1.96, 0.1)]:
+        truth = m + np.sqrt(v0) * rng.standard_normal(n)
+        estimate = truth + np.sqrt(v) * rng.standard_normal(n)
+        half = c * np.sqrt(v)
+        simulated = np.mean((np.abs(estimate) <= half) & (np.abs(estimate) + half > margin))
+        closed = float(undecided(m, v, c, margin, spread=v0 + v))
+        assert abs(simulated - closed) <= 4 * np.sqrt(closed * (1 - closed) / n) + 1e-12
+
+
+def _gaussian_posterior(fit, mean, covariance, draws=4000, seed=0, items=None):
+    """An InferenceData whose consensus draws are N(mean, covariance) (two chains), with
+    the attributes and coordinates sample_hja writes."""
+    import arviz as az
+
+    rng = np.random.default_rng(seed)
+    mu = rng.multivariate_normal(mean, covariance, size=draws).reshape(2, draws // 2, -1)
+    gamma = np.ones((2, draws // 2, len(fit.judges)))
+    idata = az.from_dict(posterior={"mu": mu, "gamma": gamma},
+                         coords={"item": list(items or fit.items), "judge": list(fit.judges)},
+                         dims={"mu": ["item"], "gamma": ["judge"]})
+    idata.posterior.attrs.update(rank=fit.rank, position_bias=int(fit.position_bias))
+    return idata
+
+
+def _dense_posterior_gain(fit, draws, goal_pairs, judge, first, second, critical, margin,
+                          variance_only):
+    """The posterior criterion's drop from one verdict, from the draws and the dense
+    Fisher information: each contrast's posterior variance scaled by the Fisher variance's
+    relative drop, the undecided probability averaged over the posterior of the truth."""
+    wald = fit.wald_inference("fisher")
+    K, N = len(fit.judges), len(fit.items)
+    B, I = wald.basis, wald.information
+    x = np.zeros(B.shape[0])
+    x[judge * N + first] += 1
+    x[judge * N + second] -= 1
+    x[K * N + judge] = 1.0
+    a = B.T @ x
+    p = 1 / (1 + np.exp(-(fit.beta[judge] + fit.S[judge, first] - fit.S[judge, second])))
+    Sigma, Sigma_new = np.linalg.inv(I), np.linalg.inv(I + p * (1 - p) * np.outer(a, a))
+    total = 0.0
+    for ga, gb in goal_pairs:
+        g = np.zeros(B.shape[0])
+        g[np.arange(K) * N + ga] += 1 / K
+        g[np.arange(K) * N + gb] -= 1 / K
+        h = B.T @ g
+        diff = draws[:, ga] - draws[:, gb]
+        v0 = diff.var(ddof=1)
+        v_new = v0 * (h @ Sigma_new @ h) / (h @ Sigma @ h)
+        if variance_only:
+            total += v0 - v_new
+        else:
+            d = diff.mean()
+            total += undecided(d, v0, critical, margin, v0 + v0) \
+                - undecided(d, v_new, critical, margin, v0 + v_new)
+    return float(total)
+
+
+@pytest.mark.parametrize("goal", ["top", "ranks", "pairs"])
+def test_posterior_criterion_equals_a_dense_computation(goal):
+    from hja_bayes.design.goals import goal_pairs
+    from hja_bayes.inference.ranking import simultaneous_critical_value
+
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=300, seed=7,
+                          position_bias=0.3)
+    fit = hb.fit_hja(data, rank=1, position_bias=True)
+    _, cov = fit.wald_inference("fisher").mu_covariance()
+    # a posterior wider than the Fisher covariance and centred elsewhere, in another order
+    mean = fit.mu[::-1] * 0.8
+    idata = _gaussian_posterior(fit, mean, 2.0 * cov + 0.01 * np.eye(4))
+    out = hb.next_comparisons(fit, 1, goal=goal, k=2, cost={"judge0": 1, "judge1": 2.5},
+                              posterior=idata)
+    meta = out.attrs["meta"]
+    draws = np.asarray(idata.posterior["mu"]).reshape(-1, 4)
+    pairs = goal_pairs(goal, draws.mean(axis=0), 2)
+    assert meta["cov_type"] == "posterior" and meta["contrasts"] == len(pairs)
+    critical = 0.0 if goal == "pairs" else simultaneous_critical_value(
+        np.cov(draws, rowvar=False), 0.95)
+    assert meta["critical_value"] == pytest.approx(critical, rel=1e-12)
+    items, judges = list(fit.items), list(fit.judges)
+    args = (critical, meta["tie_margin"], goal == "pairs")
+    row = out.iloc[0]
+    dense = _dense_posterior_gain(fit, draws, pairs, judges.index(row.judge),
+                                  items.index(row.model_a), items.index(row.model_b), *args)
+    assert row.gain == pytest.approx(dense, rel=1e-7, abs=1e-14)
+    n = {(k, i, j): c for k, i, j, c in zip(data.judge, data.first, data.second, data.n)}
+    cost = [1.0, 2.5]
+    best = max(_dense_posterior_gain(fit, draws, pairs, k, i, j, *args) / cost[k]
+               for k in range(2) for i in range(4) for j in range(4)
+               if i != j and n.get((k, i, j), 0) <= n.get((k, j, i), 0))
+    assert row.gain / row.cost == pytest.approx(best, rel=1e-7, abs=1e-14)
+
+
+def test_posterior_must_describe_the_fit(fit):
+    _, cov = fit.wald_inference("fisher").mu_covariance()
+    good = _gaussian_posterior(fit, fit.mu, cov, draws=200)
+    shuffled = _gaussian_posterior(fit, fit.mu, cov, draws=200, items=list(fit.items)[::-1])
+    with pytest.raises(ParameterError, match="different models"):
+        hb.next_comparisons(fit, 5, posterior=shuffled)
+    with pytest.raises(ParameterError, match="InferenceData"):
+        hb.next_comparisons(fit, 5, posterior=np.zeros((10, 5)))
+    with pytest.raises(ParameterError, match="alternatives"):
+        hb.next_comparisons(fit, 5, posterior=good, cov_type="fisher")
+    ctx = hb.design.design_context(fit, posterior=good)
+    assert len(hb.next_comparisons(ctx, 5)) == 5
+    with pytest.raises(ParameterError, match="design_context"):
+        hb.next_comparisons(ctx, 5, posterior=good)
+
+
+def test_cli_next_with_the_saved_posterior(fit, tmp_path, capsys):
+    _, cov = fit.wald_inference("fisher").mu_covariance()
+    fit.save(tmp_path / "plain")
+    assert main(["next", str(tmp_path / "plain"), "--budget", "5", "--posterior"]) == 2
+    assert "holds no posterior" in capsys.readouterr().err
+    fit.save(tmp_path / "bayes", idata=_gaussian_posterior(fit, fit.mu, 3.0 * cov, draws=2000))
+    out = tmp_path / "next.csv"
+    assert main(["next", str(tmp_path / "bayes"), "--budget", "5", "--out", str(out)]) == 0
+    assert "--posterior decides the goal" in capsys.readouterr().err
+    assert main(["next", str(tmp_path / "bayes"), "--budget", "5", "--posterior",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert len(pd.read_csv(out)) == 5
+    # the posterior is three times as wide as the Fisher covariance: its design effect
+    deff = float(err.split("design effect ")[1].split(")")[0])
+    assert 2.5 < deff < 3.6

@@ -9,7 +9,7 @@ from ..checks import check_level
 from ..errors import IdentifiabilityError
 from .convert import coordinate_names
 
-__all__ = ["compare_intervals", "interval_summaries"]
+__all__ = ["compare_intervals", "describes", "interval_summaries"]
 
 
 def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]:
@@ -27,6 +27,16 @@ def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]
         "hdi_lower": hdi[:, 0],
         "hdi_upper": hdi[:, 1],
     }
+
+
+def describes(idata, fit) -> bool:
+    """Whether a posterior is of the fit's model: the same rank, position bias, judges and
+    items (in order)."""
+    post = idata.posterior
+    return (int(post.attrs["rank"]) == fit.rank
+            and bool(post.attrs["position_bias"]) == fit.position_bias
+            and coordinate_names(idata, "judge") == list(fit.judges)
+            and coordinate_names(idata, "item") == list(fit.items))
 
 
 def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
@@ -72,10 +82,7 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
 
     level = check_level(level)
     post = idata.posterior
-    if (int(post.attrs["rank"]) != fit.rank
-            or bool(post.attrs["position_bias"]) != fit.position_bias
-            or coordinate_names(idata, "judge") != list(fit.judges)
-            or coordinate_names(idata, "item") != list(fit.items)):
+    if not describes(idata, fit):
         raise IdentifiabilityError(
             "fit and posterior describe different models (rank, position bias, judges or items)")
     terms = dict(terms=fit.terms, coef=fit.coef, theta=fit.theta) if fit.terms else {}

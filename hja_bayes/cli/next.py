@@ -23,7 +23,8 @@ output:
 
 examples:
   hja-bayes next my_fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
-  hja-bayes next my_fit --budget 200 --goal ranks --tie-margin 0.1 --prompts prompts.txt"""
+  hja-bayes next my_fit --budget 200 --goal ranks --tie-margin 0.1 --prompts prompts.txt
+  hja-bayes next my_bayes_fit --budget 100 --goal top --k 3 --posterior"""
 
 
 def read_judges(path):
@@ -67,11 +68,21 @@ def _cmd_next(args: argparse.Namespace) -> int:
     import sys
 
     from ..design import next_comparisons
-    from ..persistence import load_fit
+    from ..errors import DataError
+    from ..fit_folder import POSTERIOR
+    from ..persistence import load_fit, load_posterior
 
     progress = Progress(args.quiet)
     progress(f"loading the fit from {args.fit_dir}")
     fit = load_fit(args.fit_dir)
+    posterior = None
+    if args.posterior:
+        posterior = load_posterior(args.fit_dir)
+        if posterior is None:
+            raise DataError(f"{args.fit_dir} holds no posterior: write one with "
+                            "'hja-bayes fit ... --bayes', or leave out --posterior")
+    elif (Path(args.fit_dir) / POSTERIOR).exists():
+        progress("the folder also holds a posterior: --posterior decides the goal by it")
     cost = judges = None
     if args.cost:
         cost, judges = read_judges(args.cost)
@@ -79,7 +90,7 @@ def _cmd_next(args: argparse.Namespace) -> int:
     progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
     table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
                              cost=cost, prompts=prompts, seed=args.seed, level=args.level,
-                             tie_margin=args.tie_margin)
+                             tie_margin=args.tie_margin, posterior=posterior)
     meta = table.attrs["meta"]
     if args.out == "-":
         table.to_csv(sys.stdout, index=False)
@@ -120,6 +131,9 @@ def add_next_command(sub) -> None:
                    help="logits within which a pair may be declared a tie (default 0.2)")
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="joint level of the intervals that decide the goal (default 0.95)")
+    p.add_argument("--posterior", action="store_true",
+                   help="decide the goal by the posterior saved in the folder ('fit --bayes'): "
+                        "its means, variances and credible intervals")
     p.add_argument("--seed", type=int, default=0, help="breaks ties (default 0)")
     p.add_argument("--out", default="next.csv", help="output CSV, '-' for stdout (default next.csv)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")

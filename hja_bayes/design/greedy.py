@@ -14,7 +14,8 @@ chosen.  Cost per step: O(contrasts x candidates + dim^2).
 
 Clustered data: the variances that decide the goal are the cluster-robust ones, taken as
 ``design_effect x`` the Fisher ones (the design effect estimated from the fit); new
-verdicts are assumed to come with the same design effect.
+verdicts are assumed to come with the same design effect.  From a posterior the design
+effect is per contrast: its posterior variance over its Fisher variance at the fit.
 """
 
 from __future__ import annotations
@@ -122,8 +123,9 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         Verdicts to choose.
     block : int
         Verdicts per step (the last step may take fewer).
-    design_effect : float
-        Cluster-robust over Fisher variance (1 without clusters).
+    design_effect : float or (n,) array
+        Deciding over Fisher variance of the contrasts (1 without clusters), one for all or
+        one per contrast.
     seed : int
         Breaks ties between equally good candidates, and decides which order gets the odd
         verdict of a block.
@@ -138,6 +140,8 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
     key = rng.permutation(cand.size)
     odd_first = rng.integers(0, 2, cand.size).astype(float)
     state = _State(sigma, G, cand)
+    design_effect = np.asarray(design_effect, dtype=float)
+    per_column = design_effect[:, None] if design_effect.ndim else design_effect
     n1, n2 = cand.n1.astype(float).copy(), cand.n2.astype(float).copy()
     limit1, limit2 = cand.limit1.astype(float).copy(), cand.limit2.astype(float).copy()
     picks: list[Pick] = []
@@ -155,7 +159,7 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         drop = variance_drop(state.E1, state.E2, state.s11[None], state.s22[None],
                              state.s12[None], (s1 * cand.w1)[None], (s2 * cand.w2)[None])
         now = goal.uncertainty(design_effect * state.v)
-        after = goal.uncertainty(design_effect * np.clip(state.v[:, None] - drop, 0, None))
+        after = goal.uncertainty(per_column * np.clip(state.v[:, None] - drop, 0, None))
         gain = (now[:, None] - after).sum(axis=0)
         score = np.where(live, gain / np.where(live, price, 1.0), -np.inf)
         best = score.max()

@@ -51,57 +51,88 @@ def _whole(value, name: str, low: int = 1) -> int:
 
 
 class DesignContext:
-    """The pieces of a fit that the design functions read (computed once).
+    """The pieces of a fit (and of a posterior of its model) that the design functions read
+    (computed once).
 
     Attributes
     ----------
     fit : HJAFit
     fisher : WaldInference
         Fisher inference at the fit (its chart and covariance drive the search).
-    robust : WaldInference
+    robust : WaldInference or None
         Inference with the fit's default covariance (cluster-robust when the data carry
-        prompts), which decides the goal.
+        prompts), which decides the goal; None when a posterior decides it.
     sigma : (dim, dim)
         Fisher covariance of the chart's factor coordinates.
+    draws : (draws, N) or None
+        The posterior's consensus draws, when the goal is decided from a posterior.
     """
 
-    def __init__(self, fit, cov_type: str | None = None):
+    def __init__(self, fit, cov_type: str | None = None, posterior=None):
         self.fit = _check_fit(fit)
         self.fisher = fit.wald_inference("fisher")
-        self.cov_type = fit.cov_type if cov_type is None else cov_type
-        self.robust = fit.wald_inference(self.cov_type)
+        self.draws = None
+        if posterior is not None:
+            if cov_type is not None:
+                raise ParameterError("cov_type and posterior are alternatives: the posterior "
+                                     "decides the goal by its own variances")
+            from .posterior import consensus_draws
+
+            self.draws = consensus_draws(fit, posterior)
+            self.cov_type, self.robust = "posterior", None
+        else:
+            self.cov_type = fit.cov_type if cov_type is None else cov_type
+            self.robust = fit.wald_inference(self.cov_type)
         chart = self.fisher.chart
         self.chart = chart
         self.sigma = self.fisher._chart_covariance(np.eye(chart.dim))
 
-    def contrast_variances(self, G) -> tuple[np.ndarray, np.ndarray]:
-        """Fisher and decision (cov_type) variances of contrasts with gradients ``G``."""
+    @property
+    def mu(self) -> np.ndarray:
+        """The consensus the goal is read from: the fit's, or the posterior mean."""
+        return self.fit.mu if self.draws is None else self.draws.mean(axis=0)
+
+    def contrast_variances(self, G, pairs=None) -> tuple[np.ndarray, np.ndarray]:
+        """Fisher and deciding variances of contrasts with gradients ``G`` (the posterior's
+        of the differences ``pairs`` when a posterior decides)."""
         vF = np.einsum("ij,jk,ik->i", G, self.sigma, G)
+        if self.draws is not None:
+            pairs = np.asarray(pairs, dtype=np.int64)
+            return vF, np.var(self.draws[:, pairs[:, 0]] - self.draws[:, pairs[:, 1]],
+                              axis=0, ddof=1)
         if self.cov_type == "fisher":
             return vF, vF
         return vF, np.diagonal(self.robust._chart_covariance(G)).copy()
 
     def critical_value(self, level: float) -> float:
         """The max-|t| critical value of the joint rank intervals at ``level``."""
-        return simultaneous_critical_value(self.robust.mu_covariance()[1], level)
+        cov = (np.cov(self.draws, rowvar=False) if self.draws is not None
+               else self.robust.mu_covariance()[1])
+        return simultaneous_critical_value(cov, level)
 
 
-def design_context(fit, cov_type: str | None = None) -> DesignContext:
+def design_context(fit, cov_type: str | None = None, posterior=None) -> DesignContext:
     """A :class:`DesignContext` for ``fit`` (reuse it across calls on one fit)."""
-    return DesignContext(fit, cov_type)
+    return DesignContext(fit, cov_type, posterior)
 
 
 def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
-    mu = ctx.fit.mu
+    """The goal's contrasts, their Fisher gradients, and the design effect: one number (the
+    deciding over the Fisher variance, pooled over the contrasts), or per contrast from a
+    posterior (each contrast's posterior variance then carries over to the search)."""
+    mu = ctx.mu
     pairs = goal_pairs(goal, mu, k)
     G = mu_gradients(ctx.chart, pairs)
-    vF, vD = ctx.contrast_variances(G)
-    design_effect = float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0
+    vF, vD = ctx.contrast_variances(G, pairs)
+    if ctx.draws is not None:
+        design_effect = np.where(vF > 0, vD / np.where(vF > 0, vF, 1.0), 1.0)
+    else:
+        design_effect = float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0
     critical = 0.0 if goal == "pairs" else ctx.critical_value(level)
     estimate = mu[pairs[:, 0]] - mu[pairs[:, 1]]
     target = Goal(goal, pairs, estimate, margin if goal in ("ranks", "tiers") else 0.0,
-                  critical, goal == "pairs")
-    return target, G, design_effect
+                  critical, goal == "pairs", vD if ctx.draws is not None else None)
+    return target, G, design_effect, vD, vF
 
 
 def _check_prompts(prompts) -> list:
@@ -194,7 +225,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                      cost=None, prompts=None, seed: int = 0, level: float = 0.95,
                      tie_margin: float = TIE_MARGIN, candidates=None,
                      max_cost: float | None = None, steps: int = STEPS,
-                     cov_type: str | None = None) -> pd.DataFrame:
+                     cov_type: str | None = None, posterior=None) -> pd.DataFrame:
     """The next ``budget`` comparisons to ask for, chosen for a goal.
 
     Locally optimal design at the fit: each step adds the verdict (judge, model shown
@@ -204,7 +235,11 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     contrasts ``mu_a - mu_b`` whose joint (max-|t|) interval would still be undecided if the
     true differences were the current estimates (:mod:`~hja_bayes.design.goals`); for
     ``goal="pairs"`` it is the sum of the variances of every difference (A-optimality).
-    A pure function of the fit: the seed only breaks ties.
+    With a ``posterior`` of the fit's model the goal is read from it instead: the order and
+    the differences are the posterior means, the variances and the critical value the
+    posterior's, and the expected number of undecided contrasts is averaged over the
+    posterior of the true differences (:mod:`~hja_bayes.design.goals`).
+    A pure function of the fit (and posterior): the seed only breaks ties.
 
     Parameters
     ----------
@@ -252,6 +287,13 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         Covariance that decides the goal (default the fit's: cluster-robust with prompts).
         With prompts, new verdicts are assumed to carry the fit's design effect, the ratio
         of that covariance to the Fisher one over the goal's contrasts.
+    posterior : InferenceData, optional
+        A posterior sample of the fit's model (``sample_hja(data, rank, init=fit)``, or
+        ``load_posterior`` of a folder written by ``hja-bayes fit --bayes``): it decides the
+        goal by its consensus draws (``mu_marginal`` with prompt effects), in place of
+        ``cov_type``.  The search still adds each verdict's Fisher information at the fit;
+        each contrast keeps the ratio of its posterior to its Fisher variance (a design
+        effect per contrast: prompt effects, the prior).
 
     Returns
     -------
@@ -261,8 +303,9 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         the goal's uncertainty, the block's drop shared among its verdicts),
         ``uncertainty`` (expected uncertainty left after the row's step) and ``step``.
         Presentation orders balance each (judge, pair), counting the fit's own verdicts.
-        ``attrs["meta"]`` holds the goal, level, critical value, design effect, the
-        uncertainty before, the block size and the seed.
+        ``attrs["meta"]`` holds the goal, level, critical value, design effect (pooled over
+        the goal's contrasts), the uncertainty before, the block size and the seed;
+        ``cov_type`` is "posterior" when a posterior decided the goal.
 
     Raises
     ------
@@ -305,9 +348,15 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         max_cost = check_positive(max_cost, "max_cost")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ParameterError(f"seed must be an integer, got {seed!r}")
-    ctx = fit if isinstance(fit, DesignContext) else DesignContext(fit, cov_type)
+    if isinstance(fit, DesignContext):
+        if cov_type is not None or posterior is not None:
+            raise ParameterError("a DesignContext carries its cov_type and posterior: pass "
+                                 "them to design_context")
+        ctx = fit
+    else:
+        ctx = DesignContext(fit, cov_type, posterior)
     fit = ctx.fit
-    target, G, design_effect = _goal(ctx, goal, k, level, tie_margin)
+    target, G, design_effect, vD, vF = _goal(ctx, goal, k, level, tie_margin)
     cand = candidate_cells(fit, ctx.chart, judges=judges, cost=cost, candidates=candidates)
     use = None
     if prompts is not None:  # a judge gives one verdict per (first, second, prompt)
@@ -347,7 +396,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     out.attrs["meta"] = {
         "goal": goal, "k": int(k) if goal == "top" else None, "level": level,
         "tie_margin": target.margin, "critical_value": target.critical,
-        "cov_type": ctx.cov_type, "design_effect": design_effect,
+        "cov_type": ctx.cov_type,
+        "design_effect": float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0,
         "uncertainty_before": before,
         "uncertainty_unit": ("sum of variances" if goal == "pairs"
                              else "expected number of undecided contrasts"),
