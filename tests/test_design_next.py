@@ -352,8 +352,11 @@ def test_posterior_must_describe_the_fit(fit):
     _, cov = fit.wald_inference("fisher").mu_covariance()
     good = _gaussian_posterior(fit, fit.mu, cov, draws=200)
     shuffled = _gaussian_posterior(fit, fit.mu, cov, draws=200, items=list(fit.items)[::-1])
-    with pytest.raises(ParameterError, match="different models"):
-        hb.next_comparisons(fit, 5, posterior=shuffled)
+    ties = _gaussian_posterior(fit, fit.mu, cov, draws=200)
+    ties.posterior.attrs["outcome"] = "davidson"
+    for other in (shuffled, ties):
+        with pytest.raises(ParameterError, match="different models"):
+            hb.next_comparisons(fit, 5, posterior=other)
     with pytest.raises(ParameterError, match="InferenceData"):
         hb.next_comparisons(fit, 5, posterior=np.zeros((10, 5)))
     with pytest.raises(ParameterError, match="alternatives"):

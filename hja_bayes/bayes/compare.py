@@ -30,11 +30,20 @@ def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]
 
 
 def describes(idata, fit) -> bool:
-    """Whether a posterior is of the fit's model: the same rank, position bias, judges and
-    items (in order)."""
-    post = idata.posterior
+    """Whether a posterior is of the fit's model: the same rank, position bias, outcome
+    model, terms, judges and items (in order)."""
+    post = getattr(idata, "posterior", None)
+    if post is None or "rank" not in post.attrs or not {"judge", "item"} <= set(post.coords):
+        return False
+
+    def names(dim, fitted):
+        have = [str(v) for v in post.coords[dim].values] if dim in post.coords else []
+        return [n for n in have if n != "position"] == [n for n in fitted if n != "position"]
+
     return (int(post.attrs["rank"]) == fit.rank
-            and bool(post.attrs["position_bias"]) == fit.position_bias
+            and bool(post.attrs.get("position_bias", 0)) == fit.position_bias
+            and str(post.attrs.get("outcome", "half")) == str(fit.outcome)
+            and names("term", fit.coef_names) and names("shared_term", fit.theta_names)
             and coordinate_names(idata, "judge") == list(fit.judges)
             and coordinate_names(idata, "item") == list(fit.items))
 
@@ -76,7 +85,8 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     Raises
     ------
     IdentifiabilityError
-        When ``fit`` and ``idata`` disagree on rank, position bias, judges or items.
+        When ``fit`` and ``idata`` disagree on rank, position bias, outcome model, terms,
+        judges or items.
     """
     from ..inference import wald_inference
 
@@ -84,7 +94,8 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     post = idata.posterior
     if not describes(idata, fit):
         raise IdentifiabilityError(
-            "fit and posterior describe different models (rank, position bias, judges or items)")
+            "fit and posterior describe different models (rank, position bias, outcome model, "
+            "terms, judges or items)")
     terms = dict(terms=fit.terms, coef=fit.coef, theta=fit.theta) if fit.terms else {}
     wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
                           outcome=fit.outcome, aux=fit.aux, **terms)

@@ -15,8 +15,8 @@ def consensus_draws(fit, posterior) -> np.ndarray:
 
     ``mu_marginal`` when the posterior has prompt effects (the population-averaged scale of
     ``fit_hja``), else ``mu``.  The posterior must come from the fit's model: the same
-    judges and models in the same order, rank and position bias (``sample_hja(data, rank,
-    init=fit)``, or ``load_posterior`` of the fit's folder).
+    judges and models in the same order, rank, position bias, outcome model and terms
+    (``sample_hja(data, rank, init=fit)``, or ``load_posterior`` of the fit's folder).
 
     Raises
     ------
@@ -32,8 +32,8 @@ def consensus_draws(fit, posterior) -> np.ndarray:
                              f"load_posterior); got {type(posterior).__name__}")
     if not describes(posterior, fit):
         raise ParameterError("the posterior and the fit describe different models (rank, "
-                             "position bias, judges or models): sample the fit's model, e.g. "
-                             "sample_hja(data, rank, init=fit)")
+                             "position bias, outcome model, terms, judges or models): sample "
+                             "the fit's model, e.g. sample_hja(data, rank, init=fit)")
     draws = np.asarray(posterior_draws(posterior, consensus_name(posterior)), dtype=float)
     if draws.shape[0] < 2 or not np.all(np.isfinite(draws)):
         raise ParameterError("the posterior needs at least two finite draws of the consensus")
