@@ -97,6 +97,33 @@ print({key: ask.attrs["meta"][key] for key in ("uncertainty_before", "design_eff
 ask.head(10)
 
 # %% [markdown]
+# ### The same question, asked of a posterior
+#
+# With a posterior sample of the same model (`sample_hja(data, rank, init=fit)`; on the
+# command line `hja-bayes next FIT_DIR --posterior` reads the one `fit --bayes` saved), the
+# goal is read from the posterior instead: the order and the differences are the posterior
+# means of the consensus (`mu_marginal`: the answers' quality is a random effect per
+# question here), the variances and the joint critical value the posterior's, and each
+# contrast keeps its posterior-to-Fisher variance ratio as the new verdicts come in. The
+# posterior with answer effects need not agree with the cluster-robust covariance on a
+# sparse start: compare the two design effects (the ratio to the Fisher variance, pooled
+# over the goal's contrasts).
+
+# %%
+data_start = hb.Comparisons.from_frame(frame.iloc[start], **read)
+with warnings.catch_warnings():
+    if FAST:  # one short chain: no R-hat to speak of
+        warnings.filterwarnings("ignore", category=hb.ConvergenceWarning)
+    posterior = hb.sample_hja(data_start, rank, init=fit, seed=0, progress_bar=False,
+                              num_chains=1 if FAST else 4, num_warmup=150 if FAST else 500,
+                              num_samples=150 if FAST else 1000)
+ask_post = hb.next_comparisons(fit, 20, goal="ranks", posterior=posterior)
+ask_wald = hb.next_comparisons(fit, 20, goal="ranks")
+print("design effect: posterior", round(ask_post.attrs["meta"]["design_effect"], 2),
+      "cluster-robust", round(ask_wald.attrs["meta"]["design_effect"], 2))
+pd.concat({"posterior": ask_post.head(6), "cluster-robust": ask_wald.head(6)}, axis=1)
+
+# %% [markdown]
 # ## How many verdicts would a study need? `plan`
 #
 # From the 10% pilot: comparisons per judge so that every neighbouring pair of the ranking
