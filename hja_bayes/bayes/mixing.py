@@ -29,8 +29,12 @@ __all__ = ["Mixing", "mixing", "rank_rhat"]
 BLOM = 3 / 8
 #: The quantiles whose indicators give the tail ESS.
 TAIL = (0.05, 0.95)
-#: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK).
-CHUNK = 1024
+#: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK
+#: per thread).
+CHUNK = 512
+#: Chunks diagnosed at once, in threads (two chunks of 512 entries hold as much memory as
+#: one of 1,024 did): rank R-hat of 4,306 entries x 4,000 draws 3.6 -> 1.6 s on two cores.
+THREADS = 2
 
 
 class Mixing(NamedTuple):
@@ -55,16 +59,26 @@ def _entries(draws, min_chains: int) -> tuple[np.ndarray, tuple]:
 
 def _chunked(diagnose, x: np.ndarray, outputs: int) -> list[np.ndarray]:
     """``diagnose`` (entries -> ``outputs`` arrays, one value per entry) over chunks of
-    entries; undefined entries (a non-finite draw, too few draws) get NaN."""
-    parts = [[] for _ in range(outputs)]
-    for i in range(0, x.shape[2], CHUNK):
+    entries, two at a time in threads (the sorts and ufuncs release the GIL); undefined
+    entries (a non-finite draw, too few draws) get NaN."""
+    def one(i):
         chunk = x[..., i:i + CHUNK]
         defined = np.isfinite(chunk).all(axis=(0, 1))
         values = (diagnose(np.where(defined, chunk, 0.0)) if defined.any()
                   else [np.full(chunk.shape[2], np.nan)] * outputs)
-        for part, v in zip(parts, values):
-            part.append(np.where(defined, v, np.nan))
-    return [np.concatenate(p) if p else np.zeros(0) for p in parts]
+        return [np.where(defined, v, np.nan) for v in values]
+
+    starts = range(0, x.shape[2], CHUNK)
+    if len(starts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(THREADS) as pool:
+            results = list(pool.map(one, starts))
+    else:
+        results = [one(i) for i in starts]
+    if not results:
+        return [np.zeros(0)] * outputs
+    return [np.concatenate(p) for p in zip(*results)]
 
 
 def _varies(x: np.ndarray) -> np.ndarray:
@@ -81,22 +95,28 @@ def _split(x: np.ndarray) -> np.ndarray:
 def _normal_scores(x: np.ndarray) -> np.ndarray:
     """Normal scores of the ranks (ties averaged) over chains and draws, entry by entry.
 
-    Ranks come from one sort per entry; SciPy's ``rankdata`` (2-3× slower over many
-    entries) ranks only the entries with tied draws."""
-    from scipy.special import ndtri
+    One sort per entry puts the n scores of the ranks 1..n (computed once) in place; SciPy's
+    ``rankdata`` (2-3× slower over many entries) ranks only the entries with tied draws."""
     from scipy.stats import rankdata
 
     chains, n, k = x.shape
-    rows = np.ascontiguousarray(x.reshape(chains * n, k).T)
+    total = chains * n
+    rows = np.ascontiguousarray(x.reshape(total, k).T)
     order = np.argsort(rows, axis=1)
-    ranks = np.empty_like(rows)
-    np.put_along_axis(ranks, order, np.arange(1.0, chains * n + 1)[None], axis=1)
+    scores = np.empty_like(rows)
+    np.put_along_axis(scores, order, _scores_of_ranks(np.arange(1.0, total + 1), total)[None],
+                      axis=1)
     ordered = np.take_along_axis(rows, order, axis=1)
     tied = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
     if tied.any():
-        ranks[tied] = rankdata(rows[tied], method="average", axis=1)
-    scores = ndtri((ranks - BLOM) / (chains * n + 1 - 2 * BLOM))
+        scores[tied] = _scores_of_ranks(rankdata(rows[tied], method="average", axis=1), total)
     return scores.T.reshape(x.shape)
+
+
+def _scores_of_ranks(ranks, n: int) -> np.ndarray:
+    from scipy.special import ndtri
+
+    return ndtri((ranks - BLOM) / (n + 1 - 2 * BLOM))
 
 
 def _rhat(x: np.ndarray, split: np.ndarray, bulk_scores: np.ndarray) -> np.ndarray:
