@@ -83,8 +83,10 @@ def test_order_fills_the_rarer_side_first():
         assert abs(after) <= max(abs(before), 1)
 
 
-def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, variance_only):
-    """The drop of the goal's uncertainty from one verdict, in the orthonormal chart."""
+def _dense_variances(fit, goal_pairs, judge, first, second):
+    """Fisher variance of every goal contrast before and after one verdict of ``judge`` on
+    (``first`` shown first, ``second``), from the dense information in the orthonormal
+    chart: a list of (v, v_new)."""
     wald = fit.wald_inference("fisher")
     K, N = len(fit.judges), len(fit.items)
     B = wald.basis  # (K N + K q, dim): vec S then vec Z (position bias only here)
@@ -95,16 +97,22 @@ def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, v
     x[K * N + judge] = 1.0  # position bias of the judge (q = 1)
     a = B.T @ x
     p = 1 / (1 + np.exp(-(fit.beta[judge] + fit.S[judge, first] - fit.S[judge, second])))
-    w = p * (1 - p)
-    Sigma = np.linalg.inv(I)
-    Sigma_new = np.linalg.inv(I + w * np.outer(a, a))
-    total = 0.0
+    Sigma, Sigma_new = np.linalg.inv(I), np.linalg.inv(I + p * (1 - p) * np.outer(a, a))
+    out = []
     for ga, gb in goal_pairs:
         g = np.zeros(B.shape[0])
         g[np.arange(K) * N + ga] += 1 / K
         g[np.arange(K) * N + gb] -= 1 / K
         h = B.T @ g
-        v, v_new = h @ Sigma @ h, h @ Sigma_new @ h
+        out.append((h @ Sigma @ h, h @ Sigma_new @ h))
+    return out
+
+
+def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, variance_only):
+    """The drop of the goal's uncertainty from one verdict, in the orthonormal chart."""
+    total = 0.0
+    for (ga, gb), (v, v_new) in zip(goal_pairs, _dense_variances(fit, goal_pairs, judge,
+                                                                  first, second)):
         if variance_only:
             total += v - v_new
         else:
@@ -285,31 +293,18 @@ def _dense_posterior_gain(fit, draws, goal_pairs, judge, first, second, critical
     """The posterior criterion's drop from one verdict, from the draws and the dense
     Fisher information: each contrast's posterior variance scaled by the Fisher variance's
     relative drop, the undecided probability averaged over the posterior of the truth."""
-    wald = fit.wald_inference("fisher")
-    K, N = len(fit.judges), len(fit.items)
-    B, I = wald.basis, wald.information
-    x = np.zeros(B.shape[0])
-    x[judge * N + first] += 1
-    x[judge * N + second] -= 1
-    x[K * N + judge] = 1.0
-    a = B.T @ x
-    p = 1 / (1 + np.exp(-(fit.beta[judge] + fit.S[judge, first] - fit.S[judge, second])))
-    Sigma, Sigma_new = np.linalg.inv(I), np.linalg.inv(I + p * (1 - p) * np.outer(a, a))
     total = 0.0
-    for ga, gb in goal_pairs:
-        g = np.zeros(B.shape[0])
-        g[np.arange(K) * N + ga] += 1 / K
-        g[np.arange(K) * N + gb] -= 1 / K
-        h = B.T @ g
+    for (ga, gb), (v, v_new) in zip(goal_pairs, _dense_variances(fit, goal_pairs, judge,
+                                                                  first, second)):
         diff = draws[:, ga] - draws[:, gb]
         v0 = diff.var(ddof=1)
-        v_new = v0 * (h @ Sigma_new @ h) / (h @ Sigma @ h)
+        v1 = v0 * v_new / v
         if variance_only:
-            total += v0 - v_new
+            total += v0 - v1
         else:
             d = diff.mean()
             total += undecided(d, v0, critical, margin, v0 + v0) \
-                - undecided(d, v_new, critical, margin, v0 + v_new)
+                - undecided(d, v1, critical, margin, v0 + v1)
     return float(total)
 
 
