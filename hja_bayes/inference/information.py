@@ -227,8 +227,8 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
                   @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m))
         blocks = blocks.reshape(N, N, m, m)
     else:
-        weighted = W[:, 0, 0][:, None] * chart.P[judge]
         Pk = chart.P[judge]
+        weighted = W[:, 0, 0][:, None] * Pk
     for a in range(m):
         for b in range(a, m):
             if per_pair is not None:
