@@ -114,6 +114,7 @@ def _normal_scores(x: np.ndarray) -> np.ndarray:
 
 
 def _scores_of_ranks(ranks, n: int) -> np.ndarray:
+    """Blom's normal scores of ranks among ``n`` draws."""
     from scipy.special import ndtri
 
     return ndtri((ranks - BLOM) / (n + 1 - 2 * BLOM))
