@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..btl import usable_cores
 from ..categories import THREE, collapse_counts
 from ..likelihood import Cells, OutcomeModel, cells_of, probabilities
 from ..likelihood.terms import design_of
@@ -33,9 +34,9 @@ POINTWISE_LIMIT = 25_000_000
 
 #: Draws whose replicated data are computed at once.
 _STEP = 256
-#: Runs of draws computed at once, in threads (the 5 x 5 x 1,000-prompt panel's 4,000 draws:
-#: 4.4 -> 2.7 s on two cores; Chatbot Arena's integrated effects drawn on one device: 9.4 ->
-#: 7.3 s per 1,024 draws).
+#: Runs of draws computed at once at most, in threads, one per usable core (the 5 x 5 x
+#: 1,000-prompt panel's 4,000 draws: 4.4 -> 2.7 s on two cores; Chatbot Arena's integrated
+#: effects drawn on one device: 9.4 -> 7.3 s per 1,024 draws).
 _THREADS = 2
 
 
@@ -145,11 +146,12 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
 
     starts = range(0, total, _STEP)
     expected = chunk(0)  # the first run alone: it compiles the effects' drawer
-    # two runs at a time, unless the effects' drawer spreads its program over the devices
-    if effects is None or effects.lanes == 1:
+    # runs side by side, unless the effects' drawer spreads its program over the devices
+    threads = min(_THREADS, usable_cores())
+    if threads > 1 and (effects is None or effects.lanes == 1):
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(_THREADS) as pool:
+        with ThreadPoolExecutor(threads) as pool:
             expected = sum(pool.map(chunk, starts[1:]), expected)
     else:
         expected = sum((chunk(start) for start in starts[1:]), expected)

@@ -32,8 +32,9 @@ TAIL = (0.05, 0.95)
 #: Entries diagnosed together: bounds the working copies (a few of chains x draws x CHUNK
 #: per thread).
 CHUNK = 512
-#: Chunks diagnosed at once, in threads (two chunks of 512 entries hold as much memory as
-#: one of 1,024 did): rank R-hat of 4,306 entries x 4,000 draws 3.6 -> 1.6 s on two cores.
+#: Chunks diagnosed at once at most, in threads, one per usable core (two chunks of 512
+#: entries hold as much memory as one of 1,024 did): rank R-hat of 4,306 entries x 4,000
+#: draws 3.6 -> 1.6 s on two cores.
 THREADS = 2
 
 
@@ -59,8 +60,8 @@ def _entries(draws, min_chains: int) -> tuple[np.ndarray, tuple]:
 
 def _chunked(diagnose, x: np.ndarray, outputs: int) -> list[np.ndarray]:
     """``diagnose`` (entries -> ``outputs`` arrays, one value per entry) over chunks of
-    entries, two at a time in threads (the sorts and ufuncs release the GIL); undefined
-    entries (a non-finite draw, too few draws) get NaN."""
+    entries, up to :data:`THREADS` at a time in threads (the sorts and ufuncs release the
+    GIL); undefined entries (a non-finite draw, too few draws) get NaN."""
     def one(i):
         chunk = x[..., i:i + CHUNK]
         defined = np.isfinite(chunk).all(axis=(0, 1))
@@ -68,11 +69,14 @@ def _chunked(diagnose, x: np.ndarray, outputs: int) -> list[np.ndarray]:
                   else [np.full(chunk.shape[2], np.nan)] * outputs)
         return [np.where(defined, v, np.nan) for v in values]
 
+    from ..btl import usable_cores
+
     starts = range(0, x.shape[2], CHUNK)
-    if len(starts) > 1:
+    threads = min(THREADS, usable_cores(), len(starts))
+    if threads > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(THREADS) as pool:
+        with ThreadPoolExecutor(threads) as pool:
             results = list(pool.map(one, starts))
     else:
         results = [one(i) for i in starts]

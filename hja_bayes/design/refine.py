@@ -17,8 +17,8 @@ steps are Newton steps; two or three reach the solver's tolerance.  The informat
 costly part: one pass over the units per pair of chart columns) is assembled at the start
 and reused by later steps while full steps are taken and contract fast (a chord method: near
 the optimum it changes little; on sparse data it moves, and a slow contraction has it
-assembled anew, :data:`SLOW_CHORD`); convergence is declared with the information of the point itself, or by
-reused information when the steps' contraction bounds the gap left.
+assembled anew, :data:`SLOW_CHORD`); convergence is declared with the information of the
+point itself, or by reused information when the steps' contraction bounds the gap left.
 """
 
 from __future__ import annotations
