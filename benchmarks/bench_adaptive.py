@@ -350,13 +350,14 @@ def _pair_summary(per_run: list[dict]) -> dict:
 
 def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                           budget: float = 25_000.0, goal: str = "ranks",
-                          methods=("adaptive", "random"), pairs: bool = False):
+                          methods=("adaptive", "random"), pairs: bool = False,
+                          seed_start: int = 0):
     """Coverage after spending a fixed budget (no data-dependent stopping): the designs of
     :data:`COVERAGE_DESIGNS` from the same start on the same truth; with ``pairs``, also
     the coverage of groups of pairs per design (:func:`_pair_groups`, :func:`_pair_summary`)."""
     out = {"N": N, "start": start, "budget": budget, "goal": goal, "runs": []}
     groups = {m: [] for m in methods}
-    for seed in range(seeds):
+    for seed in range(seed_start, seed_start + seeds):
         truth = Truth(N, 1_000 + seed)
         for method in methods:
             rng = np.random.default_rng(seed)
@@ -379,8 +380,8 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                                 "mean_z2": float(np.mean(_pair_z(fit, truth) ** 2))})
             if pairs:
                 groups[method].append(_pair_groups(fit, truth))
-        if seed % 10 == 9:
-            log(f"coverage: {seed + 1} seeds")
+        if (seed - seed_start) % 10 == 9:
+            log(f"coverage: {seed - seed_start + 1} seeds")
     if pairs:
         out["pairs"] = {m: _pair_summary(g) for m, g in groups.items()}
     return out
@@ -976,13 +977,14 @@ def main(argv=None):
     if "mtbench" in parts:
         results["mtbench"] = mtbench_replay(args.mtbench_seeds, log)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
-    if "coverage" in parts:  # the designs not run (--methods) keep their earlier runs
+    if "coverage" in parts:  # the designs and seeds not run keep their earlier runs
         methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
         coverage = fixed_budget_coverage(args.coverage_seeds, log, methods=methods,
-                                         start=args.coverage_start)
+                                         start=args.coverage_start, seed_start=args.seed_start)
         if not variant:
+            ran = range(args.seed_start, args.seed_start + args.coverage_seeds)
             coverage["runs"] += [r for r in previous.get("coverage", {}).get("runs", [])
-                                 if r["method"] not in methods]
+                                 if r["method"] not in methods or r["seed"] not in ran]
             results["coverage"] = coverage
         else:  # another start, pool or coupling: a variant, kept apart
             coverage.update(prompts=PROMPTS, rho=RHO)

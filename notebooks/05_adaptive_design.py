@@ -80,9 +80,9 @@ target
 # `w d dᵀ` to the Fisher information, which lowers the variance of every contrast
 # `μ_a − μ_b` of the goal. With `goal="top"` the contrasts are the top 3 against the rest;
 # a contrast counts as *decided* when its joint interval excludes 0. Each row's `gain` is the
-# expected drop in the number of undecided contrasts (if the true differences were the
-# current estimates); `cost` lets a human judge cost 50 LLM calls. Here we only choose from
-# the verdicts that exist (`candidates=`: the unplayed part of the data).
+# expected drop in the number of undecided contrasts (averaged over what the fit says the
+# true differences may be); `cost` lets a human judge cost 50 LLM calls. Here we only choose
+# from the verdicts that exist (`candidates=`: the unplayed part of the data).
 
 # %%
 rng = np.random.default_rng(0)

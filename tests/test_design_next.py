@@ -109,7 +109,9 @@ def _dense_variances(fit, goal_pairs, judge, first, second):
 
 
 def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, variance_only):
-    """The drop of the goal's uncertainty from one verdict, in the orthonormal chart."""
+    """The drop of the goal's uncertainty from one verdict, in the orthonormal chart, for a
+    goal decided by the Fisher covariance: the undecided probability averaged over true
+    differences ``N(estimate, v)``, ``v`` the contrast's dense Fisher variance now."""
     total = 0.0
     for (ga, gb), (v, v_new) in zip(goal_pairs, _dense_variances(fit, goal_pairs, judge,
                                                                   first, second)):
@@ -117,8 +119,9 @@ def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, v
             total += v - v_new
         else:
             d = fit.mu[ga] - fit.mu[gb]
-            total += undecided(d, deff * v, critical, margin) - undecided(d, deff * v_new,
-                                                                           critical, margin)
+            v0, v1 = deff * v, deff * v_new
+            total += undecided(d, v0, critical, margin, v + v0) \
+                - undecided(d, v1, critical, margin, v + v1)
     return float(total)
 
 
@@ -129,6 +132,7 @@ def test_criterion_equals_a_dense_computation(goal):
     fit = hb.fit_hja(data, rank=1, position_bias=True)
     out = hb.next_comparisons(fit, 1, goal=goal, k=2, cost={"judge0": 1, "judge1": 2.5})
     meta = out.attrs["meta"]
+    assert meta["cov_type"] == "fisher" and meta["design_effect"] == pytest.approx(1.0)
     from hja_bayes.design.goals import goal_pairs
 
     pairs = goal_pairs(goal, fit.mu, 2)
