@@ -25,9 +25,9 @@ after the new verdicts, the interval is undecided when ``max(0, margin - c sqrt(
 (:func:`undecided`).  A comparison's value is how much it lowers that expectation.
 
 Taking the estimates for the true differences instead (``d_hat ~ N(d, v)``, a locally
-optimal design) stops asking about a contrast as soon as its estimate looks decided, noise
-included; in simulation (``benchmarks/bench_adaptive.py``) the averaged count reaches the
-goals at the same or lower cost and its intervals cover closer to their level.
+optimal design) makes a contrast's value hinge on its estimate alone; in simulation
+(``benchmarks/bench_adaptive.py``) the averaged count reaches the goals at about the same
+cost and the marginal intervals after the design cover closer to their level.
 (The exact preposterior count, whether the interval after the new verdicts would be
 decided, ``d_hat ~ N(d, v0 - v)``, gives a greedy search nothing to rank by: the chance that
 a few verdicts change the decision about a contrast away from its boundary underflows to 0,
@@ -63,10 +63,9 @@ class Goal(NamedTuple):
         Simultaneous critical value of the intervals (0 for "pairs").
     variance_only : bool
         True for "pairs": the criterion is the sum of the variances.
-    current_variance : (n,), optional
+    current_variance : (n,)
         The contrasts' variances now: the uncertainty is averaged over true differences
-        ``N(estimate, current_variance)`` (see the module's notes).  None: the estimates
-        are taken for the true differences.
+        ``N(estimate, current_variance)`` (see the module's notes).
     """
 
     name: str
@@ -75,7 +74,7 @@ class Goal(NamedTuple):
     margin: float
     critical: float
     variance_only: bool
-    current_variance: np.ndarray | None = None
+    current_variance: np.ndarray
 
     def uncertainty(self, variance) -> np.ndarray:
         """Per contrast: P(undecided) at these variances, or the variances themselves."""
@@ -83,11 +82,8 @@ class Goal(NamedTuple):
         if self.variance_only:
             return variance
         shape = (-1,) + (1,) * (variance.ndim - 1)
-        spread = None
-        if self.current_variance is not None:
-            spread = self.current_variance.reshape(shape) + variance
         return undecided(self.estimate.reshape(shape), variance, self.critical, self.margin,
-                         spread)
+                         self.current_variance.reshape(shape) + variance)
 
 
 def goal_pairs(goal: str, mu, k: int) -> np.ndarray:
