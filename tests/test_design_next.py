@@ -108,20 +108,25 @@ def _dense_variances(fit, goal_pairs, judge, first, second):
     return out
 
 
+def _averaged_drop(d, v0, v, v_new, critical, margin):
+    """One contrast's drop in P(undecided), averaged over true differences ``N(d, v0)``,
+    when its variance ``v0`` shrinks as its dense Fisher variance does, ``v -> v_new``."""
+    v1 = v0 * v_new / v
+    return undecided(d, v0, critical, margin, v0 + v0) - undecided(d, v1, critical, margin,
+                                                                   v0 + v1)
+
+
 def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, variance_only):
     """The drop of the goal's uncertainty from one verdict, in the orthonormal chart, for a
-    goal decided by the Fisher covariance: the undecided probability averaged over true
-    differences ``N(estimate, v)``, ``v`` the contrast's dense Fisher variance now."""
+    goal decided by ``deff`` times the Fisher covariance."""
     total = 0.0
     for (ga, gb), (v, v_new) in zip(goal_pairs, _dense_variances(fit, goal_pairs, judge,
                                                                   first, second)):
         if variance_only:
             total += v - v_new
         else:
-            d = fit.mu[ga] - fit.mu[gb]
-            v0, v1 = deff * v, deff * v_new
-            total += undecided(d, v0, critical, margin, v + v0) \
-                - undecided(d, v1, critical, margin, v + v1)
+            total += _averaged_drop(fit.mu[ga] - fit.mu[gb], deff * v, v, v_new, critical,
+                                    margin)
     return float(total)
 
 
@@ -302,13 +307,10 @@ def _dense_posterior_gain(fit, draws, goal_pairs, judge, first, second, critical
                                                                   first, second)):
         diff = draws[:, ga] - draws[:, gb]
         v0 = diff.var(ddof=1)
-        v1 = v0 * v_new / v
         if variance_only:
-            total += v0 - v1
+            total += v0 * (1 - v_new / v)
         else:
-            d = diff.mean()
-            total += undecided(d, v0, critical, margin, v0 + v0) \
-                - undecided(d, v1, critical, margin, v0 + v1)
+            total += _averaged_drop(diff.mean(), v0, v, v_new, critical, margin)
     return float(total)
 
 
