@@ -117,9 +117,10 @@ def design_context(fit, cov_type: str | None = None, posterior=None) -> DesignCo
 
 
 def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
-    """The goal's contrasts, their Fisher gradients, and the design effect: one number (the
-    deciding over the Fisher variance, pooled over the contrasts), or per contrast from a
-    posterior (each contrast's posterior variance then carries over to the search)."""
+    """The goal (its count averaged over truths ``N(estimate, deciding variance)``), its
+    contrasts' Fisher gradients, and the design effect: one number (the deciding over the
+    Fisher variance, pooled over the contrasts), or per contrast from a posterior (each
+    contrast's posterior variance then carries over to the search)."""
     mu = ctx.mu
     pairs = goal_pairs(goal, mu, k)
     G = mu_gradients(ctx.chart, pairs)
