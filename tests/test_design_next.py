@@ -219,12 +219,6 @@ def test_explore_draws_uniformly_among_what_may_be_asked(fit):
     capped = hb.next_comparisons(fit, 100, cost={"judge0": 1, "judge1": 3, "judge2": 7},
                                  max_cost=40, explore=0.9)
     assert capped.cost.sum() <= 40 and (capped.choice == "random").sum() >= 1
-    # with costs, the random steps spend alike on every unit: judges drawn ~ 1 / cost
-    priced = hb.next_comparisons(fit, 500, cost={"judge0": 1, "judge1": 2, "judge2": 8},
-                                 explore=0.9, seed=3)
-    drawn = priced[priced.choice == "random"].judge.value_counts().reindex(fit.judges)
-    share = np.array([1, 1 / 2, 1 / 8]) / (1 + 1 / 2 + 1 / 8)
-    assert stats.chisquare(drawn.to_numpy(), share * drawn.sum()).pvalue > 1e-3
 
 
 def test_pool_of_candidates(fit):

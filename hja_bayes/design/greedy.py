@@ -11,8 +11,7 @@ with ``D = [d1, d2]``.  Each step takes the candidate with the largest drop of t
 uncertainty per unit cost, then updates ``Sigma`` (two rank-one updates) and everything
 derived from it exactly, so the next step sees the information of the verdicts already
 chosen.  Cost per step: O(contrasts x candidates + dim^2).  With ``explore``, a step may
-instead take a candidate drawn at random, with equal expected spending on every candidate
-(its information is added all the same).
+instead take a candidate drawn at random (its information is added all the same).
 
 Clustered data: the variances that decide the goal are the cluster-robust ones, taken as
 ``design_effect x`` the Fisher ones (the design effect estimated from the fit); new
@@ -137,10 +136,8 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
     max_cost : float, optional
         Stop before the total cost would exceed it.
     explore : float
-        Probability that a step takes a candidate drawn at random among those that can still
-        take its block, instead of the best one: each with probability inversely
-        proportional to the block's cost, so that the random steps spend alike on every
-        candidate (a judge at 50 times the cost is drawn 50 times less often).  The draws come from a stream of
+        Probability that a step takes a candidate drawn uniformly at random among those that
+        can still take its block, instead of the best one.  The draws come from a stream of
         their own, seeded by ``seed`` and ``explore_key`` (with ``explore=0`` the choices do
         not depend on either).
     explore_key : tuple of int
@@ -178,9 +175,8 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         after = goal.uncertainty(per_column * np.clip(state.v[:, None] - drop, 0, None))
         gain = (now[:, None] - after).sum(axis=0)
         random = explore > 0 and explorer.random() < explore
-        if random:  # uniform spending over the units: each drawn with probability ~ 1 / price
-            at = np.flatnonzero(live)
-            c = int(explorer.choice(at, p=(1 / price[at]) / (1 / price[at]).sum()))
+        if random:
+            c = int(explorer.choice(np.flatnonzero(live)))
         else:
             c = _best(gain, drop, state.v, now, live, price, key)
         a1, a2 = s1[c] * cand.w1[c], s2[c] * cand.w2[c]
