@@ -18,13 +18,12 @@ judges file (--cost):
 output:
   One row per verdict to collect, in the order chosen: judge, model_a (show it first),
   model_b, prompt (with --prompts), cost, gain (expected drop of the goal's uncertainty),
-  uncertainty (expected uncertainty left), step and choice (goal, or random for a
-  step drawn by --explore). Presentation orders are balanced per judge and pair.
+  uncertainty (expected uncertainty left) and step. Presentation orders are balanced
+  per judge and pair.
 
 examples:
   hja-bayes next my_fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
   hja-bayes next my_fit --budget 200 --goal ranks --tie-margin 0.1 --prompts prompts.txt
-  hja-bayes next my_fit --budget 500 --goal ranks --explore 0.3
   hja-bayes next my_bayes_fit --budget 100 --goal top --k 3 --posterior"""
 
 
@@ -91,8 +90,7 @@ def _cmd_next(args: argparse.Namespace) -> int:
     progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
     table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
                              cost=cost, prompts=prompts, seed=args.seed, level=args.level,
-                             tie_margin=args.tie_margin, posterior=posterior,
-                             explore=args.explore)
+                             tie_margin=args.tie_margin, posterior=posterior)
     meta = table.attrs["meta"]
     if args.out == "-":
         table.to_csv(sys.stdout, index=False)
@@ -136,12 +134,7 @@ def add_next_command(sub) -> None:
     p.add_argument("--posterior", action="store_true",
                    help="decide the goal by the posterior saved in the folder ('fit --bayes'): "
                         "its means, variances and credible intervals")
-    p.add_argument("--explore", type=float, default=0.0, metavar="SHARE",
-                   help="probability in [0, 1) that a step takes a judge and pair drawn at "
-                        "random instead of the best one: keeps the intervals after an "
-                        "adaptive design nearer their level (0.3 measured; default 0)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="breaks ties and draws the --explore steps (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="breaks ties (default 0)")
     p.add_argument("--out", default="next.csv", help="output CSV, '-' for stdout (default next.csv)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.set_defaults(run=_cmd_next)

@@ -10,8 +10,7 @@ variance of contrast ``g`` drops by (Woodbury, two columns)
 with ``D = [d1, d2]``.  Each step takes the candidate with the largest drop of the goal's
 uncertainty per unit cost, then updates ``Sigma`` (two rank-one updates) and everything
 derived from it exactly, so the next step sees the information of the verdicts already
-chosen.  Cost per step: O(contrasts x candidates + dim^2).  With ``explore``, a step may
-instead take a candidate drawn at random (its information is added all the same).
+chosen.  Cost per step: O(contrasts x candidates + dim^2).
 
 Clustered data: the variances that decide the goal are the cluster-robust ones, taken as
 ``design_effect x`` the Fisher ones (the design effect estimated from the fit); new
@@ -36,16 +35,14 @@ TIE = 1e-9
 
 
 class Pick(NamedTuple):
-    """One step: candidate index, verdicts per slot, the drop of the goal's uncertainty it
-    was expected to bring, the uncertainty after it, and whether it was drawn at random
-    (``explore``) rather than chosen for the goal."""
+    """One greedy step: candidate index, verdicts per slot, the drop of the goal's
+    uncertainty it was expected to bring, and the uncertainty after it."""
 
     candidate: int
     s1: int
     s2: int
     gain: float
     after: float
-    random: bool = False
 
 
 def variance_drop(E1, E2, s11, s22, s12, a1, a2) -> np.ndarray:
@@ -111,8 +108,7 @@ class _State:
 
 def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, block: int = 1,
                       design_effect: float = 1.0, seed: int = 0,
-                      max_cost: float | None = None, explore: float = 0.0,
-                      explore_key: tuple = ()) -> list[Pick]:
+                      max_cost: float | None = None) -> list[Pick]:
     """Choose ``budget`` verdicts in blocks of ``block``, greedily by uncertainty drop per cost.
 
     Parameters
@@ -135,21 +131,12 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         verdict of a block.
     max_cost : float, optional
         Stop before the total cost would exceed it.
-    explore : float
-        Probability that a step takes a candidate drawn uniformly at random among those that
-        can still take its block, instead of the best one.  The draws come from a stream of
-        their own, seeded by ``seed`` and ``explore_key`` (with ``explore=0`` the choices do
-        not depend on either).
-    explore_key : tuple of int
-        More entropy for the random steps' stream (``next_comparisons`` passes the fit's
-        verdict count, so each round of an adaptive loop draws afresh under one seed).
 
     Returns
     -------
     list of Pick
     """
     rng = np.random.default_rng(seed)
-    explorer = np.random.default_rng([seed, 1, *explore_key])
     key = rng.permutation(cand.size)
     odd_first = rng.integers(0, 2, cand.size).astype(float)
     state = _State(sigma, G, cand)
@@ -174,11 +161,15 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         now = goal.uncertainty(design_effect * state.v)
         after = goal.uncertainty(per_column * np.clip(state.v[:, None] - drop, 0, None))
         gain = (now[:, None] - after).sum(axis=0)
-        random = explore > 0 and explorer.random() < explore
-        if random:
-            c = int(explorer.choice(np.flatnonzero(live)))
-        else:
-            c = _best(gain, drop, state.v, now, live, price, key)
+        score = np.where(live, gain / np.where(live, price, 1.0), -np.inf)
+        best = score.max()
+        if not best > 1e-12 * max(now.sum(), 1e-300):  # the goal looks decided: keep
+            # shrinking the contrasts' variances (relative A-optimality) instead
+            relative = (drop / np.clip(state.v, 1e-300, None)[:, None]).sum(axis=0)
+            score = np.where(live, relative / np.where(live, price, 1.0), -np.inf)
+            best = score.max()
+        tied = np.flatnonzero(score >= best - TIE * abs(best))
+        c = int(tied[np.argmin(key[tied])])
         a1, a2 = s1[c] * cand.w1[c], s2[c] * cand.w2[c]
         if s1[c]:
             state.add(c, 1, a1)
@@ -191,19 +182,5 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         chosen += size[c]
         spent += price[c]
         left = float(goal.uncertainty(design_effect * state.v).sum())
-        picks.append(Pick(c, int(s1[c]), int(s2[c]), float(gain[c]), left, random))
+        picks.append(Pick(c, int(s1[c]), int(s2[c]), float(gain[c]), left))
     return picks
-
-
-def _best(gain, drop, v, now, live, price, key) -> int:
-    """The live candidate with the largest uncertainty drop per unit cost (ties broken by
-    ``key``); once the goal looks decided, the largest relative drop of the contrasts'
-    variances (relative A-optimality)."""
-    score = np.where(live, gain / np.where(live, price, 1.0), -np.inf)
-    best = score.max()
-    if not best > 1e-12 * max(now.sum(), 1e-300):
-        relative = (drop / np.clip(v, 1e-300, None)[:, None]).sum(axis=0)
-        score = np.where(live, relative / np.where(live, price, 1.0), -np.inf)
-        best = score.max()
-    tied = np.flatnonzero(score >= best - TIE * abs(best))
-    return int(tied[np.argmin(key[tied])])

@@ -6,9 +6,7 @@ the fit's Fisher information in its chart, plus ``w d d^T`` per new verdict
 have, and so the expected number of contrasts whose joint interval would still be undecided.
 Verdicts are chosen greedily, each step the one (or block) that lowers that number most per
 unit cost, with the information updated after each choice
-(:mod:`~hja_bayes.design.greedy`); a share of the steps may be drawn at random instead
-(``explore``), which keeps the intervals after the design nearer their level.  The fit itself
-is only read.
+(:mod:`~hja_bayes.design.greedy`).  The fit itself is only read.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, check_level, check_positive, check_probability
+from ..checks import check_choice, check_level, check_positive
 from ..errors import ParameterError
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import candidate_cells
@@ -228,8 +226,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                      cost=None, prompts=None, seed: int = 0, level: float = 0.95,
                      tie_margin: float = TIE_MARGIN, candidates=None,
                      max_cost: float | None = None, steps: int = STEPS,
-                     cov_type: str | None = None, posterior=None,
-                     explore: float = 0.0) -> pd.DataFrame:
+                     cov_type: str | None = None, posterior=None) -> pd.DataFrame:
     """The next ``budget`` comparisons to ask for, chosen for a goal.
 
     Each step adds the verdict (judge, model shown first, model shown second) whose
@@ -242,8 +239,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     With a ``posterior`` of the fit's model the goal is read from it instead: the order and
     the differences are the posterior means, the variances and the critical value the
     posterior's, and the count is averaged over the posterior of the true differences.
-    A pure function of the fit (and posterior): the seed only breaks ties, unless a share of
-    the steps is drawn at random (``explore``).
+    A pure function of the fit (and posterior): the seed only breaks ties.
 
     Parameters
     ----------
@@ -298,14 +294,6 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         ``cov_type``.  The search still adds each verdict's Fisher information at the fit;
         each contrast keeps the ratio of its posterior to its Fisher variance (a design
         effect per contrast: prompt effects, the prior).
-    explore : float
-        Probability, in [0, 1), that a step takes a (judge, pair) drawn uniformly at random
-        among those that may still be asked (judges, pools, prompts and ``max_cost``
-        respected; orders balanced as usual) instead of the best one.  The random draws come
-        from ``seed`` and the number of verdicts in the fit (each round of an adaptive loop
-        draws afresh under one seed); the steps after them see their information.  A design that only
-        follows the estimates makes the Wald intervals after it cover a little less than
-        their level (Notes); ``explore=0.3`` is the share measured in the benchmark.
 
     Returns
     -------
@@ -313,19 +301,17 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         One row per verdict, in the order chosen: ``judge``, ``model_a`` (shown first),
         ``model_b``, ``prompt`` (with ``prompts``), ``cost``, ``gain`` (the expected drop of
         the goal's uncertainty, the block's drop shared among its verdicts),
-        ``uncertainty`` (expected uncertainty left after the row's step), ``step`` and
-        ``choice`` ("goal", or "random" for a step drawn by ``explore``).
+        ``uncertainty`` (expected uncertainty left after the row's step) and ``step``.
         Presentation orders balance each (judge, pair), counting the fit's own verdicts.
         ``attrs["meta"]`` holds the goal, level, critical value, design effect (pooled over
-        the goal's contrasts), the uncertainty before, the block size, the seed, ``explore``
-        and the number of rows drawn at random;
+        the goal's contrasts), the uncertainty before, the block size and the seed;
         ``cov_type`` is "posterior" when a posterior decided the goal.
 
     Raises
     ------
     ParameterError
         Bad arguments: an unknown goal, judge or model, a cost that is not positive, ``k``
-        outside 1..N-1, a budget below 1, ``explore`` outside [0, 1), nothing left to ask.
+        outside 1..N-1, a budget below 1, nothing left to ask.
 
     Notes
     -----
@@ -336,9 +322,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     (``benchmarks/bench_adaptive.py``, 12 models, 300 seeds): marginal 95% intervals of the
     differences 0.935 after a fixed budget spent mostly by this rule (0.953 under random
     allocation; 0.921 when the count took the estimates for the true differences); the
-    joint rank intervals kept every true rank in every run.  Drawing a share of the steps at
-    random (``explore``) brings them nearer the level: see the README's adaptive-design rows
-    for the figures.
+    joint rank intervals kept every true rank in every run.
     For outcome models with per-judge parameters (Davidson
     ties, ordinal cut points) only a verdict's information about its linear predictor is
     counted, not what it says about the judge's own tie propensity or cut points.
@@ -362,9 +346,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         k = _whole(k, "k")
     if max_cost is not None:
         max_cost = check_positive(max_cost, "max_cost")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"seed must be an integer >= 0, got {seed!r}")
-    explore = check_probability(explore, "explore", open_high=True)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ParameterError(f"seed must be an integer, got {seed!r}")
     if isinstance(fit, DesignContext):
         if cov_type is not None or posterior is not None:
             raise ParameterError("a DesignContext carries its cov_type and posterior: pass "
@@ -385,9 +368,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                              limit2=np.minimum(cand.limit2, free2))
     block = max(1, math.ceil(budget / steps))
     picks = greedy_allocation(ctx.sigma, G, target, cand, budget, block=block,
-                              design_effect=design_effect, seed=int(seed), max_cost=max_cost,
-                              explore=explore,
-                              explore_key=(int(round(fit.data.n_comparisons)),))
+                              design_effect=design_effect, seed=int(seed), max_cost=max_cost)
     before = float(target.uncertainty(design_effect * np.einsum(
         "ij,jk,ik->i", G, ctx.sigma, G)).sum())
     rows = []
@@ -399,12 +380,10 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
             + orders[min(p.s1, p.s2): p.s1] + orders[p.s1 + min(p.s1, p.s2):]
         size = p.s1 + p.s2
         for first, second in orders:
-            rows.append((kk, first, second, cand.cost[p.candidate], p.gain / size, p.after, step,
-                         p.random))
+            rows.append((kk, first, second, cand.cost[p.candidate], p.gain / size, p.after, step))
     judge_names, items = np.asarray(fit.judges, dtype=object), np.asarray(fit.items, dtype=object)
-    kk, first, second, price, gain, after, step, random = (np.asarray(c) for c in zip(*rows)) \
-        if rows else (np.zeros(0, int),) * 3 + (np.zeros(0),) * 3 + (np.zeros(0, int),
-                                                                      np.zeros(0, bool))
+    kk, first, second, price, gain, after, step = (np.asarray(c) for c in zip(*rows)) if rows \
+        else (np.zeros(0, int),) * 3 + (np.zeros(0),) * 3 + (np.zeros(0, int),)
     out = pd.DataFrame({"judge": judge_names[kk.astype(int)], "model_a": items[first.astype(int)],
                         "model_b": items[second.astype(int)]})
     if prompts is not None:
@@ -414,7 +393,6 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     out["gain"] = gain.astype(float)
     out["uncertainty"] = after.astype(float)
     out["step"] = step.astype(int)
-    out["choice"] = np.where(random.astype(bool), "random", "goal")
     out.attrs["meta"] = {
         "goal": goal, "k": int(k) if goal == "top" else None, "level": level,
         "tie_margin": target.margin, "critical_value": target.critical,
@@ -424,7 +402,6 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         "uncertainty_unit": ("sum of variances" if goal == "pairs"
                              else "expected number of undecided contrasts"),
         "contrasts": len(target.pairs), "block": block, "budget": budget, "seed": int(seed),
-        "explore": explore, "random_rows": int(random.astype(bool).sum()),
         "total_cost": float(out["cost"].sum()),
     }
     return out
