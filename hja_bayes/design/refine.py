@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import cho_solve
 
 from ..errors import HJAError
 from ..inference.chart import factor_chart
@@ -202,6 +201,8 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         When the chart is not defined at a point (a rank collapse) or the information is
         singular; the caller falls back to the proximal solver.
     """
+    from scipy.linalg import cho_solve  # imported on use, as the fits' own code does
+
     model = Model(data, S, Z, theta, outcome, log_aux, terms)
     design = model.design()
     f, nll = _penalised(model, design, ridge)
