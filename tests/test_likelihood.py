@@ -138,6 +138,16 @@ def test_half_information_and_log_likelihood_gradient_written_out():
     np.testing.assert_allclose(-curvature, n * expit(eta) * expit(-eta), rtol=1e-12, atol=1e-15)
 
 
+def test_half_numpy_score_matches_scipys_expit_in_both_tails():
+    """HALF's NumPy score computes its probabilities without SciPy: ``-p`` for a verdict for
+    the second-shown model, against ``expit`` from -700 to 700 (relative 1e-14: the tails
+    too, where p is 1e-304)."""
+    eta = np.linspace(-700.0, 700.0, 200_001)
+    second_wins = np.tile([0.0, 0.0, 1.0], (eta.size, 1))
+    p = -np.asarray(score(HALF, eta, None, second_wins))[:, 0]  # w - n p with w = 0, n = 1
+    np.testing.assert_allclose(p, expit(eta), rtol=1e-14, atol=0)
+
+
 def test_cells_count_their_comparisons():
     counts = np.random.default_rng(2).integers(0, 6, size=(9, 5)).astype(float)
     cells = cells_of(simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=20, seed=0)[0])
