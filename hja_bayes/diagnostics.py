@@ -294,13 +294,25 @@ def own_ranking_agreement(fit) -> np.ndarray:
     return tau
 
 
+#: Scores closer than this fraction of their range are tied in :func:`kendall_tau`: scores
+#: fitted to equal data are equal only to rounding (PRD's judge bard gives gpt35 and
+#: vicuna-13b the same record, and its own scores for them differ by 1e-15).
+TIE_TOLERANCE = 1e-9
+
+
 def kendall_tau(x, y) -> float:
     """Kendall's tau-b of two score vectors (ties allowed; both non-constant).
 
-    Computed over all pairs here rather than by ``scipy.stats.kendalltau``: the vectors hold
-    one score per model, and importing ``scipy.stats`` costs a command-line fit a second.
+    Differences within :data:`TIE_TOLERANCE` of a vector's range count as ties.  Computed
+    over all pairs here rather than by ``scipy.stats.kendalltau``: the vectors hold one
+    score per model, and importing ``scipy.stats`` costs a command-line fit a second.
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     i, j = np.triu_indices(x.size, 1)
-    a, b = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+
+    def signs(v):
+        d = v[i] - v[j]
+        return np.where(np.abs(d) <= TIE_TOLERANCE * np.ptp(v), 0.0, np.sign(d))
+
+    a, b = signs(x), signs(y)
     return float(np.sum(a * b) / np.sqrt(np.count_nonzero(a) * np.count_nonzero(b)))

@@ -325,3 +325,27 @@ def test_kendall_tau_matches_scipy_with_and_without_ties():
         xt, yt = np.round(x), np.round(y * 2) / 2  # ties in both
         if np.ptp(xt) > 0 and np.ptp(yt) > 0:
             assert kendall_tau(xt, yt) == pytest.approx(kendalltau(xt, yt).statistic, abs=1e-12)
+    # scores equal to rounding are tied, whichever way the rounding fell
+    x, y = np.array([0.3, -0.2, -0.2, 0.1]), np.array([1.0, -1.0, -0.5, 0.2])
+    for nudge in (1e-15, -1e-15):
+        assert kendall_tau(x + [0, 0, nudge, 0], y) == pytest.approx(
+            kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_a_judge_with_equal_records_for_two_models_ties_them():
+    """PRD's bard gives gpt35 and vicuna-13b the same record: its own scores for them are
+    equal up to rounding, a tie for Kendall's tau-b against the consensus."""
+    from scipy.stats import kendalltau
+
+    from hja_bayes.btl import fit_per_judge_btl
+    from hja_bayes.diagnostics import own_ranking_agreement
+
+    fit = hb.fit_hja(hb.Comparisons.from_frame(hb.datasets.load_prd_vicuna80().judgments), rank=0)
+    k, items = fit.judges.index("bard"), list(fit.items)
+    own = fit_per_judge_btl(fit.data)[k]
+    g, v = items.index("gpt35"), items.index("vicuna-13b")
+    assert own[g] == pytest.approx(own[v], abs=1e-12)
+    tied = own.copy()
+    tied[v] = tied[g]
+    assert own_ranking_agreement(fit)[k] == pytest.approx(
+        kendalltau(tied, fit.mu).statistic, abs=1e-12)
