@@ -125,7 +125,7 @@ def check_fit_inputs(data, position_bias: bool) -> None:
         warnings.warn(
             f"item(s) {items} won or lost every comparison: their scores are held finite only "
             "by the ridge and their intervals are wide and not meaningful; the other items' "
-            "differences are",
+            "differences rest on their comparisons among themselves and can still be read",
             DataWarning,
             stacklevel=3,
         )
