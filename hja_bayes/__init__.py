@@ -59,7 +59,7 @@ from .version import __version__  # noqa: E402, F401
 #: take seconds to import and most uses need none of them.
 _LAZY = {
     **{name: "reporting" for name in (
-        "forest_plot", "judge_map", "judge_table", "leaderboard", "leaderboard_by",
+        "bias_table", "forest_plot", "judge_map", "judge_table", "leaderboard", "leaderboard_by",
         "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
         "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
@@ -105,6 +105,7 @@ __all__ = [
     "SimulationTruth",
     "WaldInference",
     "agreement",
+    "bias_table",
     "bicluster_residual",
     "canonicalize",
     "compare_intervals",

@@ -257,15 +257,16 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         or ``model``, with a non-numeric column, or with two rows for one answer; a per-row
         column that is missing; a comparison whose answer has no features or a missing or
         non-finite value (the message names the row); a negative feature under
-        "relative".
+        "relative"; no feature that varies over the comparisons.
     ParameterError
         An unknown ``transform`` or a malformed ``features`` argument.
 
     Warns
     -----
     DataWarning
-        A feature that does not vary over the comparisons (its coefficient is then
-        determined by the ridge alone).
+        A feature whose difference does not vary over the comparisons (without ``scale``):
+        the data carry nothing on its effect, so it is left out (a DataError when no
+        feature varies).
 
     Examples
     --------
@@ -311,22 +312,30 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         diff = relative_difference(first, second)
     else:
         diff = first - second
+    if scale is None:
+        sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
+        flat = ~(sd > 0)
+        if flat.all():
+            raise DataError(f"no style feature varies over the {len(diff)} comparisons "
+                            f"({list(names)}): their effects cannot be estimated")
+        if flat.any():
+            warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
+                          "vary over the comparisons, so the data say nothing of their "
+                          "effect: left out", DataWarning, stacklevel=3)
+            keep = ~flat
+            names, diff, sd = tuple(np.array(names)[keep].tolist()), diff[:, keep], sd[keep]
     if transform == "raw":
         return FeatureDifferences(diff, names, "raw: first minus second, as given",
                                   np.ones(len(names)))
     if scale is not None:
         sd, source = np.asarray(scale, dtype=float).reshape(-1), "a given scale"
         if sd.shape != (len(names),) or not np.all(sd > 0):
-            raise ParameterError(f"scale must hold {len(names)} positive numbers, got {scale!r}")
+            raise ParameterError(f"scale must hold {len(names)} positive numbers, one per "
+                                 f"feature {list(names)}, got {scale!r} (a scale from "
+                                 "FeatureDifferences.scale goes with the features named in "
+                                 "its feature_names)")
     else:
-        sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
         source = f"its standard deviation over the {len(diff)} comparisons (ddof=1)"
-        flat = ~(sd > 0)
-        if flat.any():
-            warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
-                          "vary over the comparisons: left unscaled, and their coefficients are "
-                          "set by the ridge alone", DataWarning, stacklevel=3)
-        sd = np.where(flat, 1.0, sd)
     what = ("(a - b) / (a + b), 0 where a + b = 0" if transform == "relative" else "a - b")
     described = (f"{transform}: {what}, divided by {source}, not centred; sd " +
                  ", ".join(f"{n}={s:.6g}" for n, s in zip(names, sd)))

@@ -203,9 +203,27 @@ def test_bundled_answers_give_features_for_every_llm_judgment():
     features = hb.style_features(prd.answers)
     means = features.groupby("model")["length"].mean()
     assert means["gpt4"] > 290 and means["gpt35"] < 200  # the data README's figures
-    with pytest.warns(hb.DataWarning, match=r"\['headers'\] do not vary"):  # PRD has none
+    with pytest.warns(hb.DataWarning, match=r"\['headers'\] do not vary.*left out"):
         data = Comparisons.from_frame(prd.judgments, cluster="question_id", features=features)
-    assert data.clusters.features.shape == (8000, 4)
+    assert data.clusters.features.shape == (8000, 3)  # PRD's answers have no headers
+    assert data.feature_names == ("length", "lists", "bold")
+    # the README's example: a flat feature kept to the ridge had no cluster-robust variance,
+    # and every interval of the fit raised
+    fit = hb.fit_hja(data, rank=0, position_bias=True, style="per_judge", self_preference=True)
+    rows = fit.intervals()
+    assert not rows.quantity.str.contains("headers").any()
+    assert np.isfinite(rows.loc[rows.quantity == "style:length", "se"]).all()
+
+
+def test_a_feature_that_never_varies_is_left_out_and_none_varying_is_an_error():
+    flat = table().assign(headers=0)
+    with pytest.warns(hb.DataWarning, match=r"\['headers'\] do not vary"):
+        joined = join_features(votes(), flat, cluster="question_id")
+    assert joined.feature_names == ("length", "bold") and joined.features.shape == (6, 2)
+    np.testing.assert_allclose(joined.features,
+                               join_features(votes(), table(), cluster="question_id").features)
+    with pytest.raises(DataError, match="no style feature varies"):
+        join_features(votes(), flat[["question_id", "model", "headers"]], cluster="question_id")
 
 
 # ------------------------------------------------------------------ a style fit

@@ -17,6 +17,7 @@ from .leaderboard import leaderboard, table_meta, wald  # noqa: E402
 #: Where each public name lives; modules load on first use, so a leaderboard does not pay
 #: for matplotlib (figures) and a figure does not pay for the HTML renderer.
 _HOMES = {
+    "bias_plot": "biases", "bias_table": "biases",
     "leaderboard_by": "categories",
     "Report": "content", "build_report": "content",
     "convergence_table": "convergence",
@@ -36,9 +37,12 @@ _HOMES = {
 
 def __getattr__(name):
     import importlib
+    import importlib.util
 
     if name in _HOMES:
         return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a module, e.g. biases
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -50,6 +54,8 @@ __all__ = [
     "Report",
     "ReportFiles",
     "battle_counts",
+    "bias_plot",
+    "bias_table",
     "build_report",
     "convergence_table",
     "forest_plot",
