@@ -312,6 +312,7 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         diff = relative_difference(first, second)
     else:
         diff = first - second
+    left_out = ""
     if scale is None:
         sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
         flat = ~(sd > 0)
@@ -322,10 +323,11 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
             warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
                           "vary over the comparisons, so the data say nothing of their "
                           "effect: left out", DataWarning, stacklevel=3)
+            left_out = f"; left out, not varying: {', '.join(np.array(names)[flat])}"
             keep = ~flat
             names, diff, sd = tuple(np.array(names)[keep].tolist()), diff[:, keep], sd[keep]
     if transform == "raw":
-        return FeatureDifferences(diff, names, "raw: first minus second, as given",
+        return FeatureDifferences(diff, names, "raw: first minus second, as given" + left_out,
                                   np.ones(len(names)))
     if scale is not None:
         sd, source = np.asarray(scale, dtype=float).reshape(-1), "a given scale"
@@ -338,7 +340,7 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         source = f"its standard deviation over the {len(diff)} comparisons (ddof=1)"
     what = ("(a - b) / (a + b), 0 where a + b = 0" if transform == "relative" else "a - b")
     described = (f"{transform}: {what}, divided by {source}, not centred; sd " +
-                 ", ".join(f"{n}={s:.6g}" for n, s in zip(names, sd)))
+                 ", ".join(f"{n}={s:.6g}" for n, s in zip(names, sd)) + left_out)
     return FeatureDifferences(diff / sd, names, described, sd)
 
 

@@ -220,6 +220,7 @@ def test_a_feature_that_never_varies_is_left_out_and_none_varying_is_an_error():
     with pytest.warns(hb.DataWarning, match=r"\['headers'\] do not vary"):
         joined = join_features(votes(), flat, cluster="question_id")
     assert joined.feature_names == ("length", "bold") and joined.features.shape == (6, 2)
+    assert joined.feature_transform.endswith("left out, not varying: headers")
     np.testing.assert_allclose(joined.features,
                                join_features(votes(), table(), cluster="question_id").features)
     with pytest.raises(DataError, match="no style feature varies"):
