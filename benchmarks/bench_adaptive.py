@@ -438,11 +438,23 @@ def _coverages(fit, truth):
             for cov_type in ("cluster", "fisher", "sandwich")}
 
 
+def _pair_differences(fit, N):
+    """Every estimated mu_i - mu_j (i < j) and its cluster-robust standard error."""
+    mu, cov = fit.wald_inference("cluster").mu_covariance()
+    v = np.diag(cov)
+    iu = np.triu_indices(N, 1)
+    return ((mu[:, None] - mu[None, :])[iu],
+            np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0, None))[iu])
+
+
 def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
-                       budget: float = 25_000.0):
-    """Where the adaptive design's coverage goes: the adaptive run, the same final design
-    with fresh outcomes (the design no longer depends on the data), without prompt
-    dependence, and with a fresh prompt for every verdict (none reused across rounds)."""
+                       budget: float = 25_000.0, replicates: int = 20):
+    """Where the adaptive design's coverage goes: the adaptive run, and the same final
+    design refitted on ``replicates`` fresh outcome sets (the design no longer depends on
+    the data), without prompt dependence, and with a fresh prompt for every verdict (none
+    reused across rounds).  Per seed also, over the fresh outcome sets, each pair's spread
+    of estimates over its mean cluster-robust standard error (1: the standard errors are
+    right for that design)."""
     global RHO, PROMPTS
     saved = RHO, PROMPTS
     out = {}
@@ -467,16 +479,30 @@ def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
                 fit = fit.update(comparisons(truth, k, i, j, q, y))
                 rows.append(np.column_stack([k, i, j, q]))
             r = np.concatenate(rows)
-            y_fresh = truth.draw(np.random.default_rng(99 + seed), *r.T)
-            refit = hb.fit_hja(comparisons(truth, *r.T, y_fresh), rank=1, position_bias=True)
-            rows_out.append({"seed": seed, "adaptive": _coverages(fit, truth),
-                             "same_design_fresh_outcomes": _coverages(refit, truth)})
+            fresh, estimates, ses = [], [], []
+            for m in range(replicates):
+                y_fresh = truth.draw(np.random.default_rng([99 + seed, m]), *r.T)
+                refit = hb.fit_hja(comparisons(truth, *r.T, y_fresh), rank=1,
+                                   position_bias=True)
+                fresh.append(_coverages(refit, truth))
+                d, se = _pair_differences(refit, N)
+                estimates.append(d)
+                ses.append(se)
+            row = {"seed": seed, "adaptive": _coverages(fit, truth),
+                   "same_design_fresh_outcomes": {c: float(np.mean([f[c] for f in fresh]))
+                                                  for c in fresh[0]},
+                   "fresh_share_below_0.8": float(np.mean([f["cluster"] < 0.8 for f in fresh]))}
+            if replicates > 1:
+                row["sd_over_se"] = (np.std(estimates, axis=0, ddof=1)
+                                     / np.mean(ses, axis=0)).tolist()
+            rows_out.append(row)
         out[name] = rows_out
         log(f"coverage diagnosis, {name}: " + ", ".join(
             f"{kind} {np.mean([r[kind]['cluster'] for r in rows_out]):.3f}"
             for kind in ("adaptive", "same_design_fresh_outcomes")))
     RHO, PROMPTS = saved
-    return {"N": N, "start": start, "budget": budget, "seeds": seeds, "variants": out}
+    return {"N": N, "start": start, "budget": budget, "seeds": seeds,
+            "replicates": replicates, "variants": out}
 
 
 # --------------------------------------------------------------------------- plan()
@@ -836,19 +862,32 @@ def summarise(results) -> list[str]:
         lines += _pair_table(by_pair, results.get("coverage", {"runs": []}))
     diag = results.get("coverage_diagnosis")
     if diag:
+        reps = diag.get("replicates", 1)
         lines += [
             "Where the adaptive design's coverage goes (N = 12, the same budget, "
             f"{diag['seeds']} seeds; marginal 95% coverage of every mu_i - mu_j under the "
-            "cluster-robust / Fisher / sandwich covariance): the adaptive run itself, and the "
-            "same final design with fresh outcomes (so that the design no longer depends on "
-            "the data):", "",
-            "| setting | adaptive run | same design, fresh outcomes |", "|---|---|---|"]
+            "cluster-robust / Fisher / sandwich covariance, MC se of the cluster-robust one "
+            "over seeds): the adaptive run itself, and the same final design refitted on "
+            f"{reps} fresh outcome set(s) (so that the design no longer depends on the data); "
+            "the share of fits whose cluster-robust coverage falls below 0.8; and, over the fresh "
+            "outcome sets, each pair's spread of estimates over its mean cluster-robust "
+            "standard error (root mean square over pairs and seeds, so that it reads as the "
+            "ratio of the variances; 1: right for that design):", "",
+            "| setting | adaptive run | same design, fresh outcomes | fits below 0.8: "
+            "adaptive / fresh | sd / se, fresh outcomes |", "|---|---|---|---|---|"]
         for name, runs in diag["variants"].items():
             cells = []
             for kind in ("adaptive", "same_design_fresh_outcomes"):
-                cells.append(" / ".join(f"{np.mean([r[kind][c] for r in runs]):.3f}"
-                                        for c in ("cluster", "fisher", "sandwich")))
-            lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
+                c = np.array([r[kind]["cluster"] for r in runs])
+                cells.append(" / ".join(f"{np.mean([r[kind][t] for r in runs]):.3f}"
+                                        for t in ("cluster", "fisher", "sandwich"))
+                             + f" ({c.std(ddof=1) / np.sqrt(len(c)):.3f})")
+            low = [np.mean([r["adaptive"]["cluster"] < 0.8 for r in runs]),
+                   np.mean([r.get("fresh_share_below_0.8", np.nan) for r in runs])]
+            low = [f"{100 * x:.0f}%" if np.isfinite(x) else "-" for x in low]
+            ratio = [x for r in runs for x in r.get("sd_over_se", [])]
+            ratio = f"{np.sqrt(np.mean(np.square(ratio))):.3f}" if ratio else "-"
+            lines.append(f"| {name} | {cells[0]} | {cells[1]} | {' / '.join(low)} | {ratio} |")
         lines.append("")
     plan = results.get("plan")
     if plan:
@@ -919,6 +958,8 @@ def main(argv=None):
     parser.add_argument("--mtbench-seeds", type=int, default=20)
     parser.add_argument("--coverage-seeds", type=int, default=100)
     parser.add_argument("--diagnosis-seeds", type=int, default=30)
+    parser.add_argument("--diagnosis-replicates", type=int, default=20,
+                        help="fresh outcome sets per final design in --parts diagnosis")
     parser.add_argument("--merge", default="",
                         help="with --parts report: JSON files of parts run separately")
     parser.add_argument("--coverage-start", type=float, default=2_500.0,
@@ -997,7 +1038,8 @@ def main(argv=None):
                                                           methods=methods, pairs=True)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "diagnosis" in parts:
-        results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log)
+        results["coverage_diagnosis"] = coverage_diagnosis(args.diagnosis_seeds, log,
+                                                           replicates=args.diagnosis_replicates)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "plan" in parts:
         results["plan"] = plan_check(args.plan_replicates, log)
