@@ -45,6 +45,7 @@ Run (nice'd, single-threaded BLAS, about an hour on two shared cores)::
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import os
@@ -450,11 +451,12 @@ def _pair_differences(fit, N):
 def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
                        budget: float = 25_000.0, replicates: int = 20):
     """Where the adaptive design's coverage goes: the adaptive run, and the same final
-    design refitted on ``replicates`` fresh outcome sets (the design no longer depends on
-    the data), without prompt dependence, and with a fresh prompt for every verdict (none
-    reused across rounds).  Per seed also, over the fresh outcome sets, each pair's spread
-    of estimates over its mean cluster-robust standard error (1: the standard errors are
-    right for that design)."""
+    design refitted on ``replicates`` fresh outcome sets, each with its prompts' answer
+    qualities drawn afresh (so the design no longer depends on the data), without prompt
+    dependence, and with a fresh prompt for every verdict (none reused across rounds).
+    Per seed also, over the fresh outcome sets, each pair's spread of estimates over its
+    mean cluster-robust standard error (1: the standard errors are right for that
+    design)."""
     global RHO, PROMPTS
     saved = RHO, PROMPTS
     out = {}
@@ -481,7 +483,10 @@ def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
             r = np.concatenate(rows)
             fresh, estimates, ses = [], [], []
             for m in range(replicates):
-                y_fresh = truth.draw(np.random.default_rng([99 + seed, m]), *r.T)
+                rng = np.random.default_rng([99 + seed, m])
+                fresh_truth = copy.copy(truth)  # the answers' qualities drawn afresh too
+                fresh_truth.quality = rng.standard_normal(truth.quality.shape)
+                y_fresh = fresh_truth.draw(rng, *r.T)
                 refit = hb.fit_hja(comparisons(truth, *r.T, y_fresh), rank=1,
                                    position_bias=True)
                 fresh.append(_coverages(refit, truth))
@@ -493,8 +498,8 @@ def coverage_diagnosis(seeds: int, log, N: int = 12, start: float = 2_500.0,
                                                   for c in fresh[0]},
                    "fresh_share_below_0.8": float(np.mean([f["cluster"] < 0.8 for f in fresh]))}
             if replicates > 1:
-                row["sd_over_se"] = (np.std(estimates, axis=0, ddof=1)
-                                     / np.mean(ses, axis=0)).tolist()
+                row["sd_over_se"] = np.round(np.std(estimates, axis=0, ddof=1)
+                                             / np.mean(ses, axis=0), 4).tolist()
             rows_out.append(row)
         out[name] = rows_out
         log(f"coverage diagnosis, {name}: " + ", ".join(
@@ -868,7 +873,8 @@ def summarise(results) -> list[str]:
             f"{diag['seeds']} seeds; marginal 95% coverage of every mu_i - mu_j under the "
             "cluster-robust / Fisher / sandwich covariance, MC se of the cluster-robust one "
             "over seeds): the adaptive run itself, and the same final design refitted on "
-            f"{reps} fresh outcome set(s) (so that the design no longer depends on the data); "
+            f"{reps} fresh outcome set(s), the answers' qualities drawn afresh (so that the "
+            "design no longer depends on the data); "
             "the share of fits whose cluster-robust coverage falls below 0.8; and, over the fresh "
             "outcome sets, each pair's spread of estimates over its mean cluster-robust "
             "standard error (root mean square over pairs and seeds, so that it reads as the "
