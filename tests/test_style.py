@@ -212,7 +212,8 @@ def test_bundled_answers_give_features_for_every_llm_judgment():
     fit = hb.fit_hja(data, rank=0, position_bias=True, style="per_judge", self_preference=True)
     rows = fit.intervals()
     assert not rows.quantity.str.contains("headers").any()
-    assert np.isfinite(rows.loc[rows.quantity == "style:length", "se"]).all()
+    se = rows.loc[rows.quantity == "style:length", "se"]
+    assert len(se) == 6 and np.isfinite(se).all()  # five judges and the panel
 
 
 def test_a_feature_that_never_varies_is_left_out_and_none_varying_is_an_error():
