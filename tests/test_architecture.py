@@ -120,3 +120,17 @@ def test_no_module_is_too_long():
     long = {name: n for name, path in modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST}
     assert long == {}
+
+
+def test_every_public_name_resolves():
+    """The lazily loaded names of the package and of ``hja_bayes.reporting`` (and its modules
+    by name) load, so a typo in a table of homes cannot hide until a user asks."""
+    import hja_bayes
+    import hja_bayes.reporting as reporting
+
+    for module in (hja_bayes, reporting):
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert missing == [], module.__name__
+    assert reporting.biases.bias_table is hja_bayes.bias_table
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        reporting.nothing
