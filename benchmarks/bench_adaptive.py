@@ -616,7 +616,8 @@ def _ask(fit, frame, pool, take, goal, seed):
     groups = left.groupby(["judge", "model_a", "model_b"]).groups
     cand = pd.DataFrame([(*key, len(idx)) for key, idx in groups.items()],
                         columns=["judge", "model_a", "model_b", "limit"])
-    return groups, hb.next_comparisons(fit, take, goal=goal, k=3, candidates=cand, seed=seed)
+    return groups, hb.next_comparisons(fit, min(take, int(cand.limit.sum())), goal=goal, k=3,
+                                       candidates=cand, seed=seed)
 
 
 REPLAYS = (("top3", 0.10, "top", 0.01), ("top3", 0.02, "top", 0.0025),

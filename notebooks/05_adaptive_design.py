@@ -181,7 +181,8 @@ def replay(method, seed):
             groups = left[left.judge.isin(fit.judges)].groupby(["judge", "model_a", "model_b"]).groups
             cand = pd.DataFrame([(*key, len(idx)) for key, idx in groups.items()],
                                 columns=["judge", "model_a", "model_b", "limit"])
-            asked = hb.next_comparisons(fit, step, goal="ranks", candidates=cand, seed=seed)
+            asked = hb.next_comparisons(fit, min(step, int(cand.limit.sum())), goal="ranks",
+                                        candidates=cand, seed=seed)
             new = []
             for key, n in asked.groupby(["judge", "model_a", "model_b"]).size().items():
                 new += rng.choice(np.asarray(groups[key]), n, replace=False).tolist()

@@ -189,7 +189,8 @@ def test_pool_of_candidates(fit):
     pool = pd.DataFrame({"judge": ["judge0", "judge0", "judge1"],
                          "model_a": ["item0", "item3", "item2"],
                          "model_b": ["item1", "item4", "item0"], "limit": [3, 2, 1]})
-    out = hb.next_comparisons(fit, 50, candidates=pool)
+    with pytest.warns(hb.HJAWarning, match="only 6 of the 50 verdicts"):
+        out = hb.next_comparisons(fit, 50, candidates=pool)
     assert len(out) == 6
     counts = out.groupby(["judge", "model_a", "model_b"]).size().to_dict()
     assert counts == {("judge0", "item0", "item1"): 3, ("judge0", "item3", "item4"): 2,
@@ -206,9 +207,18 @@ def test_prompts_are_spread_over_pairs(fit):
         assert used.max() - used.min() <= 1
     # a verdict is never repeated: one per (judge, first, second, prompt)
     assert not out.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
-    few = hb.next_comparisons(fit, 500, goal="pairs", prompts=["p0", "p1"])
+    with pytest.warns(hb.HJAWarning, match="only 120 of the 500 .* the 2 prompts given"):
+        few = hb.next_comparisons(fit, 500, goal="pairs", prompts=["p0", "p1"])
     assert not few.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
     assert len(few) == 3 * 20 * 2  # every (judge, ordered pair) on both prompts, no more
+
+
+def test_prompts_that_hold_nothing_new_are_an_error():
+    prd = hb.datasets.load_prd_vicuna80()
+    fit = hb.fit_hja(hb.Comparisons.from_frame(prd.judgments, cluster="question_id"), rank=0)
+    # every judge judged every pair in both orders on all 80 questions
+    with pytest.raises(hb.ParameterError, match="nothing left to ask: on the 80 prompts"):
+        hb.next_comparisons(fit, 10, prompts=prd.questions.question_id.tolist())
 
 
 def test_prompts_go_where_the_two_answers_were_shown_least():

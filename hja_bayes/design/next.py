@@ -12,12 +12,13 @@ unit cost, with the information updated after each choice
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..checks import check_choice, check_level, check_positive
-from ..errors import ParameterError
+from ..errors import HJAWarning, ParameterError
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import candidate_cells
 from .goals import GOALS, Goal, goal_pairs, mu_gradients
@@ -311,7 +312,14 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     ------
     ParameterError
         Bad arguments: an unknown goal, judge or model, a cost that is not positive, ``k``
-        outside 1..N-1, a budget below 1, nothing left to ask.
+        outside 1..N-1, a budget below 1, nothing left to ask (with ``prompts``: every
+        allowed judge has judged every allowed ordered pair on every prompt given).
+
+    Warns
+    -----
+    HJAWarning
+        Fewer rows than ``budget`` (without ``max_cost``): the prompts or the candidates'
+        limits ran out.
 
     Notes
     -----
@@ -366,9 +374,20 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         free2 = [use.free(k, b, a) for k, a, b in zip(cand.judge, cand.a, cand.b)]
         cand = cand._replace(limit1=np.minimum(cand.limit1, free1),
                              limit2=np.minimum(cand.limit2, free2))
+        if not np.any(cand.limit1 + cand.limit2 > 0):
+            raise ParameterError(
+                f"nothing left to ask: on the {len(prompts)} prompts given, every judge allowed "
+                "has already judged every pair it may see in both orders (a judge gives one "
+                "verdict per ordered pair and prompt); pass more prompts, or no prompts")
     block = max(1, math.ceil(budget / steps))
     picks = greedy_allocation(ctx.sigma, G, target, cand, budget, block=block,
                               design_effect=design_effect, seed=int(seed), max_cost=max_cost)
+    placed = sum(p.s1 + p.s2 for p in picks)
+    if placed < budget and max_cost is None:
+        warnings.warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
+                      + ("each judge gives one verdict per ordered pair and prompt, and the "
+                         f"{len(prompts)} prompts given hold no more" if prompts is not None
+                         else "the candidates' limits allow no more"), HJAWarning, stacklevel=2)
     before = float(target.uncertainty(design_effect * np.einsum(
         "ij,jk,ik->i", G, ctx.sigma, G)).sum())
     rows = []
