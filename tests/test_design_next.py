@@ -189,7 +189,7 @@ def test_pool_of_candidates(fit):
     pool = pd.DataFrame({"judge": ["judge0", "judge0", "judge1"],
                          "model_a": ["item0", "item3", "item2"],
                          "model_b": ["item1", "item4", "item0"], "limit": [3, 2, 1]})
-    with pytest.warns(hb.HJAWarning, match="only 6 of the 50 verdicts"):
+    with pytest.warns(hb.HJAWarning, match="only 6 of the 50 .*: the candidates' limits allow"):
         out = hb.next_comparisons(fit, 50, candidates=pool)
     assert len(out) == 6
     counts = out.groupby(["judge", "model_a", "model_b"]).size().to_dict()
@@ -207,7 +207,7 @@ def test_prompts_are_spread_over_pairs(fit):
         assert used.max() - used.min() <= 1
     # a verdict is never repeated: one per (judge, first, second, prompt)
     assert not out.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
-    with pytest.warns(hb.HJAWarning, match="only 120 of the 500 .* the 2 prompts given"):
+    with pytest.warns(hb.HJAWarning, match="only 120 of the 500 .*: the 2 prompts given"):
         few = hb.next_comparisons(fit, 500, goal="pairs", prompts=["p0", "p1"])
     assert not few.duplicated(["judge", "model_a", "model_b", "prompt"]).any()
     assert len(few) == 3 * 20 * 2  # every (judge, ordered pair) on both prompts, no more

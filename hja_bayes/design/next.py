@@ -384,10 +384,11 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                               design_effect=design_effect, seed=int(seed), max_cost=max_cost)
     placed = sum(p.s1 + p.s2 for p in picks)
     if placed < budget and max_cost is None:
+        limits = ([] if candidates is None else ["the candidates' limits"]) + (
+            [] if prompts is None else [f"the {len(prompts)} prompts given (one verdict per "
+                                        "judge, ordered pair and prompt)"])
         warnings.warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
-                      + ("each judge gives one verdict per ordered pair and prompt, and the "
-                         f"{len(prompts)} prompts given hold no more" if prompts is not None
-                         else "the candidates' limits allow no more"), HJAWarning, stacklevel=2)
+                      f"{' and '.join(limits)} allow no more", HJAWarning, stacklevel=2)
     before = float(target.uncertainty(design_effect * np.einsum(
         "ij,jk,ik->i", G, ctx.sigma, G)).sum())
     rows = []
