@@ -10,7 +10,6 @@ sum-zero subspace (its Moore–Penrose inverse).
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +17,7 @@ import pandas as pd
 
 from .checks import check_level, check_positive, index_of
 from .comparisons import Comparisons
-from .errors import ConvergenceWarning, DataWarning, ParameterError
+from .errors import ConvergenceWarning, DataWarning, ParameterError, warn
 from .likelihood import HALF, log_likelihood, score
 from .likelihood import information as expected_information
 
@@ -248,12 +247,11 @@ def _warn_separated(first, second, n, wins, n_items, names, who=""):
     played = np.bincount(first, n, n_items) + np.bincount(second, n, n_items)
     sep = (played > 0) & ((won <= 0) | (won >= played))
     if sep.any():
-        warnings.warn(
+        warn(
             f"{who}items that won or lost every comparison: "
             f"{[names[i] for i in np.flatnonzero(sep)]}; their scores are held finite only by "
             "the ridge penalty and their intervals are not meaningful",
             DataWarning,
-            stacklevel=3,
         )
 
 
@@ -294,8 +292,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     _warn_separated(i, j, n, wins, data.n_items, data.items)
     s, H, nll, it, ok = btl_newton(i, j, n, wins, data.n_items, ridge, tol, max_iter)
     if not ok:
-        warnings.warn(f"pooled BTL did not converge in {it} Newton steps", ConvergenceWarning,
-                      stacklevel=2)
+        warn(f"pooled BTL did not converge in {it} Newton steps", ConvergenceWarning)
     cov = np.linalg.pinv(H, hermitian=True)
     return BTLFit(data.items, s, cov, nll, data.n_comparisons, it, ok, ridge,
                   data.comparisons_per_item())

@@ -20,7 +20,6 @@ by :func:`align_decomposition` to best match the reference V.
 
 from __future__ import annotations
 
-import warnings
 from itertools import permutations
 from typing import NamedTuple
 
@@ -28,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .errors import DataWarning, IdentifiabilityError, ParameterError
+from .errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from .jitting import light_jit
 
 __all__ = [
@@ -217,9 +216,9 @@ def check_score_matrix(S, rank: int) -> np.ndarray:
         top = sv[0] if sv.size else 0.0
         gaps = np.abs(np.diff(sv[:rank]))
         if top > 1e-12 and np.any(gaps <= 1e-8 * top):
-            warnings.warn(
+            warn(
                 "tied singular values in the residual: the columns of U and V are not "
-                "identified (S is)", DataWarning, stacklevel=3,
+                "identified (S is)", DataWarning,
             )
     return S_np
 

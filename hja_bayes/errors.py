@@ -13,6 +13,10 @@ One tree per family, so callers catch the library's complaints without catching 
     └── ConvergenceWarning      an iterative solver stopped early
 """
 
+import os
+import sys
+import warnings
+
 __all__ = [
     "HJAError",
     "DataError",
@@ -22,6 +26,7 @@ __all__ = [
     "HJAWarning",
     "DataWarning",
     "ConvergenceWarning",
+    "warn",
 ]
 
 
@@ -55,3 +60,18 @@ class DataWarning(HJAWarning):
 
 class ConvergenceWarning(HJAWarning):
     """An iterative solver stopped before meeting its convergence criterion."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning] = HJAWarning) -> None:
+    """``warnings.warn`` attributed to the first caller outside this package.
+
+    A warning then names the line of the user's code that led to it, whichever path inside
+    the package raised it (what Python 3.12's ``skip_file_prefixes`` does).
+    """
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

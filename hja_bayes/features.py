@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import numbers
 import re
-import warnings
 from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, DataWarning, ParameterError
+from .errors import DataError, DataWarning, ParameterError, warn
 from .sources import as_frame
 
 __all__ = ["FEATURE_TRANSFORMS", "STYLE_FEATURES", "FeatureDifferences", "join_features",
@@ -320,9 +319,9 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
             raise DataError(f"no style feature varies over the {len(diff)} comparisons "
                             f"({list(names)}): their effects cannot be estimated")
         if flat.any():
-            warnings.warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
-                          "vary over the comparisons, so the data say nothing of their "
-                          "effect: left out", DataWarning, stacklevel=3)
+            warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
+                 "vary over the comparisons, so the data say nothing of their "
+                 "effect: left out", DataWarning)
             left_out = f"; left out, not varying: {', '.join(np.array(names)[flat])}"
             keep = ~flat
             names, diff, sd = tuple(np.array(names)[keep].tolist()), diff[:, keep], sd[keep]

@@ -11,7 +11,6 @@ The verdicts a row may hold, and how each is read, are listed in :mod:`hja_bayes
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Iterable
 
@@ -20,7 +19,7 @@ import pandas as pd
 
 from .categories import THREE
 from .comparisons import Comparisons, aggregate_cells
-from .errors import DataError, DataWarning, ParameterError
+from .errors import DataError, DataWarning, ParameterError, warn
 from .features import join_features
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
 from .row_keys import cluster_codes, codes_in_order, row_keys, tally
@@ -168,8 +167,8 @@ def read_frame(
     k, i, j, used_judges, items = codes_in_order(keys, valid)
     dropped = tuple(x for x in all_judges if x not in set(used_judges))
     if dropped:
-        warnings.warn(
-            f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning, stacklevel=2
+        warn(
+            f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning
         )
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
@@ -204,11 +203,11 @@ def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:
         return
     median = float(np.median(per_judge))
     if median < CROWD_MEDIAN:
-        warnings.warn(
+        warn(
             f"{len(per_judge)} judges in column {judge!r} with a median of {median:g} "
             "verdicts each: if these are voters (e.g. FastChat's 'judge' column) rather than "
             "judges to be modelled one by one, pass judge=None (CLI --judge-col -) to pool "
-            "them as one judge", DataWarning, stacklevel=3)
+            "them as one judge", DataWarning)
 
 
 def read_file(path: str | os.PathLike, **columns) -> Comparisons:
@@ -336,7 +335,7 @@ def read_counts(
     k, i, j, judges, items = codes_in_order(keys, keep)
     dropped = tuple(x for x in all_judges if x not in set(judges))
     if dropped:
-        warnings.warn(f"judge(s) with no comparisons, left out: {list(dropped)}", DataWarning, stacklevel=2)
+        warn(f"judge(s) with no comparisons, left out: {list(dropped)}", DataWarning)
     codes, names = cluster_codes(df, cluster, keep)
     if category_columns is not None:
         counts, categories = per_category[keep], tuple(category_columns)
@@ -374,9 +373,8 @@ def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
         for name, key in zip(unique[dup.to_numpy()], normal[dup]):
             groups.setdefault(key, []).append(name)
         shown = "; ".join(" / ".join(repr(x) for x in g) for g in groups.values())
-        warnings.warn(
+        warn(
             f"{what} names that differ only in case or spaces are kept apart: {shown}. "
             "Normalise them first if they are the same.",
             DataWarning,
-            stacklevel=3,
         )

@@ -9,7 +9,7 @@ import numpy as np
 from .checks import check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
-from .errors import ParameterError
+from .errors import ParameterError, warn
 from .likelihood import HALF, outcome_model, probabilities, sample_counts
 
 __all__ = ["SimulationTruth", "simulate"]
@@ -214,10 +214,7 @@ def simulate(
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)
     check_probability(tie_prob, "tie_prob", open_high=True)
     if ties is not None:
-        import warnings
-
-        warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
-                      stacklevel=2)
+        warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
         outcome = ties
     outcome, log_aux = _check_outcome(outcome, nu, gaps, tie_prob, n_judges, categories)
     rng = np.random.default_rng(seed)

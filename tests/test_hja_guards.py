@@ -73,3 +73,24 @@ def test_min_judge_comparisons_is_checked():
         hb.fit_hja(data, rank=0, min_judge_comparisons=-1)
     # a panel of uniformly small judges is fitted as it is
     assert hb.fit_hja(data, rank=0, min_judge_comparisons=1000).excluded_judges == {}
+
+
+def test_warnings_name_the_callers_line():
+    """Warnings raised deep inside the package (the readers through ``from_frame``, the fit's
+    input checks, the design) are attributed to the line that called the package."""
+    prd = hb.datasets.load_prd_vicuna80()
+    frame = prd.judgments.copy()
+    frame.loc[frame.model_a == "gpt4", "winner"] = "model_a"
+    frame.loc[frame.model_b == "gpt4", "winner"] = "model_b"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = hb.Comparisons.from_frame(
+            frame, cluster="question_id", features=hb.style_features(prd.answers))
+        fit = hb.fit_hja(data, rank=0)
+        hb.next_comparisons(fit, 5, candidates=pd.DataFrame(
+            {"judge": ["gpt4"], "model_a": ["gpt35"], "model_b": ["bard"], "limit": [1]}))
+    found = {key: [w for w in caught if key in str(w.message)]
+             for key in ("do not vary", "won or lost every comparison", "could be placed")}
+    assert all(found.values()), {k: len(v) for k, v in found.items()}
+    where = {(w.filename, w.lineno) for ws in found.values() for w in ws}
+    assert {f for f, _ in where} == {__file__}, where

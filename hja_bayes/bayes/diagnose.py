@@ -6,11 +6,10 @@ result; it only reads the ``InferenceData``.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, warn
 from .mixing import rank_rhat
 
 __all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "divergence_report",
@@ -109,17 +108,17 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
     advice = _weak_last_component(idata)
     n_div = int(idata.sample_stats["diverging"].sum())
     if n_div:
-        warnings.warn(divergence_report(idata) + advice, ConvergenceWarning, stacklevel=3)
+        warn(divergence_report(idata) + advice, ConvergenceWarning)
     attrs = idata.posterior.attrs
     permuted = float(attrs.get("permutation_share", 0.0))
     weak = float(attrs.get("weak_match_share", 0.0))
     if max(permuted, weak) > ALIGNMENT_LIMIT:
-        warnings.warn(
+        warn(
             f"the columns of U and V are not well determined: {permuted:.0%} of the draws had "
             f"them reordered to match the MAP (close D values) and {weak:.0%} have a column "
             "at cosine below 0.5 with the MAP's; summarise S, mu, gamma and D, which are "
             f"unaffected, rather than single columns of U and V{advice}",
-            ConvergenceWarning, stacklevel=3)
+            ConvergenceWarning)
     if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
         return
     bad = []
@@ -131,5 +130,5 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
     if bad:
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
-        warnings.warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"
-                      + (advice if not n_div else ""), ConvergenceWarning, stacklevel=3)
+        warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"
+             + (advice if not n_div else ""), ConvergenceWarning)

@@ -10,13 +10,12 @@ outcome model declares (:attr:`~hja_bayes.likelihood.OutcomeModel.prior`), which
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from ..checks import check_positive
-from ..errors import ParameterError
+from ..errors import ParameterError, warn
 
 __all__ = ["HJAPriors", "aux_prior", "coefficient_scales"]
 
@@ -93,8 +92,8 @@ def aux_prior(outcome, priors: HJAPriors) -> tuple[float, float]:
     loc, scale = (float(x) for x in outcome.prior)
     old = (priors.log_nu_loc, priors.log_nu_scale)
     if any(x is not None for x in old):
-        warnings.warn("HJAPriors(log_nu_loc=, log_nu_scale=) is deprecated: use "
-                      "aux_prior=(loc, scale)", DeprecationWarning, stacklevel=3)
+        warn("HJAPriors(log_nu_loc=, log_nu_scale=) is deprecated: use "
+             "aux_prior=(loc, scale)", DeprecationWarning)
         if "nu" in outcome.aux_names:
             loc = loc if old[0] is None else float(old[0])
             scale = scale if old[1] is None else float(old[1])

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..decomposition import Decomposition, check_rank
-from ..errors import IdentifiabilityError, ParameterError
+from ..errors import IdentifiabilityError, ParameterError, warn
 from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
@@ -320,7 +320,7 @@ def default_prompt_method(data, quadrature=QUADRATURE) -> tuple[str, str]:
 LAPLACE_FROM_VERDICTS_PER_ANSWER = 10
 
 
-def warn_laplace_prompts(data, quadrature=QUADRATURE, stacklevel: int = 3) -> None:
+def warn_laplace_prompts(data, quadrature=QUADRATURE) -> None:
     """A DataWarning when integrated prompt effects would use the Laplace approximation on
     prompts with few verdicts per answer (median below
     :data:`LAPLACE_FROM_VERDICTS_PER_ANSWER`).
@@ -330,8 +330,6 @@ def warn_laplace_prompts(data, quadrature=QUADRATURE, stacklevel: int = 3) -> No
     prompts of five verdicts, tau came out 1.55-2.25 against 0.95-1.34 with the effects
     sampled; on MT-Bench (six answers, ~20 verdicts per answer) it agreed within 1.4%.
     """
-    import warnings
-
     from ..errors import DataWarning
 
     answers, _ = entry_answers(data)
@@ -341,12 +339,12 @@ def warn_laplace_prompts(data, quadrature=QUADRATURE, stacklevel: int = 3) -> No
         return
     verdicts = data.clusters.comparisons_per_cluster()[large] / per_prompt[large]
     if np.median(verdicts) < LAPLACE_FROM_VERDICTS_PER_ANSWER:
-        warnings.warn(
+        warn(
             f"{int(large.sum())} prompts show more than {len(tuple(quadrature)) + 1} answers "
             f"and get the Laplace approximation of their integrals, with a median of "
             f"{np.median(verdicts):.3g} verdicts per answer: it biases tau and gamma where "
             f"verdicts are few; use prompt_effects='sampled' (or a longer quadrature)",
-            DataWarning, stacklevel=stacklevel)
+            DataWarning)
 
 
 def prompt_setting(data, prompt_effects, quadrature=QUADRATURE) -> tuple[bool | str, str]:

@@ -12,13 +12,12 @@ unit cost, with the information updated after each choice
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
 
 from ..checks import check_choice, check_level, check_positive
-from ..errors import HJAWarning, ParameterError
+from ..errors import HJAWarning, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import candidate_cells
 from .goals import GOALS, Goal, goal_pairs, mu_gradients
@@ -387,8 +386,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         limits = ([] if candidates is None else ["the candidates' limits"]) + (
             [] if prompts is None else [f"the {len(prompts)} prompts given (one verdict per "
                                         "judge, ordered pair and prompt)"])
-        warnings.warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
-                      f"{' and '.join(limits)} allow no more", HJAWarning, stacklevel=2)
+        warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
+             f"{' and '.join(limits)} allow no more", HJAWarning)
     before = float(target.uncertainty(design_effect * np.einsum(
         "ij,jk,ik->i", G, ctx.sigma, G)).sum())
     rows = []

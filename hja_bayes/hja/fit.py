@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import warnings
 from dataclasses import replace
 from typing import Literal
 
@@ -13,7 +12,7 @@ from ..btl import fit_per_judge_btl
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
-from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError
+from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
 from ..likelihood import cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from . import kernels
@@ -232,8 +231,8 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):
     if not kept:
         raise DataError("every judge was left out: " + "; ".join(
             f"{name}: {why}" for name, why in excluded.items()))
-    warnings.warn("left out of the fit: " + "; ".join(
-        f"judge {name!r} {why}" for name, why in excluded.items()), DataWarning, stacklevel=3)
+    warn("left out of the fit: " + "; ".join(
+        f"judge {name!r} {why}" for name, why in excluded.items()), DataWarning)
     data = data.select_judges(kept)
     data.check_connected()
     return data, excluded

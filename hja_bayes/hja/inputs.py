@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from ..categories import collapse_counts
 from ..comparisons import Comparisons
-from ..errors import DataError, DataWarning, IdentifiabilityError
+from ..errors import DataError, DataWarning, IdentifiabilityError, warn
 from ..graphs import item_graph
 from ..likelihood import judge_totals
 
@@ -113,21 +112,19 @@ def check_fit_inputs(data, position_bias: bool) -> None:
         )
     sep = separated_judges(data)
     if sep:
-        warnings.warn(
+        warn(
             f"judge(s) {sep}: every verdict agrees with one ordering (perfect separation), so "
             "their maximum-likelihood scores are infinite; the ridge keeps them finite, "
             "so read their sensitivity as 'very large'",
             DataWarning,
-            stacklevel=3,
         )
     items = separated_items(data)
     if items:
-        warnings.warn(
+        warn(
             f"item(s) {items} won or lost every comparison: their scores are held finite only "
             "by the ridge and their intervals are wide and not meaningful; the other items' "
             "differences rest on their comparisons among themselves and can still be read",
             DataWarning,
-            stacklevel=3,
         )
 
 
@@ -135,6 +132,5 @@ def deprecated_ties(ties, outcome):
     """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning)."""
     if ties is None:
         return outcome
-    warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
-                  stacklevel=3)
+    warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
     return ties

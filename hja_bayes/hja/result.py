@@ -11,7 +11,7 @@ import pandas as pd
 from ..checks import index_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
-from ..errors import DataError
+from ..errors import DataError, warn
 from ..likelihood import outcome_model, probabilities
 from ..likelihood.terms import terms_of
 
@@ -137,10 +137,7 @@ class HJAFit:
     @property
     def ties(self) -> str:
         """Deprecated name of :attr:`outcome`."""
-        import warnings
-
-        warnings.warn("HJAFit.ties is deprecated: use HJAFit.outcome", DeprecationWarning,
-                      stacklevel=2)
+        warn("HJAFit.ties is deprecated: use HJAFit.outcome", DeprecationWarning)
         return self.outcome
 
     @property

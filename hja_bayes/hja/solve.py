@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Callable, NamedTuple
 
 import jax
@@ -11,7 +10,7 @@ import numpy as np
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, canonicalize
-from ..errors import ConvergenceWarning, IdentifiabilityError
+from ..errors import ConvergenceWarning, IdentifiabilityError, warn
 from ..likelihood import HALF, OutcomeModel, counts_for, judge_totals
 from ..likelihood.terms import Design
 from . import kernels, loop
@@ -144,11 +143,10 @@ def fit_rank(data: Comparisons, cells, design: Design, rank: int, *, tau: float,
 
 def warn_not_converged(rank: int, n_iter: int, tol: float) -> None:
     """The ConvergenceWarning of a rank that hit ``max_iter``."""
-    warnings.warn(
+    warn(
         f"HJA rank {rank}: no convergence after {n_iter} iterations (relative change of the "
         f"objective still above tol={tol:g}); estimates may be inaccurate",
         ConvergenceWarning,
-        stacklevel=4,
     )
 
 

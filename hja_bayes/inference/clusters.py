@@ -42,14 +42,13 @@ O(G dim^2) per contrast.
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from ..categories import row_totals
 from ..clusters import effective_clusters
-from ..errors import DataWarning
+from ..errors import DataWarning, warn
 from ..likelihood import information, score
 
 __all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BELOW_DF", "EXACT_BUDGET", "FEW_CLUSTERS",
@@ -382,7 +381,7 @@ def cluster_record(data, small_sample: str | None) -> dict:
             "df": "Satterthwaite" if small_sample == "CR2" else None}
 
 
-def warn_few_clusters(data, small_sample: str, stacklevel: int = 4) -> None:
+def warn_few_clusters(data, small_sample: str) -> None:
     """A DataWarning naming G and the effective G when the latter is below
     :data:`FEW_CLUSTERS`."""
     c = data.clusters
@@ -399,9 +398,9 @@ def warn_few_clusters(data, small_sample: str, stacklevel: int = 4) -> None:
     else:
         how = ("CR1 intervals are then too narrow: use cov_type='cluster' (CR2 with "
                "Satterthwaite degrees of freedom) or fit.bootstrap(wild=True, weights='webb')")
-    warnings.warn(
+    warn(
         f"cluster-robust intervals rest on few clusters: G = {G} clusters{column}, "
         f"{effective:.1f} effective ((sum n_g)^2 / sum n_g^2; {per.min():g} to {per.max():g} "
         f"comparisons per cluster; below {FEW_CLUSTERS} effective counts as few): {how}. "
         "If these are not the prompts, name the prompt column instead.",
-        DataWarning, stacklevel=stacklevel)
+        DataWarning)

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..errors import IdentifiabilityError
+from ..errors import IdentifiabilityError, warn
 from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
 from .intervals import (
@@ -127,10 +127,7 @@ class WaldInference(Quantities):
     @property
     def ties(self) -> str:
         """Deprecated name of :attr:`outcome`."""
-        import warnings
-
-        warnings.warn("WaldInference.ties is deprecated: use .outcome", DeprecationWarning,
-                      stacklevel=2)
+        warn("WaldInference.ties is deprecated: use .outcome", DeprecationWarning)
         return self.outcome
 
     # ------------------------------------------------ the orthonormal chart (small panels)

@@ -20,7 +20,7 @@ import numpy as np
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
-from ..errors import IdentifiabilityError, ParameterError
+from ..errors import IdentifiabilityError, ParameterError, warn
 from ..likelihood import outcome_model
 from ..likelihood.terms import terms_of
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
@@ -265,10 +265,7 @@ def wald_inference(
         check_clusters(data)
         warn_few_clusters(data, small_sample)
     if ties is not None:
-        import warnings
-
-        warnings.warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning,
-                      stacklevel=2)
+        warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
         outcome = ties
     model_outcome = outcome_model(outcome, data.categories)
     m = model_outcome.n_aux
@@ -312,26 +309,22 @@ def wald_inference(
         )
     meat = design_cr2 = None
     if small_sample == "CR2" and getattr(data.clusters, "in_engine", False):
-        import warnings
-
         from ..errors import DataWarning
 
-        warnings.warn(
+        warn(
             "the prompts stay in the scan's query engine, where only the CR1 meat (prompt "
             "scores summed there) is computed: the cluster-robust intervals use CR1 "
             "(G/(G-1), normal quantiles); scan with incidence='memory' for CR2",
-            DataWarning, stacklevel=3)
+            DataWarning)
         small_sample = "CR1"
     if small_sample == "CR2" and cr2_numbers(data, chart) > CR2_MAX_NUMBERS:
-        import warnings
-
         from ..errors import DataWarning
 
-        warnings.warn(
+        warn(
             f"the CR2 covariance would keep {cr2_numbers(data, chart):,} numbers for "
             f"{data.clusters.n_clusters:,} clusters in a chart of dimension {chart.dim:,}: "
             "the cluster-robust intervals use CR1 (G/(G-1), normal quantiles) instead, which "
-            "differs from CR2 by O(1/G) with this many clusters", DataWarning, stacklevel=3)
+            "differs from CR2 by O(1/G) with this many clusters", DataWarning)
         small_sample = "CR1"
     if small_sample == "CR2":
         design_cr2 = cluster_design(model, chart, factor, chart.constraints())

@@ -8,14 +8,13 @@ fitter given), and this module stacks the leaderboards with a ``category`` colum
 
 from __future__ import annotations
 
-import warnings
 from typing import Callable
 
 import pandas as pd
 
 from ..by_category import ALL, fit_by_category
 from ..checks import check_level
-from ..errors import DataError, DataWarning
+from ..errors import DataError, DataWarning, warn
 from .leaderboard import Scale, Style, leaderboard, table_meta
 
 __all__ = ["ALL", "leaderboard_by"]
@@ -82,7 +81,7 @@ def leaderboard_by(
         tables.append(board)
         last_fit = fit
     if skipped:
-        warnings.warn(f"categories left out: {skipped}", DataWarning, stacklevel=2)
+        warn(f"categories left out: {skipped}", DataWarning)
     if not tables:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")
     table = pd.concat(tables, ignore_index=True)

@@ -16,14 +16,13 @@ and row group) and says how many rows share it.
 
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ..comparisons import Comparisons, aggregate_cells
-from ..errors import DataError, DataWarning
+from ..errors import DataError, DataWarning, warn
 from ..readers import _warn_crowd, _warn_near_duplicates
 from ..row_keys import SINGLE_JUDGE
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
@@ -257,8 +256,7 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
     used = np.unique(k_all[valid])
     dropped = tuple(j for k, j in enumerate(plan.judges) if k not in set(used.tolist()))
     if dropped:
-        warnings.warn(f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning,
-                      stacklevel=4)
+        warn(f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
 
