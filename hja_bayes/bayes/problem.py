@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..decomposition import Decomposition, check_rank
-from ..errors import IdentifiabilityError, ParameterError, warn
+from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
@@ -330,8 +330,6 @@ def warn_laplace_prompts(data, quadrature=QUADRATURE) -> None:
     prompts of five verdicts, tau came out 1.55-2.25 against 0.95-1.34 with the effects
     sampled; on MT-Bench (six answers, ~20 verdicts per answer) it agreed within 1.4%.
     """
-    from ..errors import DataWarning
-
     answers, _ = entry_answers(data)
     per_prompt = np.bincount(answers.question, minlength=len(data.clusters.names))
     large = per_prompt > len(tuple(quadrature)) + 1

@@ -20,7 +20,7 @@ import numpy as np
 from ..checks import check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
-from ..errors import IdentifiabilityError, ParameterError, warn
+from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..likelihood import outcome_model
 from ..likelihood.terms import terms_of
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
@@ -309,8 +309,6 @@ def wald_inference(
         )
     meat = design_cr2 = None
     if small_sample == "CR2" and getattr(data.clusters, "in_engine", False):
-        from ..errors import DataWarning
-
         warn(
             "the prompts stay in the scan's query engine, where only the CR1 meat (prompt "
             "scores summed there) is computed: the cluster-robust intervals use CR1 "
@@ -318,8 +316,6 @@ def wald_inference(
             DataWarning)
         small_sample = "CR1"
     if small_sample == "CR2" and cr2_numbers(data, chart) > CR2_MAX_NUMBERS:
-        from ..errors import DataWarning
-
         warn(
             f"the CR2 covariance would keep {cr2_numbers(data, chart):,} numbers for "
             f"{data.clusters.n_clusters:,} clusters in a chart of dimension {chart.dim:,}: "
