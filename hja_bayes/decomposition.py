@@ -28,7 +28,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from .errors import DataWarning, IdentifiabilityError, ParameterError, warn
-from .jitting import light_jit
 
 __all__ = [
     "Alignment",
@@ -161,6 +160,8 @@ def canonicalize(S, rank: int) -> Decomposition:
     Returns
     -------
     Decomposition
+        NumPy arrays for a concrete ``S`` (computed in NumPy); JAX arrays under a trace
+        (``jit``, ``grad``, ``vmap``), where no check is made.
 
     Raises
     ------
@@ -180,10 +181,30 @@ def canonicalize(S, rank: int) -> Decomposition:
     if isinstance(S, jax.core.Tracer):
         return canonical_decomposition(S, check_rank(rank, *jnp.shape(S)))
     S = check_score_matrix(S, rank)
-    return _canonical_decomposition_jit(S, int(rank))
+    return _canonical_decomposition_numpy(S, int(rank))
 
 
-_canonical_decomposition_jit = light_jit(canonical_decomposition, static_argnames="rank")
+def _canonical_decomposition_numpy(S: np.ndarray, rank: int) -> Decomposition:
+    """:func:`canonical_decomposition` in NumPy, for concrete matrices: the same steps and
+    no compiled program (JAX's CPU SVD loads its LAPACK kernels through SciPy, a tenth of a
+    second in a fresh process; every caller in the package wants NumPy arrays)."""
+    K, N = S.shape
+    S = S - S.mean(axis=1, keepdims=True)
+    mu = S.mean(axis=0)
+    gamma = S @ mu / (mu @ mu)
+    residual = S - np.outer(gamma, mu)
+    if rank == 0:
+        parts = (gamma, mu, np.zeros((K, 0)), np.zeros((N, 0)), np.zeros(0))
+    else:
+        P, sigma, Qt = np.linalg.svd(residual, full_matrices=False)
+        P, sigma, Q = P[:, :rank], sigma[:rank], Qt[:rank].T
+        anchor = np.argmax(np.abs(Q), axis=0)
+        sign = np.sign(Q[anchor, np.arange(rank)])
+        sign[sign == 0] = 1.0
+        V = np.sqrt(N) * Q * sign
+        U = P * sign * sigma / np.sqrt(N)
+        parts = (gamma, mu, U, V, sigma**2 / (N * K))
+    return Decomposition(*parts)
 
 
 def check_score_matrix(S, rank: int) -> np.ndarray:

@@ -36,12 +36,17 @@ def test_consequences_of_the_constraints():
     np.testing.assert_allclose(np.asarray(d.U) @ np.asarray(d.V).T, proj, atol=1e-10)
 
 
-def test_jit_and_vmap():
-    S = np.stack([random_rank(4, 6, 2, seed=s) for s in range(3)])
-    f = jax.jit(lambda x: canonicalize(x, 1))
-    batched = jax.vmap(f)(S)
+@pytest.mark.parametrize("K,N,r", [(4, 6, 0), (4, 6, 1), (6, 5, 2), (10, 30, 3)])
+def test_jit_and_vmap_agree_with_the_concrete_path(K, N, r):
+    # concrete matrices are decomposed in NumPy, traced ones in JAX: the two must agree,
+    # signs included, on full-rank matrices (every residual direction present)
+    S = np.stack([random_rank(K, N, min(K, N), seed=s) for s in range(3)])
+    batched = jax.vmap(jax.jit(lambda x: canonicalize(x, r)))(S)
     for b in range(3):
-        np.testing.assert_allclose(batched.V[b], canonicalize(S[b], 1).V, atol=1e-10)
+        concrete = canonicalize(S[b], r)
+        assert all(isinstance(x, np.ndarray) for x in concrete)
+        for traced, exact in zip(batched, concrete):
+            np.testing.assert_allclose(traced[b], exact, atol=1e-10)
 
 
 def test_no_consensus_is_an_error():

@@ -201,8 +201,6 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         When the chart is not defined at a point (a rank collapse) or the information is
         singular; the caller falls back to the proximal solver.
     """
-    from scipy.linalg import cho_solve  # imported on use, as the fits' own code does
-
     model = Model(data, S, Z, theta, outcome, log_aux, terms)
     design = model.design()
     f, nll = _penalised(model, design, ridge)
@@ -220,7 +218,7 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         while True:
             if fresh:
                 factor = _factor(model, chart, design, ridge, grad_S, sigma, C)
-            delta = -cho_solve((factor, True), g)
+            delta = -_cho_solve(factor, g)
             delta -= C @ (C.T @ delta)
             decrement = -float(g @ delta) / 2
             if decrement > tol * max(1.0, abs(f)):
@@ -246,3 +244,19 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         last = decrement if t == 1 else None
         model, f, nll = trial, f_new, nll_new
     return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False, nll)
+
+
+#: Largest chart for which :func:`_cho_solve` uses NumPy.  NumPy has no triangular solve, and
+#: two general ones cost O(d^3) against SciPy's O(d^2), but loading SciPy costs about 0.1 s in a
+#: fresh process (``benchmarks/bench_update.py``): below 100 coordinates (MT-Bench: 46) the two
+#: solves take under 0.1 ms.
+NUMPY_SOLVE_MAX = 100
+
+
+def _cho_solve(factor: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``H^-1 g`` from the lower Cholesky factor of ``H`` (see :data:`NUMPY_SOLVE_MAX`)."""
+    if len(g) <= NUMPY_SOLVE_MAX:
+        return np.linalg.solve(factor.T, np.linalg.solve(factor, g))
+    from scipy.linalg import cho_solve
+
+    return cho_solve((factor, True), g, check_finite=False)
