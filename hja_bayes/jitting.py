@@ -5,7 +5,7 @@ running them: on a panel of tens of models a solver step runs in about a millise
 :func:`light_jit` compiles with one of two option sets:
 
 * :data:`LIGHT_COMPILE`, for programs that run a few times per fit (the start blocks, the
-  canonical decomposition, the objective): LLVM optimisation level 0 without its expensive
+  objective): LLVM optimisation level 0 without its expensive
   passes, and XLA's elemental emitters instead of its fusion emitters; also for the
   solver's chunk of steps in a process that fits once (the command line,
   ``fit_hja(quick_compile=True)``): 0.5 s of CPU and 1.1 ms a step on Chatbot Arena;
@@ -32,9 +32,9 @@ __all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "NO_YNNPACK", "compile_lowered", "li
            "stored_jit"]
 
 #: XLA options of :func:`light_jit`.  XLA's older elemental emitters (fusion emitters off)
-#: compile a program in about a third of the time: the canonical decomposition of Chatbot
-#: Arena's scores in 0.05-0.11 s instead of 0.26-0.50 s, the start blocks in 0.05 s instead
-#: of 0.19-0.31 s.
+#: compile a program in about a third of the time: on Chatbot Arena the start blocks in
+#: 0.05 s instead of 0.19-0.31 s (and the canonical decomposition, compiled then, in
+#: 0.05-0.11 s instead of 0.26-0.50 s).
 LIGHT_COMPILE = {
     "xla_backend_optimization_level": 0,
     "xla_llvm_disable_expensive_passes": True,
