@@ -190,3 +190,71 @@ def test_update_on_a_sparse_start_refreshes_the_information_and_converges_fast()
         tight = hb.fit_hja(merge_comparisons(old, new), rank=1, tol=1e-15, max_iter=100_000)
     assert updated.converged and updated.n_iter <= 10
     np.testing.assert_allclose(updated.S, tight.S, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def verdict_files(tmp_path_factory):
+    """A small panel with prompts as CSV files: 90% of the verdicts, the other 10%, all."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=600, seed=8,
+                          position_bias=0.3, questions=40, question_correlation=0.3)
+    old, new = _split(data, 0.1, seed=3)
+    folder = tmp_path_factory.mktemp("verdicts")
+    paths = {name: folder / f"{name}.csv" for name in ("old", "new", "all")}
+    old.to_csv(paths["old"], index=False)
+    new.to_csv(paths["new"], index=False)
+    pd.concat([old, new]).to_csv(paths["all"], index=False)
+    return paths
+
+
+def test_the_update_command_equals_a_fit_of_all_the_verdicts(verdict_files, tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    model = ["--rank", "1", "--position-bias", "--quiet"]
+    assert main(["fit", str(verdict_files["old"]), *model, "--out", str(tmp_path / "old")]) == 0
+    capsys.readouterr()
+    assert main(["update", str(tmp_path / "old"), str(verdict_files["new"]), "--quiet",
+                 "--out", str(tmp_path / "new"), "--report"]) == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard" in out and "Judges" in out
+    assert (tmp_path / "new" / "report" / "report.html").exists()
+    updated = hb.load_fit(tmp_path / "new")
+    # the independent path: the library's own fit of every verdict read afresh
+    full = hb.fit_hja(hb.Comparisons.from_frame(pd.read_csv(verdict_files["all"]),
+                                                cluster="question_id"),
+                      rank=1, position_bias=True, tol=1e-12)
+    assert updated.data.n_comparisons == full.data.n_comparisons
+    assert updated.rank == 1 and updated.position_bias
+    assert abs(updated.nll - full.nll) < 1e-6 * full.nll
+    np.testing.assert_allclose(updated.S, full.S, atol=1e-4)
+    np.testing.assert_allclose(updated.beta, full.beta, atol=1e-4)
+    # the fit it started from is left as it was
+    assert hb.load_fit(tmp_path / "old").data.n_comparisons < full.data.n_comparisons
+
+
+def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    fit_dir = tmp_path / "fit"
+    assert main(["fit", str(verdict_files["old"]), "--rank", "0", "--quiet",
+                 "--out", str(fit_dir)]) == 0
+    capsys.readouterr()
+    # a judge the fit does not know: one line, exit 2, the folder untouched
+    frame = pd.read_csv(verdict_files["new"])
+    stranger = tmp_path / "stranger.csv"
+    frame.assign(judge="judge_new").to_csv(stranger, index=False)
+    before = (fit_dir / "arrays.npz").read_bytes()
+    assert main(["update", str(fit_dir), str(stranger), "--out", str(fit_dir), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hja-bayes: error: the new data have judges the fit does not know")
+    assert len(err.splitlines()) == 1
+    assert (fit_dir / "arrays.npz").read_bytes() == before
+    # in place over a posterior of the earlier data: refused before anything is read
+    (fit_dir / "posterior.nc").write_bytes(b"")
+    assert main(["update", str(fit_dir), str(verdict_files["new"]), "--out", str(fit_dir),
+                 "--quiet"]) == 2
+    assert "holds a posterior of the earlier data" in capsys.readouterr().err
+    # --out is required: an update is never written over the fit by default
+    with pytest.raises(SystemExit) as exit_info:
+        main(["update", str(fit_dir), str(verdict_files["new"])])
+    assert exit_info.value.code == 2
+    assert "--out" in capsys.readouterr().err

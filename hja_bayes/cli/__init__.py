@@ -1,9 +1,10 @@
-"""Command line ``hja-bayes``: fit a panel, write its report, run the demo, choose the next
-comparisons, certify a judge.
+"""Command line ``hja-bayes``: fit a panel, add verdicts to a fit, write its report, run the
+demo, choose the next comparisons, certify a judge.
 
 The argument plumbing lives here; the commands are in :mod:`~hja_bayes.cli.panel` (fit,
-report, demo) and :mod:`~hja_bayes.cli.confidence`.  Progress goes to stderr; bad input ends
-with a one-line error and exit code 2.
+report, demo), :mod:`~hja_bayes.cli.update`, :mod:`~hja_bayes.cli.next` and
+:mod:`~hja_bayes.cli.confidence`.
+Progress goes to stderr; bad input ends with a one-line error and exit code 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import warnings
 from .confidence import add_confidence_command
 from .next import add_next_command
 from .panel import add_panel_commands
+from .update import add_update_command
 
 __all__ = ["build_parser", "main"]
 
@@ -35,6 +37,7 @@ examples:
   cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict
   hja-bayes report fit --scale elo --level 0.9
   hja-bayes next fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
+  hja-bayes update fit new_votes.csv --out fit2 --report
   hja-bayes <command> --help      (the options of one command)"""
 
 
@@ -46,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``hja-bayes`` argument parser (subcommands fit, report, demo, next, confidence)."""
+    """The ``hja-bayes`` argument parser (subcommands fit, update, report, demo, next,
+    confidence)."""
     from ..version import __version__
 
     parser = _Parser(prog="hja-bayes", description=DESCRIPTION, epilog=EXAMPLES,
@@ -55,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser,
                                 title="commands", metavar="command")
     add_panel_commands(sub)
+    add_update_command(sub)
     add_next_command(sub)
     add_confidence_command(sub)
     return parser

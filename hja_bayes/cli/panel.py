@@ -9,7 +9,7 @@ from pathlib import Path
 from .common import Progress, add_common, positive_int, print_table, rank_arg
 from .inputs import CLUSTER_COLUMNS, read_data
 
-__all__ = ["add_panel_commands"]
+__all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
 
 
 FIT_EPILOG = """\
@@ -119,7 +119,7 @@ def _baseline(args):
             from None
 
 
-def _uncontrolled(fit, progress):
+def uncontrolled(fit, progress):
     """The fit without its bias terms (for the rank change), or None when it has none."""
     if not any(t.name in ("style", "self") for t in fit.terms):
         return None
@@ -189,18 +189,22 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     progress(f"reading {args.data}")
     data, name = read_data(args)
     prompts = _prompt_effects(data, args)
-    as_json = args.format == "json"
-    if not as_json:
+    if args.format != "json":
         print(data.summary())
     fit = _fit(data, args, progress)
-    plain = _uncontrolled(fit, progress)
+    plain = uncontrolled(fit, progress)
     idata = _sample(data, fit, args, progress, prompts)
+    return publish(data, fit, args, progress, name, Path(args.out), idata, plain)
+
+
+def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) -> int:
+    """What ``fit`` and ``update`` end with: the tables, the saved folder, stdout, and the
+    report with ``--report``."""
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
     fragile = _fragility(fit, args, progress)
-    out = Path(args.out)
     fit.save(out, idata=idata)
-    if as_json:
+    if args.format == "json":
         print(_json_summary(data, fit, board, judges, out, fragile), end="")
     else:
         _show(board, judges, args, progress, idata)
@@ -217,6 +221,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
                        inference=inference, title=args.title or f"{name}: "
                        + default_title(data), uncontrolled=plain, fragility=fragile)
         progress(f"report written: {files.html}")
+    elif (out / "report").exists():
+        progress(f"{out / 'report'} still shows the fit before: --report (or 'hja-bayes "
+                 "report') writes it again")
     return 0
 
 
@@ -253,7 +260,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     fit = _fit(data, args, progress)
     print()
     print(fit.summary())
-    plain = _uncontrolled(fit, progress)
+    plain = uncontrolled(fit, progress)
     idata = _sample(data, fit, args, progress, prompts)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
@@ -270,6 +277,33 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     progress("done")
     print(f"\nReport: {files.html}")
     return 0
+
+
+def add_reader(p: argparse.ArgumentParser) -> None:
+    """The columns of a verdicts file (shared by ``fit`` and ``update``)."""
+    p.add_argument("--judge-col", default="judge",
+                   help="column naming the judge; '-' when one judge made every verdict "
+                        "(e.g. crowd votes) (default judge)")
+    p.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
+    p.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
+    p.add_argument("--winner-col", default="winner",
+                   help="verdict: model_a, model_b, tie, or the winner's name; see 'input' "
+                        "below (default winner)")
+    p.add_argument("--cluster-col", default=None,
+                   help="column naming the prompt / question of each judgment; verdicts on "
+                        "one prompt are dependent and the intervals become cluster-robust "
+                        f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
+                        "'-': none)")
+    p.add_argument("--verdict-scale", dest="scale_levels", default=None, metavar="LO..HI",
+                   help="verdicts are whole numbers from LO to HI, higher favouring model_a "
+                        "(e.g. -2..2): ordered verdicts (Arena-Hard's A>>B .. B>>A labels "
+                        "are recognised without it)")
+    p.add_argument("--counts", action="store_true",
+                   help="rows are aggregated cells with counts (see --n-col, --wins-col)")
+    p.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
+    p.add_argument("--wins-col", default="wins",
+                   help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
+    p.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
 
 
 def _add_style(p: argparse.ArgumentParser, *, bundled: bool) -> None:
@@ -339,23 +373,7 @@ def add_panel_commands(sub) -> None:
         epilog=FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     fit.add_argument("data", help="file of verdicts (see 'input' below), '-' for stdin, or "
                                   "bundled:prd_vicuna80")
-    fit.add_argument("--judge-col", default="judge",
-                     help="column naming the judge; '-' when one judge made every verdict "
-                          "(e.g. crowd votes) (default judge)")
-    fit.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
-    fit.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
-    fit.add_argument("--winner-col", default="winner",
-                     help="verdict: model_a, model_b, tie, or the winner's name; see 'input' "
-                          "below (default winner)")
-    fit.add_argument("--cluster-col", default=None,
-                     help="column naming the prompt / question of each judgment; verdicts on "
-                          "one prompt are dependent and the intervals become cluster-robust "
-                          f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
-                          "'-': none)")
-    fit.add_argument("--verdict-scale", dest="scale_levels", default=None, metavar="LO..HI",
-                     help="verdicts are whole numbers from LO to HI, higher favouring model_a "
-                          "(e.g. -2..2): ordered verdicts (Arena-Hard's A>>B .. B>>A labels "
-                          "are recognised without it)")
+    add_reader(fit)
     fit.add_argument("--answers", default=None, metavar="FILE",
                      help="the answers judged: the prompt column (as --cluster-col), 'model' "
                           "and 'answer' (text); style features are counted from them")
@@ -363,12 +381,6 @@ def add_panel_commands(sub) -> None:
                      help="style features per (prompt, model) instead of --answers: the prompt "
                           "column, 'model' and one numeric column per feature")
     _add_style(fit, bundled=False)
-    fit.add_argument("--counts", action="store_true",
-                     help="rows are aggregated cells with counts (see --n-col, --wins-col)")
-    fit.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
-    fit.add_argument("--wins-col", default="wins",
-                     help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
-    fit.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
     _add_model(fit, rank_default="bic", bias_default=False)
     _add_bayes(fit, samples=1000)
     fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")

@@ -1,0 +1,70 @@
+"""``hja-bayes update``: add verdicts to a saved fit, warm-started at it (``fit.update``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import Progress, add_common
+from .inputs import read_data
+from .panel import add_reader, publish, uncontrolled
+
+__all__ = ["add_update_command"]
+
+
+def _cmd_update(args: argparse.Namespace) -> int:
+    from ..errors import DataError
+    from ..fit_folder import POSTERIOR
+    from ..persistence import load_fit
+
+    progress = Progress(args.quiet)
+    fit_dir = Path(args.fit_dir)
+    out = Path(args.out)
+    if out.resolve() == fit_dir.resolve() and (fit_dir / POSTERIOR).exists():
+        raise DataError(f"{fit_dir} also holds a posterior of the earlier data, which an update "
+                        "in place would delete: write the update elsewhere with --out (a "
+                        "posterior is not updated; sample one with 'hja-bayes fit ... --bayes')")
+    progress(f"loading the fit from {fit_dir}")
+    fit = load_fit(fit_dir)
+    progress(f"reading {args.data}")
+    new, name = read_data(args)
+    progress(f"adding {new.n_comparisons:g} comparisons to the fit's {fit.data.n_comparisons:g} "
+             f"(rank {fit.rank} kept: 'hja-bayes fit' on all the verdicts chooses it again)")
+    fit = fit.update(new)
+    progress(f"updated: {fit.n_iter} steps, {'converged' if fit.converged else 'NOT converged'}")
+    if args.format != "json":
+        print(fit.data.summary())
+    plain = uncontrolled(fit, progress)
+    return publish(fit.data, fit, args, progress, f"{fit_dir.name} with {name}", out,
+                   plain=plain)
+
+
+def add_update_command(sub) -> None:
+    """Register the ``update`` subcommand."""
+    upd = sub.add_parser(
+        "update", help="add verdicts to a saved fit, warm-started at it",
+        description="Add new verdicts to a fit saved by 'hja-bayes fit': the fit's judges,\n"
+                    "models, rank and terms are kept, and the model is fitted to all the\n"
+                    "verdicts starting from the saved fit (the same optimum as a refit at\n"
+                    "that rank). Prints and saves as 'fit' does.",
+        epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options); new "
+               "prompts and pairs\n  are fine, new judges or models are not (refit with "
+               "'hja-bayes fit').\n\n"
+               "the loop of adaptive design:\n"
+               "  hja-bayes next fit1 --budget 500 --goal top --out next.csv\n"
+               "  (collect the verdicts next.csv asks for into new.csv)\n"
+               "  hja-bayes update fit1 new.csv --out fit2 --report\n"
+               "  hja-bayes next fit2 --budget 500 --goal top --out next.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    upd.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
+    upd.add_argument("data", help="file of new verdicts, or '-' for stdin (as for 'fit')")
+    add_reader(upd)
+    upd.add_argument("--out", required=True,
+                     help="folder for the updated fit; FIT_DIR itself replaces it (each run "
+                          "adds DATA's verdicts: adding them twice counts them twice)")
+    upd.add_argument("--report", action="store_true", help="also write the report to OUT/report")
+    upd.add_argument("--title", default=None, help="with --report: its title")
+    upd.add_argument("--format", choices=("text", "json"), default="text",
+                     help="stdout: tables as text, or one JSON object (as 'fit')")
+    add_common(upd)
+    upd.set_defaults(run=_cmd_update)
