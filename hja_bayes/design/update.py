@@ -32,7 +32,8 @@ def _codes(names, known, what: str) -> np.ndarray:
     if missing:
         raise DataError(
             f"the new data have {what}s the fit does not know: {missing[:5]}; update keeps the "
-            f"fit's {what}s (refit with fit_hja on the merged data to add {what}s)")
+            f"fit's {what}s (to add {what}s, refit on all the verdicts: fit_hja, or "
+            "'hja-bayes fit')")
     return np.array([lookup[n] for n in names], dtype=np.int64)
 
 
@@ -61,7 +62,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
                         f"{'do not' if old.clusters is not None else 'do'}: read both alike")
     if old.feature_names or new.feature_names:
         raise DataError("update does not merge style features (their transform depends on the "
-                        "whole data): refit with fit_hja on the merged data")
+                        "whole data): refit on all the verdicts (fit_hja, or 'hja-bayes fit')")
     jmap = _codes(new.judges, old.judges, "judge")
     imap = _codes(new.items, old.items, "item")
     new_cells = (jmap[new.judge], imap[new.first], imap[new.second])
@@ -199,7 +200,8 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
     left_out = sorted(set(new.judges) & set(fit.excluded_judges))
     if left_out:
         raise DataError(f"the fit left out the judges {left_out} "
-                        f"({fit.excluded_judges[left_out[0]]}): refit with fit_hja")
+                        f"({fit.excluded_judges[left_out[0]]}): refit on all the verdicts "
+                        "(fit_hja, or 'hja-bayes fit')")
     data = merge_comparisons(fit.data, new)
     return refit_from(fit, data, tol=tol, max_iter=max_iter)
 
