@@ -144,6 +144,22 @@ def _moved(model: Model, chart, sigma, delta, t: float) -> Model:
     return model.moved(S, Z.reshape(model.coef.shape), theta, log_aux)
 
 
+#: Largest chart for which :func:`_cho_solve` uses NumPy.  NumPy has no triangular solve, and
+#: two general ones cost O(d^3) against SciPy's O(d^2), but loading SciPy costs about 0.1 s in a
+#: fresh process (``benchmarks/bench_update.py``): below 100 coordinates (MT-Bench: 46) the two
+#: solves take under 0.1 ms.
+NUMPY_SOLVE_MAX = 100
+
+
+def _cho_solve(factor: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``H^-1 g`` from the lower Cholesky factor of ``H`` (see :data:`NUMPY_SOLVE_MAX`)."""
+    if len(g) <= NUMPY_SOLVE_MAX:
+        return np.linalg.solve(factor.T, np.linalg.solve(factor, g))
+    from scipy.linalg import cho_solve
+
+    return cho_solve((factor, True), g, check_finite=False)
+
+
 def _factor(model: Model, chart, design, ridge: float, grad_S, sigma, C) -> np.ndarray:
     """Cholesky factor of the penalised information on the chart (shifted where indefinite).
 
@@ -245,18 +261,3 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         model, f, nll = trial, f_new, nll_new
     return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False, nll)
 
-
-#: Largest chart for which :func:`_cho_solve` uses NumPy.  NumPy has no triangular solve, and
-#: two general ones cost O(d^3) against SciPy's O(d^2), but loading SciPy costs about 0.1 s in a
-#: fresh process (``benchmarks/bench_update.py``): below 100 coordinates (MT-Bench: 46) the two
-#: solves take under 0.1 ms.
-NUMPY_SOLVE_MAX = 100
-
-
-def _cho_solve(factor: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """``H^-1 g`` from the lower Cholesky factor of ``H`` (see :data:`NUMPY_SOLVE_MAX`)."""
-    if len(g) <= NUMPY_SOLVE_MAX:
-        return np.linalg.solve(factor.T, np.linalg.solve(factor, g))
-    from scipy.linalg import cho_solve
-
-    return cho_solve((factor, True), g, check_finite=False)
