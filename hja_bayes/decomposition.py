@@ -117,28 +117,32 @@ def compose(gamma, mu, U, V) -> jax.Array:
     return jnp.outer(gamma, mu) + U @ V.T
 
 
-def anchor_signs(V: jax.Array) -> jax.Array:
-    """Sign of every column's largest-|entry| item (ties: lowest index; 0 counts as +1)."""
-    anchor = jnp.argmax(jnp.abs(V), axis=0)
-    s = jnp.sign(V[anchor, jnp.arange(V.shape[1])])
-    return jnp.where(s == 0, 1.0, s)
+def anchor_signs(V, xp=jnp):
+    """Sign of every column's largest-|entry| item (ties: lowest index; 0 counts as +1);
+    ``xp`` is the array module (``jax.numpy``, or ``numpy`` for concrete arrays)."""
+    anchor = xp.argmax(xp.abs(V), axis=0)
+    s = xp.sign(V[anchor, xp.arange(V.shape[1])])
+    return xp.where(s == 0, 1.0, s)
 
 
-def canonical_decomposition(S: jax.Array, rank: int) -> Decomposition:
-    """:func:`canonicalize` without input checks: pure JAX, for ``jit``, ``vmap`` and ``grad``."""
+def canonical_decomposition(S, rank: int, xp=jnp) -> Decomposition:
+    """:func:`canonicalize` without input checks.  With ``xp = jax.numpy`` (the default) pure
+    JAX, for ``jit``, ``vmap`` and ``grad``; with ``xp = numpy`` the same steps on a concrete
+    matrix with no compiled program (JAX's CPU SVD loads its LAPACK kernels through SciPy, a
+    tenth of a second in a fresh process)."""
     K, N = S.shape
     S = S - S.mean(axis=1, keepdims=True)
     mu = S.mean(axis=0)
     gamma = S @ mu / (mu @ mu)
-    residual = S - jnp.outer(gamma, mu)
+    residual = S - xp.outer(gamma, mu)
     if rank == 0:
-        return Decomposition(gamma, mu, jnp.zeros((K, 0), S.dtype), jnp.zeros((N, 0), S.dtype),
-                             jnp.zeros((0,), S.dtype))
-    P, sigma, Qt = jnp.linalg.svd(residual, full_matrices=False)
+        return Decomposition(gamma, mu, xp.zeros((K, 0), S.dtype), xp.zeros((N, 0), S.dtype),
+                             xp.zeros((0,), S.dtype))
+    P, sigma, Qt = xp.linalg.svd(residual, full_matrices=False)
     P, sigma, Q = P[:, :rank], sigma[:rank], Qt[:rank].T
-    sign = anchor_signs(Q)
-    V = jnp.sqrt(N) * Q * sign
-    U = P * sign * sigma / jnp.sqrt(N)
+    sign = anchor_signs(Q, xp)
+    V = xp.sqrt(N) * Q * sign
+    U = P * sign * sigma / xp.sqrt(N)
     return Decomposition(gamma, mu, U, V, sigma**2 / (N * K))
 
 
@@ -180,31 +184,7 @@ def canonicalize(S, rank: int) -> Decomposition:
     """
     if isinstance(S, jax.core.Tracer):
         return canonical_decomposition(S, check_rank(rank, *jnp.shape(S)))
-    S = check_score_matrix(S, rank)
-    return _canonical_decomposition_numpy(S, int(rank))
-
-
-def _canonical_decomposition_numpy(S: np.ndarray, rank: int) -> Decomposition:
-    """:func:`canonical_decomposition` in NumPy, for concrete matrices: the same steps and
-    no compiled program (JAX's CPU SVD loads its LAPACK kernels through SciPy, a tenth of a
-    second in a fresh process; every caller in the package wants NumPy arrays)."""
-    K, N = S.shape
-    S = S - S.mean(axis=1, keepdims=True)
-    mu = S.mean(axis=0)
-    gamma = S @ mu / (mu @ mu)
-    residual = S - np.outer(gamma, mu)
-    if rank == 0:
-        parts = (gamma, mu, np.zeros((K, 0)), np.zeros((N, 0)), np.zeros(0))
-    else:
-        P, sigma, Qt = np.linalg.svd(residual, full_matrices=False)
-        P, sigma, Q = P[:, :rank], sigma[:rank], Qt[:rank].T
-        anchor = np.argmax(np.abs(Q), axis=0)
-        sign = np.sign(Q[anchor, np.arange(rank)])
-        sign[sign == 0] = 1.0
-        V = np.sqrt(N) * Q * sign
-        U = P * sign * sigma / np.sqrt(N)
-        parts = (gamma, mu, U, V, sigma**2 / (N * K))
-    return Decomposition(*parts)
+    return canonical_decomposition(check_score_matrix(S, rank), int(rank), np)
 
 
 def check_score_matrix(S, rank: int) -> np.ndarray:

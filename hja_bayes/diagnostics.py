@@ -236,7 +236,7 @@ def bicluster_residual(
         P, sigma, Qt = np.linalg.svd(R, full_matrices=False)
         r = min(U.shape[1], int(np.sum(sigma > 1e-12 * sigma[0])))
         Q = Qt[:r].T
-        sign = np.asarray(anchor_signs(Q))
+        sign = anchor_signs(Q, np)
         row_feat = P[:, :r] * sigma[:r] * sign
         col_feat = Q * sigma[:r] * sign
 

@@ -116,6 +116,8 @@ def stable(value):
         return (type(value).__qualname__, tuple(stable(v) for v in value))
     if isinstance(value, np.ufunc):
         return ("ufunc", value.__name__)
+    if isinstance(value, types.ModuleType):  # e.g. an array-module argument's default
+        return ("module", value.__name__)
     if isinstance(value, types.FunctionType):
         if (value.__module__ or "").partition(".")[0] != __name__.partition(".")[0]:
             raise Unkeyable(f"{value.__qualname__} is not the package's: its source is not "

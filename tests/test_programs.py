@@ -100,6 +100,7 @@ def test_traced_calls_and_unstable_static_values_go_to_jax_jit(store_folder):
         programs.stable(lambda x: x)
     assert programs.stable(np.exp) == programs.stable(np.exp)
     assert programs.stable(canonical_decomposition) == programs.stable(canonical_decomposition)
+    assert programs.stable(jnp) != programs.stable(np)  # the array-module default is keyed
     assert programs.stable((1, 2.0, "a")) != programs.stable((1, 2, "a"))
 
 
