@@ -184,10 +184,13 @@ def canonicalize(S, rank: int) -> Decomposition:
     """
     if isinstance(S, jax.core.Tracer):
         return canonical_decomposition(S, check_rank(rank, *jnp.shape(S)))
-    return canonical_decomposition(check_score_matrix(S, rank), int(rank), np)
+    S = check_score_matrix(S, rank, ties=False)
+    d = canonical_decomposition(S, int(rank), np)
+    _warn_if_tied(np.sqrt(d.D * S.size))  # the singular values, D = sigma^2 / (N K)
+    return d
 
 
-def check_score_matrix(S, rank: int) -> np.ndarray:
+def check_score_matrix(S, rank: int, *, ties: bool = True) -> np.ndarray:
     """The checks of :func:`canonicalize` on a concrete score matrix; returns it as floats.
 
     Raises
@@ -196,7 +199,9 @@ def check_score_matrix(S, rank: int) -> np.ndarray:
         ``S`` is not a matrix.
     IdentifiabilityError
         Non-finite entries, no consensus (``|mu|`` numerically zero) or an unidentifiable
-        rank.  Tied singular values give a :class:`~hja_bayes.errors.DataWarning`.
+        rank.  With ``ties``, tied singular values give a
+        :class:`~hja_bayes.errors.DataWarning` (:func:`canonicalize` checks them on the
+        decomposition's own instead of computing them twice).
     """
     if np.ndim(S) != 2:
         raise ParameterError(f"S must be a K x N matrix, got shape {np.shape(S)}")
@@ -211,17 +216,18 @@ def check_score_matrix(S, rank: int) -> np.ndarray:
             "no consensus: the mean score row is (numerically) zero, so gamma and mu are "
             "not identified"
         )
-    if rank > 0:
+    if ties and rank > 0:
         resid = S_c - np.outer(S_c @ mu / (mu @ mu), mu)
-        sv = np.linalg.svd(resid, compute_uv=False)[: rank + 1]
-        top = sv[0] if sv.size else 0.0
-        gaps = np.abs(np.diff(sv[:rank]))
-        if top > 1e-12 and np.any(gaps <= 1e-8 * top):
-            warn(
-                "tied singular values in the residual: the columns of U and V are not "
-                "identified (S is)", DataWarning,
-            )
+        _warn_if_tied(np.linalg.svd(resid, compute_uv=False)[:rank])
     return S_np
+
+
+def _warn_if_tied(sv: np.ndarray) -> None:
+    """A DataWarning when two of the residual's leading singular values ``sv`` (decreasing,
+    the first r) are tied."""
+    if sv.size and sv[0] > 1e-12 and np.any(np.abs(np.diff(sv)) <= 1e-8 * sv[0]):
+        warn("tied singular values in the residual: the columns of U and V are not "
+             "identified (S is)", DataWarning)
 
 
 def constraint_violations(d: Decomposition) -> dict[str, float]:

@@ -1,8 +1,11 @@
+import warnings
+
 import jax
 import numpy as np
 import pytest
 
 from hja_bayes import IdentifiabilityError, canonicalize, compose
+from hja_bayes.errors import DataWarning
 from hja_bayes.decomposition import constraint_violations
 
 
@@ -58,3 +61,23 @@ def test_no_consensus_is_an_error():
 def test_rank_too_large_is_an_error():
     with pytest.raises(IdentifiabilityError, match="maximum rank is 3"):
         canonicalize(np.ones((4, 8)), 4)
+
+
+def test_tied_disagreement_strengths_are_warned_about():
+    # two residual directions of exactly equal strength: U and V's columns are not
+    # identified (any rotation of the pair fits), S is
+    N, K = 6, 4
+    basis, _ = np.linalg.qr(np.column_stack([np.ones(N), np.arange(N), np.eye(N)[:, :2]]))
+    mu, V = basis[:, 1], basis[:, 2:4] * np.sqrt(N)
+    judges, _ = np.linalg.qr(np.column_stack([np.ones(K),
+                                              np.random.default_rng(0).standard_normal((K, 2))]))
+    loadings = judges[:, 1:]  # orthonormal, centred: the residual's two strengths are equal
+    S = np.outer(np.ones(K), 2 * mu) + 0.5 * loadings @ V.T
+    with pytest.warns(DataWarning, match="tied singular values"):
+        d = canonicalize(S, 2)
+    np.testing.assert_allclose(d.D[0], d.D[1], rtol=1e-12)
+    np.testing.assert_allclose(compose(d.gamma, d.mu, d.U, d.V), S - S.mean(1, keepdims=True),
+                               atol=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        canonicalize(S + 0.1 * np.outer(loadings[:, 0], V[:, 0]), 2)  # strengths apart
