@@ -91,3 +91,8 @@ def test_clear_errors():
         hb.plan(SCORES, judges=2, pairs=[("model0", "nope")])
     with pytest.raises(ParameterError, match="equal"):
         hb.plan([1.0, 1.0], judges=2)
+    for judges in (0, -1, 2.5, [], "gpt4"):  # a string is one name, not a list of them
+        with pytest.raises(ParameterError, match="number of judges"):
+            hb.plan(SCORES, judges=judges)
+    with pytest.raises(ParameterError, match="twice"):
+        hb.plan(SCORES, judges=["gpt4", "gpt4"])

@@ -116,8 +116,15 @@ def _synthetic_fit(scores, judges, sensitivities, position_bias):
         raise ParameterError("scores are all equal: no gap to detect")
     if judges is None:
         judges = 1
-    names = tuple(f"judge{k}" for k in range(judges)) if isinstance(judges, (int, np.integer)) \
-        else tuple(str(j) for j in judges)
+    if isinstance(judges, (int, np.integer)) and not isinstance(judges, bool) and judges >= 1:
+        names = tuple(f"judge{k}" for k in range(judges))
+    elif isinstance(judges, (list, tuple, np.ndarray, pd.Index, pd.Series)) and len(judges):
+        names = tuple(str(j) for j in judges)
+        if len(set(names)) < len(names):
+            raise ParameterError(f"judges names a judge twice: {list(names)}")
+    else:
+        raise ParameterError(f"judges must be a number of judges (1 or more) or a list of their "
+                             f"names, got {judges!r}")
     K, N = len(names), mu.size
     gamma = np.ones(K) if sensitivities is None else np.broadcast_to(
         np.asarray(sensitivities, dtype=float), (K,)).copy()
