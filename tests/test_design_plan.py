@@ -96,3 +96,6 @@ def test_clear_errors():
             hb.plan(SCORES, judges=judges)
     with pytest.raises(ParameterError, match="twice"):
         hb.plan(SCORES, judges=["gpt4", "gpt4"])
+    for largest in (0, 2.5):  # 0 had divided by zero and returned a plan of NaN powers
+        with pytest.raises(ParameterError, match="max_per_judge"):
+            hb.plan(SCORES, judges=2, max_per_judge=largest)

@@ -288,6 +288,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     power = check_probability(power, "power", open_low=True, open_high=True)
     multiplicity = check_choice(multiplicity, "multiplicity", MULTIPLICITY)
     target = check_choice(target, "target", TARGETS)
+    if isinstance(max_per_judge, bool) or not isinstance(max_per_judge, (int, np.integer)) \
+            or max_per_judge < 1:
+        raise ParameterError(f"max_per_judge must be an integer >= 1, got {max_per_judge!r}")
     if isinstance(source, HJAFit):
         fit = source
         allocation = check_choice(allocation or "source", "allocation", ("source", "uniform"))
