@@ -56,9 +56,10 @@ def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
     return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
 
 
-def scan(cls, source, *, engine: str = "duckdb", **options) -> Comparisons:
+def scan(cls, source, *, engine: str | None = None, **options) -> Comparisons:
     """Files beyond memory, or a cluster's table, aggregated inside a query engine
-    (DuckDB, Polars, Dask, Spark); see :func:`hja_bayes.scan.scan`."""
+    (DuckDB, Polars, Dask, Spark; by default the table's own, DuckDB for paths); see
+    :func:`hja_bayes.scan.scan`."""
     from .scan import scan as scan_source
 
     return scan_source(source, engine=engine, **options)

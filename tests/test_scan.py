@@ -35,6 +35,20 @@ def test_bundled_prd_cells_and_incidence_equal_from_frame(engine):
     assert scanned.judges == tuple(sorted(reference.judges))
 
 
+def test_a_polars_table_is_scanned_by_polars_without_naming_it():
+    pl = pytest.importorskip("polars")
+    from hja_bayes.scan import engine_for
+
+    path = bundled_prd()
+    reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
+    lazy = pl.scan_csv(path, infer_schema=False)  # a lazy frame: duckdb could not take it
+    assert engine_for(lazy) == engine_for(lazy.collect()) == "polars"
+    assert engine_for(path) == engine_for(reference.to_frame()) == "duckdb"
+    assert_same_data(Comparisons.scan(lazy, cluster="question_id"), reference)
+    with pytest.raises(DataError, match="engine='duckdb' scans a path"):  # asked for: refused
+        Comparisons.scan(lazy, engine="duckdb", cluster="question_id")
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("parts, cluster", SHARED_PANELS)
 def test_shared_panels_equal_from_frame(engine, parts, cluster):

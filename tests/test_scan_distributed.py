@@ -61,8 +61,8 @@ def test_dask_cells_incidence_and_intervals_equal_from_frame(dask_client):
     reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
     assert_same_data(Comparisons.scan(path, engine="dask", cluster="question_id"), reference)
     frame = dd.read_csv(str(path), dtype=str, keep_default_na=False, blocksize=200_000)
-    kept = Comparisons.scan(frame, engine="dask", cluster="question_id", incidence="engine",
-                            npartitions=3)
+    # a Dask table goes to Dask without engine= (its options with it)
+    kept = Comparisons.scan(frame, cluster="question_id", incidence="engine", npartitions=3)
     assert_same_data(kept, reference)
     assert interval_gap(kept, reference, rank=1) < 1e-10
 
@@ -85,8 +85,9 @@ def test_spark_cells_incidence_and_intervals_equal_from_frame(spark):
     assert_same_data(Comparisons.scan(str(path), engine="spark", cluster="question_id",
                                       session=spark), reference)
     frame = spark.read.csv(str(path), header=True)
-    kept = Comparisons.scan(frame, engine="spark", cluster="question_id", incidence="engine",
-                            session=spark, partitions=2)
+    # a Spark table goes to Spark without engine= (its options with it)
+    kept = Comparisons.scan(frame, cluster="question_id", incidence="engine", session=spark,
+                            partitions=2)
     assert_same_data(kept, reference)
     assert interval_gap(kept, reference, rank=1) < 1e-10
 

@@ -29,7 +29,7 @@ from ..verdicts import INVALID_LABELS
 from .labels import check_columns, check_scale_argument, verdict_columns
 from .plan import Spec, run_scan
 
-__all__ = ["ENGINES", "INCIDENCE", "scan"]
+__all__ = ["ENGINES", "INCIDENCE", "engine_for", "scan"]
 
 #: The engines :func:`scan` knows.
 ENGINES = ("duckdb", "polars", "dask", "spark")
@@ -57,12 +57,22 @@ def _engine(engine: str, source, spec: Spec, options: dict):
     return SparkEngine(source, spec, **options)
 
 
+#: The engine a table's own library implies (by the top-level package of its type).
+_ENGINE_OF_LIBRARY = {"polars": "polars", "dask": "dask", "dask_expr": "dask", "pyspark": "spark"}
+
+
+def engine_for(source) -> str:
+    """The engine :func:`scan` uses without ``engine=``: a Polars, Dask or Spark table's
+    own, DuckDB for paths and pandas or Arrow tables."""
+    return _ENGINE_OF_LIBRARY.get(type(source).__module__.partition(".")[0], "duckdb")
+
+
 _OPTIONS = {"duckdb": ("memory_limit", "temp_directory", "threads", "rows_per_group"),
             "polars": ("rows_per_group",), "dask": ("npartitions",),
             "spark": ("session", "partitions")}
 
 
-def scan(source, *, engine: str = "duckdb", judge: str | None = "judge",
+def scan(source, *, engine: str | None = None, judge: str | None = "judge",
          model_a: str = "model_a", model_b: str = "model_b", winner: str = "winner",
          cluster: str | None = None, scale=None,
          invalid_labels: Iterable[str] = INVALID_LABELS, incidence: str = "auto",
@@ -78,7 +88,9 @@ def scan(source, *, engine: str = "duckdb", judge: str | None = "judge",
         ``judge=gpt4/`` add their columns) or a list of these.  Or a table the engine
         holds: a pandas / Arrow / polars table (DuckDB, polars), a Dask DataFrame, a Spark
         DataFrame.
-    engine : {"duckdb", "polars", "dask", "spark"}
+    engine : {"duckdb", "polars", "dask", "spark"}, optional
+        Default: the table's own library's for a Polars (lazy or not), Dask or Spark table,
+        DuckDB for paths and for pandas or Arrow tables (:func:`engine_for`).
     judge, model_a, model_b, winner, cluster, scale, invalid_labels
         As in :func:`hja_bayes.readers.read_frame`, with the same label rules (the
         one-hot columns when ``winner`` is absent, Arena-Hard's ordered labels, a numeric
@@ -125,7 +137,7 @@ def scan(source, *, engine: str = "duckdb", judge: str | None = "judge",
     if "features" in options:
         raise ParameterError("scan does not read style features yet: read the rows with "
                              "Comparisons.from_frame(..., features=) (in memory)")
-    engine = check_choice(engine, "engine", ENGINES)
+    engine = check_choice(engine_for(source) if engine is None else engine, "engine", ENGINES)
     incidence = check_choice(incidence, "incidence", INCIDENCE)
     unknown = sorted(set(options) - set(_OPTIONS[engine]))
     if unknown:
