@@ -122,6 +122,10 @@ class DuckDBEngine:
             self._run(f"CREATE OR REPLACE TEMP VIEW src AS SELECT *, {row} AS __row FROM {reader}")
             return
         frame = source
+        if type(source).__name__ == "DuckDBPyRelation":  # tied to its own connection
+            raise DataError("engine='duckdb' does not take a DuckDB relation: pass the path, "
+                            "glob or folder it reads (scanned here under memory_limit), or "
+                            "its rows as a table in memory (relation.df())")
         if not isinstance(frame, pd.DataFrame):
             to_pandas = getattr(frame, "to_pandas", None)
             if not callable(to_pandas):
