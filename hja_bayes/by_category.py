@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from .errors import DataError
+from .errors import DataError, DataWarning, warn
 
 __all__ = ["ALL", "FitsByCategory", "fit_by_category"]
 
@@ -44,6 +44,11 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     ------
     DataError
         When the column ``by`` is missing, or no category could be fitted.
+
+    Warns
+    -----
+    DataWarning
+        Rows without a category (missing values): they count in the overall fit only.
     """
     from .readers import read_frame
     from .sources import as_frame
@@ -54,6 +59,11 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     if fitter is None:
         from .btl import fit_pooled_btl as fitter
     columns.setdefault("judge", None)
+    unlabelled = int(frame[by].isna().sum())
+    if unlabelled:
+        where = "the overall fit only" if overall else "no fit"
+        warn(f"{unlabelled} of {len(frame)} rows have no {by!r}: they count in {where}",
+             DataWarning)
     parts = [(ALL, frame)] if overall else []
     parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
     fits, skipped = {}, {}

@@ -311,6 +311,14 @@ def test_one_leaderboard_per_category_equals_fitting_each_category():
     assert meta["by"] == "language" and "Klingon" in meta["skipped"]
     with pytest.raises(hb.DataError, match="no category column 'category'"):
         hb.leaderboard_by(df)
+    # rows without a category count in the overall fit only, and the user is told
+    unlabelled = df.assign(language=df.language.where((df.index % 10 != 0) | (df.index >= 1200)))
+    with pytest.warns(hb.DataWarning) as caught:  # and Klingon's, left out as before
+        partial = hb.leaderboard_by(unlabelled, by="language")
+    assert ("120 of 1202 rows have no 'language': they count in the overall fit only"
+            in [str(w.message) for w in caught])
+    overall = partial[partial.category == "(all)"]
+    assert overall["num_battles"].sum() == 2 * len(df)  # every row, each counted per model
 
 
 def test_kendall_tau_matches_scipy_with_and_without_ties():
