@@ -9,8 +9,8 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["check_level", "check_probability", "check_positive", "check_choice", "index_of",
-           "indices_of"]
+__all__ = ["check_level", "check_probability", "check_positive", "check_integer", "check_flag",
+           "check_choice", "index_of", "indices_of"]
 
 
 def check_level(level) -> float:
@@ -56,6 +56,20 @@ def check_positive(value, name: str, *, allow_zero: bool = False) -> float:
         bound = ">= 0" if allow_zero else "> 0"
         raise ParameterError(f"{name} must be finite and {bound}, got {value!r}")
     return value
+
+
+def check_integer(value, name: str, low: int = 0) -> int:
+    """An integer >= ``low`` (NumPy integers too, booleans not), as an int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_flag(value, name: str) -> bool:
+    """True or False (NumPy's too): a string such as ``"no"`` is an error, not a true value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_choice(value, name: str, choices: Sequence[str]) -> str:

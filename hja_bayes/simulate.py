@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import check_positive, check_probability
+from .checks import check_integer, check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
 from .errors import ParameterError, warn
@@ -208,9 +208,7 @@ def simulate(
     (300.0, (3, 5))
     """
     check_rank(rank, n_judges, n_items)
-    if isinstance(comparisons_per_judge, bool) or not isinstance(comparisons_per_judge, (int, np.integer)) \
-            or comparisons_per_judge < 1:
-        raise ParameterError(f"comparisons_per_judge must be an integer >= 1, got {comparisons_per_judge!r}")
+    check_integer(comparisons_per_judge, "comparisons_per_judge", 1)
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)
     check_probability(tie_prob, "tie_prob", open_high=True)
     if ties is not None:

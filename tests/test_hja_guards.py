@@ -75,6 +75,21 @@ def test_min_judge_comparisons_is_checked():
     assert hb.fit_hja(data, rank=0, min_judge_comparisons=1000).excluded_judges == {}
 
 
+def test_fit_arguments_of_the_wrong_kind_are_refused_before_any_work():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=50, seed=0)
+    refused = {"position_bias": ("no", "position_bias must be True or False"),  # was truthy
+               "reanchor": ("yes", "reanchor must be True or False"),
+               "max_iter": (0, "max_iter must be an integer >= 1"),  # was 0 steps, a warning
+               "cv_folds": (1, "cv_folds must be an integer >= 2"),  # one fold: no training
+               "seed": (-1, "seed must be an integer >= 0")}
+    for name, (value, message) in refused.items():
+        with pytest.raises(hb.ParameterError, match=message):
+            hb.fit_hja(data, rank="cv", max_rank=1, **{name: value})
+    with pytest.raises(hb.ParameterError, match="position_bias must be True or False"):
+        hb.sample_hja(data, 0, position_bias="no", num_samples=1, num_warmup=1)
+    assert hb.fit_hja(data, rank=0, position_bias=np.bool_(True)).position_bias  # NumPy's: fine
+
+
 def test_warnings_name_the_callers_line():
     """Warnings raised deep inside the package (the readers through ``from_frame``, the fit's
     input checks, the design) are attributed to the line that called the package."""

@@ -15,6 +15,7 @@ from typing import Callable, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from ..checks import check_flag
 from ..decomposition import Decomposition, check_rank
 from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..hja import HJAFit, check_fit_inputs, fit_hja
@@ -69,6 +70,8 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
     IdentifiabilityError, ParameterError
         When ``init`` does not match the request; everything ``fit_hja`` raises.
     """
+    if position_bias is not None and not isinstance(position_bias, Position):
+        check_flag(position_bias, "position_bias")
     if init is None:
         pb = bool(position_bias) if position_bias is not None else False
         init = fit_hja(data, rank, position_bias=pb, outcome="half" if outcome is None else outcome,

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, check_level, check_positive
+from ..checks import check_choice, check_integer, check_level, check_positive
 from ..errors import HJAWarning, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import candidate_cells
@@ -42,12 +42,6 @@ def _check_fit(fit):
             "next_comparisons and plan read a fitted HJA model (fit_hja, load_fit); got "
             f"{type(fit).__name__}")
     return fit
-
-
-def _whole(value, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 class DesignContext:
@@ -344,13 +338,13 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     >>> list(plan.columns[:3]), len(plan)
     (['judge', 'model_a', 'model_b'], 20)
     """
-    budget = _whole(budget, "budget")
-    steps = _whole(steps, "steps")
+    budget = check_integer(budget, "budget", 1)
+    steps = check_integer(steps, "steps", 1)
     goal = check_choice(goal, "goal", GOALS)
     level = check_level(level)
     tie_margin = check_positive(tie_margin, "tie_margin", allow_zero=True)
     if goal == "top":
-        k = _whole(k, "k")
+        k = check_integer(k, "k", 1)
     if max_cost is not None:
         max_cost = check_positive(max_cost, "max_cost")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

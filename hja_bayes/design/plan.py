@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
-from ..checks import check_choice, check_level, check_probability, indices_of
+from ..checks import check_choice, check_integer, check_level, check_probability, indices_of
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import _derivatives, _weights
@@ -288,9 +288,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     power = check_probability(power, "power", open_low=True, open_high=True)
     multiplicity = check_choice(multiplicity, "multiplicity", MULTIPLICITY)
     target = check_choice(target, "target", TARGETS)
-    if isinstance(max_per_judge, bool) or not isinstance(max_per_judge, (int, np.integer)) \
-            or max_per_judge < 1:
-        raise ParameterError(f"max_per_judge must be an integer >= 1, got {max_per_judge!r}")
+    check_integer(max_per_judge, "max_per_judge", 1)
     if isinstance(source, HJAFit):
         fit = source
         allocation = check_choice(allocation or "source", "allocation", ("source", "uniform"))
@@ -320,8 +318,8 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if icc is not None:
         rho = check_probability(icc, "icc")
     G = prompts if prompts is not None else G0
-    if G is not None and (isinstance(G, bool) or not isinstance(G, (int, np.integer)) or G < 2):
-        raise ParameterError(f"prompts must be an integer >= 2, got {G!r}")
+    if G is not None:
+        check_integer(G, "prompts", 2)
     if rho > 0 and G is None:
         raise ParameterError("an intra-prompt correlation needs the number of prompts (prompts=)")
     K = len(fit.judges)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from ..checks import check_level
+from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
 from ..errors import ParameterError
 from ..likelihood import cells_of, counts_for
@@ -158,8 +158,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     ParameterError
         ``cluster=True`` without clusters, or ``n < 2``.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ParameterError(f"n must be an integer >= 2, got {n!r}")
+    check_integer(n, "n", 2)
     data = fit.data
     if cluster and data.clusters is None:
         raise ParameterError("cluster=True needs clusters: read the data with cluster=<column>, "

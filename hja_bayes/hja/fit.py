@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from ..btl import fit_per_judge_btl
-from ..checks import check_positive
+from ..checks import check_flag, check_integer, check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
 from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
@@ -59,8 +59,9 @@ def fit_hja(
         BIC even at its current pace is stopped early (``stopped_early``, see
         :func:`~hja_bayes.hja.selection.cannot_win_bic`), and the search ends after
         ``patience`` candidates in a row that did not improve the criterion.
-    position_bias : bool
-        Add a per-judge logit bonus ``beta_k`` for the first-shown item (needs order).
+    position_bias : bool or Position
+        Add a per-judge logit bonus ``beta_k`` for the first-shown item (needs order); a
+        :class:`~hja_bayes.likelihood.terms.Position` term sets its own ridge.
     tau : float
         Proximal weight of the block steps (default 30, the paper's).
     ridge : float
@@ -145,6 +146,10 @@ def fit_hja(
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)
+    check_integer(max_iter, "max_iter", 1)
+    check_integer(cv_folds, "cv_folds", 2)
+    check_integer(seed, "seed")
+    check_flag(reanchor, "reanchor")
     check_patience(patience)
     terms = terms_of(position_bias, style, self_preference)
     design = design_of(data, terms)
@@ -221,9 +226,7 @@ def _report_candidate(row: dict) -> None:
 
 def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):
     """The data without the judges :func:`judges_to_leave_out` names, and those judges."""
-    if isinstance(min_comparisons, bool) or not isinstance(min_comparisons, (int, np.integer)) \
-            or min_comparisons < 0:
-        raise ParameterError(f"min_judge_comparisons must be an integer >= 0, got {min_comparisons!r}")
+    check_integer(min_comparisons, "min_judge_comparisons")
     excluded = judges_to_leave_out(data, position_bias, min_comparisons)
     if not excluded:
         return data, {}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..categories import collapse_counts
+from ..checks import check_flag
 from ..comparisons import Comparisons
 from ..errors import DataError, DataWarning, IdentifiabilityError, warn
 from ..graphs import item_graph
 from ..likelihood import judge_totals
+from ..likelihood.terms import Position
 
 __all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties", "judges_to_leave_out",
            "separated_items", "separated_judges"]
@@ -89,6 +91,9 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     ------
     DataError
         When ``data`` is not a :class:`~hja_bayes.comparisons.Comparisons`.
+    ParameterError
+        When ``position_bias`` is not True, False or a
+        :class:`~hja_bayes.likelihood.terms.Position` term (``"no"`` would read as true).
     DisconnectedGraphError
         When the pooled comparison graph is disconnected.
     IdentifiabilityError
@@ -105,6 +110,8 @@ def check_fit_inputs(data, position_bias: bool) -> None:
         if type(data).__name__ == "DataFrame":
             hint = ": build one first, e.g. Comparisons.from_frame(df)"
         raise DataError(f"expected Comparisons, got {type(data).__name__}{hint}")
+    if not isinstance(position_bias, Position):  # a Position term carries its own ridge
+        check_flag(position_bias, "position_bias")
     data.check_connected()
     if position_bias and not data.order_known:
         raise IdentifiabilityError(

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, check_level, index_of
+from ..checks import check_choice, check_integer, check_level, index_of
 from ..errors import DataError, ParameterError
 from .reliability import (
     accuracy_from_confusion,
@@ -172,8 +172,7 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
     if not isinstance(data, Comparisons):
         raise ParameterError(f"agreement needs a Comparisons, got {type(data).__name__}")
     level = check_level(level)
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ParameterError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    check_integer(n_boot, "n_boot")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise ParameterError(f"seed must be an integer or None, got {seed!r}")
     repeated = check_choice(repeated, "repeated", REPEATED)

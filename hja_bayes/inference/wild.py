@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, check_level
+from ..checks import check_choice, check_integer, check_level
 from ..errors import ParameterError
 from .pairs import item_pairs
 
@@ -183,8 +183,7 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
     ParameterError
         Without a CR2 cluster-robust inference, or for ``n < 2``.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ParameterError(f"n must be an integer >= 2, got {n!r}")
+    check_integer(n, "n", 2)
     if getattr(inference, "small_sample", None) != "CR2":
         raise ParameterError("the wild bootstrap perturbs the clusters' scores: it needs "
                              "clusters (read the data with cluster=<column>) and "
