@@ -87,6 +87,11 @@ def test_fit_arguments_of_the_wrong_kind_are_refused_before_any_work():
             hb.fit_hja(data, rank="cv", max_rank=1, **{name: value})
     with pytest.raises(hb.ParameterError, match="position_bias must be True or False"):
         hb.sample_hja(data, 0, position_bias="no", num_samples=1, num_warmup=1)
+    for name, value, message in (("num_samples", 2.5, "an integer >= 1"),  # had passed
+                                 ("num_chains", 0, "an integer >= 1"),
+                                 ("seed", "x", "seed must be an integer >= 0")):  # ValueError
+        with pytest.raises(hb.ParameterError, match=message):
+            hb.sample_hja(data, 0, **{"num_samples": 1, "num_warmup": 1, name: value})
     assert hb.fit_hja(data, rank=0, position_bias=np.bool_(True)).position_bias  # NumPy's: fine
 
 

@@ -53,7 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from ..checks import check_choice, check_positive, check_probability
+from ..checks import check_choice, check_integer, check_probability
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..hja import HJAFit
@@ -86,14 +86,12 @@ _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_e
                  "adapt_state.step_size")
 
 
-def _check_counts(num_warmup, num_samples, num_chains) -> None:
-    """Non-negative integers, positive draws and chains."""
-    for name, value in (("num_warmup", num_warmup), ("num_samples", num_samples),
-                        ("num_chains", num_chains)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ParameterError(f"{name} must be a non-negative integer, got {value!r}")
-    check_positive(num_samples, "num_samples")
-    check_positive(num_chains, "num_chains")
+def _check_counts(num_warmup, num_samples, num_chains, seed) -> None:
+    """Integers: warm-up steps and the seed >= 0, draws and chains >= 1."""
+    check_integer(num_warmup, "num_warmup")
+    check_integer(num_samples, "num_samples", 1)
+    check_integer(num_chains, "num_chains", 1)
+    check_integer(seed, "seed")
 
 
 def sample_hja(
@@ -271,7 +269,7 @@ def sample_hja(
 
     start = check_choice(start, "start", ("laplace", "map"))
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
-    _check_counts(num_warmup, num_samples, num_chains)
+    _check_counts(num_warmup, num_samples, num_chains, seed)
     outcome = deprecated_ties(ties, outcome)
     init, r, pb = resolve_init(data, rank, init, position_bias, outcome, style,
                                 self_preference)
