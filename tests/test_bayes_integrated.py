@@ -520,6 +520,105 @@ def test_drawn_effects_follow_the_exact_conditional_of_two_answer_prompts():
         assert abs(np.corrcoef(residual, delta)[0, 1]) < 4 / np.sqrt(n), q
 
 
+def test_a_single_verdicts_replicate_probabilities_match_direct_quadrature():
+    """A single verdict alone on its prompt is replicated from its outcome probabilities
+    averaged over the answer effects' conditional given the verdict, ``E[p(x) | y]``: the
+    ratio of two one-dimensional integrals, here by SciPy's adaptive quadrature.  Ties count
+    1/2 (a tie observed weighs sqrt(p (1 - p)); ties are never replicated): a typical win, a
+    tie, an improbable win (logit -3, gamma tau 3 per answer); Davidson's ties (nu 0.6): a
+    win and a tie.  The 24-node rule's error on such integrals is about 1e-8 for typical
+    verdicts and at most 7e-4 for improbable ones (``blocks.QUADRATURE``), the weights' single
+    precision 1e-6."""
+    from hja_bayes.bayes.integrated import conditional_probabilities
+
+    def expected(eta, gamma, spread, observed, log_p, p):
+        def mean(c):
+            def f(d):
+                density = np.exp(log_p(eta + gamma * d) @ observed - d**2 / (2 * spread))
+                return density * (p(eta + gamma * d)[c] if c is not None else 1.0)
+            return integrate.quad(f, -40 * np.sqrt(spread), 40 * np.sqrt(spread),
+                                  epsabs=0, epsrel=1e-11, limit=500)[0]
+        return np.array([mean(c) for c in range(3)]) / mean(None)
+
+    def half_log_p(x):
+        lp, lq = -np.logaddexp(0.0, -x), -np.logaddexp(0.0, x)
+        return np.array([lp, (lp + lq) / 2, lq])
+
+    def half_p(x):
+        return np.array([1 / (1 + np.exp(-x)), 0.0, 1 / (1 + np.exp(x))])
+
+    nu = 0.6
+
+    def davidson_log_p(x):
+        log_z = np.logaddexp(np.logaddexp(x / 2, -x / 2), np.log(nu))
+        return np.array([x / 2, np.log(nu), -x / 2]) - log_z
+
+    def davidson_p(x):
+        return np.exp(davidson_log_p(x))
+
+    cases = [  # outcome, eta, gamma, tau of the two answers, the verdict, tolerance
+        ("half", 0.3, 1.0, (0.8, 1.0), [1.0, 0, 0], 1e-5),
+        ("half", -0.5, 1.2, (1.0, 0.7), [0, 1.0, 0], 1e-5),
+        ("half", -3.0, 2.0, (1.5, 1.5), [1.0, 0, 0], 1e-3),
+        ("davidson", 0.4, 1.0, (0.9, 1.1), [1.0, 0, 0], 1e-5),
+        ("davidson", -0.2, 1.3, (1.0, 0.6), [0, 1.0, 0], 1e-5)]
+    block = prompt_blocks(np.array([0]), np.array([1]), np.array([0, 0]))[0]
+    programs = {name: jax.jit(functools.partial(conditional_probabilities, block,
+                                                outcome=outcome_model(name)))
+                for name in ("half", "davidson")}
+    for outcome, eta, gamma, tau, verdict, tol in cases:
+        log_p, p = (half_log_p, half_p) if outcome == "half" else (davidson_log_p, davidson_p)
+        truth = expected(eta, gamma, tau[0] ** 2 + tau[1] ** 2, np.array(verdict), log_p, p)
+        aux = None if outcome == "half" else jnp.full((1, 1), np.log(nu))
+        got, _ = programs[outcome](jnp.array([eta]), jnp.array([gamma]), aux,
+                                   jnp.array([verdict]), jnp.array(tau))
+        np.testing.assert_allclose(np.asarray(got)[0], truth, atol=tol, err_msg=outcome)
+
+
+def test_averaged_single_verdicts_replicate_as_drawn_effects_do():
+    """The effect drawer with single verdicts averaged: their probabilities equal the mean
+    over drawn effects of the probabilities at them (4,000 draws of the same globals, within
+    4.5 Monte Carlo standard errors), alike single verdicts share one integral and get the
+    same values, and the effects of the other prompts are drawn as before (the same random
+    numbers, to rounding)."""
+    from hja_bayes.bayes.recover import EffectDrawer, single_verdict_units
+    from hja_bayes.likelihood import Cells, probabilities
+
+    # prompts 0-3: one verdict each (prompts 1 and 3 alike: same judge, models and verdict);
+    # prompt 4: two verdicts on one pair; prompt 5: three answers
+    first = np.array([0, 2, 4, 6, 8, 8, 10, 11])
+    second = np.array([1, 3, 5, 7, 9, 9, 12, 12])
+    question = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 5])
+    item = np.array([0, 1, 2, 0, 1, 2, 2, 0, 0, 1, 0, 1, 2])
+    judge = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    counts = np.array([[1.0, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 1],
+                       [1, 0, 1], [2, 1, 0]])
+    cells = Cells(judge, item[first], item[second], counts, np.zeros((8, 0)), np.zeros((8, 0)),
+                  np.zeros(0), np.zeros((8, 0)), np.zeros(0))
+    single = single_verdict_units(cells, (first, second), question)
+    assert list(single) == [True, True, True, True, False, False, False, False]
+    n = 4000
+    S = np.broadcast_to(np.array([[0.5, -0.2, -0.3], [0.8, 0.1, -0.9]]), (n, 2, 3))
+    Z, gamma = np.zeros((n, 2, 0)), np.broadcast_to([1.1, 0.8], (n, 2))
+    tau = np.broadcast_to([0.9, 1.2, 0.6], (n, 3))
+    args = (np.arange(n), S, Z, None, gamma, None, tau)
+    averaged = EffectDrawer(cells, (first, second), question, item, HALF, 3, chunk=500,
+                            averaged=single)
+    drawn = EffectDrawer(cells, (first, second), question, item, HALF, 3, chunk=500)
+    alpha, p_bar = averaged.with_probabilities(*args)
+    alpha_all = drawn(*args)
+    multi = np.unique(np.concatenate([first[~single], second[~single]]))
+    # to rounding: a block of other prompts is another vectorised program
+    np.testing.assert_allclose(alpha[:, multi], alpha_all[:, multi], rtol=0, atol=1e-12)
+    eta = (S[:, judge, item[first]] - S[:, judge, item[second]]
+           + gamma[:, judge] * (alpha_all[:, first] - alpha_all[:, second]))
+    p = np.asarray(probabilities(HALF, eta, None))[:, single]
+    mcse = p.std(axis=0) / np.sqrt(n)
+    assert np.all(np.abs(p_bar.mean(axis=0) - p.mean(axis=0)) < 4.5 * mcse + 1e-12)
+    np.testing.assert_allclose(p_bar[:, 1], p_bar[:, 3], rtol=1e-12)
+    assert np.ptp(p_bar, axis=0).max() < 1e-12  # the same globals in every draw
+
+
 def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
     """With integrated prompt effects the stored posterior mean of the cells' expected wins
     (computed with the effects drawn while assembling) equals the one computed again, the
@@ -530,6 +629,29 @@ def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
     del post.posterior["alpha"]  # drawn again, as for a posterior too large to store them
     np.testing.assert_allclose(post.posterior_predictive["expected_wins"].values,
                                expected_wins(post).mean(axis=0), rtol=1e-9)
+
+
+def test_a_large_posterior_replicates_single_verdicts_without_drawing_their_effects():
+    """Where neither the effects nor the per-comparison log-likelihood are stored, single
+    verdicts are replicated from their averaged probabilities: the stored posterior mean of
+    the cells' expected wins agrees with the one computed again with every effect drawn,
+    within 4.5 Monte Carlo standard errors (the draws' own spread, a bound on the
+    difference's)."""
+    from hja_bayes.bayes.ppc import expected_wins
+
+    data, _ = simulate(3, 3, 1, 40, seed=2, questions=90, question_correlation=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        post = sample_hja(data, 1, prompt_effects="integrated", num_warmup=100,
+                          num_samples=100, num_chains=2, seed=1, progress_bar=False,
+                          keep_alpha=False, max_pointwise=0)
+    assert "alpha" not in post.posterior and "log_likelihood" not in post.groups()
+    drawn = expected_wins(post)
+    stored = post.posterior_predictive["expected_wins"].values
+    tolerance = 4.5 * drawn.std(axis=0) / np.sqrt(len(drawn)) + 1e-9
+    assert np.all(np.abs(stored - drawn.mean(axis=0)) < tolerance)
+    # the stored mean is not the drawn one: the single verdicts took the other path
+    assert np.abs(stored - drawn.mean(axis=0)).max() > 1e-6
 
 
 def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):

@@ -56,12 +56,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..likelihood import OutcomeModel, log_likelihood
+from ..likelihood import OutcomeModel, log_likelihood, probabilities
 from .blocks import Block
 from .tiny import UNROLL_LIMIT, cho_solve, cholesky, log_det_factor, solve_lower
 
-__all__ = ["Integrated", "SAMPLING_TOLERANCE", "TOLERANCE", "log_integrals",
-           "prompt_log_likelihood", "prompt_modes", "single_precision"]
+__all__ = ["Integrated", "SAMPLING_TOLERANCE", "TOLERANCE", "conditional_probabilities",
+           "log_integrals", "prompt_log_likelihood", "prompt_modes", "single_precision"]
 
 NEWTON_STEPS = 30  #: Newton iterations at most (they stop earlier: :func:`_mode`).
 #: The iterations stop once a full Newton step moves no coordinate by more than this.
@@ -246,24 +246,34 @@ def _block_pieces(block: Block, eta, gamma_u, aux_u, counts, tau_answer, outcome
     return base, gam, aux, cnt, Q, log_det
 
 
+def _along(v, z, rows):
+    """``v (B, D) . z_m`` for the nodes of each row's prompt (B, M); ``z`` (M, D) shared by
+    the prompts or (P, M, D) with ``rows`` the prompt of each row."""
+    return v @ z.T if z.ndim == 2 else jnp.sum(v[:, None, :] * z[rows], -1)
+
+
+def _node_logits(delta, R, z, base, gam, block):
+    """Every unit's logit at its prompt's nodes ``delta_m = delta + R^-T z_m`` (E, M): its
+    logit at delta plus ``gam (R^-1 c) . z_m``."""
+    c = block.contrast
+    return (base + gam * jnp.sum(c * delta[block.prompt], -1))[:, None] \
+        + gam[:, None] * _along(solve_lower(R[block.prompt], c), z, block.prompt)
+
+
 def _node_log_integrand(delta, R, z, base, gam, aux, counts, block, Q, outcome):
     """``l(delta_m) - delta_m^T Q delta_m / 2`` at the nodes ``delta_m = delta + R^-T z_m``
-    (P, M), for z (M, D) shared by the prompts or (P, M, D).  In z, a unit's logit is its
-    logit at delta plus ``gam (R^-1 c) . z_m`` and the quadratic form ``delta^T Q delta + 2
-    (R^-1 Q delta) . z_m + z_m^T (R^-1 Q R^-T) z_m``: products with a shared rule's nodes,
-    not every prompt's nodes gathered for each of its units (5x faster with 4^4 nodes)."""
-    def along(v, rows):  # v (B, D) . z_m for the nodes of each row's prompt: (B, M)
-        return v @ z.T if z.ndim == 2 else jnp.sum(v[:, None, :] * z[rows], -1)
-
-    c, Q_delta = block.contrast, jnp.sum(Q * delta[:, None, :], -1)
-    x = (base + gam * jnp.sum(c * delta[block.prompt], -1))[:, None] \
-        + gam[:, None] * along(solve_lower(R[block.prompt], c), block.prompt)
+    (P, M), for z (M, D) shared by the prompts or (P, M, D).  In z, a unit's logit is
+    :func:`_node_logits` and the quadratic form ``delta^T Q delta + 2 (R^-1 Q delta) . z_m +
+    z_m^T (R^-1 Q R^-T) z_m``: products with a shared rule's nodes, not every prompt's nodes
+    gathered for each of its units (5x faster with 4^4 nodes)."""
+    Q_delta = jnp.sum(Q * delta[:, None, :], -1)
+    x = _node_logits(delta, R, z, base, gam, block)
     a = None if aux is None else jnp.broadcast_to(aux[:, None, :], x.shape + aux.shape[-1:])
     K = solve_lower(R[:, None], jnp.swapaxes(solve_lower(R[:, None], Q), -1, -2))
     quad_z = (K.reshape(len(K), -1) @ (z[:, :, None] * z[:, None, :]).reshape(len(z), -1).T
               if z.ndim == 2 else _quadratic(z, K))
     quadratic = (jnp.sum(delta * Q_delta, -1)[:, None]
-                 + 2 * along(solve_lower(R, Q_delta), slice(None)) + quad_z)
+                 + 2 * _along(solve_lower(R, Q_delta), z, slice(None)) + quad_z)
     return _segment(log_likelihood(outcome, x, a, counts[:, None, :]), block) - 0.5 * quadratic
 
 
@@ -315,6 +325,48 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
         values = _node_log_integrand(*(single_precision(*inputs) if single else inputs))
     rule = jax.nn.logsumexp(values + jnp.asarray(block.log_weight, values.dtype), axis=-1)
     return rule.astype(eta.dtype) - 0.5 * log_det - log_det_factor(R)
+
+
+def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
+                              outcome: OutcomeModel, start=None):
+    """Each unit's outcome probabilities averaged over its prompt's answer effects given the
+    globals and the prompt's verdicts, ``E[p(x_u) | y_q, globals]``, by the adaptive rule of
+    :func:`log_integrals` (the Laplace approximation's mode for blocks that have one node).
+
+    For a unit alone on its prompt with one verdict this is the distribution of a replicated
+    verdict with the effects integrated out: drawing them and then the verdict gives the
+    same distribution.  Not for prompts of several verdicts, whose replicated verdicts share
+    the effects.
+
+    Parameters as :func:`log_integrals`; no derivatives.  The mode is searched in single
+    precision to :data:`SAMPLING_TOLERANCE` and refined by one Newton step in double (the
+    rule is adaptive: its centre need not be exact); the weights and probabilities at the
+    nodes are summed in single precision (their rounding, about 1e-7 of a probability, is
+    far below the replicated data's own noise).  On Chatbot Arena's 2,745 kinds of single
+    verdicts this takes about 1.2 ms per draw, against about 7 ms to draw their effects.
+
+    Returns
+    -------
+    probabilities : array (E, C)
+        In the order of ``block.unit``.
+    mode : array (P, D)
+        Every prompt's mode (where the next draw's iterations may start).
+    """
+    base, gam, aux, cnt, Q, _ = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                              tau_answer, outcome)
+    args = (base, gam, aux, cnt, block, Q, outcome)
+    delta = _newton_step(_mode(*args, start, tolerance=SAMPLING_TOLERANCE, single=True),
+                         *args)
+    _, _, H = _newton_parts(delta, *args)
+    R = cholesky(H)
+    inputs = single_precision(delta, R, jnp.asarray(block.z, eta.dtype), *args)
+    log_w = _node_log_integrand(*inputs) + jnp.asarray(block.log_weight, jnp.float32)
+    weights = jax.nn.softmax(log_w, axis=-1)[block.prompt]  # (E, M)
+    x = _node_logits(*inputs[:5], inputs[7])
+    a = inputs[5]
+    a = None if a is None else jnp.broadcast_to(a[:, None, :], x.shape + a.shape[-1:])
+    p = jnp.sum(weights[..., None] * probabilities(outcome, x, a), axis=1)
+    return p.astype(eta.dtype), delta
 
 
 def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,

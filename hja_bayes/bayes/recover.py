@@ -40,11 +40,13 @@ from ..jitting import NO_YNNPACK, compile_lowered
 from ..likelihood import OutcomeModel
 from .blocks import prompt_blocks
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
-                         _node_log_integrand, _quadratic, single_precision)
+                         _node_log_integrand, _quadratic, conditional_probabilities,
+                         single_precision)
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
-__all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_effects"]
+__all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_effects",
+           "single_verdict_units"]
 
 #: Offset mixed into the seed of the effects' random numbers.
 _STREAM = 0xA1FA
@@ -172,6 +174,15 @@ class EffectDrawer:
         The posterior's seed.
     chunk : int
         Draws per call (a shorter call is padded to it: one compilation).
+    averaged : bool array (units,), optional
+        Units each alone on its prompt with a single verdict (:func:`single_verdict_units`)
+        whose effects are not drawn: :meth:`with_probabilities` gives their outcome
+        probabilities averaged over the effects' conditional instead
+        (:func:`~hja_bayes.bayes.integrated.conditional_probabilities`), from which a
+        replicated verdict has the distribution it has with the effects drawn.  Alike units
+        (same judge, models, verdict and design row) share one integral.  On Chatbot Arena
+        (7,529 such units of 9,937) a draw took 8.9 ms with every effect drawn, 1.6 ms for
+        the other prompts alone.
 
     Where JAX sees several devices (e.g. the host devices of
     ``numpyro.set_host_device_count`` that run the chains in parallel), each call's draws
@@ -179,28 +190,50 @@ class EffectDrawer:
     """
 
     def __init__(self, cells, prompt, question, item, outcome: OutcomeModel, seed: int,
-                 chunk: int = 256):
+                 chunk: int = 256, averaged=None):
         self.cells = cells
         self.item = np.asarray(item)
         self.judge = np.asarray(cells.judge)
         self.chunk = int(chunk)
-        blocks = prompt_blocks(prompt[0], prompt[1], question)
+        first, second = np.asarray(prompt[0]), np.asarray(prompt[1])
+        m = len(first)
+        averaged = np.zeros(m, bool) if averaged is None else np.asarray(averaged, bool)
+        self.averaged = np.flatnonzero(averaged)
+        # blocks laid out on a subset of the units, their units numbered in the whole
+        drawn = np.flatnonzero(~averaged)
+        blocks = tuple(b._replace(unit=drawn[b.unit])
+                       for b in prompt_blocks(first[drawn], second[drawn], question))
+        keys = np.column_stack([np.asarray(a, dtype=float).reshape(m, -1)[self.averaged]
+                                for a in (cells.judge, cells.first, cells.second,
+                                          cells.counts, cells.X, cells.Xg)])
+        shared, alike = np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]
+        shared = self.averaged[shared]
+        kinds = tuple(b._replace(unit=shared[b.unit])
+                      for b in prompt_blocks(first[shared], second[shared], question))
         counts = jnp.asarray(np.asarray(cells.counts, dtype=float))
         n_answers = len(self.item)
         root = jax.random.fold_in(jax.random.PRNGKey(int(seed)), _STREAM)
+        n_categories = counts.shape[1]
 
         def one(starts, args):
             index, eta, gam, aux, tau = args
             key = jax.random.fold_in(root, index)
             alpha, modes = conditional_effects(key, blocks, eta, gam, aux, counts, tau,
-                                               outcome, n_answers, starts=starts)
-            return modes, alpha
+                                               outcome, n_answers, starts=starts[0])
+            p = jnp.zeros((m, n_categories), eta.dtype)
+            kind_modes = []
+            for block, start in zip(kinds, starts[1]):
+                p_block, mode = conditional_probabilities(block, eta, gam, aux, counts, tau,
+                                                          outcome, start)
+                p = p.at[block.unit].set(p_block)
+                kind_modes.append(mode)
+            return (modes, tuple(kind_modes)), (alpha, p[shared][alike.ravel()])
 
         def draw(*args):
             # the first draw's Newton iterations start at 0, every later one's at the modes
             # of the draw before it (neighbouring draws of a chain are close)
-            zeros = tuple(jnp.zeros((len(b.index), b.contrast.shape[1]), args[1].dtype)
-                          for b in blocks)
+            zeros = tuple(tuple(jnp.zeros((len(b.index), b.contrast.shape[1]), args[1].dtype)
+                                for b in group) for group in (blocks, kinds))
             return jax.lax.scan(one, zeros, args)[1]
 
         # one draw after another: a vectorised map over draws batches the Newton loops, a
@@ -222,11 +255,18 @@ class EffectDrawer:
         """Effects (draws, answers) of the draws ``index`` (their global positions).
 
         ``S`` (d, K, N), ``Z`` (d, K, q), ``theta`` (d, g) or None, ``gamma`` (d, K),
-        ``aux`` (d, K, n_aux) unconstrained or None, ``tau`` (d, N).
+        ``aux`` (d, K, n_aux) unconstrained or None, ``tau`` (d, N).  The effects of
+        ``averaged`` units' prompts are not drawn (0).
         """
+        return self.with_probabilities(index, S, Z, theta, gamma, aux, tau)[0]
+
+    def with_probabilities(self, index, S, Z, theta, gamma, aux, tau):
+        """The effects, as :meth:`__call__`, and the ``averaged`` units' outcome
+        probabilities (draws, averaged units, C), in the order of ``self.averaged``."""
         index = np.asarray(index)
         d = len(index)
         out = np.empty((d, len(self.item)))
+        averaged = np.empty((d, len(self.averaged), np.shape(self.cells.counts)[1]))
         for start in range(0, d, self.chunk):
             stop = min(start + self.chunk, d)
             take = np.arange(start, start + self.chunk).clip(max=stop - 1)
@@ -239,10 +279,22 @@ class EffectDrawer:
             if self.lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
                 args = tuple(None if a is None else np.reshape(a, (self.lanes, -1) + a.shape[1:])
                              for a in args)
-            values = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
-            values = np.asarray(values).reshape(self.chunk, -1)
-            out[start:stop] = values[: stop - start]
-        return out
+            values, p = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
+            out[start:stop] = np.asarray(values).reshape(self.chunk, -1)[: stop - start]
+            averaged[start:stop] = np.asarray(p).reshape(
+                (self.chunk,) + averaged.shape[1:])[: stop - start]
+        return out, averaged
+
+
+def single_verdict_units(cells, prompt, question) -> np.ndarray:
+    """Which units are alone on their prompt and hold a single verdict (bool, (units,)).
+
+    ``prompt`` (first, second): each unit's answers; ``question`` (answers,): the prompt of
+    every answer.
+    """
+    n = np.asarray(cells.counts, dtype=float).sum(axis=1)
+    q = np.asarray(question)[np.asarray(prompt[0])]
+    return (np.bincount(q)[q] == 1) & (n == 1)
 
 
 def answer_items(prompt, cells, n_answers: int) -> np.ndarray:
