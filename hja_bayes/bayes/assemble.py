@@ -78,7 +78,8 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
     seed : int
     max_pointwise : int
     effects : EffectDrawer, optional
-        Draws the answer effects (integrated prompt effects: ``draws["alpha"]`` is None).
+        Draws the answer effects (integrated prompt effects: ``draws["alpha"]`` is None),
+        and gives the outcome probabilities of the units it averages instead.
     keep_effects : bool
         Return the drawn effects.
 
@@ -88,7 +89,9 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
         ``wins``, ``ties`` (chain, draw, cells) and ``categories`` (chain, draw, K, C), and
         ``expected_wins`` (cells): the posterior mean of each cell's expected wins of the
         first-shown item (ties 1/2), :func:`~hja_bayes.bayes.ppc.expected_wins` averaged
-        over the draws, computed here where integrated prompt effects are drawn anyway.
+        over the draws, computed here where integrated prompt effects are drawn anyway
+        (for the units ``effects`` averages, from their averaged probabilities: the same
+        mean, with less Monte Carlo noise than the draws give).
     pointwise : ndarray (chain, draw, comparisons) or None
     labels : dict or None
         ``unit``, ``cell`` and ``outcome`` (category label) of every comparison.
