@@ -231,7 +231,7 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
         # with neither the effects nor the per-comparison log-likelihood stored, a single
         # verdict alone on its prompt is replicated from its probabilities averaged over
         # its effects' conditional: the same distribution, without drawing them (Chatbot
-        # Arena: 7,529 of 9,937 units, the draws of the effects 8.9 -> ~2 ms per draw)
+        # Arena: 7,529 of 9,937 units, the draws of the effects 8.9 -> 2.8 ms per draw)
         averaged = None
         if not keep_alpha and not keeps_pointwise(units.cells.counts, S.shape[0] * S.shape[1],
                                                   max_pointwise):
