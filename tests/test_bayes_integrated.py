@@ -580,7 +580,11 @@ def test_averaged_single_verdicts_replicate_as_drawn_effects_do():
     over drawn effects of the probabilities at them (4,000 draws of the same globals, within
     4.5 Monte Carlo standard errors), alike single verdicts share one integral and get the
     same values, and the effects of the other prompts are drawn as before (the same random
-    numbers, to rounding)."""
+    numbers, to rounding).  The posterior predictive averages them only where neither the
+    effects nor the log-likelihood are stored, and its expected wins and replicated wins
+    follow the averaged probabilities."""
+    from hja_bayes.bayes.assemble import averaged_units, predictive
+    from hja_bayes.bayes.convert import Units
     from hja_bayes.bayes.recover import EffectDrawer, single_verdict_units
     from hja_bayes.likelihood import Cells, probabilities
 
@@ -618,6 +622,30 @@ def test_averaged_single_verdicts_replicate_as_drawn_effects_do():
     np.testing.assert_allclose(p_bar[:, 1], p_bar[:, 3], rtol=1e-12)
     assert np.ptp(p_bar, axis=0).max() < 1e-12  # the same globals in every draw
 
+    # the posterior predictive: which units are averaged, and the cells' expected wins from
+    # their averaged probabilities against those from drawn effects (2 chains x 2,000 draws)
+    units = Units(cells, np.arange(8), (first, second))
+    assert averaged_units(units, question, n, 10 * n * 9, keep_alpha=False) is None
+    assert averaged_units(units, question, n, 0, keep_alpha=True) is None
+    np.testing.assert_array_equal(averaged_units(units, question, n, 0, keep_alpha=False),
+                                  single)
+    draws = {"S": S.reshape(2, n // 2, 2, 3), "Z": Z.reshape(2, n // 2, 2, 0), "theta": None,
+             "gamma": gamma.reshape(2, n // 2, 2), "alpha": None, "aux": None,
+             "tau": tau.reshape(2, n // 2, 3)}
+    with_average = predictive(draws, units, HALF, 8, 5, 0, averaged)
+    with_draws = predictive(draws, units, HALF, 8, 5, 0, drawn)
+    assert with_average[1] is None and with_draws[1] is None  # no log-likelihood stored
+    expected = [r[0]["expected_wins"] for r in (with_average, with_draws)]
+    np.testing.assert_allclose(expected[0][~single], expected[1][~single], atol=1e-12)
+    win = p[..., 0] + 0.5 * p[..., 1]  # a single verdict's expected wins, draw by draw
+    assert np.all(np.abs(expected[0][single] - expected[1][single])
+                  < 4.5 * win.std(axis=0) / np.sqrt(n))
+    assert np.abs(expected[0][single] - (p_bar[0, :, 0] + 0.5 * p_bar[0, :, 1])).max() < 1e-12
+    # replicated wins of the single verdicts: Bernoulli draws with the averaged probabilities
+    wins = with_average[0]["wins"].reshape(n, 8)[:, single]
+    assert np.all(np.abs(wins.mean(axis=0) - p_bar[0, :, 0]) < 4.5 * np.sqrt(
+        p_bar[0, :, 0] * (1 - p_bar[0, :, 0]) / n))
+
 
 def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
     """With integrated prompt effects the stored posterior mean of the cells' expected wins
@@ -629,29 +657,6 @@ def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
     del post.posterior["alpha"]  # drawn again, as for a posterior too large to store them
     np.testing.assert_allclose(post.posterior_predictive["expected_wins"].values,
                                expected_wins(post).mean(axis=0), rtol=1e-9)
-
-
-def test_a_large_posterior_replicates_single_verdicts_without_drawing_their_effects():
-    """Where neither the effects nor the per-comparison log-likelihood are stored, single
-    verdicts are replicated from their averaged probabilities: the stored posterior mean of
-    the cells' expected wins agrees with the one computed again with every effect drawn,
-    within 4.5 Monte Carlo standard errors (the draws' own spread, a bound on the
-    difference's)."""
-    from hja_bayes.bayes.ppc import expected_wins
-
-    data, _ = simulate(3, 3, 1, 40, seed=2, questions=90, question_correlation=0.5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        post = sample_hja(data, 1, prompt_effects="integrated", num_warmup=100,
-                          num_samples=100, num_chains=2, seed=1, progress_bar=False,
-                          keep_alpha=False, max_pointwise=0)
-    assert "alpha" not in post.posterior and "log_likelihood" not in post.groups()
-    drawn = expected_wins(post)
-    stored = post.posterior_predictive["expected_wins"].values
-    tolerance = 4.5 * drawn.std(axis=0) / np.sqrt(len(drawn)) + 1e-9
-    assert np.all(np.abs(stored - drawn.mean(axis=0)) < tolerance)
-    # the stored mean is not the drawn one: the single verdicts took the other path
-    assert np.abs(stored - drawn.mean(axis=0)).max() > 1e-6
 
 
 def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):

@@ -25,7 +25,8 @@ from .predictive import (comparison_index, outcome_log_likelihood, replicate_out
 from .prompts import entry_answers, marginal_consensus
 from .recover import EffectDrawer, single_verdict_units
 
-__all__ = ["POINTWISE_LIMIT", "assemble", "data_units", "keeps_pointwise", "predictive"]
+__all__ = ["POINTWISE_LIMIT", "assemble", "averaged_units", "data_units", "keeps_pointwise",
+           "predictive"]
 
 #: Largest number of values (draws x comparisons) stored in the ``log_likelihood`` group
 #: (25 million float64 values = 200 MB); above it the group is left out (PSIS-LOO by
@@ -58,6 +59,22 @@ def keeps_pointwise(counts, draws: int, max_pointwise: int) -> bool:
     counts = np.asarray(counts, dtype=float)
     return bool(np.allclose(counts, np.rint(counts))
                 and draws * int(np.rint(counts).sum()) <= max_pointwise)
+
+
+def averaged_units(units: Units, question, draws: int, max_pointwise: int,
+                   keep_alpha: bool) -> np.ndarray | None:
+    """The units whose replicated data come from their outcome probabilities averaged over
+    their integrated prompt effects (:class:`~hja_bayes.bayes.recover.EffectDrawer`), or
+    None: the single verdicts alone on their prompt, where neither the effects
+    (``keep_alpha``) nor the per-comparison log-likelihood are stored (both need every
+    effect drawn).  The replicated verdicts have the same distribution, and the effects are
+    not drawn (Chatbot Arena: 7,529 of 9,937 units, 8.9 -> 2.8 ms per draw).
+
+    ``question`` (answers,): the prompt of every answer; ``draws``: chains x draws.
+    """
+    if keep_alpha or keeps_pointwise(units.cells.counts, draws, max_pointwise):
+        return None
+    return single_verdict_units(units.cells, units.prompt, question)
 
 
 def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, seed,
@@ -228,14 +245,8 @@ def assemble(samples: dict, sample_stats: dict, aligned: AlignedDraws, data, ini
         alpha = None
         if keep_alpha is None:
             keep_alpha = S.shape[0] * S.shape[1] * len(answers.labels) <= max_pointwise
-        # with neither the effects nor the per-comparison log-likelihood stored, a single
-        # verdict alone on its prompt is replicated from its probabilities averaged over
-        # its effects' conditional: the same distribution, without drawing them (Chatbot
-        # Arena: 7,529 of 9,937 units, the draws of the effects 8.9 -> 2.8 ms per draw)
-        averaged = None
-        if not keep_alpha and not keeps_pointwise(units.cells.counts, S.shape[0] * S.shape[1],
-                                                  max_pointwise):
-            averaged = single_verdict_units(units.cells, units.prompt, answers.question)
+        averaged = averaged_units(units, answers.question, S.shape[0] * S.shape[1],
+                                  max_pointwise, keep_alpha)
         effects = EffectDrawer(units.cells, units.prompt, answers.question, answers.item,
                                outcome, seed, averaged=averaged)
     else:
