@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Block", "QUADRATURE", "prompt_blocks"]
+__all__ = ["Block", "QUADRATURE", "prompt_blocks", "unit_keys"]
 
 #: Default Gauss-Hermite nodes per dimension of the product rule, for blocks of one to four
 #: dimensions (larger blocks: the Laplace approximation).  One dimension takes 24 nodes, not
@@ -65,6 +65,16 @@ class Block(NamedTuple):
     z: np.ndarray
     log_weight: np.ndarray
     copies: np.ndarray
+
+
+def unit_keys(cells) -> np.ndarray:
+    """Everything a unit's likelihood depends on besides the globals and its answers'
+    effects: its judge, models, counts and design rows, one row per unit (``unit_keys`` of
+    :func:`prompt_blocks`)."""
+    m = len(np.asarray(cells.judge))
+    return np.column_stack([np.asarray(a, dtype=float).reshape(m, -1)
+                            for a in (cells.judge, cells.first, cells.second, cells.counts,
+                                      cells.X, cells.Xg)])
 
 
 def _rule(dim: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:

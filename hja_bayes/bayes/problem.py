@@ -21,7 +21,7 @@ from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..hja import HJAFit, check_fit_inputs, fit_hja
 from ..likelihood import OutcomeModel, cells_of, outcome_model
 from ..likelihood.terms import Position, design_of, terms_of
-from .blocks import QUADRATURE, prompt_blocks
+from .blocks import QUADRATURE, prompt_blocks, unit_keys
 from .integrated import TOLERANCE, Integrated
 from .model import FOLDED_TAU, POSITION, TermLayout, chart_at, hja_model, term_layout, unconstrain
 from .outcomes import AUX_SITE, is_symmetric, log_scale_aux
@@ -198,12 +198,9 @@ def build_problem(data, init: HJAFit, r: int, pb: bool, prompt, priors,
             params0[FOLDED_TAU] = jnp.full(N, 0.5 * priors.tau_scale)
             # prompts whose units are alike share one integral (the blocks hold for these
             # counts only: the model is never given others)
-            keys = np.column_stack([np.asarray(a, dtype=float).reshape(len(answers.first), -1)
-                                    for a in (cells.judge, cells.first, cells.second,
-                                              cells.counts, cells.X, cells.Xg)])
             blocks = prompt_blocks(answers.first, answers.second, answers.question,
                                    len(model_data.clusters.names), quadrature=quadrature,
-                                   unit_keys=keys)
+                                   unit_keys=unit_keys(cells))
             integrated = Integrated(blocks)
         else:
             params0["tau"] = jnp.full(N, jnp.log(0.5 * priors.tau_scale))  # unconstrained: log

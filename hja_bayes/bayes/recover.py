@@ -38,7 +38,7 @@ import numpy as np
 
 from ..jitting import NO_YNNPACK, compile_lowered
 from ..likelihood import OutcomeModel
-from .blocks import prompt_blocks
+from .blocks import prompt_blocks, unit_keys
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
                          _node_log_integrand, _quadratic, conditional_probabilities,
                          single_precision)
@@ -203,10 +203,10 @@ class EffectDrawer:
         drawn = np.flatnonzero(~averaged)
         blocks = tuple(b._replace(unit=drawn[b.unit])
                        for b in prompt_blocks(first[drawn], second[drawn], question))
-        keys = np.column_stack([np.asarray(a, dtype=float).reshape(m, -1)[self.averaged]
-                                for a in (cells.judge, cells.first, cells.second,
-                                          cells.counts, cells.X, cells.Xg)])
-        shared, alike = np.unique(keys, axis=0, return_index=True, return_inverse=True)[1:]
+        # the averaged units' integrals: one per kind of alike units (``shared``: the unit
+        # standing for each kind; ``alike``: each averaged unit's kind)
+        shared, alike = np.unique(unit_keys(cells)[self.averaged], axis=0, return_index=True,
+                                  return_inverse=True)[1:]
         shared = self.averaged[shared]
         kinds = tuple(b._replace(unit=shared[b.unit])
                       for b in prompt_blocks(first[shared], second[shared], question))
