@@ -362,10 +362,11 @@ def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_ans
     inputs = single_precision(delta, R, jnp.asarray(block.z, eta.dtype), *args)
     log_w = _node_log_integrand(*inputs) + jnp.asarray(block.log_weight, jnp.float32)
     weights = jax.nn.softmax(log_w, axis=-1)[block.prompt]  # (E, M)
-    x = _node_logits(*inputs[:5], inputs[7])
-    a = inputs[5]
-    a = None if a is None else jnp.broadcast_to(a[:, None, :], x.shape + a.shape[-1:])
-    p = jnp.sum(weights[..., None] * probabilities(outcome, x, a), axis=1)
+    delta_1, R_1, z_1, base_1, gam_1, aux_1, _, block_1 = inputs[:8]
+    x = _node_logits(delta_1, R_1, z_1, base_1, gam_1, block_1)
+    if aux_1 is not None:
+        aux_1 = jnp.broadcast_to(aux_1[:, None, :], x.shape + aux_1.shape[-1:])
+    p = jnp.sum(weights[..., None] * probabilities(outcome, x, aux_1), axis=1)
     return p.astype(eta.dtype), delta
 
 
