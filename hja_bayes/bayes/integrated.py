@@ -351,9 +351,13 @@ def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_ans
         In the order of ``block.unit``.
     mode : array (P, D)
         Every prompt's mode (where the next draw's iterations may start).
+    log_marginal : array (P,)
+        Every prompt's ``log p(y_q | globals)``, as :func:`log_integrals` gives it (the
+        rule summed in single precision): for a single verdict, the density of its outcome
+        with the effects integrated out, which leave-one-out needs.
     """
-    base, gam, aux, cnt, Q, _ = _block_pieces(block, eta, gamma_u, aux_u, counts,
-                                              tau_answer, outcome)
+    base, gam, aux, cnt, Q, log_det = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                                    tau_answer, outcome)
     args = (base, gam, aux, cnt, block, Q, outcome)
     delta = _newton_step(_mode(*args, start, tolerance=SAMPLING_TOLERANCE, single=True),
                          *args)
@@ -367,7 +371,9 @@ def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_ans
     if aux_1 is not None:
         aux_1 = jnp.broadcast_to(aux_1[:, None, :], x.shape + aux_1.shape[-1:])
     p = jnp.sum(weights[..., None] * probabilities(outcome, x, aux_1), axis=1)
-    return p.astype(eta.dtype), delta
+    log_marginal = (jax.nn.logsumexp(log_w, axis=-1).astype(eta.dtype) - 0.5 * log_det
+                    - log_det_factor(R))
+    return p.astype(eta.dtype), delta, log_marginal
 
 
 def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,

@@ -32,6 +32,8 @@ power of the dimension (four free dimensions: 70% of the candidates at 1.3, 27% 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -45,8 +47,8 @@ from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
-__all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_effects",
-           "single_verdict_units"]
+__all__ = ["DrawnEffects", "EffectDrawer", "conditional_effects", "effects_from_contrasts",
+           "posterior_drawer", "posterior_effects", "single_verdict_units"]
 
 #: Offset mixed into the seed of the effects' random numbers.
 _STREAM = 0xA1FA
@@ -221,13 +223,17 @@ class EffectDrawer:
             alpha, modes = conditional_effects(key, blocks, eta, gam, aux, counts, tau,
                                                outcome, n_answers, starts=starts[0])
             p = jnp.zeros((m, n_categories), eta.dtype)
+            log_marginal = jnp.zeros(m, eta.dtype)
             kind_modes = []
             for block, start in zip(kinds, starts[1]):
-                p_block, mode = conditional_probabilities(block, eta, gam, aux, counts, tau,
-                                                          outcome, start)
+                p_block, mode, lm = conditional_probabilities(block, eta, gam, aux, counts,
+                                                              tau, outcome, start)
                 p = p.at[block.unit].set(p_block)
+                log_marginal = log_marginal.at[block.unit].set(lm[block.prompt])
                 kind_modes.append(mode)
-            return (modes, tuple(kind_modes)), (alpha, p[shared][alike.ravel()])
+            like = alike.ravel()
+            return (modes, tuple(kind_modes)), (alpha, p[shared][like],
+                                                log_marginal[shared][like])
 
         def draw(*args):
             # the first draw's Newton iterations start at 0, every later one's at the modes
@@ -258,15 +264,16 @@ class EffectDrawer:
         ``aux`` (d, K, n_aux) unconstrained or None, ``tau`` (d, N).  The effects of
         ``averaged`` units' prompts are not drawn (0).
         """
-        return self.with_probabilities(index, S, Z, theta, gamma, aux, tau)[0]
+        return self.with_probabilities(index, S, Z, theta, gamma, aux, tau).alpha
 
-    def with_probabilities(self, index, S, Z, theta, gamma, aux, tau):
+    def with_probabilities(self, index, S, Z, theta, gamma, aux, tau) -> "DrawnEffects":
         """The effects, as :meth:`__call__`, and the ``averaged`` units' outcome
-        probabilities (draws, averaged units, C), in the order of ``self.averaged``."""
+        probabilities and log densities, in the order of ``self.averaged``."""
         index = np.asarray(index)
         d = len(index)
         out = np.empty((d, len(self.item)))
         averaged = np.empty((d, len(self.averaged), np.shape(self.cells.counts)[1]))
+        log_marginal = np.empty((d, len(self.averaged)))
         for start in range(0, d, self.chunk):
             stop = min(start + self.chunk, d)
             take = np.arange(start, start + self.chunk).clip(max=stop - 1)
@@ -279,11 +286,31 @@ class EffectDrawer:
             if self.lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
                 args = tuple(None if a is None else np.reshape(a, (self.lanes, -1) + a.shape[1:])
                              for a in args)
-            values, p = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
+            values, p, lm = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
             out[start:stop] = np.asarray(values).reshape(self.chunk, -1)[: stop - start]
             averaged[start:stop] = np.asarray(p).reshape(
                 (self.chunk,) + averaged.shape[1:])[: stop - start]
-        return out, averaged
+            log_marginal[start:stop] = np.asarray(lm).reshape(self.chunk, -1)[: stop - start]
+        return DrawnEffects(out, averaged, log_marginal)
+
+
+class DrawnEffects(NamedTuple):
+    """What :meth:`EffectDrawer.with_probabilities` returns.
+
+    Attributes
+    ----------
+    alpha : (draws, answers)
+        The answer effects (0 on the prompts of averaged units).
+    probabilities : (draws, averaged units, C)
+        Each averaged unit's outcome probabilities averaged over its effects' conditional
+        given its verdict, ``E[p(x) | y, globals]``.
+    log_marginal : (draws, averaged units)
+        Each averaged unit's ``log p(y | globals)``, its effects integrated out.
+    """
+
+    alpha: np.ndarray
+    probabilities: np.ndarray
+    log_marginal: np.ndarray
 
 
 def single_verdict_units(cells, prompt, question) -> np.ndarray:
@@ -312,12 +339,25 @@ def posterior_effects(idata) -> np.ndarray:
     from their conditional posteriors with the posterior's seed, the same numbers as when
     it was assembled.
     """
+    from .convert import posterior_draws
+
+    if "alpha" in idata.posterior:
+        return posterior_draws(idata, "alpha")
+    drawer, args = posterior_drawer(idata)
+    return drawer(*args)
+
+
+def posterior_drawer(idata, average_singles: bool = False) -> tuple:
+    """``(drawer, args)``: an :class:`EffectDrawer` for a posterior with prompt effects and
+    the arguments of a call over all its draws (``drawer(*args)``: the effects of
+    :func:`posterior_effects`).  With ``average_singles``, single verdicts alone on their
+    prompt (:func:`single_verdict_units`) are averaged over their effects instead of drawn
+    (their probabilities and log densities come from
+    :meth:`EffectDrawer.with_probabilities`; the other prompts' effects are the same)."""
     from .convert import posterior_draws, posterior_outcome, posterior_units
     from .outcomes import log_scale_aux
     from .predictive import posterior_coefficients
 
-    if "alpha" in idata.posterior:
-        return posterior_draws(idata, "alpha")
     units = posterior_units(idata)
     c = idata.constant_data
     if units.prompt is None or "entry_cluster" not in c:
@@ -331,13 +371,15 @@ def posterior_effects(idata) -> np.ndarray:
     question[first], question[second] = cluster, cluster
     outcome = posterior_outcome(idata)
     item = answer_items(units.prompt, units.cells, n_answers)
+    averaged = (single_verdict_units(units.cells, units.prompt, question) if average_singles
+                else None)
     drawer = EffectDrawer(units.cells, units.prompt, question, item, outcome,
-                          int(idata.posterior.attrs["seed"]))
+                          int(idata.posterior.attrs["seed"]), averaged=averaged)
     S = posterior_draws(idata, "S")
     Z, theta = posterior_coefficients(idata)
     aux = None
     if outcome.n_aux:
         aux = log_scale_aux(outcome, np.stack([posterior_draws(idata, name)
                                                for name in outcome.aux_names], axis=-1))
-    return drawer(np.arange(S.shape[0]), S, Z, theta, posterior_draws(idata, "gamma"), aux,
-                  posterior_draws(idata, "tau"))
+    return drawer, (np.arange(S.shape[0]), S, Z, theta, posterior_draws(idata, "gamma"), aux,
+                    posterior_draws(idata, "tau"))
