@@ -150,7 +150,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         from .recover import posterior_drawer
 
         drawer, args = posterior_drawer(idata, average_singles=integrate)
-        alpha, _, single_ll = drawer.with_probabilities(*args)
+        alpha, _, single_ll = drawer.with_probabilities(*args, probabilities=False)
         single_at[drawer.averaged] = np.arange(len(drawer.averaged))
     k_all, elpd_all, lpd_all, w_all, cell_all, out_all = [], [], [], [], [], []
     for start in range(0, n_cells, chunk):
