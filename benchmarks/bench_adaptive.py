@@ -14,7 +14,11 @@ uniform) and then spends, round after round, 10% of what it has spent so far:
   one more battle, ``sqrt(s2 / n) - sqrt(s2 / (n + 1))``, ``s2 = p (1 - p)`` with the pooled
   win rate p smoothed by +1/+2, n its battles so far; the judge uniform, the order random);
 * adaptive_explore30, adaptive_explore50 (only with ``--methods``): 30% (50%) of every
-  round uniformly at random, the rest as ``next_comparisons`` asks.
+  round uniformly at random, the rest as ``next_comparisons`` asks;
+* adaptive_once, adaptive_doubling, adaptive_weighted20 (only with ``--parts coverage
+  --methods``): the whole budget asked for at once after the start, rounds as large as what
+  was spent before them, and a randomised rule with known probabilities fitted with
+  importance weights (:func:`weighted_rows`).
 
 After each round the goals are checked with the package's joint (max-|t|, 95%) intervals
 from the cluster-robust covariance:
@@ -110,9 +114,11 @@ class Truth:
         return (ndtr(-latent) < p).astype(float)
 
 
-def comparisons(truth: Truth, k, i, j, q, y):
-    """Rows -> Comparisons with prompts (clusters), naming only the judges present."""
-    counts = np.column_stack([y, np.zeros_like(y), 1 - y])
+def comparisons(truth: Truth, k, i, j, q, y, w=None):
+    """Rows -> Comparisons with prompts (clusters), naming only the judges present; with
+    ``w``, each verdict counts ``w`` times (fractional counts: a weighted fit)."""
+    w = np.ones(len(y)) if w is None else w
+    counts = np.column_stack([w * y, np.zeros_like(y), w * (1 - y)])
     present, k = np.unique(k, return_inverse=True)
     return aggregate_cells(tuple(JUDGES[x] for x in present),
                            tuple(f"m{x:02d}" for x in range(truth.N)), k, i, j, counts,
@@ -270,11 +276,38 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
 
 # ------------------------------------------------------------------------- coverage
 #: Designs of the fixed-budget coverage runs: the adaptive rule, uniform random allocation,
-#: the adaptive rule with prompts drawn uniformly (not spread over answers), and the adaptive
-#: rule with 30% or 50% of each round's spending uniformly at random.
+#: the adaptive rule with prompts drawn uniformly (not spread over answers), the adaptive
+#: rule with 30% or 50% of each round's spending uniformly at random, the rule asked once
+#: for the whole budget after the start (one adaptation) or at doubling budgets (four), and
+#: a randomised rule with known probabilities fitted with importance weights
+#: (:func:`weighted_rows`).
 COVERAGE_DESIGNS = ("adaptive", "random", "adaptive_random_prompts", "adaptive_explore30",
-                    "adaptive_explore50")
+                    "adaptive_explore50", "adaptive_once", "adaptive_doubling",
+                    "adaptive_weighted20")
 EXPLORE = "adaptive_explore"  # + the share of each round spent at random, in percent
+WEIGHTED = "adaptive_weighted"  # + the share of uniform allocation mixed in, in percent
+
+
+def weighted_rows(fit, rng, spend, goal, seed, N, share):
+    """A randomised round with known selection probabilities: every verdict's (judge,
+    ordered pair) drawn independently from ``(1 - share)`` times the shares of what
+    ``next_comparisons`` asks for this round plus ``share`` times uniform allocation, prompts
+    uniform; each verdict weighted ``sqrt(uniform / its probability)`` (the square-root
+    importance weights of adaptively weighted M-estimators, Zhang, Janson and Murphy 2021:
+    with known probabilities the weighted scores have a conditional variance fixed in advance,
+    that of uniform allocation, and the cluster-robust intervals of the weighted fit keep
+    their level)."""
+    k, i, j, _ = adaptive_rows(fit, spend, goal, seed, N, prompt_rng=rng)
+    units = 3 * N * N
+    asked = np.bincount((k * N + i) * N + j, minlength=units).astype(float)
+    judge, first, second = np.unravel_index(np.arange(units), (3, N, N))
+    uniform = np.where(first != second, 1.0 / (3 * N * (N - 1)), 0.0)
+    p = ((1 - share) * asked / asked.sum() + share * uniform) if asked.sum() > 0 else uniform
+    n = int(2 * spend / COSTS.min()) + 10
+    u = rng.choice(units, size=n, p=p)
+    u = u[:min(_until(rng, spend, judge[u]), n)]
+    return (judge[u], first[u], second[u], rng.integers(PROMPTS, size=len(u)),
+            np.sqrt(uniform[u] / p[u]))
 
 
 def _round_rows(method, fit, rng, spend, goal, seed, N):
@@ -368,17 +401,29 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
             fit = hb.fit_hja(comparisons(truth, k, i, j, q, y), rank=1, position_bias=True)
             spent = float(COSTS[k].sum())
             while spent < budget:
-                spend = min(0.1 * spent, budget - spent)
-                k, i, j, q = _round_rows(method, fit, rng, spend, goal, seed, N)
+                spend = min({"adaptive_once": budget, "adaptive_doubling": spent}.get(
+                    method, 0.1 * spent), budget - spent)
+                w = None
+                if method.startswith(WEIGHTED):
+                    k, i, j, q, w = weighted_rows(fit, rng, spend, goal, seed, N,
+                                                  int(method[len(WEIGHTED):]) / 100)
+                elif method in ("adaptive_once", "adaptive_doubling"):
+                    k, i, j, q = adaptive_rows(fit, spend, goal, seed, N)
+                else:
+                    k, i, j, q = _round_rows(method, fit, rng, spend, goal, seed, N)
                 if len(k) == 0:
                     break
                 y = truth.draw(draw_rng, k, i, j, q)
                 spent += float(COSTS[k].sum())
-                fit = fit.update(comparisons(truth, k, i, j, q, y))
+                fit = fit.update(comparisons(truth, k, i, j, q, y, w))
             _, _, _, joint, marginal = check(fit, truth)
+            _, se = _pair_differences(fit, N)
+            neighbours = (np.abs(truth.rank[:, None] - truth.rank[None, :]) == 1)[
+                np.triu_indices(N, 1)]
             out["runs"].append({"seed": seed, "method": method, "cost": spent,
                                 "joint_coverage": joint, "marginal_coverage": marginal,
-                                "mean_z2": float(np.mean(_pair_z(fit, truth) ** 2))})
+                                "mean_z2": float(np.mean(_pair_z(fit, truth) ** 2)),
+                                "neighbour_se": float(se[neighbours].mean())})
             if pairs:
                 groups[method].append(_pair_groups(fit, truth))
         if (seed - seed_start) % 10 == 9:
@@ -399,8 +444,10 @@ def _coverage_rows(runs):
         marg = np.array([r["marginal_coverage"] for r in mine])
         z2 = [r["mean_z2"] for r in mine if "mean_z2" in r]
         z2 = f"{np.mean(z2):.3f}" if len(z2) == n else "-"
+        se = [r["neighbour_se"] for r in mine if "neighbour_se" in r]
+        se = f"{np.mean(se):.3f} ({len(se)} seeds)" if se else "-"
         yield m, (f"{n} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(n):.3f}) | "
-                  f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2}")
+                  f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2} | {se}")
 
 
 def _pair_table(by_pair, coverage) -> list[str]:
@@ -843,13 +890,21 @@ def summarise(results) -> list[str]:
             "## Coverage after a fixed budget", "",
             f"N = {cov['N']}, the simulated panel above; from a random start worth "
             f"{cov['start']:,.0f}, {cov['budget']:,.0f} spent in rounds of 10% either as "
-            f"`next_comparisons(goal=\"{cov['goal']}\")` asks or uniformly at random; no "
-            "data-dependent stopping (the goal rows above stop when the goal holds, which "
-            "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds."
+            f"`next_comparisons(goal=\"{cov['goal']}\")` asks or uniformly at random "
+            "(adaptive_once: the whole budget asked for at once after the start; "
+            "adaptive_doubling: rounds as large as what was spent before them; "
+            "adaptive_weighted20: each verdict drawn from 80% the rule's shares + 20% "
+            "uniform, fitted with square-root importance weights toward uniform allocation); "
+            "no data-dependent stopping (the goal rows above stop when the goal holds, which "
+            "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds. "
+            "The last column: the mean standard error of the true neighbours' differences "
+            "(the precision the design buys where the ranks goal needs it; recorded from "
+            "2026-12-05 on)."
             + (f" {cov['note']}" if cov.get("note") else ""), "",
             "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
-            "every mu_i - mu_j (nominal 0.95) | mean squared z of mu_i - mu_j (nominal 1) |",
-            "|---|---|---|---|---|"]
+            "every mu_i - mu_j (nominal 0.95) | mean squared z of mu_i - mu_j (nominal 1) | "
+            "mean se of true neighbours' differences |",
+            "|---|---|---|---|---|---|"]
         lines += [f"| {m} | {cells} |" for m, cells in _coverage_rows(cov["runs"])] + [""]
     variants = results.get("coverage_variants")
     if variants:
@@ -858,7 +913,8 @@ def summarise(results) -> list[str]:
             "prompt pool or coupling of verdicts on a prompt (the same truths and seeds; "
             "`--coverage-start`, `--prompts`, `--rho`):", "",
             "| start (cost), prompts, rho | design | seeds | joint rank coverage | marginal "
-            "coverage of every mu_i - mu_j | mean squared z |", "|---|---|---|---|---|---|"]
+            "coverage of every mu_i - mu_j | mean squared z | mean se of true neighbours' "
+            "differences |", "|---|---|---|---|---|---|---|"]
         for cov in variants.values():
             lines += [f"| {cov['start']:,.0f}, {cov['prompts']:,}, {cov['rho']:g} | {m} | {cells} |"
                       for m, cells in _coverage_rows(cov["runs"])]
