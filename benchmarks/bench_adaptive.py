@@ -295,8 +295,8 @@ def weighted_rows(fit, rng, spend, goal, seed, N, share):
     uniform; each verdict weighted ``sqrt(uniform / its probability)`` (the square-root
     importance weights of adaptively weighted M-estimators, Zhang, Janson and Murphy 2021:
     with known probabilities the weighted scores have a conditional variance fixed in advance,
-    that of uniform allocation, and the cluster-robust intervals of the weighted fit keep
-    their level)."""
+    that of uniform allocation, which is what lets such intervals keep their level in the
+    limit; here, with prompts shared across rounds and 100 seeds, they covered 0.939)."""
     k, i, j, _ = adaptive_rows(fit, spend, goal, seed, N, prompt_rng=rng)
     units = 3 * N * N
     asked = np.bincount((k * N + i) * N + j, minlength=units).astype(float)
