@@ -261,7 +261,10 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
         n_kept = kept.sum(axis=1)
         aux = posterior_aux(idata, units, near)
         g = gamma[:, c.judge[near]]
-        base = (posterior_logits(idata, units, near, alpha)
+        # the logits of ``near`` padded to a power of two (cycling its indices): a few
+        # shapes, so a few compilations, not one per neighbourhood size
+        padded = np.resize(near, 1 << max(4, int(len(near) - 1).bit_length()))
+        base = (posterior_logits(idata, units, padded, alpha)[:, : len(near)]
                 - g * (ca * alpha[:, [a]] + cb * alpha[:, [b]]))
         prec_a, prec_b = 1.0 / tau[:, item[a]] ** 2, 1.0 / tau[:, item[b]] ** 2
         xa, xb = alpha[:, a].copy(), alpha[:, b].copy()
