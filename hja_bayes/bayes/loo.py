@@ -25,15 +25,19 @@ units).
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Mapping, NamedTuple, Sequence
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
+from ..likelihood import information, log_likelihood, score
 from .convert import posterior_outcome, posterior_units
 from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 
@@ -196,6 +200,57 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
                      unit, which, integrated)
 
 
+@functools.partial(jax.jit, static_argnames=("outcome", "newton_steps"))
+def _left_out_log_density(base, g, aux, prec_a, prec_b, xa, xb, ca, cb, kept, here, one,
+                          z1, z2, log_weight, *, outcome, newton_steps: int):
+    """``log p(y_n | phi, y_-n)`` per draw (D,) for one left-out verdict, its two answer
+    effects integrated over their conditional given the other verdicts: Newton steps from
+    the draws' own effects ``xa``, ``xb`` to the conditional's mode, then the adaptive
+    Gauss-Hermite rule ``z1``, ``z2``, ``log_weight`` placed by its Laplace approximation,
+    each node weighted by the exact conditional density over the Gaussian's.
+
+    ``base`` (D, E): each neighbouring unit's logit without the two effects; ``g`` (D, E)
+    its judge's gamma; ``ca``, ``cb`` (E,) its signs on the two effects; ``kept`` (E, C)
+    its verdicts less the one left out (units of no verdicts add nothing); ``here`` that
+    unit's position; ``one`` (C,) the left-out verdict.
+    """
+    n_kept = kept.sum(axis=1)
+
+    def step(_, state):
+        xa, xb = state[:2]
+        eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
+        grad = score(outcome, eta, aux, kept)[..., 0] * g
+        info = information(outcome, eta, aux, n_kept)[..., 0, 0] * g**2
+        ga = (grad * ca).sum(1) - prec_a * xa
+        gb = (grad * cb).sum(1) - prec_b * xb
+        haa = (info * ca**2).sum(1) + prec_a
+        hbb = (info * cb**2).sum(1) + prec_b
+        hab = (info * ca * cb).sum(1)
+        det = haa * hbb - hab**2
+        return (xa + (hbb * ga - hab * gb) / det, xb + (haa * gb - hab * ga) / det,
+                haa, hbb, hab, det)
+
+    zero = jnp.zeros_like(xa)
+    xa, xb, haa, hbb, hab, det = jax.lax.fori_loop(
+        0, newton_steps, step, (xa, xb, zero, zero, zero, zero))
+    # Laplace covariance H^-1 (H from the last step) and its Cholesky factor
+    vaa, vbb, vab = hbb / det, haa / det, -hab / det
+    l11 = jnp.sqrt(vaa)
+    l21 = vab / l11
+    l22 = jnp.sqrt(jnp.maximum(vbb - l21**2, 0.0))
+    qa = xa[:, None] + l11[:, None] * z1
+    qb = xb[:, None] + l21[:, None] * z1 + l22[:, None] * z2
+    eta = base[:, :, None] + g[:, :, None] * (ca[:, None] * qa[:, None, :]
+                                              + cb[:, None] * qb[:, None, :])
+    aux_m = None if aux is None else jnp.broadcast_to(aux[:, :, None, :],
+                                                      eta.shape + aux.shape[-1:])
+    log_w = (log_weight + log_likelihood(outcome, eta, aux_m, kept[:, None, :]).sum(1)
+             - 0.5 * (qa**2 * prec_a[:, None] + qb**2 * prec_b[:, None]))
+    log_p = log_likelihood(outcome, eta[:, here], None if aux_m is None else aux_m[:, here],
+                           one)
+    return (jax.nn.logsumexp(log_w + log_p, axis=1) - jax.nn.logsumexp(log_w, axis=1))
+
+
 def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8,
                        newton_steps: int = 8, alpha=None):
     """PSIS with the left-out comparison's two answer effects integrated out.
@@ -229,7 +284,6 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     """
     import arviz as az
 
-    from ..likelihood import information, log_likelihood, score
     from .convert import posterior_draws
 
     first, second = (np.asarray(a) for a in units.prompt)
@@ -249,60 +303,38 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     z1, z2 = np.meshgrid(np.sqrt(2.0) * x, np.sqrt(2.0) * x, indexing="ij")
     z1, z2 = z1.ravel(), z2.ravel()
     log_weight = np.log(np.outer(w, w).ravel()) + 0.5 * (z1**2 + z2**2)
+    rule = tuple(jnp.asarray(v) for v in (z1, z2, log_weight))
+    draws = gamma.shape[0]
     ks, elpds = [], []
     for e, o in zip(np.asarray(entry), np.asarray(which)):
-        one = one_verdict[o]
         a, b = first[e], second[e]
         near = np.flatnonzero(np.isin(first, (a, b)) | np.isin(second, (a, b)))
-        ca = (first[near] == a).astype(float) - (second[near] == a)
-        cb = (first[near] == b).astype(float) - (second[near] == b)
-        kept = counts[near].copy()
-        kept[near == e, o] -= 1.0  # leave the one verdict out
-        n_kept = kept.sum(axis=1)
-        aux = posterior_aux(idata, units, near)
-        g = gamma[:, c.judge[near]]
-        # the logits of ``near`` padded to a power of two (cycling its indices): a few
-        # shapes, so a few compilations, not one per neighbourhood size
-        padded = np.resize(near, 1 << max(4, int(len(near) - 1).bit_length()))
-        base = (posterior_logits(idata, units, padded, alpha)[:, : len(near)]
-                - g * (ca * alpha[:, [a]] + cb * alpha[:, [b]]))
-        prec_a, prec_b = 1.0 / tau[:, item[a]] ** 2, 1.0 / tau[:, item[b]] ** 2
-        xa, xb = alpha[:, a].copy(), alpha[:, b].copy()
-        for _ in range(newton_steps):
-            eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
-            grad = np.asarray(score(outcome, eta, aux, kept))[..., 0] * g
-            info = np.asarray(information(outcome, eta, aux, n_kept))[..., 0, 0] * g**2
-            ga = (grad * ca).sum(1) - prec_a * xa
-            gb = (grad * cb).sum(1) - prec_b * xb
-            haa = (info * ca**2).sum(1) + prec_a
-            hbb = (info * cb**2).sum(1) + prec_b
-            hab = (info * ca * cb).sum(1)
-            det = haa * hbb - hab**2
-            xa, xb = xa + (hbb * ga - hab * gb) / det, xb + (haa * gb - hab * ga) / det
-        # Laplace covariance H^-1 and its Cholesky factor
-        vaa, vbb, vab = hbb / det, haa / det, -hab / det
-        l11 = np.sqrt(vaa)
-        l21 = vab / l11
-        l22 = np.sqrt(np.maximum(vbb - l21**2, 0.0))
-        qa = xa[:, None] + l11[:, None] * z1
-        qb = xb[:, None] + l21[:, None] * z1 + l22[:, None] * z2
-        # adaptive Gauss-Hermite: nodes from the Laplace approximation, weighted by the exact
-        # conditional density over the Gaussian's (the conditional can be skewed)
+        # padded to a power of two with units that hold no verdicts (they add nothing): a
+        # few shapes, so a few compilations, not one per neighbourhood size
+        size = 1 << max(4, int(len(near) - 1).bit_length())
+        padded = np.resize(near, size)
+        real = np.arange(size) < len(near)
+        ca = np.where(real, (first[padded] == a).astype(float) - (second[padded] == a), 0.0)
+        cb = np.where(real, (first[padded] == b).astype(float) - (second[padded] == b), 0.0)
+        kept = np.where(real[:, None], counts[padded], 0.0)
         here = int(np.flatnonzero(near == e)[0])
-        node_counts = kept[:, None, :]
-        log_int = np.empty(len(xa))
-        step = max(1, _BLOCK // (len(near) * len(z1)))
-        for lo in range(0, len(xa), step):
-            d = slice(lo, lo + step)
-            eta = base[d, :, None] + g[d, :, None] * (ca[:, None] * qa[d, None, :]
-                                                      + cb[:, None] * qb[d, None, :])
-            aux_d = None if aux is None else np.repeat(aux[d, :, None], len(z1), axis=2)
-            log_w = (log_weight
-                     + np.asarray(log_likelihood(outcome, eta, aux_d, node_counts)).sum(1)
-                     - 0.5 * (qa[d] ** 2 * prec_a[d, None] + qb[d] ** 2 * prec_b[d, None]))
-            log_p = np.asarray(log_likelihood(
-                outcome, eta[:, here], None if aux is None else aux_d[:, here], one))
-            log_int[d] = logsumexp(log_w + log_p, axis=1) - logsumexp(log_w, axis=1)
+        kept[here, o] -= 1.0  # leave the one verdict out
+        aux = posterior_aux(idata, units, padded)
+        g = gamma[:, c.judge[padded]]
+        base = posterior_logits(idata, units, padded, alpha) - g * (
+            ca * alpha[:, [a]] + cb * alpha[:, [b]])
+        per_draw = (base, g, aux, 1.0 / tau[:, item[a]] ** 2, 1.0 / tau[:, item[b]] ** 2,
+                    alpha[:, a], alpha[:, b])
+        # draws in equal chunks (the last padded by repeating a draw): one shape per size
+        chunk = min(draws, max(1, _BLOCK // (size * len(z1))))
+        log_int = np.empty(draws)
+        for lo in range(0, draws, chunk):
+            take = np.minimum(np.arange(lo, lo + chunk), draws - 1)
+            part = tuple(None if v is None else jnp.asarray(v[take]) for v in per_draw)
+            value = _left_out_log_density(*part, jnp.asarray(ca), jnp.asarray(cb),
+                                          jnp.asarray(kept), here, jnp.asarray(one_verdict[o]),
+                                          *rule, outcome=outcome, newton_steps=newton_steps)
+            log_int[lo:lo + chunk] = np.asarray(value)[: min(chunk, draws - lo)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lw, k = az.psislw(-log_int[None], reff)
