@@ -216,8 +216,20 @@ def _left_out_log_density(base, g, aux, prec_a, prec_b, xa, xb, ca, cb, kept, he
     """
     n_kept = kept.sum(axis=1)
 
-    def step(_, state):
-        xa, xb = state[:2]
+    def objective(xa, xb):  # the conditional's log density, up to a constant (D, ...)
+        eta = base[..., None] + g[..., None] * (ca[:, None] * xa[:, None]
+                                                + cb[:, None] * xb[:, None])
+        a = None if aux is None else jnp.broadcast_to(aux[:, :, None, :],
+                                                      eta.shape + aux.shape[-1:])
+        return (log_likelihood(outcome, eta, a, kept[:, None, :]).sum(1)
+                - 0.5 * (prec_a[:, None] * xa**2 + prec_b[:, None] * xb**2))
+
+    def log_density(xa, xb):  # the same at one point per draw (D,)
+        eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
+        return (log_likelihood(outcome, eta, aux, kept).sum(1)
+                - 0.5 * (prec_a * xa**2 + prec_b * xb**2))
+
+    def curvature(xa, xb):
         eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
         grad = score(outcome, eta, aux, kept)[..., 0] * g
         info = information(outcome, eta, aux, n_kept)[..., 0, 0] * g**2
@@ -226,14 +238,38 @@ def _left_out_log_density(base, g, aux, prec_a, prec_b, xa, xb, ca, cb, kept, he
         haa = (info * ca**2).sum(1) + prec_a
         hbb = (info * cb**2).sum(1) + prec_b
         hab = (info * ca * cb).sum(1)
-        det = haa * hbb - hab**2
-        return (xa + (hbb * ga - hab * gb) / det, xb + (haa * gb - hab * ga) / det,
-                haa, hbb, hab, det)
+        return ga, gb, haa, hbb, hab, haa * hbb - hab**2
 
-    zero = jnp.zeros_like(xa)
-    xa, xb, haa, hbb, hab, det = jax.lax.fori_loop(
-        0, newton_steps, step, (xa, xb, zero, zero, zero, zero))
-    # Laplace covariance H^-1 (H from the last step) and its Cholesky factor
+    def step(_, state):
+        # a Newton (Fisher scoring) step, halved up to five times where the full one would
+        # lower the log density: full steps can overshoot far from the mode (a verdict the
+        # draw's effects make near-certain), and a rule placed there integrates nothing.
+        # The halvings are computed only when some draw of the chunk needs them.
+        xa, xb, now = state
+        ga, gb, haa, hbb, hab, det = curvature(xa, xb)
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        full = log_density(xa + da, xb + db)
+
+        def halved(_):
+            scale = 0.5 ** jnp.arange(1.0, 6.0)
+            values = objective(xa[:, None] + scale * da[:, None],
+                               xb[:, None] + scale * db[:, None])
+            better = values >= now[:, None]
+            found = better.any(1)
+            pick = jnp.argmax(better, axis=1)
+            return (jnp.where(found, scale[pick], 0.0),
+                    jnp.where(found, jnp.take_along_axis(values, pick[:, None], 1)[:, 0], now))
+
+        ok = full >= now
+        scale, value = jax.lax.cond(jnp.all(ok), lambda _: (jnp.ones_like(now), full),
+                                    halved, None)
+        scale, value = jnp.where(ok, 1.0, scale), jnp.where(ok, full, value)
+        return xa + scale * da, xb + scale * db, value
+
+    start = log_density(xa, xb)
+    xa, xb, _ = jax.lax.fori_loop(0, newton_steps, step, (xa, xb, start))
+    _, _, haa, hbb, hab, det = curvature(xa, xb)
+    # Laplace covariance H^-1 at the mode and its Cholesky factor
     vaa, vbb, vab = hbb / det, haa / det, -hab / det
     l11 = jnp.sqrt(vaa)
     l21 = vab / l11
