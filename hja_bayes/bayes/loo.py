@@ -301,10 +301,12 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     draw, the integral over ``p(alpha_ab | phi, y_-n)`` (the N(0, tau^2) priors times the
     likelihood of every other verdict on either answer) is taken by adaptive Gauss-Hermite
     quadrature: a ``nodes x nodes`` rule placed by the conditional's Laplace approximation
-    (Newton steps with the outcome model's information weight, from the draw's own alpha),
-    each node weighted by the exact conditional density over the Gaussian's, so a skewed
-    conditional (few verdicts per answer) is integrated correctly.  Works for every
-    outcome model on the likelihood seam (checked for "half" and Davidson ties).
+    (Newton steps with the outcome model's information weight, from the draw's own alpha,
+    halved where a full step would lower the conditional density), each node weighted by
+    the exact conditional density over the Gaussian's, so a skewed conditional (few
+    verdicts per answer) is integrated correctly.  Works for every outcome model on the
+    likelihood seam (checked for "half" and Davidson ties).  Each point is one compiled
+    program (:func:`_left_out_log_density`) over chunks of draws.
 
     Parameters
     ----------
