@@ -216,15 +216,7 @@ def _left_out_log_density(base, g, aux, prec_a, prec_b, xa, xb, ca, cb, kept, he
     """
     n_kept = kept.sum(axis=1)
 
-    def objective(xa, xb):  # the conditional's log density, up to a constant (D, ...)
-        eta = base[..., None] + g[..., None] * (ca[:, None] * xa[:, None]
-                                                + cb[:, None] * xb[:, None])
-        a = None if aux is None else jnp.broadcast_to(aux[:, :, None, :],
-                                                      eta.shape + aux.shape[-1:])
-        return (log_likelihood(outcome, eta, a, kept[:, None, :]).sum(1)
-                - 0.5 * (prec_a[:, None] * xa**2 + prec_b[:, None] * xb**2))
-
-    def log_density(xa, xb):  # the same at one point per draw (D,)
+    def log_density(xa, xb):  # the conditional's, up to a constant, per draw (D,)
         eta = base + g * (ca * xa[:, None] + cb * xb[:, None])
         return (log_likelihood(outcome, eta, aux, kept).sum(1)
                 - 0.5 * (prec_a * xa**2 + prec_b * xb**2))
@@ -252,8 +244,8 @@ def _left_out_log_density(base, g, aux, prec_a, prec_b, xa, xb, ca, cb, kept, he
 
         def halved(_):
             scale = 0.5 ** jnp.arange(1.0, 6.0)
-            values = objective(xa[:, None] + scale * da[:, None],
-                               xb[:, None] + scale * db[:, None])
+            values = jax.vmap(log_density, in_axes=1, out_axes=1)(
+                xa[:, None] + scale * da[:, None], xb[:, None] + scale * db[:, None])
             better = values >= now[:, None]
             found = better.any(1)
             pick = jnp.argmax(better, axis=1)
