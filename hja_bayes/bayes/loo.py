@@ -38,7 +38,7 @@ from scipy.special import logsumexp
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..likelihood import information, log_likelihood, score
-from .convert import posterior_outcome, posterior_units
+from .convert import posterior_draws, posterior_outcome, posterior_units
 from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 
 __all__ = ["LooResult", "RankComparison", "compare_ranks", "psis_loo", "rank_comparison",
@@ -147,8 +147,6 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     alpha = single_ll = None
     single_at = np.full(n_cells, -1)  # each unit's column of single_ll (-1: none)
     if units.prompt is not None and "alpha" in post:
-        from .convert import posterior_draws
-
         alpha = posterior_draws(idata, "alpha")
     elif units.prompt is not None:  # integrated effects, drawn again once
         from .recover import posterior_drawer
@@ -313,8 +311,6 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     k, elpd_i : ndarrays (points,)
     """
     import arviz as az
-
-    from .convert import posterior_draws
 
     first, second = (np.asarray(a) for a in units.prompt)
     c = units.cells
