@@ -150,7 +150,7 @@ def predictive(draws: dict, units: Units, outcome: OutcomeModel, n_cells: int, s
         if units.prompt is not None:
             alpha = part["alpha"]
             if effects is not None:
-                alpha, averaged, _ = effects.with_probabilities(
+                alpha, averaged = effects.with_probabilities(
                     np.arange(start, stop), part["S"], part["Z"], part["theta"],
                     part["gamma"], part["aux"], part["tau"])
                 if kept is not None:

@@ -313,6 +313,13 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
                                                     tau_answer, outcome)
     args = (base, gam, aux, cnt, block, Q, outcome)
     delta = _mode(*args, start, tolerance=tolerance, single=single)
+    return _integrals_from(delta, args, log_det, single)
+
+
+def _integrals_from(delta, args, log_det, single: bool):
+    """:func:`log_integrals` from the Newton iterations' result ``delta`` (P, D), ``args``
+    and ``log_det`` from :func:`_block_pieces`."""
+    block = args[4]
     # a differentiated step from the converged point gives the implicit derivative of the
     # mode: exact gradients (second derivatives would need a second step)
     delta = _newton_step(delta, *args)
@@ -321,10 +328,10 @@ def log_integrals(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
     if block.z.shape[0] == 1 and not np.any(block.z):  # the Laplace approximation
         values = value[:, None]
     else:
-        inputs = (delta, R, jnp.asarray(block.z, eta.dtype), *args)
+        inputs = (delta, R, jnp.asarray(block.z, delta.dtype), *args)
         values = _node_log_integrand(*(single_precision(*inputs) if single else inputs))
     rule = jax.nn.logsumexp(values + jnp.asarray(block.log_weight, values.dtype), axis=-1)
-    return rule.astype(eta.dtype) - 0.5 * log_det - log_det_factor(R)
+    return rule.astype(delta.dtype) - 0.5 * log_det - log_det_factor(R)
 
 
 def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_answer,
@@ -351,13 +358,9 @@ def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_ans
         In the order of ``block.unit``.
     mode : array (P, D)
         Every prompt's mode (where the next draw's iterations may start).
-    log_marginal : array (P,)
-        Every prompt's ``log p(y_q | globals)``, as :func:`log_integrals` gives it (the
-        rule summed in single precision): for a single verdict, the density of its outcome
-        with the effects integrated out, which leave-one-out needs.
     """
-    base, gam, aux, cnt, Q, log_det = _block_pieces(block, eta, gamma_u, aux_u, counts,
-                                                    tau_answer, outcome)
+    base, gam, aux, cnt, Q, _ = _block_pieces(block, eta, gamma_u, aux_u, counts,
+                                              tau_answer, outcome)
     args = (base, gam, aux, cnt, block, Q, outcome)
     delta = _newton_step(_mode(*args, start, tolerance=SAMPLING_TOLERANCE, single=True),
                          *args)
@@ -371,9 +374,7 @@ def conditional_probabilities(block: Block, eta, gamma_u, aux_u, counts, tau_ans
     if aux_1 is not None:
         aux_1 = jnp.broadcast_to(aux_1[:, None, :], x.shape + aux_1.shape[-1:])
     p = jnp.sum(weights[..., None] * probabilities(outcome, x, aux_1), axis=1)
-    log_marginal = (jax.nn.logsumexp(log_w, axis=-1).astype(eta.dtype) - 0.5 * log_det
-                    - log_det_factor(R))
-    return p.astype(eta.dtype), delta, log_marginal
+    return p.astype(eta.dtype), delta
 
 
 def prompt_log_likelihood(blocks, eta, gamma_u, aux_u, counts, tau_answer,

@@ -11,16 +11,15 @@ exactly ``az.loo`` over the per-comparison ``log_likelihood`` group, with memory
 ``draws x (a chunk of cells)`` however many comparisons there are.
 
 With prompt effects a verdict also informs the two answer effects it shows, and plain PSIS
-can strain there (on MT-Bench rank 1, 1.8% of verdicts had Pareto k above 0.7).  Those
-points are recomputed by integrated importance sampling (:func:`_integrated_points`): the
-two answer effects are integrated out of the importance weights, draw by draw, against
-their exact conditional posterior.  Checked against an exact refit without the verdict
-(``tests/test_bayes_prompts.py``); ``psis_loo(..., integrate=False)`` gives plain PSIS.
-With integrated prompt effects (no ``alpha`` stored), a verdict alone on its prompt needs
-no effects drawn at all: left out, its answers' effects keep their prior, so its density
-given the globals is the one-dimensional integral the sampler itself computes, and PSIS
-runs over the globals' draws with that exact density (on Chatbot Arena, 7,529 of 9,937
-units).
+over the joint draws can strain there (on MT-Bench rank 1, 1.8% of verdicts had Pareto k
+above 0.7).  With sampled effects those points are recomputed by integrated importance
+sampling (:func:`_integrated_points`): the two answer effects are integrated out of the
+importance weights, draw by draw, against their exact conditional posterior.  Checked
+against an exact refit without the verdict (``tests/test_bayes_prompts.py``).  With
+integrated effects every verdict is left out exactly, no effect drawn: its density given the
+globals and the other verdicts is the ratio of its prompt's integrals with and without it
+(:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS runs over the globals' draws.
+``psis_loo(..., integrate=False)`` gives plain PSIS over the (drawn) effects.
 """
 
 from __future__ import annotations
@@ -75,10 +74,10 @@ class LooResult(NamedTuple):
         0 first wins, 1 tie, 2 second wins for three outcomes).
     outcome : ndarray (points,)
     integrated : ndarray of bool (points,)
-        Points whose answer effects were integrated out: recomputed by integrated
-        importance sampling (prompt effects, plain Pareto k above :data:`PARETO_K_LIMIT`),
-        or single verdicts alone on their prompt under integrated prompt effects (their
-        exact density given the globals); their ``pareto_k`` is that estimate's.
+        Points whose answer effects were integrated out: with sampled prompt effects those
+        recomputed by integrated importance sampling (plain Pareto k above
+        :data:`PARETO_K_LIMIT`), with integrated ones every point (left out of its prompt's
+        integral); their ``pareto_k`` is that estimate's.
     """
 
     elpd_loo: float
@@ -117,15 +116,16 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     reff : float, optional
         Relative efficiency of the draws (default: as ``az.loo``).
     integrate : bool
-        With prompt effects, recompute every point whose Pareto k is above
-        :data:`PARETO_K_LIMIT` with its two answer effects integrated out of the importance
-        weights (:func:`_integrated_points`); its k and LOO density are then those of the
-        integrated estimate (``LooResult.integrated`` marks them).  With integrated prompt
-        effects (the posterior stores no ``alpha``), single verdicts alone on their prompt
-        are left out exactly: PSIS over the globals with their density given the globals,
-        the effects integrated out (:meth:`~hja_bayes.bayes.recover.EffectDrawer.with_probabilities`),
-        and only the other prompts' effects are drawn again.  No effect without prompt
-        effects.
+        With prompt effects, leave the answer effects' part out exactly where it can be
+        (``LooResult.integrated`` marks those points; their k and LOO density are those of
+        the integrated estimate).  Sampled effects: every point whose plain Pareto k is above
+        :data:`PARETO_K_LIMIT` is recomputed with its two answer effects integrated out of
+        the importance weights (:func:`_integrated_points`).  Integrated effects: every
+        point's density given the globals and the other verdicts is the ratio of its
+        prompt's integrals with and without it, by the sampler's own rules
+        (:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS runs over the globals' draws; the
+        log pointwise predictive density (hence ``p_loo``) is then that of the same density
+        (the globals' effective number of parameters).  No effect without prompt effects.
 
     Returns
     -------
@@ -134,26 +134,37 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         the per-comparison ``log_likelihood`` group (when it was stored), computed without
         it.
     """
-    import arviz as az
-
     units = posterior_units(idata)
     counts = np.asarray(units.cells.counts, dtype=float)
     outcome = posterior_outcome(idata)
     post = idata.posterior
     draws = post.sizes["chain"] * post.sizes["draw"]
     reff = _relative_efficiency(idata) if reff is None else float(reff)
+    if units.prompt is not None and integrate and (
+            post.attrs.get("prompt_method") == "integrated" or "alpha" not in post):
+        # integrated effects: every verdict left out of its prompt's integral, no effect drawn
+        from .prompt_loo import left_out_layout, left_out_log_densities
+        from .recover import posterior_answers, posterior_globals
+
+        unit, which = np.nonzero(counts > 0)
+        _, question, item = posterior_answers(idata)
+        rules = post.attrs.get("quadrature")  # the sampler's (older posteriors: the default)
+        layout = left_out_layout(units.cells, units.prompt, question, item, unit, which,
+                                 **({} if rules is None else {"quadrature": tuple(
+                                     int(m) for m in str(rules).split(",") if m)}))
+        points = left_out_log_densities(layout, *posterior_globals(idata), units.cells,
+                                        outcome)
+        elpd_i, lpd_i, k = _psis(points, reff)
+        w = counts[unit, which]
+        integrated = np.ones(len(unit), dtype=bool)
+        return _result(w, elpd_i, lpd_i, k, unit, which, integrated)
     chunk = max(1, _BLOCK // max(draws, 1))
     n_cells = counts.shape[0]
-    alpha = single_ll = None
-    single_at = np.full(n_cells, -1)  # each unit's column of single_ll (-1: none)
-    if units.prompt is not None and "alpha" in post:
-        alpha = posterior_draws(idata, "alpha")
-    elif units.prompt is not None:  # integrated effects, drawn again once
-        from .recover import posterior_drawer
+    alpha = None
+    if units.prompt is not None:  # stored, or (integrate=False) drawn again
+        from .recover import posterior_effects
 
-        drawer, args = posterior_drawer(idata, average_singles=integrate)
-        alpha, _, single_ll = drawer.with_probabilities(*args, probabilities=False)
-        single_at[drawer.averaged] = np.arange(len(drawer.averaged))
+        alpha = posterior_effects(idata)
     k_all, elpd_all, lpd_all, w_all, cell_all, out_all = [], [], [], [], [], []
     for start in range(0, n_cells, chunk):
         stop = min(start + chunk, n_cells)
@@ -164,31 +175,47 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         ll = ll[:, : stop - start]
         present = counts[start:stop] > 0
         c_idx, o_idx = np.nonzero(present)
-        points = ll[:, c_idx, o_idx].T  # (points, draws)
-        single = single_at[c_idx + start]
-        if single_ll is not None and np.any(single >= 0):  # exact densities, effects integrated
-            points[single >= 0] = single_ll[:, single[single >= 0]].T
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # ArviZ's notices on k; reported below
-            lw, k = az.psislw(-points, reff)
-        elpd_all.append(logsumexp(lw + points, axis=1))
-        lpd_all.append(logsumexp(points, axis=1) - np.log(draws))
-        k_all.append(np.asarray(k))
+        elpd, lpd, k = _psis(ll[:, c_idx, o_idx].T, reff)
+        elpd_all.append(elpd)
+        lpd_all.append(lpd)
+        k_all.append(k)
         w_all.append(counts[start:stop][c_idx, o_idx])
         cell_all.append(c_idx + start)
         out_all.append(o_idx)
     elpd_i, lpd_i, k = (np.concatenate(x) for x in (elpd_all, lpd_all, k_all))
     unit, which = np.concatenate(cell_all), np.concatenate(out_all)
-    exact = single_at[unit] >= 0
-    integrated = exact.copy()
+    integrated = np.zeros(len(unit), dtype=bool)
     if integrate and units.prompt is not None:
-        again = (k > PARETO_K_LIMIT) & ~exact
-        if again.any():
+        integrated = k > PARETO_K_LIMIT
+        if integrated.any():
             k, elpd_i = k.copy(), elpd_i.copy()
-            k[again], elpd_i[again] = _integrated_points(
-                idata, units, outcome, unit[again], which[again], reff, alpha=alpha)
-        integrated |= again
-    w = np.concatenate(w_all).astype(float)
+            k[integrated], elpd_i[integrated] = _integrated_points(
+                idata, units, outcome, unit[integrated], which[integrated], reff, alpha=alpha)
+    return _result(np.concatenate(w_all).astype(float), elpd_i, lpd_i, k, unit, which,
+                   integrated)
+
+
+def _psis(points, reff: float) -> tuple:
+    """PSIS of every point's log-likelihood draws (points, draws): its leave-one-out log
+    density, its log pointwise predictive density and its Pareto k, in chunks of points."""
+    import arviz as az
+
+    draws = points.shape[1]
+    out = []
+    step = max(1, _BLOCK // max(draws, 1))
+    for lo in range(0, len(points), step):
+        ll = points[lo:lo + step]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ArviZ's notices on k; reported by psis_loo
+            lw, k = az.psislw(-ll, reff)
+        out.append((logsumexp(lw + ll, axis=1), logsumexp(ll, axis=1) - np.log(draws),
+                    np.asarray(k)))
+    return tuple(np.concatenate(x) for x in zip(*out)) if out else (np.empty(0),) * 3
+
+
+def _result(w, elpd_i, lpd_i, k, unit, which, integrated) -> LooResult:
+    """The :class:`LooResult` of the points' values, each counting ``w`` verdicts."""
+    w = np.asarray(w, dtype=float)
     n = w.sum()
     elpd = float(w @ elpd_i)
     var = float(w @ (elpd_i - elpd / n) ** 2 / n)

@@ -2,7 +2,7 @@
 
 NUTS with integrated prompt effects (:mod:`~hja_bayes.bayes.integrated`) samples the global
 parameters only.  Wherever the answer effects are needed (the posterior's ``alpha``, the
-replicated data, the log-likelihood of single verdicts, PSIS-LOO), every draw of the globals
+replicated data, the per-comparison log-likelihood), every draw of the globals
 gets one draw of the effects from their conditional posterior given it
 (:func:`~hja_bayes.bayes.integrated.conditional_effects`): together they are draws from the
 joint posterior.  The random numbers are keyed by (seed, draw, prompt), so the effects drawn
@@ -32,8 +32,6 @@ power of the dimension (four free dimensions: 70% of the candidates at 1.3, 27% 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -47,8 +45,8 @@ from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
-__all__ = ["DrawnEffects", "EffectDrawer", "conditional_effects", "effects_from_contrasts",
-           "posterior_drawer", "posterior_effects", "single_verdict_units"]
+__all__ = ["EffectDrawer", "conditional_effects", "effects_from_contrasts", "posterior_answers",
+           "posterior_effects", "posterior_globals", "single_verdict_units"]
 
 #: Offset mixed into the seed of the effects' random numbers.
 _STREAM = 0xA1FA
@@ -181,8 +179,7 @@ class EffectDrawer:
         whose effects are not drawn: :meth:`with_probabilities` gives their outcome
         probabilities averaged over the effects' conditional instead
         (:func:`~hja_bayes.bayes.integrated.conditional_probabilities`), from which a
-        replicated verdict has the distribution it has with the effects drawn, and their
-        log densities with the effects integrated out (what leave-one-out needs).  Alike units
+        replicated verdict has the distribution it has with the effects drawn.  Alike units
         (same judge, models, verdict and design row) share one integral.  On Chatbot Arena
         (7,529 such units of 9,937) a draw took 8.9 ms with every effect drawn, 1.6 ms for
         the other prompts alone.
@@ -224,17 +221,13 @@ class EffectDrawer:
             alpha, modes = conditional_effects(key, blocks, eta, gam, aux, counts, tau,
                                                outcome, n_answers, starts=starts[0])
             p = jnp.zeros((m, n_categories), eta.dtype)
-            log_marginal = jnp.zeros(m, eta.dtype)
             kind_modes = []
             for block, start in zip(kinds, starts[1]):
-                p_block, mode, lm = conditional_probabilities(block, eta, gam, aux, counts,
-                                                              tau, outcome, start)
+                p_block, mode = conditional_probabilities(block, eta, gam, aux, counts, tau,
+                                                          outcome, start)
                 p = p.at[block.unit].set(p_block)
-                log_marginal = log_marginal.at[block.unit].set(lm[block.prompt])
                 kind_modes.append(mode)
-            like = alike.ravel()
-            return (modes, tuple(kind_modes)), (alpha, p[shared][like],
-                                                log_marginal[shared][like])
+            return (modes, tuple(kind_modes)), (alpha, p[shared][alike.ravel()])
 
         def draw(*args):
             # the first draw's Newton iterations start at 0, every later one's at the modes
@@ -265,20 +258,15 @@ class EffectDrawer:
         ``aux`` (d, K, n_aux) unconstrained or None, ``tau`` (d, N).  The effects of
         ``averaged`` units' prompts are not drawn (0).
         """
-        return self.with_probabilities(index, S, Z, theta, gamma, aux, tau).alpha
+        return self.with_probabilities(index, S, Z, theta, gamma, aux, tau)[0]
 
-    def with_probabilities(self, index, S, Z, theta, gamma, aux, tau, *,
-                           probabilities: bool = True) -> "DrawnEffects":
+    def with_probabilities(self, index, S, Z, theta, gamma, aux, tau) -> tuple:
         """The effects, as :meth:`__call__`, and the ``averaged`` units' outcome
-        probabilities and log densities, in the order of ``self.averaged``.  With
-        ``probabilities=False`` the probabilities (draws x units x C values: 0.7 GB for
-        Chatbot Arena's 4,000 draws) are not kept (None)."""
+        probabilities (draws, averaged units, C), in the order of ``self.averaged``."""
         index = np.asarray(index)
         d = len(index)
         out = np.empty((d, len(self.item)))
-        averaged = (np.empty((d, len(self.averaged), np.shape(self.cells.counts)[1]))
-                    if probabilities else None)
-        log_marginal = np.empty((d, len(self.averaged)))
+        averaged = np.empty((d, len(self.averaged), np.shape(self.cells.counts)[1]))
         for start in range(0, d, self.chunk):
             stop = min(start + self.chunk, d)
             take = np.arange(start, start + self.chunk).clip(max=stop - 1)
@@ -291,32 +279,11 @@ class EffectDrawer:
             if self.lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
                 args = tuple(None if a is None else np.reshape(a, (self.lanes, -1) + a.shape[1:])
                              for a in args)
-            values, p, lm = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
+            values, p = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
             out[start:stop] = np.asarray(values).reshape(self.chunk, -1)[: stop - start]
-            if averaged is not None:
-                averaged[start:stop] = np.asarray(p).reshape(
-                    (self.chunk,) + averaged.shape[1:])[: stop - start]
-            log_marginal[start:stop] = np.asarray(lm).reshape(self.chunk, -1)[: stop - start]
-        return DrawnEffects(out, averaged, log_marginal)
-
-
-class DrawnEffects(NamedTuple):
-    """What :meth:`EffectDrawer.with_probabilities` returns.
-
-    Attributes
-    ----------
-    alpha : (draws, answers)
-        The answer effects (0 on the prompts of averaged units).
-    probabilities : (draws, averaged units, C) or None
-        Each averaged unit's outcome probabilities averaged over its effects' conditional
-        given its verdict, ``E[p(x) | y, globals]`` (None when not asked for).
-    log_marginal : (draws, averaged units)
-        Each averaged unit's ``log p(y | globals)``, its effects integrated out.
-    """
-
-    alpha: np.ndarray
-    probabilities: np.ndarray
-    log_marginal: np.ndarray
+            averaged[start:stop] = np.asarray(p).reshape(
+                (self.chunk,) + averaged.shape[1:])[: stop - start]
+        return out, averaged
 
 
 def single_verdict_units(cells, prompt, question) -> np.ndarray:
@@ -345,24 +312,22 @@ def posterior_effects(idata) -> np.ndarray:
     from their conditional posteriors with the posterior's seed, the same numbers as when
     it was assembled.
     """
-    from .convert import posterior_draws
+    from .convert import posterior_draws, posterior_outcome
 
     if "alpha" in idata.posterior:
         return posterior_draws(idata, "alpha")
-    drawer, args = posterior_drawer(idata)
-    return drawer(*args)
+    units, question, item = posterior_answers(idata)
+    drawer = EffectDrawer(units.cells, units.prompt, question, item, posterior_outcome(idata),
+                          int(idata.posterior.attrs["seed"]))
+    draws = posterior_globals(idata)
+    return drawer(np.arange(draws[0].shape[0]), *draws)
 
 
-def posterior_drawer(idata, average_singles: bool = False) -> tuple:
-    """``(drawer, args)``: an :class:`EffectDrawer` for a posterior with prompt effects and
-    the arguments of a call over all its draws (``drawer(*args)``: the effects of
-    :func:`posterior_effects`).  With ``average_singles``, single verdicts alone on their
-    prompt (:func:`single_verdict_units`) are averaged over their effects instead of drawn
-    (their probabilities and log densities come from
-    :meth:`EffectDrawer.with_probabilities`; the other prompts' effects are the same)."""
-    from .convert import posterior_draws, posterior_outcome, posterior_units
-    from .outcomes import log_scale_aux
-    from .predictive import posterior_coefficients
+def posterior_answers(idata) -> tuple:
+    """``(units, question, item)`` of a posterior with prompt effects: its likelihood's units
+    (:func:`~hja_bayes.bayes.convert.posterior_units`, with the answers each shows) and the
+    prompt and model of every answer."""
+    from .convert import posterior_units
 
     units = posterior_units(idata)
     c = idata.constant_data
@@ -375,17 +340,21 @@ def posterior_drawer(idata, average_singles: bool = False) -> tuple:
     question = np.zeros(n_answers, dtype=int)
     cluster = np.asarray(c["entry_cluster"])
     question[first], question[second] = cluster, cluster
+    return units, question, answer_items(units.prompt, units.cells, n_answers)
+
+
+def posterior_globals(idata) -> tuple:
+    """``(S, Z, theta, gamma, aux, tau)`` of every draw of a posterior with prompt effects,
+    as :meth:`EffectDrawer.__call__` takes them (``aux`` unconstrained, None without)."""
+    from .convert import posterior_draws, posterior_outcome
+    from .outcomes import log_scale_aux
+    from .predictive import posterior_coefficients
+
     outcome = posterior_outcome(idata)
-    item = answer_items(units.prompt, units.cells, n_answers)
-    averaged = (single_verdict_units(units.cells, units.prompt, question) if average_singles
-                else None)
-    drawer = EffectDrawer(units.cells, units.prompt, question, item, outcome,
-                          int(idata.posterior.attrs["seed"]), averaged=averaged)
-    S = posterior_draws(idata, "S")
     Z, theta = posterior_coefficients(idata)
     aux = None
     if outcome.n_aux:
         aux = log_scale_aux(outcome, np.stack([posterior_draws(idata, name)
                                                for name in outcome.aux_names], axis=-1))
-    return drawer, (np.arange(S.shape[0]), S, Z, theta, posterior_draws(idata, "gamma"), aux,
-                    posterior_draws(idata, "tau"))
+    return (posterior_draws(idata, "S"), Z, theta, posterior_draws(idata, "gamma"), aux,
+            posterior_draws(idata, "tau"))

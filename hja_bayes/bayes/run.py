@@ -248,8 +248,9 @@ def sample_hja(
         U, V columns were flipped (``sign_flip_share``) or reordered
         (``permutation_share``) or either (``aligned_share``) to match the MAP, the share
         whose aligned V has a column at cosine below 0.5 with the MAP's
-        (``weak_match_share``), and how the log-likelihood was stored
-        (``log_likelihood``).
+        (``weak_match_share``), how the log-likelihood was stored (``log_likelihood``)
+        and the ``quadrature`` rules (nodes per dimension, comma-separated; what
+        :func:`~hja_bayes.bayes.psis_loo` integrates with).
 
     Raises
     ------
@@ -357,7 +358,8 @@ def sample_hja(
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
              "n_judges": data.n_judges, "n_items": data.n_items,
-             "prompt_method_reason": prompt_reason}
+             "prompt_method_reason": prompt_reason,
+             "quadrature": ",".join(str(int(m)) for m in quadrature)}
     idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
                      data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs,
                      keep_alpha=keep_alpha)
