@@ -10,14 +10,16 @@ took (the integrated one's included).  Goal (issue: LOO that holds): MT-Bench ra
 share of k > 0.7 <= 1%.
 
 ``--dataset chatbot_arena``: Chatbot Arena from JA-Ranking (8,691 prompts, most with one
-verdict), where the posterior stores no answer effects (too many): both ways draw the other
-prompts' effects again; the integrated one leaves each single verdict alone on its prompt
-out with its exact density given the globals (no effects drawn for it), the plain one draws
-every effect.
+verdict), sampled with integrated prompt effects (its default) and no answer effects stored
+(too many): the plain way draws every effect again; the default leaves every verdict out of
+its prompt's integral (the ratio of the prompt's integrals with and without it), no effect
+drawn.  ``--posterior PATH``: a saved posterior (``--save``) instead of sampling, to time
+the code on the same draws in a fresh process.
 
     nice python benchmarks/bench_bayes_loo.py                     # ranks 1 (and --ranks)
     nice python benchmarks/bench_bayes_loo.py --dataset chatbot_arena
     python benchmarks/bench_bayes_loo.py --num-warmup 100 --num-samples 100 --out /tmp/loo
+    python benchmarks/bench_bayes_loo.py --dataset chatbot_arena --posterior arena_rank1.nc
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def parse_args(argv=None):
     p.add_argument("--save", default=None,
                    help="write each rank's posterior to SAVE_rank<r>.nc (to time other code "
                         "on the same draws)")
+    p.add_argument("--posterior", default=None,
+                   help="a saved posterior of the dataset (from --save) instead of sampling")
     p.add_argument("--out", default=None,
                    help="default results/bayes_loo (MT-Bench), results/bayes_loo_arena")
     args = p.parse_args(argv)
@@ -80,12 +84,23 @@ def main(argv=None) -> dict:
     data = hb.Comparisons.from_frame(hb.datasets.load_ja_ranking(args.dataset, args.data_dir),
                                      cluster="question_id")
     rows = []
+    if args.posterior:
+        import arviz as az
+
+        saved = az.from_netcdf(args.posterior)
+        post = saved.posterior
+        args.ranks = [int(post.attrs["rank"])]
+        args.num_chains, args.num_samples = post.sizes["chain"], post.sizes["draw"]
+        args.num_warmup, args.seed = int(post.attrs["num_warmup"]), int(post.attrs["seed"])
     for rank in args.ranks:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", hb.ConvergenceWarning)
-            idata = hb.sample_hja(data, rank, num_warmup=args.num_warmup,
-                                  num_samples=args.num_samples, num_chains=args.num_chains,
-                                  seed=args.seed, progress_bar=False)
+        if args.posterior:
+            idata = saved
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", hb.ConvergenceWarning)
+                idata = hb.sample_hja(data, rank, num_warmup=args.num_warmup,
+                                      num_samples=args.num_samples, num_chains=args.num_chains,
+                                      seed=args.seed, progress_bar=False)
         if args.save:
             idata.to_netcdf(f"{args.save}_rank{rank}.nc")
         t0 = time.perf_counter()
@@ -123,7 +138,8 @@ def main(argv=None) -> dict:
     result = {"dataset": args.dataset, "data": repr(data),
               "questions": data.clusters.n_clusters, "rows": rows,
               "settings": {"num_warmup": args.num_warmup, "num_samples": args.num_samples,
-                           "num_chains": args.num_chains, "seed": args.seed},
+                           "num_chains": args.num_chains, "seed": args.seed,
+                           "posterior": args.posterior},
               "load_average": os.getloadavg()}
     write(result, Path(args.out))
     return result
@@ -153,9 +169,10 @@ def write(result: dict, out: Path) -> None:
                      f"{r.get('plain_seconds', float('nan')):.0f} / {r['loo_seconds']:.0f} | "
                      f"{r.get('single_verdicts', '-')} ({r.get('single_verdicts_plain_bad_k', '-')}"
                      f" / {r.get('single_verdicts_bad_k', '-')}) | {goal} |")
-    lines += ["", ("Integrated: the points recomputed by integrated importance sampling, and "
-                   "(where the posterior stores no answer effects) the single verdicts alone "
-                   "on their prompt, left out with their exact density given the globals.")]
+    lines += ["", ("Integrated: with sampled answer effects (MT-Bench), the points recomputed "
+                   "by integrated importance sampling; with integrated ones (Chatbot Arena), "
+                   "every verdict, left out of its prompt's integral (the ratio of the "
+                   "prompt's integrals with and without it), no effect drawn.")]
     text = "\n".join(lines) + "\n"
     print(text)
     out.parent.mkdir(parents=True, exist_ok=True)
