@@ -739,7 +739,8 @@ def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):
     (each device starts its Newton iterations afresh): the same effects as this process,
     which draws them one after another on one device, to single precision: a subprocess
     with one device draws exactly these, one with two devices (another compiled program)
-    differs by up to 4e-7, as the proposals' normals are drawn in single precision."""
+    differs by up to 4e-7, as the proposals' normals are drawn in single precision.  So do
+    PSIS-LOO's left-out densities, computed the same way (:mod:`~hja_bayes.bayes.prompt_loo`)."""
     import os
     import subprocess
     import sys
@@ -752,15 +753,23 @@ def test_effects_drawn_on_several_devices_are_the_ones_drawn_on_one(tmp_path):
     del without.posterior["alpha"]
     without.to_netcdf(str(tmp_path / "posterior.nc"))
     code = ("import sys, arviz, jax, numpy; "
+            "from hja_bayes.bayes import psis_loo; "
             "from hja_bayes.bayes.recover import posterior_effects; "
             "assert jax.local_device_count() == 2; "
             "idata = arviz.from_netcdf(sys.argv[1]); "
-            "numpy.save(sys.argv[2], posterior_effects(idata))")
+            "numpy.save(sys.argv[2], posterior_effects(idata)); "
+            "numpy.save(sys.argv[3], psis_loo(idata).elpd_i)")
     env = dict(os.environ)
     env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "posterior.nc"),
-                    str(tmp_path / "alpha.npy")], env=env, check=True)
+                    str(tmp_path / "alpha.npy"), str(tmp_path / "elpd.npy")], env=env,
+                   check=True)
     np.testing.assert_allclose(np.load(tmp_path / "alpha.npy"), stored, rtol=1e-6, atol=1e-6)
+    from hja_bayes.bayes import psis_loo
+
+    # (the same posterior: PSIS's relative efficiency is the mean ESS of what it stores)
+    np.testing.assert_allclose(np.load(tmp_path / "elpd.npy"), psis_loo(without).elpd_i,
+                               rtol=1e-6, atol=1e-6)
 
 
 def test_the_folded_tau_enters_through_its_size_only():

@@ -208,7 +208,7 @@ def left_out_log_densities(layout: LeftOutLayout, S, Z, theta, gamma, aux, tau, 
         take = np.arange(start, start + chunk).clip(max=stop - 1)
         args = [None if a is None else a[take] for a in draws]
         if lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
-            args = [None if a is None else np.reshape(a, (lanes, -1) + a.shape[1:])
+            args = [None if a is None else np.reshape(a, (lanes, chunk // lanes) + a.shape[1:])
                     for a in args]
         args = [None if a is None else jnp.asarray(a) for a in args]
         if compiled is None:  # one compilation: every call has one shape
