@@ -228,7 +228,8 @@ def sample_hja(
         With integrated prompt effects: store the recovered answer effects in the
         posterior as ``alpha`` (default: when draws x answers is at most
         ``max_pointwise``).  Left out, they are drawn again, identically (same seed),
-        wherever they are needed (:func:`~hja_bayes.bayes.psis_loo`).  Left out with the
+        wherever they are needed (:func:`~hja_bayes.bayes.recover.posterior_effects`;
+        :func:`~hja_bayes.bayes.psis_loo` needs them only with ``integrate=False``).  Left out with the
         ``log_likelihood`` group too, the replicated data of a verdict alone on its prompt
         come from its outcome probabilities averaged over its effects, without drawing them
         (the same distribution; :class:`~hja_bayes.bayes.recover.EffectDrawer`).
