@@ -647,7 +647,7 @@ def test_averaged_single_verdicts_replicate_as_drawn_effects_do():
         p_bar[0, :, 0] * (1 - p_bar[0, :, 0]) / n))
 
 
-def test_every_verdict_is_left_out_exactly_with_integrated_effects():
+def test_every_verdict_is_left_out_exactly_with_integrated_effects(monkeypatch):
     """With integrated prompt effects PSIS-LOO leaves every verdict out of its prompt's
     integral: for verdicts alone on their prompt and verdicts sharing it, the density given
     the globals and the other verdicts draw by draw against an independent product rule
@@ -658,13 +658,16 @@ def test_every_verdict_is_left_out_exactly_with_integrated_effects():
     summed in single precision: node values of up to about 20 (the quadratic form at the
     outer nodes) round to about 1e-6 each, and a point is a difference of two integrals
     (up to 4e-6 seen with the suite's XLA options, 1e-6 with JAX's defaults).  And every
-    point stays near plain PSIS over drawn effects, an estimate of the same quantity."""
+    point stays near plain PSIS over drawn effects, an estimate of the same quantity.
+    Points of prompts of more units than ``EXACT_UNITS`` are left out as with sampled
+    effects."""
     import arviz as az
     from scipy.special import logsumexp
 
     from hja_bayes.bayes import psis_loo
     from hja_bayes.bayes.convert import posterior_draws, posterior_units
-    from hja_bayes.bayes.loo import _relative_efficiency
+    from hja_bayes.bayes import loo as loo_module
+    from hja_bayes.bayes.loo import PARETO_K_LIMIT, _relative_efficiency
 
     # 70 prompts for 120 verdicts: many prompts hold a single verdict, others several
     data, _ = simulate(2, 3, 1, 60, seed=3, questions=70, question_correlation=0.5)
@@ -720,6 +723,18 @@ def test_every_verdict_is_left_out_exactly_with_integrated_effects():
             lw, pareto_k = az.psislw(-log_p[None], reff)
         assert loo.elpd_i[point] == pytest.approx(logsumexp(lw[0] + log_p), abs=1e-5)
         assert loo.pareto_k[point] == pytest.approx(float(np.ravel(pareto_k)[0]), abs=1e-3)
+    # prompts of more units than EXACT_UNITS (here 1): their points as with sampled effects,
+    # plain PSIS over the drawn effects (integrated importance sampling where k > 0.7)
+    monkeypatch.setattr(loo_module, "EXACT_UNITS", 1)
+    mixed = psis_loo(idata)
+    units_per_prompt = np.bincount(prompt)[prompt][loo.cell]
+    small = units_per_prompt == 1
+    assert 0 < small.sum() < len(small)
+    np.testing.assert_array_equal(mixed.integrated,
+                                  small | (~small & (plain.pareto_k > PARETO_K_LIMIT)))
+    np.testing.assert_allclose(mixed.elpd_i[small], loo.elpd_i[small], rtol=0, atol=1e-12)
+    easy = ~small & (plain.pareto_k <= PARETO_K_LIMIT)
+    np.testing.assert_allclose(mixed.elpd_i[easy], plain.elpd_i[easy], rtol=0, atol=1e-12)
 
 
 def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():

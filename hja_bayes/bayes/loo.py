@@ -16,9 +16,10 @@ above 0.7).  With sampled effects those points are recomputed by integrated impo
 sampling (:func:`_integrated_points`): the two answer effects are integrated out of the
 importance weights, draw by draw, against their exact conditional posterior.  Checked
 against an exact refit without the verdict (``tests/test_bayes_prompts.py``).  With
-integrated effects every verdict is left out exactly, no effect drawn: its density given the
-globals and the other verdicts is the ratio of its prompt's integrals with and without it
-(:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS runs over the globals' draws.
+integrated effects a verdict of a prompt of a few units (:data:`EXACT_UNITS`) is left out
+exactly, no effect drawn: its density given the globals and the other verdicts is the ratio
+of its prompt's integrals with and without it (:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS
+runs over the globals' draws; larger prompts' verdicts as with sampled effects.
 ``psis_loo(..., integrate=False)`` gives plain PSIS over the (drawn) effects.
 """
 
@@ -40,13 +41,19 @@ from ..likelihood import information, log_likelihood, score
 from .convert import posterior_draws, posterior_outcome, posterior_units
 from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 
-__all__ = ["LooResult", "RankComparison", "compare_ranks", "psis_loo", "rank_comparison",
-           "PARETO_K_LIMIT"]
+__all__ = ["EXACT_UNITS", "LooResult", "PARETO_K_LIMIT", "RankComparison", "compare_ranks",
+           "psis_loo", "rank_comparison"]
 
 #: Pareto k above this marks a comparison whose PSIS estimate is unreliable.
 PARETO_K_LIMIT = 0.7
 #: Draws x cells computed at once.
 _BLOCK = 4_000_000
+#: With integrated prompt effects, the verdicts of prompts of at most this many units are left
+#: out of their prompt's integral exactly (each such point costs one integral over the
+#: prompt's units, so a prompt's points cost about the square of its units); larger prompts'
+#: by PSIS over drawn effects, as with sampled effects.  Chatbot Arena's prompts have 1-4
+#: units; MT-Bench's about 120 (there the exact layout held 1.2 million units).
+EXACT_UNITS = 16
 
 
 class LooResult(NamedTuple):
@@ -74,10 +81,10 @@ class LooResult(NamedTuple):
         0 first wins, 1 tie, 2 second wins for three outcomes).
     outcome : ndarray (points,)
     integrated : ndarray of bool (points,)
-        Points whose answer effects were integrated out: with sampled prompt effects those
-        recomputed by integrated importance sampling (plain Pareto k above
-        :data:`PARETO_K_LIMIT`), with integrated ones every point (left out of its prompt's
-        integral); their ``pareto_k`` is that estimate's.
+        Points whose answer effects were integrated out: those recomputed by integrated
+        importance sampling (plain Pareto k above :data:`PARETO_K_LIMIT`), and with
+        integrated prompt effects every point of a prompt of at most :data:`EXACT_UNITS`
+        units (left out of its prompt's integral); their ``pareto_k`` is that estimate's.
     """
 
     elpd_loo: float
@@ -120,12 +127,14 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         (``LooResult.integrated`` marks those points; their k and LOO density are those of
         the integrated estimate).  Sampled effects: every point whose plain Pareto k is above
         :data:`PARETO_K_LIMIT` is recomputed with its two answer effects integrated out of
-        the importance weights (:func:`_integrated_points`).  Integrated effects: every
-        point's density given the globals and the other verdicts is the ratio of its
-        prompt's integrals with and without it, by the sampler's own rules
-        (:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS runs over the globals' draws; the
-        log pointwise predictive density (hence ``p_loo``) is then that of the same density
-        (the globals' effective number of parameters).  No effect without prompt effects.
+        the importance weights (:func:`_integrated_points`).  Integrated effects: on prompts
+        of at most :data:`EXACT_UNITS` units, every point's density given the globals and the
+        other verdicts is the ratio of its prompt's integrals with and without it, by the
+        sampler's own rules (:mod:`~hja_bayes.bayes.prompt_loo`), and PSIS runs over the
+        globals' draws; the log pointwise predictive density (hence ``p_loo``) is then that
+        of the same density (its part of the globals' effective number of parameters).
+        Larger prompts' points as with sampled effects, over effects drawn again.  No effect
+        without prompt effects.
 
     Returns
     -------
@@ -138,61 +147,77 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     counts = np.asarray(units.cells.counts, dtype=float)
     outcome = posterior_outcome(idata)
     post = idata.posterior
-    draws = post.sizes["chain"] * post.sizes["draw"]
     reff = _relative_efficiency(idata) if reff is None else float(reff)
+    unit, which = np.nonzero(counts > 0)  # every point, in the result's order
+    exact = np.zeros(len(unit), dtype=bool)
     if units.prompt is not None and integrate and (
             post.attrs.get("prompt_method") == "integrated" or "alpha" not in post):
-        # integrated effects: every verdict left out of its prompt's integral, no effect drawn
-        from .prompt_loo import left_out_layout, left_out_log_densities
-        from .recover import posterior_answers, posterior_globals
+        q = np.asarray(idata.constant_data["entry_cluster"])
+        exact = (np.bincount(q)[q] <= EXACT_UNITS)[unit]
+    elpd_i, lpd_i, k = np.empty(len(unit)), np.empty(len(unit)), np.empty(len(unit))
+    if exact.any():
+        elpd_i[exact], lpd_i[exact], k[exact] = _exact_points(idata, units, outcome,
+                                                              unit[exact], which[exact], reff)
+    integrated = exact.copy()
+    rest = ~exact
+    if rest.any():
+        alpha = None
+        if units.prompt is not None:  # stored, or drawn again
+            from .recover import posterior_effects
 
-        unit, which = np.nonzero(counts > 0)
-        _, question, item = posterior_answers(idata)
-        rules = post.attrs.get("quadrature")  # the sampler's (older posteriors: the default)
-        layout = left_out_layout(units.cells, units.prompt, question, item, unit, which,
-                                 **({} if rules is None else {"quadrature": tuple(
-                                     int(m) for m in str(rules).split(",") if m)}))
-        points = left_out_log_densities(layout, *posterior_globals(idata), units.cells,
-                                        outcome)
-        elpd_i, lpd_i, k = _psis(points, reff)
-        w = counts[unit, which]
-        integrated = np.ones(len(unit), dtype=bool)
-        return _result(w, elpd_i, lpd_i, k, unit, which, integrated)
+            alpha = posterior_effects(idata)
+        elpd_i[rest], lpd_i[rest], k[rest] = _plain_points(idata, units, outcome, unit[rest],
+                                                           which[rest], reff, alpha)
+        if integrate and units.prompt is not None:
+            again = rest & (k > PARETO_K_LIMIT)
+            if again.any():
+                k[again], elpd_i[again] = _integrated_points(
+                    idata, units, outcome, unit[again], which[again], reff, alpha=alpha)
+            integrated |= again
+    w = counts[unit, which]
+    n = w.sum()
+    elpd = float(w @ elpd_i)
+    var = float(w @ (elpd_i - elpd / n) ** 2 / n)
+    bad = k > PARETO_K_LIMIT
+    return LooResult(elpd, float(np.sqrt(n * var)), float(w @ (lpd_i - elpd_i)), float(n), k, w,
+                     elpd_i, float(w[bad].sum() / n), float(k.max(initial=-np.inf)),
+                     unit, which, integrated)
+
+
+def _plain_points(idata, units, outcome, unit, which, reff, alpha) -> tuple:
+    """PSIS of the points (``unit`` ascending) over the draws of the posterior's parameters
+    (with prompt effects, their answer effects ``alpha``): as :func:`_psis`, a chunk of
+    units at a time."""
+    draws = idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]
+    cells = np.unique(unit)
     chunk = max(1, _BLOCK // max(draws, 1))
-    n_cells = counts.shape[0]
-    alpha = None
-    if units.prompt is not None:  # stored, or (integrate=False) drawn again
-        from .recover import posterior_effects
+    out = np.empty((3, len(unit)))
+    for lo in range(0, len(cells), chunk):
+        take = cells[lo:lo + chunk]
+        # padded by repeating units: every chunk has one shape, one compilation
+        padded = np.resize(take, chunk) if len(cells) > chunk else take
+        ll = outcome_log_likelihood(posterior_logits(idata, units, padded, alpha), outcome,
+                                    posterior_aux(idata, units, padded))
+        at = slice(np.searchsorted(unit, take[0]), np.searchsorted(unit, take[-1], "right"))
+        here = np.searchsorted(take, unit[at])
+        out[:, at] = _psis(ll[:, here, which[at]].T, reff)
+    return tuple(out)
 
-        alpha = posterior_effects(idata)
-    k_all, elpd_all, lpd_all, w_all, cell_all, out_all = [], [], [], [], [], []
-    for start in range(0, n_cells, chunk):
-        stop = min(start + chunk, n_cells)
-        take = np.arange(start, start + chunk) if n_cells > chunk else np.arange(n_cells)
-        take = np.minimum(take, n_cells - 1)  # pad the last chunk: one shape, one compilation
-        ll = outcome_log_likelihood(posterior_logits(idata, units, take, alpha), outcome,
-                                    posterior_aux(idata, units, take))
-        ll = ll[:, : stop - start]
-        present = counts[start:stop] > 0
-        c_idx, o_idx = np.nonzero(present)
-        elpd, lpd, k = _psis(ll[:, c_idx, o_idx].T, reff)
-        elpd_all.append(elpd)
-        lpd_all.append(lpd)
-        k_all.append(k)
-        w_all.append(counts[start:stop][c_idx, o_idx])
-        cell_all.append(c_idx + start)
-        out_all.append(o_idx)
-    elpd_i, lpd_i, k = (np.concatenate(x) for x in (elpd_all, lpd_all, k_all))
-    unit, which = np.concatenate(cell_all), np.concatenate(out_all)
-    integrated = np.zeros(len(unit), dtype=bool)
-    if integrate and units.prompt is not None:
-        integrated = k > PARETO_K_LIMIT
-        if integrated.any():
-            k, elpd_i = k.copy(), elpd_i.copy()
-            k[integrated], elpd_i[integrated] = _integrated_points(
-                idata, units, outcome, unit[integrated], which[integrated], reff, alpha=alpha)
-    return _result(np.concatenate(w_all).astype(float), elpd_i, lpd_i, k, unit, which,
-                   integrated)
+
+def _exact_points(idata, units, outcome, unit, which, reff) -> tuple:
+    """PSIS of the points over the globals' draws with their densities given the globals and
+    the other verdicts (integrated prompt effects; :mod:`~hja_bayes.bayes.prompt_loo`), by
+    the sampler's rules: as :func:`_psis`."""
+    from .prompt_loo import left_out_layout, left_out_log_densities
+    from .recover import posterior_answers, posterior_globals
+
+    _, question, item = posterior_answers(idata)
+    rules = idata.posterior.attrs.get("quadrature")  # older posteriors: the default
+    layout = left_out_layout(units.cells, units.prompt, question, item, unit, which,
+                             **({} if rules is None else {"quadrature": tuple(
+                                 int(m) for m in str(rules).split(",") if m)}))
+    points = left_out_log_densities(layout, *posterior_globals(idata), units.cells, outcome)
+    return _psis(points, reff)
 
 
 def _psis(points, reff: float) -> tuple:
@@ -211,18 +236,6 @@ def _psis(points, reff: float) -> tuple:
         out.append((logsumexp(lw + ll, axis=1), logsumexp(ll, axis=1) - np.log(draws),
                     np.asarray(k)))
     return tuple(np.concatenate(x) for x in zip(*out)) if out else (np.empty(0),) * 3
-
-
-def _result(w, elpd_i, lpd_i, k, unit, which, integrated) -> LooResult:
-    """The :class:`LooResult` of the points' values, each counting ``w`` verdicts."""
-    w = np.asarray(w, dtype=float)
-    n = w.sum()
-    elpd = float(w @ elpd_i)
-    var = float(w @ (elpd_i - elpd / n) ** 2 / n)
-    bad = k > PARETO_K_LIMIT
-    return LooResult(elpd, float(np.sqrt(n * var)), float(w @ (lpd_i - elpd_i)), float(n), k, w,
-                     elpd_i, float(w[bad].sum() / n), float(k.max(initial=-np.inf)),
-                     unit, which, integrated)
 
 
 @functools.partial(jax.jit, static_argnames=("outcome", "newton_steps"))
