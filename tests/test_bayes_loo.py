@@ -32,7 +32,7 @@ def test_a_left_out_verdicts_integral_holds_where_newton_steps_overshoot(left_ou
     import jax.numpy as jnp
     from scipy.special import log_expit, logsumexp
 
-    from hja_bayes.bayes.loo import _left_out_log_density
+    from hja_bayes.bayes.prompt_loo import _left_out_log_density
     from hja_bayes.likelihood import outcome_model
 
     # units: the left-out verdict's (a first, b second; no other verdict), a against another

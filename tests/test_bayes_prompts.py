@@ -235,7 +235,8 @@ def test_integrated_loo_agrees_with_plain_psis_and_with_an_exact_refit():
 
     from hja_bayes import Comparisons
     from hja_bayes.bayes.convert import posterior_units
-    from hja_bayes.bayes.loo import _integrated_points, _relative_efficiency
+    from hja_bayes.bayes.loo import _relative_efficiency
+    from hja_bayes.bayes.prompt_loo import _integrated_points
     from hja_bayes.likelihood import outcome_model
 
     data = clustered()
