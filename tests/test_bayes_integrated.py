@@ -923,16 +923,18 @@ def test_a_verdict_left_out_of_its_prompt_is_the_ratio_of_independent_integrals(
     # answers: one per (prompt, model shown), numbered in that order
     shown = np.unique(np.concatenate([prompt * 3 + a, prompt * 3 + b]))
     question, item = shown // 3, shown % 3
-    first, second = np.searchsorted(shown, prompt * 3 + a), np.searchsorted(shown, prompt * 3 + b)
+    first = np.searchsorted(shown, prompt * 3 + a)
+    second = np.searchsorted(shown, prompt * 3 + b)
     m = len(rows)
     cells = Cells(judge, a, b, counts, np.zeros((m, 0)), np.zeros((2, 0)), np.zeros(0),
                   np.zeros((m, 0)), np.zeros(0))
     unit, category = np.nonzero(counts > 0)
     layout = left_out_layout(cells, (first, second), question, item, unit, category,
                              quadrature=(41, 21))
-    # prompts 2 and 3 are alike: their integrals with and without each verdict are shared
-    points_2 = int(np.sum(counts[prompt == 2] > 0))
-    assert layout.n_integrals == 5 + len(unit) - 1 - points_2 - 1
+    # one integral per prompt and per point, less prompt 0's without its only verdict (1),
+    # and prompt 3's whole and without each verdict: prompt 2's (alike units)
+    points_3 = int(np.sum(counts[prompt == 3] > 0))
+    assert layout.n_integrals == 5 + len(unit) - 1 - (1 + points_3)
     assert np.sum(layout.without == -1) == 1
 
     rng = np.random.default_rng(4)
@@ -950,7 +952,8 @@ def test_a_verdict_left_out_of_its_prompt_is_the_ratio_of_independent_integrals(
             return half_log_likelihood(x, c)
         lam = np.log(nu)[judge]
         log_z = np.logaddexp(np.logaddexp(x / 2, -x / 2), lam)
-        return c[..., 0] * (x / 2 - log_z) + c[..., 1] * (lam - log_z) + c[..., 2] * (-x / 2 - log_z)
+        return (c[..., 0] * (x / 2 - log_z) + c[..., 1] * (lam - log_z)
+                + c[..., 2] * (-x / 2 - log_z))
 
     x, w = np.polynomial.hermite.hermgauss(40)
 
@@ -961,7 +964,8 @@ def test_a_verdict_left_out_of_its_prompt_is_the_ratio_of_independent_integrals(
             *([w / np.sqrt(np.pi)] * len(answers)), indexing="ij"))
         alpha = np.zeros((grid[..., 0].size, len(question)))
         alpha[:, answers] = grid.reshape(-1, len(answers)) * tau[s, item[answers]]
-        eta = S[s, judge, a] - S[s, judge, b] + gamma[s, judge] * (alpha[:, first] - alpha[:, second])
+        eta = (S[s, judge, a] - S[s, judge, b]
+               + gamma[s, judge] * (alpha[:, first] - alpha[:, second]))
         total = (log_lik(eta, c) * (prompt == q)).sum(-1)
         return np.logaddexp.reduce(total + log_w)
 

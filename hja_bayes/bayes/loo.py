@@ -126,10 +126,10 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         the importance weights (:mod:`~hja_bayes.bayes.prompt_loo`).  Integrated effects: on
         prompts of at most :data:`EXACT_UNITS` units, every point's density given the globals
         and the other verdicts is the ratio of its prompt's integrals with and without it,
-        by the sampler's own rules, and PSIS runs over the globals' draws; the log pointwise predictive density (hence ``p_loo``) is then that
-        of the same density (its part of the globals' effective number of parameters).
-        Larger prompts' points as with sampled effects, over effects drawn again.  No effect
-        without prompt effects.
+        by the sampler's own rules, and PSIS runs over the globals' draws; the log pointwise
+        predictive density (hence ``p_loo``) is then that of the same density (its part of
+        the globals' effective number of parameters).  Larger prompts' points as with
+        sampled effects, over effects drawn again.  No effect without prompt effects.
 
     Returns
     -------
