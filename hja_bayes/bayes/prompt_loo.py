@@ -111,14 +111,14 @@ def left_out_layout(cells, prompt, question, item, unit, category, *,
     # one candidate integral per prompt (every verdict) and per point (less its verdict)
     prompts = np.unique(q_unit)
     members = [order[bounds[q]:bounds[q + 1]] for q in prompts]
-    at = {int(q): i for i, q in enumerate(prompts)}
+    point_prompt = np.searchsorted(prompts, q_unit[unit])  # each point's prompt in members
     sources, tallies, owners = [], [], []
     for i, m in enumerate(members):
         sources.append(m)
         tallies.append(counts[m])
         owners.append(np.full(len(m), i))
     for p, (u, o) in enumerate(zip(unit, category)):
-        m = members[at[int(q_unit[u])]]
+        m = members[point_prompt[p]]
         c = counts[m].copy()
         c[np.flatnonzero(m == u)[0], o] -= 1.0
         sources.append(m)
@@ -156,9 +156,8 @@ def left_out_layout(cells, prompt, question, item, unit, category, *,
     m = len(source)
     blocks = prompt_blocks(renumbered[:m], renumbered[m:], shown // n_answers,
                            n_questions=len(first_of), quadrature=quadrature)
-    candidate_prompt = np.asarray([at[int(q_unit[u])] for u in unit], dtype=np.int64)
     return LeftOutLayout(blocks, source, tally, np.asarray(item)[shown % n_answers],
-                         integral[candidate_prompt], integral[len(members) + np.arange(len(unit))],
+                         integral[point_prompt], integral[len(members) + np.arange(len(unit))],
                          len(first_of))
 
 
@@ -218,7 +217,8 @@ def left_out_log_densities(layout: LeftOutLayout, S, Z, theta, gamma, aux, tau, 
     program = _integrals(layout, cells, outcome)
     program = jax.pmap(program) if lanes > 1 else jax.jit(program)
     compiled = None
-    values = np.empty((d, layout.n_integrals))
+    # one row per integral and a last row of zeros, which ``without == -1`` reads
+    values = np.zeros((layout.n_integrals + 1, d))
     for start in range(0, d, chunk):
         stop = min(start + chunk, d)
         take = np.arange(start, start + chunk).clip(max=stop - 1)
@@ -229,10 +229,8 @@ def left_out_log_densities(layout: LeftOutLayout, S, Z, theta, gamma, aux, tau, 
         args = [None if a is None else jnp.asarray(a) for a in args]
         if compiled is None:  # one compilation: every call has one shape
             compiled = compile_lowered(program.lower(*args), NO_YNNPACK)
-        values[start:stop] = np.asarray(compiled(*args)).reshape(chunk, -1)[: stop - start]
-    whole = values[:, layout.whole]
-    without = np.where(layout.without >= 0, values[:, np.maximum(layout.without, 0)], 0.0)
-    return (whole - without).T
+        values[:-1, start:stop] = np.asarray(compiled(*args)).reshape(chunk, -1)[: stop - start].T
+    return values[layout.whole] - values[layout.without]
 
 
 @functools.partial(jax.jit, static_argnames=("outcome", "newton_steps"))
