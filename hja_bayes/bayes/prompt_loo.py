@@ -35,11 +35,11 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
 
-from ..jitting import NO_YNNPACK, compile_lowered
 from ..likelihood import OutcomeModel, information, linear_predictor, log_likelihood, score
 from .blocks import QUADRATURE, prompt_blocks, unit_keys
 from .convert import posterior_draws
 from .integrated import SAMPLING_TOLERANCE, _block_pieces, _integrals_from, _mode
+from .lanes import DrawProgram
 from .predictive import posterior_aux, posterior_logits
 
 __all__ = ["LeftOutLayout", "left_out_layout", "left_out_log_densities"]
@@ -212,24 +212,14 @@ def left_out_log_densities(layout: LeftOutLayout, S, Z, theta, gamma, aux, tau, 
     theta = np.zeros((d, 0)) if theta is None else theta
     draws = [None if a is None else np.asarray(a, dtype=float)
              for a in (S, Z, theta, gamma, aux, tau)]
-    devices = jax.local_device_count()
-    lanes = devices if devices > 1 and chunk % devices == 0 else 1
-    program = _integrals(layout, cells, outcome)
-    program = jax.pmap(program) if lanes > 1 else jax.jit(program)
-    compiled = None
+    program = DrawProgram(_integrals(layout, cells, outcome), chunk)
     # one row per integral and a last row of zeros, which ``without == -1`` reads
     values = np.zeros((layout.n_integrals + 1, d))
     for start in range(0, d, chunk):
         stop = min(start + chunk, d)
         take = np.arange(start, start + chunk).clip(max=stop - 1)
-        args = [None if a is None else a[take] for a in draws]
-        if lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
-            args = [None if a is None else np.reshape(a, (lanes, chunk // lanes) + a.shape[1:])
-                    for a in args]
-        args = [None if a is None else jnp.asarray(a) for a in args]
-        if compiled is None:  # one compilation: every call has one shape
-            compiled = compile_lowered(program.lower(*args), NO_YNNPACK)
-        values[:-1, start:stop] = np.asarray(compiled(*args)).reshape(chunk, -1)[: stop - start].T
+        out = program(*(None if a is None else a[take] for a in draws))
+        values[:-1, start:stop] = out[: stop - start].T
     return values[layout.whole] - values[layout.without]
 
 

@@ -36,12 +36,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..jitting import NO_YNNPACK, compile_lowered
 from ..likelihood import OutcomeModel
 from .blocks import prompt_blocks, unit_keys
 from .integrated import (_block_pieces, _mode, _newton_parts, _newton_step,
                          _node_log_integrand, _quadratic, conditional_probabilities,
                          single_precision)
+from .lanes import DrawProgram
 from .predictive import draw_logits, unit_aux
 from .tiny import cholesky, log_det_factor, solve_lower_transposed
 
@@ -186,7 +186,8 @@ class EffectDrawer:
 
     Where JAX sees several devices (e.g. the host devices of
     ``numpyro.set_host_device_count`` that run the chains in parallel), each call's draws
-    are split into one run of consecutive draws per device, drawn side by side.
+    are split into one run of consecutive draws per device, drawn side by side
+    (:class:`~hja_bayes.bayes.lanes.DrawProgram`).
     """
 
     def __init__(self, cells, prompt, question, item, outcome: OutcomeModel, seed: int,
@@ -236,20 +237,8 @@ class EffectDrawer:
                                 for b in group) for group in (blocks, kinds))
             return jax.lax.scan(one, zeros, args)[1]
 
-        # one draw after another: a vectorised map over draws batches the Newton loops, a
-        # shape XLA's CPU runtime was seen never to return from (laplace_at); several
-        # devices each take a run of draws
-        devices = jax.local_device_count()
-        self.lanes = devices if devices > 1 and self.chunk % devices == 0 else 1
-        self._program = jax.pmap(draw) if self.lanes > 1 else jax.jit(draw)
-        self._compiled = None
-
-    def _draw(self, *args):
-        """The drawing program, compiled on first use without YNNPACK's fusions
-        (:data:`~hja_bayes.jitting.NO_YNNPACK`)."""
-        if self._compiled is None:
-            self._compiled = compile_lowered(self._program.lower(*args), NO_YNNPACK)
-        return self._compiled(*args)
+        self._draw = DrawProgram(draw, self.chunk)
+        self.lanes = self._draw.lanes
 
     def __call__(self, index, S, Z, theta, gamma, aux, tau) -> np.ndarray:
         """Effects (draws, answers) of the draws ``index`` (their global positions).
@@ -275,14 +264,9 @@ class EffectDrawer:
             gam = np.asarray(gamma, dtype=float)[take][:, self.judge]
             aux_u = unit_aux(None if aux is None else np.asarray(aux)[take], self.judge)
             tau_a = np.asarray(tau, dtype=float)[take][:, self.item]
-            args = (index[take], eta, gam, aux_u, tau_a)
-            if self.lanes > 1:  # (lanes, draws per lane, ...): consecutive draws per device
-                args = tuple(None if a is None else np.reshape(a, (self.lanes, -1) + a.shape[1:])
-                             for a in args)
-            values, p = self._draw(*(None if a is None else jnp.asarray(a) for a in args))
-            out[start:stop] = np.asarray(values).reshape(self.chunk, -1)[: stop - start]
-            averaged[start:stop] = np.asarray(p).reshape(
-                (self.chunk,) + averaged.shape[1:])[: stop - start]
+            values, p = self._draw(index[take], eta, gam, aux_u, tau_a)
+            out[start:stop] = values[: stop - start]
+            averaged[start:stop] = p[: stop - start]
         return out, averaged
 
 
