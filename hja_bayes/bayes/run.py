@@ -229,8 +229,9 @@ def sample_hja(
         posterior as ``alpha`` (default: when draws x answers is at most
         ``max_pointwise``).  Left out, they are drawn again, identically (same seed),
         wherever they are needed (:func:`~hja_bayes.bayes.recover.posterior_effects`;
-        :func:`~hja_bayes.bayes.psis_loo` needs them only with ``integrate=False``).  Left out with the
-        ``log_likelihood`` group too, the replicated data of a verdict alone on its prompt
+        :func:`~hja_bayes.bayes.psis_loo` only with ``integrate=False`` or for prompts of
+        more than ``bayes.loo.EXACT_UNITS`` units).  Left out with the ``log_likelihood``
+        group too, the replicated data of a verdict alone on its prompt
         come from its outcome probabilities averaged over its effects, without drawing them
         (the same distribution; :class:`~hja_bayes.bayes.recover.EffectDrawer`).
 
