@@ -18,7 +18,12 @@ uniform) and then spends, round after round, 10% of what it has spent so far:
 * adaptive_once, adaptive_doubling, adaptive_weighted20 (only with ``--parts coverage
   --methods``): the whole budget asked for at once after the start, rounds as large as what
   was spent before them, and a randomised rule with known probabilities fitted with
-  importance weights (:func:`weighted_rows`).
+  importance weights (:func:`weighted_rows`);
+* adaptive_two_stage (only with ``--parts coverage --methods``): as adaptive_once, but the
+  intervals come from the second stage's verdicts alone (the start only chose the design,
+  so the design does not depend on the data it is judged by);
+* adaptive_level995 (only with ``--methods``): ``next_comparisons(level=0.995)`` in every
+  round, a stricter decision for the design alone (the checks stay at 95%).
 
 After each round the goals are checked with the package's joint (max-|t|, 95%) intervals
 from the cluster-robust covariance:
@@ -166,13 +171,13 @@ def arena_rows(rng, N, spend, n_pair, win_pair, chunks: int = 50):
     return k_all[:total], first, second, rng.integers(PROMPTS, size=total)
 
 
-def adaptive_rows(fit, spend, goal, seed, N, prompt_rng=None):
+def adaptive_rows(fit, spend, goal, seed, N, prompt_rng=None, level=LEVEL):
     """``next_comparisons``'s rows; with ``prompt_rng``, prompts drawn uniformly instead of
-    by its answer-spreading rule."""
+    by its answer-spreading rule; ``level``: the joint level that decides the goal."""
     prompts = None if prompt_rng is not None else [f"q{x}" for x in range(PROMPTS)]
     table = hb.next_comparisons(fit, int(spend), goal=goal, k=3,
                                 cost=dict(zip(JUDGES, COSTS)), tie_margin=MARGIN,
-                                prompts=prompts, max_cost=spend, seed=seed)
+                                prompts=prompts, max_cost=spend, seed=seed, level=level)
     index = {name: x for x, name in enumerate(fit.items)}
     jdx = {name: x for x, name in enumerate(JUDGES)}
     q = (prompt_rng.integers(PROMPTS, size=len(table)) if prompt_rng is not None
@@ -280,10 +285,12 @@ def run(truth: Truth, method: str, seed: int, cap: float, goal: str | None, log=
 #: rule with 30% or 50% of each round's spending uniformly at random, the rule asked once
 #: for the whole budget after the start (one adaptation) or at doubling budgets (four), and
 #: a randomised rule with known probabilities fitted with importance weights
-#: (:func:`weighted_rows`).
+#: (:func:`weighted_rows`); the two-stage design (the start only chooses the design, the
+#: intervals come from the second stage alone), and the rule deciding at level 0.995.
 COVERAGE_DESIGNS = ("adaptive", "random", "adaptive_random_prompts", "adaptive_explore30",
                     "adaptive_explore50", "adaptive_once", "adaptive_doubling",
-                    "adaptive_weighted20")
+                    "adaptive_weighted20", "adaptive_two_stage", "adaptive_level995")
+ONCE = ("adaptive_once", "adaptive_two_stage")  # the whole budget asked for after the start
 EXPLORE = "adaptive_explore"  # + the share of each round spent at random, in percent
 WEIGHTED = "adaptive_weighted"  # + the share of uniform allocation mixed in, in percent
 
@@ -311,6 +318,8 @@ def weighted_rows(fit, rng, spend, goal, seed, N, share):
 
 
 def _round_rows(method, fit, rng, spend, goal, seed, N):
+    if method == "adaptive_level995":
+        return adaptive_rows(fit, spend, goal, seed, N, level=0.995)
     if method == "random":
         return random_rows(rng, N, spend)
     if method == "adaptive_random_prompts":
@@ -400,14 +409,15 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
             y = truth.draw(draw_rng, k, i, j, q)
             fit = hb.fit_hja(comparisons(truth, k, i, j, q, y), rank=1, position_bias=True)
             spent = float(COSTS[k].sum())
+            second_stage = []
             while spent < budget:
-                spend = min({"adaptive_once": budget, "adaptive_doubling": spent}.get(
-                    method, 0.1 * spent), budget - spent)
+                spend = min(budget if method in ONCE else spent if method == "adaptive_doubling"
+                            else 0.1 * spent, budget - spent)
                 w = None
                 if method.startswith(WEIGHTED):
                     k, i, j, q, w = weighted_rows(fit, rng, spend, goal, seed, N,
                                                   int(method[len(WEIGHTED):]) / 100)
-                elif method in ("adaptive_once", "adaptive_doubling"):
+                elif method in ONCE + ("adaptive_doubling",):
                     k, i, j, q = adaptive_rows(fit, spend, goal, seed, N)
                 else:
                     k, i, j, q = _round_rows(method, fit, rng, spend, goal, seed, N)
@@ -415,7 +425,12 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
                     break
                 y = truth.draw(draw_rng, k, i, j, q)
                 spent += float(COSTS[k].sum())
-                fit = fit.update(comparisons(truth, k, i, j, q, y, w))
+                if method == "adaptive_two_stage":  # fitted without the start
+                    second_stage.append((k, i, j, q, y))
+                    rows = (np.concatenate(x) for x in zip(*second_stage))
+                    fit = hb.fit_hja(comparisons(truth, *rows), rank=1, position_bias=True)
+                else:
+                    fit = fit.update(comparisons(truth, k, i, j, q, y, w))
             _, _, _, joint, marginal = check(fit, truth)
             _, se = _pair_differences(fit, N)
             neighbours = (np.abs(truth.rank[:, None] - truth.rank[None, :]) == 1)[
@@ -423,7 +438,8 @@ def fixed_budget_coverage(seeds: int, log, N: int = 12, start: float = 2_500.0,
             out["runs"].append({"seed": seed, "method": method, "cost": spent,
                                 "joint_coverage": joint, "marginal_coverage": marginal,
                                 "mean_z2": float(np.mean(_pair_z(fit, truth) ** 2)),
-                                "neighbour_se": float(se[neighbours].mean())})
+                                "neighbour_se": float(se[neighbours].mean()),
+                                "by_covariance": _coverages(fit, truth)})
             if pairs:
                 groups[method].append(_pair_groups(fit, truth))
         if (seed - seed_start) % 10 == 9:
@@ -446,8 +462,12 @@ def _coverage_rows(runs):
         z2 = f"{np.mean(z2):.3f}" if len(z2) == n else "-"
         se = [r["neighbour_se"] for r in mine if "neighbour_se" in r]
         se = f"{np.mean(se):.3f} ({len(se)} seeds)" if se else "-"
+        other = [r["by_covariance"] for r in mine if "by_covariance" in r]
+        other = (" / ".join(f"{np.mean([c[t] for c in other]):.3f}" for t in ("fisher", "sandwich"))
+                 + f" ({len(other)} seeds)") if other else "-"
         yield m, (f"{n} | {joint.mean():.3f} ({joint.std(ddof=1) / np.sqrt(n):.3f}) | "
-                  f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2} | {se}")
+                  f"{marg.mean():.3f} ({marg.std(ddof=1) / np.sqrt(n):.3f}) | {z2} | {se} | "
+                  f"{other}")
 
 
 def _pair_table(by_pair, coverage) -> list[str]:
@@ -894,7 +914,9 @@ def summarise(results) -> list[str]:
             "(adaptive_once: the whole budget asked for at once after the start; "
             "adaptive_doubling: rounds as large as what was spent before them; "
             "adaptive_weighted20: each verdict drawn from 80% the rule's shares + 20% "
-            "uniform, fitted with square-root importance weights toward uniform allocation); "
+            "uniform, fitted with square-root importance weights toward uniform allocation; "
+            "adaptive_two_stage: as adaptive_once, the intervals from the second stage's "
+            "verdicts alone; adaptive_level995: the rule deciding at level 0.995); "
             "no data-dependent stopping (the goal rows above stop when the goal holds, which "
             "selects the estimates). 95% intervals, cluster-robust; MC se from the seeds. "
             "The last column: the mean standard error of the true neighbours' differences "
@@ -903,8 +925,9 @@ def summarise(results) -> list[str]:
             + (f" {cov['note']}" if cov.get("note") else ""), "",
             "| design | seeds | joint rank coverage (nominal >= 0.95) | marginal coverage of "
             "every mu_i - mu_j (nominal 0.95) | mean squared z of mu_i - mu_j (nominal 1) | "
-            "mean se of true neighbours' differences |",
-            "|---|---|---|---|---|---|"]
+            "mean se of true neighbours' differences | marginal coverage under the Fisher / "
+            "sandwich covariance |",
+            "|---|---|---|---|---|---|---|"]
         lines += [f"| {m} | {cells} |" for m, cells in _coverage_rows(cov["runs"])] + [""]
     variants = results.get("coverage_variants")
     if variants:
@@ -914,7 +937,7 @@ def summarise(results) -> list[str]:
             "`--coverage-start`, `--prompts`, `--rho`):", "",
             "| start (cost), prompts, rho | design | seeds | joint rank coverage | marginal "
             "coverage of every mu_i - mu_j | mean squared z | mean se of true neighbours' "
-            "differences |", "|---|---|---|---|---|---|---|"]
+            "differences | Fisher / sandwich |", "|---|---|---|---|---|---|---|---|"]
         for cov in variants.values():
             lines += [f"| {cov['start']:,.0f}, {cov['prompts']:,}, {cov['rho']:g} | {m} | {cells} |"
                       for m, cells in _coverage_rows(cov["runs"])]
