@@ -63,6 +63,9 @@ def test_three_outcome_models_read_the_collapsed_scale(panel):
         np.testing.assert_allclose(a.S, b.S, atol=1e-9)
         assert a.nll == pytest.approx(b.nll, rel=1e-12)
         assert list(np.argsort(-a.mu)) == list(np.argsort(-b.mu))
+        # the summary says the scale was collapsed; the collapsed data have nothing to say
+        assert "read as first / tie / second" in a.summary()
+        assert "read as first / tie / second" not in b.summary()
 
 
 def ordinal_probs(eta, gaps):

@@ -338,12 +338,16 @@ class HJAFit:
             return (f"verdicts: ordered scale {list(self.data.categories)}, cumulative logit "
                     "with symmetric per-judge cut points (\"ordinal\")")
         if self.nu is None:
-            return "ties: counted 1/2 to each side (\"half\")"
-        line = ("ties: Davidson model (\"davidson\"), tie propensity nu per judge "
-                f"{np.min(self.nu):.3g}..{np.max(self.nu):.3g}")
-        fixed = [self.judges[k] for k in np.flatnonzero(self.nu == 0)]
-        if fixed:
-            line += f"; nu held at 0 (no ties in the data) for {fixed}"
+            line = "ties: counted 1/2 to each side (\"half\")"
+        else:
+            line = ("ties: Davidson model (\"davidson\"), tie propensity nu per judge "
+                    f"{np.min(self.nu):.3g}..{np.max(self.nu):.3g}")
+            fixed = [self.judges[k] for k in np.flatnonzero(self.nu == 0)]
+            if fixed:
+                line += f"; nu held at 0 (no ties in the data) for {fixed}"
+        if len(self.data.categories) > 3:  # a three-outcome model of a finer scale
+            line += (f"; the verdicts' scale {list(self.data.categories)} read as first / tie "
+                     "/ second (outcome=\"ordinal\" keeps their strength)")
         return line
 
     def __repr__(self) -> str:
