@@ -28,11 +28,18 @@ Four studies, each also a goal of the issue:
    ``fit_hja(rank="bic")`` on the same rows with clusters, in fresh processes (JAX's
    compilation included, persistent cache off) and warm (same process, after a first fit).
    Goal: <= 2x.
+5. **SPEC's reference figures** (``--parts reference``): SPEC §10 records PRD's length
+   coefficient from a pooled GLM with model effects (1.61 for the LLM panel, 1.91 for human
+   voters).  The same GLM, fitted here by SciPy (a logistic likelihood with one effect per
+   model, ties left out; not the package's code), on two scales of the length term: the log
+   ratio of the two answers' word counts and the package's default (difference over sum,
+   per standard deviation over the comparisons).  Humans: the votes among the five models
+   whose answers are bundled.
 
 The machine is shared: the load average is recorded beside every timing.
 
 Usage: ``python benchmarks/bench_style.py [--arena-python PATH] [--replicates 400]
-[--splits 20] [--parts parity,coverage,prd,speed]``.
+[--splits 20] [--parts parity,coverage,prd,speed,reference]``.
 Writes ``benchmarks/results/style.json`` and ``style.md`` (a run of some parts keeps the
 others' results from the previous run).
 """
@@ -59,7 +66,7 @@ from hja_bayes.likelihood.terms import Style
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(__file__).parent / "results"
-PARTS = ("parity", "coverage", "prd", "speed")
+PARTS = ("parity", "coverage", "prd", "speed", "reference")
 PRD_FEATURES = ("length", "lists", "bold")  # PRD's answers have no markdown headers
 GOAL_PARITY, GOAL_COVERAGE, GOAL_HUMAN, GOAL_SPEED = 1e-6, (0.93, 0.97), 0.763, 2.0
 
@@ -260,6 +267,45 @@ def prd_table(rank) -> dict:
                 humans=humans,
                 feature_transform=data.feature_transform, coefficients=table, ranking=ranking,
                 seconds=seconds, load=load())
+
+
+def spec_reference() -> dict:
+    """Study 5: the pooled GLM of SPEC §10 on PRD, LLM panel and human votes."""
+    from scipy.optimize import minimize
+    from scipy.special import log_expit
+
+    prd, _ = prd_panel()
+    words = hb.style_features(prd.answers).set_index(["question_id", "model"])["length"]
+    out = {}
+    for who, frame in (("LLM panel", prd.judgments), ("humans", prd.human)):
+        compared = frame[frame["winner"].isin(["model_a", "model_b", "tie"])
+                         & frame["model_a"].isin(prd.answers["model"])
+                         & frame["model_b"].isin(prd.answers["model"])]
+        a, b = (words.loc[list(zip(compared["question_id"], compared[c]))].to_numpy(float)
+                for c in ("model_a", "model_b"))
+        relative = (a - b) / (a + b)
+        sd = np.std(relative, ddof=1)  # over the comparisons, ties included, as the reader's
+        decisive = (compared["winner"] != "tie").to_numpy()
+        rows = compared[decisive]
+        models = sorted(set(rows["model_a"]) | set(rows["model_b"]))
+        code = {m: i for i, m in enumerate(models)}
+        effects = np.zeros((len(rows), len(models)))
+        effects[np.arange(len(rows)), rows["model_a"].map(code)] += 1.0
+        effects[np.arange(len(rows)), rows["model_b"].map(code)] -= 1.0
+        y = (rows["winner"] == "model_a").to_numpy(float)
+        scales = {"log word-count ratio": np.log(a / b)[decisive],
+                  "relative difference per sd": relative[decisive] / sd}
+        fitted = {}
+        for scale, x in scales.items():
+            X = np.column_stack([effects[:, 1:], x])  # the first model's effect is 0
+
+            def nll(w, X=X):
+                eta = X @ w
+                return -np.sum(y * log_expit(eta) + (1 - y) * log_expit(-eta))
+
+            fitted[scale] = float(minimize(nll, np.zeros(X.shape[1]), method="BFGS").x[-1])
+        out[who] = dict(verdicts=int(len(rows)), length=fitted)
+    return dict(spec={"LLM panel": 1.61, "humans": 1.91}, glm=out, load=load())
 
 
 def human_agreement(splits: int, seed: int, rank, test_size: int = 16) -> dict:
@@ -564,6 +610,18 @@ def markdown(r: dict) -> str:
                   "", f"load average (1, 5, 15 min) at the start, between, at the end: "
                   f"{'; '.join(sp['load'])}", "",
                   f"goal <= {GOAL_SPEED}x: {'met' if sp['goal_met'] else 'MISSED'}", ""]
+    ref = r.get("reference")
+    if ref:
+        scales = list(next(iter(ref["glm"].values()))["length"])
+        lines += ["## SPEC §10's reference figures: a pooled GLM with model effects (SciPy, ties "
+                  f"left out; load {ref['load']})", "",
+                  "| verdicts | SPEC | " + " | ".join(f"length, {s}" for s in scales) + " |",
+                  "|---|---|" + "---|" * len(scales)]
+        for who, g in ref["glm"].items():
+            lines.append(f"| {who} ({g['verdicts']:,} decisive) | {ref['spec'][who]} | "
+                         + " | ".join(f"{g['length'][s]:.3f}" for s in scales) + " |")
+        lines += ["", "The SPEC's figures are on the log ratio of the answers' word counts; "
+                      "the package's default scale is the second column.", ""]
     return "\n".join(lines)
 
 
@@ -596,6 +654,8 @@ def main(argv=None) -> None:
         result["coverage"] = coverage(args.replicates, args.seed)
     if "speed" in parts:
         result["speed"] = speed(args.runs, args.warm_repeats, args.seed)
+    if "reference" in parts:
+        result["reference"] = spec_reference()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     text = markdown(result)
