@@ -111,7 +111,7 @@ def ridge_sensitivity(n_boot: int, seed: int) -> dict:
 
 def markdown(result: dict) -> str:
     lines = ["# Cluster-robust intervals (`python benchmarks/bench_cluster_intervals.py`)", ""]
-    for panel in result["real"]:
+    for panel in result.get("real", []):
         lines += [f"## {panel['panel']}: {panel['clusters']} questions, "
                   f"{panel['comparisons']:g} comparisons, rank 1, {panel['replicates']} "
                   f"question-bootstrap replicates ({panel['converged']:.0%} converged, "
@@ -142,14 +142,16 @@ def markdown(result: dict) -> str:
                          f"{row['converged']:.0%} |")
         lines += ["", "With less ridge a few replicates put their estimates far out (heavy "
                       "tails): the sd grows with them, the robust spread does not.", ""]
-    cov = result["coverage"]
-    lines += [f"## Coupled verdicts ({cov['replicates']} panels: K={cov['judges']}, "
-              f"N={cov['items']}, {cov['per_judge']} comparisons per judge over "
-              f"{cov['questions']} questions, rho={cov['rho']})", "",
-              "| cov_type | coverage of 95% intervals of mu_i - mu_j | MCSE |", "|---|---|---|"]
-    for c in COV_TYPES:
-        lines.append(f"| {c} | {cov[c]['coverage']:.3f} | {cov[c]['mcse']:.3f} |")
-    lines += ["", f"goal cluster >= 0.93: {'met' if cov['goal_met'] else 'MISSED'}", ""]
+    cov = result.get("coverage")
+    if cov:
+        lines += [f"## Coupled verdicts ({cov['replicates']} panels: K={cov['judges']}, "
+                  f"N={cov['items']}, {cov['per_judge']} comparisons per judge over "
+                  f"{cov['questions']} questions, rho={cov['rho']})", "",
+                  "| cov_type | coverage of 95% intervals of mu_i - mu_j | MCSE |",
+                  "|---|---|---|"]
+        for c in COV_TYPES:
+            lines.append(f"| {c} | {cov[c]['coverage']:.3f} | {cov[c]['mcse']:.3f} |")
+        lines += ["", f"goal cluster >= 0.93: {'met' if cov['goal_met'] else 'MISSED'}", ""]
     return "\n".join(lines)
 
 
