@@ -79,8 +79,9 @@ def _gradient(model: Model, chart, design, ridge: float) -> tuple[np.ndarray, np
     eta_cols, aux_cols = chart.local_columns()
     g = np.zeros(chart.dim)
     k = units.judge
-    R = (np.bincount(k * N + units.first, s[:, 0], K * N)
-         - np.bincount(k * N + units.second, s[:, 0], K * N)).reshape(K, N)
+    where_first, where_second = model.positions()
+    R = (np.bincount(where_first, s[:, 0], K * N)
+         - np.bincount(where_second, s[:, 0], K * N)).reshape(K, N)
     # per judge, the derivative along each judge-local coordinate: the A rows' (a judge's
     # sum of s (Q_i - Q_j)) is R Q; the terms' columns and the extra parameters are summed
     # unit by unit

@@ -114,6 +114,16 @@ def _insert_sorted(keys: np.ndarray, extra: np.ndarray):
     return pos[~known], u[~known]
 
 
+def _insert_rows(a: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``np.insert(a, at, 0, axis=0)`` for a 2-d array, its rows inserted as single items
+    (a row's bytes viewed as one void): NumPy's axis-0 insert takes five times as long (2.7
+    against 0.5 ms for 200,000 rows of three counts)."""
+    a = np.ascontiguousarray(a)
+    row = np.dtype((np.void, a.dtype.itemsize * a.shape[1]))
+    zero = np.zeros(a.shape[1], dtype=a.dtype).view(row)[0]
+    return np.insert(a.view(row).ravel(), at, zero).view(a.dtype).reshape(-1, a.shape[1])
+
+
 def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
     """The merge when ``old``'s cells (and prompt entries) are in the readers' order, strictly
     increasing keys: the few new keys are inserted, nothing is sorted again (None otherwise).
@@ -126,7 +136,7 @@ def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
     at, added = _insert_sorted(old_keys, new_keys)
     keys = np.insert(old_keys, at, added)
     new_at = np.searchsorted(keys, new_keys)
-    counts = np.insert(old.counts, at, 0.0, axis=0)
+    counts = _insert_rows(old.counts, at)
     np.add.at(counts, new_at, new.counts)
     cells = dict(judge=np.insert(old.judge, at, added // (N * N)),
                  first=np.insert(old.first, at, (added // N) % N),
@@ -140,7 +150,7 @@ def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
             return None
         new_entries = cluster[nc.cluster] * m + new_at[nc.cell]
         at, added = _insert_sorted(old_entries, new_entries)
-        entry_counts = np.insert(oc.counts, at, 0.0, axis=0)
+        entry_counts = _insert_rows(oc.counts, at)
         np.add.at(entry_counts, np.searchsorted(np.insert(old_entries, at, added), new_entries),
                   nc.counts)
         clusters = ClusterCounts(tuple(names), np.insert(oc.cluster, at, added // m),

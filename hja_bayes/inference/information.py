@@ -111,12 +111,14 @@ class Model:
         self.theta = np.asarray(theta, dtype=float).ravel()
         self.log_aux = log_aux
         self._designs: dict[str, Design] = {}
+        self._positions: dict[str, tuple] = {}
         self._units: dict[str, tuple] = {}
 
     def moved(self, S, coef, theta, log_aux) -> Model:
-        """The same data, outcome model and terms at other estimates (the designs shared)."""
+        """The same data, outcome model and terms at other estimates (the designs and unit
+        positions shared)."""
         other = Model(self.data, S, coef, theta, self.outcome, log_aux, self.terms)
-        other._designs = self._designs
+        other._designs, other._positions = self._designs, self._positions
         return other
 
     def design(self, level: str | None = None) -> Design:
@@ -126,6 +128,17 @@ class Model:
             self._designs[key] = design_of(self.data, self.terms, level)
         return self._designs[key]
 
+    def positions(self, level: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The units' flat positions in a (K, N) array at ``level``: ``(k N + i, k N + j)``
+        for the first- and second-shown items (kept: they do not depend on the estimates)."""
+        key = level or "fit"
+        if key not in self._positions:
+            units = units_of(self.data, self.design(level).level)
+            N = self.data.n_items
+            self._positions[key] = (units.judge * N + units.first,
+                                    units.judge * N + units.second)
+        return self._positions[key]
+
     def units(self, level: str | None = None):
         """``(units, design, eta, aux)`` at ``level``: the data's units (counts as the
         outcome model reads them), their design, linear predictors and extra parameters."""
@@ -134,7 +147,8 @@ class Model:
             design = self.design(level)
             units = units_of(self.data, design.level)
             units = units._replace(counts=counts_for(units.counts, self.outcome))
-            eta = linear_predictor(self.S, self.coef, _design_view(units, design), self.theta)
+            eta = linear_predictor(self.S, self.coef, _design_view(units, design), self.theta,
+                                   positions=self.positions(level))
             aux = (None if self.outcome.n_aux == 0
                    else np.asarray(self.log_aux, dtype=float)[units.judge])
             self._units[key] = (units, design, eta, aux)

