@@ -95,3 +95,35 @@ def test_left_out_judges_and_unbeaten_models_are_flagged():
     assert len(left) == 1 and "newcomer" in left[0] and "1 comparison" in left[0]
     unbeaten = [n for n in notes if "won every comparison: champ" in n]
     assert len(unbeaten) == 1 and "lost every" not in unbeaten[0]
+
+
+def test_judges_against_or_apart_from_the_consensus_and_unusable_rows_are_noted():
+    """A judge whose verdicts are reversed (γ below 0 with its whole interval) and one that
+    flips a coin (γ's interval around 0) get one note each, by name; the others none.  A
+    judge with half its rows unusable is named with its share, as rows left out."""
+    rng = np.random.default_rng(4)
+    items = ["a", "b", "c", "d", "e"]
+    strength = dict(zip(items, [1.5, 0.75, 0.0, -0.75, -1.5]))
+    rows = []
+    for judge in ("j1", "j2", "j3", "reversed", "coin"):
+        for _ in range(400):
+            a, b = rng.choice(items, 2, replace=False)
+            p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+            first = rng.random() < (0.5 if judge == "coin" else p)
+            first = not first if judge == "reversed" else first
+            rows.append((judge, a, b, "model_a" if first else "model_b"))
+    frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "winner"])
+    frame.loc[frame.index[(frame["judge"] == "j3").to_numpy()][::2], "winner"] = "invalid"
+    data = hb.Comparisons.from_frame(frame)
+    assert data.rejected_by_judge == {"j3": 200}
+    rep = build_report(hb.fit_hja(data, rank=0))
+    gamma = rep.judges.set_index("judge")
+    assert gamma.loc["reversed", "gamma_upper"] < 0
+    assert gamma.loc["coin", "gamma_lower"] < 0 < gamma.loc["coin", "gamma_upper"]
+    assert (gamma.loc[["j1", "j2", "j3"], "gamma_lower"] > 0).all()
+    against = [n for n in rep.notes if "runs against the consensus" in n]
+    apart = [n for n in rep.notes if "cannot be told from 0" in n]
+    assert len(against) == 1 and against[0].endswith("consensus): reversed.")
+    assert len(apart) == 1 and apart[0].endswith("consensus): coin.")
+    unusable = [n for n in rep.notes if "unusable in many of their rows" in n]
+    assert len(unusable) == 1 and unusable[0].endswith("j3 50.0%.")

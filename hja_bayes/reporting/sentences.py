@@ -324,16 +324,22 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
                      "the differences among the other models are not affected.")
     if not data.order_known:
         notes.append("The presentation order was not kept (cells folded): no position bias.")
-    bad = [fit.judges[k] for k in np.flatnonzero(np.asarray(fit.gamma) <= 0)]
-    if bad:
-        notes.append("Judge(s) with non-positive sensitivity γ (their ranking runs against the "
-                     "consensus): " + ", ".join(bad) + ".")
+    against = judges[judges["gamma_upper"] < 0]["judge"].tolist()
+    if against:
+        notes.append("Judge(s) whose sensitivity γ is below 0, interval included (their "
+                     "ranking runs against the consensus): " + ", ".join(against) + ".")
+    flat = judges[(judges["gamma_lower"] <= 0) & (judges["gamma_upper"] >= 0)]["judge"].tolist()
+    if flat:
+        notes.append("Judge(s) whose sensitivity γ cannot be told from 0 (its interval "
+                     "includes 0: no detectable agreement with the consensus): "
+                     + ", ".join(flat) + ".")
     if "invalid_share" in judges.columns:
         lost = judges[judges["invalid_share"] > INVALID_NOTE]
         if len(lost):
-            notes.append("Judges that gave no usable verdict in many rows (left out of the "
-                         "fit): " + ", ".join(f"{r.judge} {_percent(r.invalid_share)}"
-                                              for r in lost.itertuples()) + ".")
+            notes.append("Judges whose verdict was unusable in many of their rows (those rows "
+                         "left out of the fit; share of the judge's rows): "
+                         + ", ".join(f"{r.judge} {_percent(r.invalid_share)}"
+                                     for r in lost.itertuples()) + ".")
     if data.dropped_judges:
         notes.append("Judges with no usable verdict at all, left out: "
                      + ", ".join(data.dropped_judges) + ".")
