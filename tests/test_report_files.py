@@ -87,3 +87,24 @@ def test_report_with_posterior(tmp_path):
     assert main(["report", str(tmp_path / "fit"), "--quiet"]) == 0
     text = (tmp_path / "fit" / "report" / "report.html").read_text(encoding="utf-8")
     assert "Posterior</h2>" in text
+
+
+def test_ranks_the_search_skipped_are_shown_as_not_fitted(tmp_path):
+    """A BIC search on rank-0 data stops after ``patience`` ranks without improvement: the
+    report's rank table leaves the skipped ranks' iterations and convergence blank (en dash
+    in HTML and Markdown, empty in the CSV, null in the JSON) instead of "0" and "no"."""
+    data, _ = hb.simulate(n_judges=4, n_items=5, rank=0, comparisons_per_judge=300, seed=8)
+    fit = hb.fit_hja(data, rank="bic", max_rank=3, patience=1)
+    skipped = fit.rank_table["skipped"].to_numpy()
+    assert fit.rank == 0 and skipped.any() and not skipped[:2].any()
+    files = hb.report(fit, tmp_path)
+    table = parse_html(files.html.read_text(encoding="utf-8")).tables["rank-table"]
+    header, rows = table[0], table[1:]
+    assert header[4:] == ["Iterations", "Converged", "Stopped early", "Skipped"]
+    for row, was_skipped in zip(rows, skipped):
+        assert (row[4:7] == ["–"] * 3) == was_skipped and row[7] == ("yes" if was_skipped else "no")
+    csv = pd.read_csv(tmp_path / "rank_table.csv")
+    assert csv.loc[skipped, ["n_iter", "converged"]].isna().all().all()
+    assert (csv.loc[~skipped, "n_iter"] > 0).all()
+    rows_json = json.loads((tmp_path / "rank_table.json").read_text())["rows"]
+    assert [r["converged"] is None for r in rows_json] == list(skipped)

@@ -227,6 +227,10 @@ def build_report(
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
+        if "skipped" in rank_table and rank_table["skipped"].any():  # ranks never fitted:
+            rank_table = rank_table.astype({"n_iter": "Int64", "converged": "boolean",
+                                            "stopped_early": "boolean"})
+            rank_table.loc[rank_table["skipped"], ["n_iter", "converged", "stopped_early"]] = pd.NA
     return Report(
         title=title or default_title(fit.data),
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,

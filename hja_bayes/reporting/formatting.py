@@ -38,7 +38,8 @@ COLUMN_LABELS = {
     "gamma_cred_lower": "γ cred. lower", "gamma_cred_upper": "γ cred. upper",
     "beta_cred_lower": "β cred. lower", "beta_cred_upper": "β cred. upper",
     "nll": "NLL", "n_params": "Parameters", "bic": "BIC", "cv_nll": "CV NLL",
-    "n_iter": "Iterations", "converged": "Converged",
+    "n_iter": "Iterations", "converged": "Converged", "stopped_early": "Stopped early",
+    "skipped": "Skipped",
     "quantity": "Quantity", "entries": "Entries", "max_rhat": "Largest R-hat",
     "min_ess_bulk": "Smallest bulk ESS", "min_ess_tail": "Smallest tail ESS",
     "rating": "Rating", "rating_lower": "Lower", "rating_upper": "Upper",
@@ -77,8 +78,10 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
     A posterior probability (:data:`POSTERIOR_PROBABILITIES`) of exactly 0 or 1 from
     ``n_draws`` draws is written ``< 1/n_draws`` or ``> 1 − 1/n_draws``: that is all the
     draws can say.  Other probabilities are written to three decimals, ``< 0.001`` and
-    ``> 0.999`` at the ends.  NaN is written as an en dash.
+    ``> 0.999`` at the ends.  NaN (or a missing value, ``pd.NA``) is written as an en dash.
     """
+    if value is pd.NA:
+        return "–"
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (int, np.integer)):

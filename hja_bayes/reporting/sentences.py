@@ -55,6 +55,11 @@ GLOSSARY = (
                   "the models it saw."),
     ("Observed win fraction / Comparisons", "the raw data: share of their meetings the row "
      "model won (ties 1/2), and how often each pair met, all judges and orders pooled."),
+    ("Rank selection", "one row per candidate rank: its fit's NLL, free parameters and "
+                       "criterion (BIC or CV NLL). Stopped early: its BIC could not beat the "
+                       "smaller ranks' best even at its current pace, so its fit was not run "
+                       "to the end. Skipped: not fitted, the criterion having stopped "
+                       "improving at smaller ranks (fit_hja's patience)."),
 )
 
 BAYES_GLOSSARY = (
