@@ -329,10 +329,12 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
                      "the differences among the other models are not affected.")
     if not data.order_known:
         notes.append("The presentation order was not kept (cells folded): no position bias.")
-    against = judges[judges["gamma_upper"] < 0]["judge"].tolist()
+    unknown = judges["gamma_upper"].isna() & (judges["gamma"] <= 0)  # no interval: its sign
+    against = judges[(judges["gamma_upper"] < 0) | unknown]["judge"].tolist()
     if against:
-        notes.append("Judge(s) whose sensitivity γ is below 0, interval included (their "
-                     "ranking runs against the consensus): " + ", ".join(against) + ".")
+        notes.append("Judge(s) whose sensitivity γ is below 0, interval included where there "
+                     "is one (their ranking runs against the consensus): "
+                     + ", ".join(against) + ".")
     flat = judges[(judges["gamma_lower"] <= 0) & (judges["gamma_upper"] >= 0)]["judge"].tolist()
     if flat:
         notes.append("Judge(s) whose sensitivity γ cannot be told from 0 (its interval "
