@@ -167,11 +167,12 @@ def _design_view(units, design) -> _View:
     return _View(units, design)
 
 
-def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
+def assemble(chart: FactorChart, units, design: Design, weights, positions=None) -> np.ndarray:
     """``sum_u D_u^T W_u D_u`` in the chart, ``D_u`` the derivative of unit u's (eta, aux) in
     the chart coordinates and ``W_u`` (units, L, L) a symmetric per-unit weight over
     (eta, aux).  The expected information gives the Fisher information; the summed squared
-    single-comparison scores give the sandwich meat.
+    single-comparison scores give the sandwich meat.  ``positions``: the units' ``(k N + i,
+    k N + j)`` where the caller has them (:meth:`Model.positions`).
 
     Every block that touches a judge's ``A`` row or an item's ``Y`` row comes from
     ``R[k, i, l]``, judge k's weighted sum of local coordinate l's derivative over its units
@@ -193,7 +194,8 @@ def assemble(chart: FactorChart, units, design: Design, weights) -> np.ndarray:
     other = [(c, 0) for c in np.column_stack([design.X, design.Xg]).T]
     other += [(1.0, 1 + a) for a in range(aux_cols.shape[1])]
     L = m + len(other)
-    where_first, where_second = judge * N + first, judge * N + second
+    where_first, where_second = ((judge * N + first, judge * N + second) if positions is None
+                                 else positions)
 
     def by_item(v):  # (K, N): v summed per (judge, item first) minus per (judge, item second)
         return (np.bincount(where_first, v, K * N)
@@ -268,7 +270,7 @@ def chart_information(model: Model, chart: FactorChart) -> np.ndarray:
     """
     units, design, eta, aux = model.units()
     W = information(model.outcome, eta, aux, row_totals(units.counts))
-    return assemble(chart, units, design, W)
+    return assemble(chart, units, design, W, model.positions())
 
 
 def _cluster_scores(model: Model, chart: FactorChart):
@@ -347,7 +349,8 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     """
     if cov_type == "sandwich":
         units, design, eta, aux = model.units()
-        return assemble(chart, units, design, sandwich_meat(model.outcome, eta, aux, units.counts))
+        return assemble(chart, units, design, sandwich_meat(model.outcome, eta, aux, units.counts),
+                        model.positions())
     if cov_type != "cluster":
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
     G = check_clusters(model.data)
