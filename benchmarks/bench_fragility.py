@@ -225,7 +225,7 @@ def markdown(r: dict) -> str:
                      f"{u['median_refits']:.0f} | {u['median_seconds']:.1f} |")
     lines += ["", f"goal >= 90% of the verdict sets reverse the top spot: "
                   f"{'met' if close['goal_met'] else 'MISSED'}", "",
-              f"## b. Brute force on tiny panels", "",
+              "## b. Brute force on tiny panels", "",
               f"Verdicts ({len(tiny['panels'])} panels, 2 judges x 3 models x 20 verdicts, "
               "leaders 0.15-1 logit apart): "
               f"audit sizes {sorted(x['audit'] for x in tiny['panels'] if x['audit'] is not None)}"

@@ -224,8 +224,8 @@ def one_process(args) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scale_one_process.json").write_text(json.dumps(result, indent=2) + "\n")
     p, first = result["panel"], result["runs"][0]
-    lines = [f"# Leaderboard scale in one process (`python benchmarks/bench_scale.py "
-             f"--arena-python PATH --one-process`)", "",
+    lines = ["# Leaderboard scale in one process (`python benchmarks/bench_scale.py "
+             "--arena-python PATH --one-process`)", "",
              f"K={p['judges']}, N={p['items']}, rank {p['rank']}, {p['rows']:,} comparisons; "
              f"both sides in one process of the peer's environment (JAX {first['jax']}, NumPy "
              f"{first['numpy']}, {first['cpus']} CPUs, XLA_FLAGS "

@@ -189,6 +189,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
     scale = 1.0 + n.sum()
     converged = False
     it = 0
+    first_size = None  # the first gradient's norm: the forcing terms' reference
     for it in range(1, max_iter + 1):
         g = gradient(eta) + ridge * s
         if np.max(np.abs(g)) < tol * scale:
@@ -200,7 +201,7 @@ def btl_newton(first, second, n, wins, n_items, ridge=DEFAULT_RIDGE, tol=1e-10, 
         # and the last ones are exact; convergence stays quadratic.  (A leaderboard's
         # per-judge starts, 20 judges x 1,000 models: 1.0 -> 0.8 s.)
         size = np.linalg.norm(g)
-        first_size = size if it == 1 else first_size
+        first_size = size if first_size is None else first_size
         step = newton_step(laplacian(eta), g, max(1e-12, min(0.1, size / first_size)))
         decrement = -(g @ step)  # squared Newton decrement
         t, f_new = 1.0, None
