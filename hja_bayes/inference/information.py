@@ -214,9 +214,12 @@ def assemble(chart: FactorChart, units, design: Design, weights, positions=None)
             per_pair @ chart.Q + per_pair.transpose(0, 2, 1) @ chart.Q)
     else:
         per_pair = None
-        c = chart.Q[first] - chart.Q[second]
+        # per unit, laid out (m, units) so that each column is contiguous; take, not fancy
+        # indexing: half the time (2M units: 33 against 61 ms)
+        w = np.ascontiguousarray(W[:, 0, 0])
+        c = chart.Q.T.take(first, axis=1) - chart.Q.T.take(second, axis=1)
         for a in range(m):
-            R[:, :, a] = by_item(W[:, 0, 0] * c[:, a])
+            R[:, :, a] = by_item(w * c[a])
     for l, (c, ch) in enumerate(other, start=m):
         R[:, :, l] = by_item(W[:, 0, ch] * c)
     # judge-local blocks (K, L, L): the A rows' from R, the others' among themselves unit
@@ -243,14 +246,14 @@ def assemble(chart: FactorChart, units, design: Design, weights, positions=None)
                   @ np.einsum("ka,kb->kab", chart.P, chart.P).reshape(K, m * m))
         blocks = blocks.reshape(N, N, m, m)
     else:
-        Pk = chart.P[judge]
-        weighted = W[:, 0, 0][:, None] * Pk
+        Pk = chart.P.T.take(judge, axis=1)  # (m, units), as c above
+        weighted = w * Pk
     for a in range(m):
         for b in range(a, m):
             if per_pair is not None:
                 M = blocks[:, :, a, b].copy()
             else:
-                M = np.bincount(pair, weighted[:, a] * Pk[:, b], N * N).reshape(N, N)
+                M = np.bincount(pair, weighted[a] * Pk[b], N * N).reshape(N, N)
             M += M.T
             lap = np.diag(M.sum(axis=1)) - M
             F[y + a::m, y + b::m] = lap
