@@ -203,11 +203,12 @@ def assemble(chart: FactorChart, units, design: Design, weights, positions=None)
 
     R = np.empty((K, N, L))
     pair = first * N + second
+    w = np.ascontiguousarray(W[:, 0, 0])  # each unit's weight of eta, read by both layouts
     if K * N * N <= _DENSE_PAIRS_PER_UNIT * len(judge) + _DENSE_PAIRS:
         # the weights summed per (judge, pair) once (units in the readers' order write it in
         # sequence): the Laplacians and their products with Q and with P_k P_k^T come from
         # it, each judge's symmetric part never formed (A + A^T) Q = A Q + A^T Q
-        per_pair = np.bincount(where_first * N + second, W[:, 0, 0], K * N * N)
+        per_pair = np.bincount(where_first * N + second, w, K * N * N)
         per_pair = per_pair.reshape(K, N, N)
         degree = per_pair.sum(axis=2) + per_pair.sum(axis=1)
         R[:, :, :m] = degree[:, :, None] * chart.Q - (
@@ -216,7 +217,6 @@ def assemble(chart: FactorChart, units, design: Design, weights, positions=None)
         per_pair = None
         # per unit, laid out (m, units) so that each column is contiguous; take, not fancy
         # indexing: half the time (2M units: 33 against 61 ms)
-        w = np.ascontiguousarray(W[:, 0, 0])
         c = chart.Q.T.take(first, axis=1) - chart.Q.T.take(second, axis=1)
         for a in range(m):
             R[:, :, a] = by_item(w * c[a])
