@@ -59,6 +59,26 @@ def test_fit_then_report(csv_file, tmp_path, capsys):
     assert "Elo" in (tmp_path / "fit" / "report" / "report.md").read_text(encoding="utf-8")
 
 
+def test_a_verdict_scale_below_zero_is_read_as_the_options_value(tmp_path, capsys):
+    # "--verdict-scale -2..2" (the help's own example) starts with a minus sign, which
+    # argparse would take for an option of its own
+    rng = np.random.default_rng(3)
+    lines = ["judge,model_a,model_b,question_id,winner"]
+    for q in range(60):
+        for k in ("j1", "j2"):
+            a, b = rng.choice(["m0", "m1", "m2"], 2, replace=False)
+            lines.append(f"{k},{a},{b},q{q},{rng.integers(-2, 3)}")
+    path = tmp_path / "ordered.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["fit", str(path), "--verdict-scale", "-2..2", "--rank", "0",
+                 "--out", str(tmp_path / "fit")]) == 0
+    assert "ordered verdicts on 5 levels" in capsys.readouterr().out
+    assert hb.load_fit(tmp_path / "fit").outcome == "ordinal"
+    assert main(["update", str(tmp_path / "fit"), str(path), "--verdict-scale", "-2..2",
+                 "--out", str(tmp_path / "fit2"), "--quiet"]) == 0
+    assert hb.load_fit(tmp_path / "fit2").data.n_comparisons == 240
+
+
 def test_bad_input_in_a_process_is_one_line_and_exit_2():
     out = run("fit", "no/such/file.csv")
     assert out.returncode == 2 and "Traceback" not in out.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 
@@ -87,6 +88,23 @@ def _devices_for_chains(chains: int) -> None:
         pass
 
 
+#: Options whose value may start with a minus sign (``--verdict-scale -2..2``): argparse reads
+#: such a value as an option of its own unless it is joined to its option with ``=``.
+SIGNED_VALUES = re.compile(r"-?\d+\.\.-?\d+")
+SIGNED_OPTIONS = ("--verdict-scale",)
+
+
+def _joined_signed_values(argv: list[str]) -> list[str]:
+    """``argv`` with ``--verdict-scale -2..2`` written as ``--verdict-scale=-2..2``."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in SIGNED_OPTIONS and SIGNED_VALUES.fullmatch(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):
     text = " ".join(str(message).split())
     print(f"hja-bayes: warning: {text}", file=sys.stderr)
@@ -110,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     else:  # read when plotting first imports it: importing it here costs every command
         os.environ["MPLBACKEND"] = "Agg"
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_joined_signed_values(sys.argv[1:] if argv is None else argv))
     if getattr(args, "bayes", False):
         _devices_for_chains(getattr(args, "chains", 1))
     from ..errors import HJAWarning
