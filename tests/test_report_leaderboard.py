@@ -357,3 +357,36 @@ def test_a_judge_with_equal_records_for_two_models_ties_them():
     tied[v] = tied[g]
     assert own_ranking_agreement(fit)[k] == pytest.approx(
         kendalltau(tied, fit.mu).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize("outcome, categories, says", [
+    ("half", 3, "a tie counting 1/2"),
+    ("davidson", 3, "in a verdict that is not a tie"),
+    ("ordinal", 4, "latent preference"),
+    ("ordinal", 5, "latent preference"),
+])
+def test_the_win_probability_says_what_it_is_under_each_outcome_model(outcome, categories,
+                                                                        says):
+    from hja_bayes.likelihood import probabilities
+    from hja_bayes.reporting.sentences import captions
+
+    data, _ = hb.simulate(3, 4, 0, 300, seed=4, outcome=outcome, categories=categories,
+                          tie_prob=0.2 if outcome == "half" else 0.0,
+                          nu=0.8 if outcome == "davidson" else None)
+    fit = hb.fit_hja(data, 0, outcome=outcome)
+    pairs = hb.pairwise_table(fit)
+    assert says in pairs.attrs["meta"]["p_win"] and says in captions(fit, 0.95)["win_probability"]
+    if outcome == "half":
+        return
+    # the outcome model's own probabilities for judge 0 at eta = mu_a - mu_b (gamma 1, no bias)
+    row = pairs.iloc[0]
+    eta = np.array([row["difference"]])
+    aux = np.log(np.asarray(fit.aux, dtype=float))[:1]
+    p = np.asarray(probabilities(fit.outcome_model, eta, aux))[0]
+    first_side = p[: categories // 2].sum()  # the categories favouring the first-shown model
+    if outcome == "davidson":
+        assert row["p_win"] == pytest.approx(p[0] / (p[0] + p[2]), rel=1e-12)
+    elif categories == 4:  # a cut point at 0: the latent preference is the verdict's side
+        assert row["p_win"] == pytest.approx(first_side, rel=1e-12)
+    else:  # a neutral middle category: a verdict for model a is less likely than p_win
+        assert first_side < row["p_win"] - 0.01

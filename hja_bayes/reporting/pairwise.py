@@ -8,10 +8,30 @@ from scipy.special import expit
 
 from ..checks import check_level
 from ..inference import WaldInference
-from .leaderboard import score_intervals, table_meta
+from .leaderboard import is_hja, score_intervals, table_meta
 from .scales import Scale, check_scale, to_scale
 
-__all__ = ["pairwise_table"]
+__all__ = ["pairwise_table", "win_probability_meaning"]
+
+#: What ``expit(mu_a - mu_b)`` is under each outcome model, for a judge of average
+#: sensitivity (gamma = 1) without position bias or other terms.
+WIN_PROBABILITY = {
+    "half": "the probability that {a} beats {b}, a tie counting 1/2 ({a}'s expected score)",
+    "davidson": "the probability that {a} beats {b} in a verdict that is not a tie (ties are "
+                "an outcome of their own, more or less frequent by judge)",
+    "ordinal": "the probability that its latent preference (the logistic variable its "
+               "ordered verdict categories cut) favours {a}; with a neutral middle category a "
+               "verdict for {a} is less likely than that",
+}
+
+
+def win_probability_meaning(fit, a: str = "model a", b: str = "model b") -> str:
+    """What the pairwise table's ``p_win``, ``expit(mu_a - mu_b)``, is under the fit's
+    outcome model, for a judge of average sensitivity without position bias; ``a`` and ``b``
+    name the two models in the sentence."""
+    outcome = str(fit.outcome) if is_hja(fit) else "half"  # a pooled BTL fit counts ties 1/2
+    meaning = WIN_PROBABILITY.get(outcome, WIN_PROBABILITY["half"]).format(a=a, b=b)
+    return "for a judge of average sensitivity without position bias, " + meaning
 
 
 def pairwise_table(
@@ -37,11 +57,15 @@ def pairwise_table(
     DataFrame
         Columns ``model_a``, ``model_b`` (both in leaderboard order), ``difference``
         (``mu_a - mu_b``), ``lower``, ``upper`` (t quantiles with Satterthwaite degrees of
-        freedom under the CR2 cluster-robust covariance), ``p_win`` (``expit(mu_a - mu_b)``: the
-        probability that a judge of average sensitivity, without position bias, prefers a)
-        with ``p_win_lower``, ``p_win_upper`` (the difference interval mapped through the
-        logistic function), and ``significant`` (the interval excludes 0).
-        ``attrs["meta"]`` says what the numbers are.
+        freedom under the CR2 cluster-robust covariance), ``p_win`` (``expit(mu_a - mu_b)``: for a
+        judge of average sensitivity, without position bias, the probability that a beats b
+        with ties counted 1/2, that a beats b in a verdict that is not a tie (Davidson), or
+        that the judge's latent preference favours a (ordered verdicts):
+        :func:`win_probability_meaning`) with ``p_win_lower``, ``p_win_upper`` (the
+        difference interval mapped through the logistic function), and ``significant`` (the
+        interval excludes 0).
+        ``attrs["meta"]`` says what the numbers are (its ``p_win``: what the win probability
+        is under the fit's outcome model).
     """
     level = check_level(level)
     scale = check_scale(scale)
@@ -60,5 +84,6 @@ def pairwise_table(
     for column in ("difference", "lower", "upper"):
         table[column] = to_scale(table[column], scale, difference=True)
     table.attrs.update(level=level, scale=scale,
-                       meta=table_meta(fit, "pairwise", level, scale, inference=inference))
+                       meta=table_meta(fit, "pairwise", level, scale, inference=inference,
+                                       p_win=win_probability_meaning(fit)))
     return table

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .formatting import format_value
 from .observed import unbeaten_or_winless
+from .pairwise import win_probability_meaning
 
 __all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
            "agreement_sentence", "biases_sentence", "captions", "clusters_note",
@@ -364,6 +365,12 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     return notes
 
 
+def _heat_map_meaning(fit) -> str:
+    """What the win-probability heat map's cells are, said of its rows and columns."""
+    text = win_probability_meaning(fit, "the row model", "the column model")
+    return text[0].upper() + text[1:]
+
+
 def captions(fit, level: float) -> dict[str, str]:
     """Figure name -> caption."""
     return {
@@ -375,8 +382,7 @@ def captions(fit, level: float) -> dict[str, str]:
                       "judge's scores are γ_k times the consensus)."),
         "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
                     "red, the judge rates the model above its consensus part; blue, below.",
-        "win_probability": "Probability that the row model beats the column model for a judge "
-                           "of average sensitivity without position bias; hatched: the "
+        "win_probability": f"{_heat_map_meaning(fit)}. Hatched: the "
                            f"difference is not significant at {level:.0%}.",
         "observed_win_fraction": "Observed share of their comparisons that the row model won "
                                  "(ties 1/2, all judges and orders pooled); blank: never met.",
