@@ -390,3 +390,31 @@ def test_the_win_probability_says_what_it_is_under_each_outcome_model(outcome, c
         assert row["p_win"] == pytest.approx(first_side, rel=1e-12)
     else:  # a neutral middle category: a verdict for model a is less likely than p_win
         assert first_side < row["p_win"] - 0.01
+
+
+@pytest.mark.parametrize("outcome, names", [("davidson", ["nu"]), ("ordinal", ["gap_1", "gap_2"])])
+def test_the_judge_table_shows_the_outcome_models_parameters(outcome, names):
+    data, _ = hb.simulate(3, 4, 0, 300, seed=4, outcome=outcome, nu=[0.8, 0.0, 0.5]
+                          if outcome == "davidson" else None)
+    fit = hb.fit_hja(data, 0, outcome=outcome)
+    table = hb.judge_table(fit, level=0.9)
+    inference = wald(fit)
+    for a, name in enumerate(names):
+        np.testing.assert_allclose(table[name], np.asarray(fit.aux)[:, a])
+        iv = inference.outcome_parameters(name, 0.9)
+        # a Wald interval of the log parameter, mapped back: the estimate is its centre there
+        se_log = np.log(table[f"{name}_upper"] / table[name]) / norm.ppf(0.95)
+        np.testing.assert_allclose(table[f"{name}_lower"], table[name] * np.exp(-norm.ppf(0.95)
+                                                                                * se_log))
+        np.testing.assert_allclose(se_log, iv.se / iv.estimate, equal_nan=True)
+    if outcome == "davidson":  # judge 1 never tied: nu held at 0, no interval
+        assert table["nu"][1] == 0 and np.isnan(table["nu_lower"][1])
+        assert (table["nu_lower"][[0, 2]] < [0.8, 0.5]).all()
+        assert (table["nu_upper"][[0, 2]] > [0.8, 0.5]).all()
+    # the report's headers, and the glossary that explains them
+    from hja_bayes.reporting.formatting import column_label
+    from hja_bayes.reporting.sentences import GLOSSARY
+
+    expected = {"nu": "ν lower", "gap_1": "Cut gap 1 lower"}[names[0]]
+    assert column_label(f"{names[0]}_lower") == expected
+    assert {"nu": "ν (ties)", "gap_1": "Cut gap 1, 2, …"}[names[0]] in dict(GLOSSARY)

@@ -50,11 +50,13 @@ COLUMN_LABELS = {
     "accuracy": "Accuracy", "accuracy_lower": "Accuracy lower",
     "accuracy_upper": "Accuracy upper", "rank_change": "Rank change", "self": "Self",
     "self_lower": "Self lower", "self_upper": "Self upper",
+    "nu": "ν (ties)", "nu_lower": "ν lower", "nu_upper": "ν upper",
 }
 
 def column_label(column: str) -> str:
     """The display name of a column: :data:`COLUMN_LABELS`, or for a term's coefficient
-    (``style:length_lower``) its readable form (``style: length lower``)."""
+    (``style:length_lower``) or an ordered scale's cut gap (``gap_1_lower``) its readable
+    form (``style: length lower``, ``Cut gap 1 lower``)."""
     if column in COLUMN_LABELS:
         return COLUMN_LABELS[column]
     if column.startswith("style:"):
@@ -62,6 +64,8 @@ def column_label(column: str) -> str:
         if bound in ("lower", "upper") and name:
             return f"style: {name} {bound}"
         return f"style: {column[len('style:'):]}"
+    if column.startswith("gap_"):  # the ordered scale's cut gaps: gap_1, gap_1_lower, ...
+        return "Cut " + column.replace("_", " ")
     return column
 
 

@@ -50,6 +50,14 @@ GLOSSARY = (
                        "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
     ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
                       "consensus and pulls away from it."),
+    ("ν (ties)", "Davidson's ties only: the judge's tie propensity, P(tie) = ν / (e^(η/2) + "
+                 "e^(−η/2) + ν), so between two equal models it ties with probability "
+                 "ν / (2 + ν); no interval for a judge that never tied (ν held at 0)."),
+    ("Cut gap 1, 2, …", "ordered verdicts only: the gaps between the judge's positive cut "
+                        "points on the logit scale (t₁ = gap 1, t₂ = gap 1 + gap 2, …; the cut "
+                        "points are ±t): its verdict is neutral when its latent preference "
+                        "lies within ±t₁ (an odd number of levels), and strongest beyond the "
+                        "outermost t."),
     ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
     ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
                   "alone) with the consensus ranking; blank when its comparisons do not link "
