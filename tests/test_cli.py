@@ -79,6 +79,23 @@ def test_a_verdict_scale_below_zero_is_read_as_the_options_value(tmp_path, capsy
     assert hb.load_fit(tmp_path / "fit2").data.n_comparisons == 240
 
 
+def test_too_few_prompts_for_a_leaderboard_are_refused_with_the_command_lines_way_out(
+        tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    lines = ["judge,model_a,model_b,question_id,winner"]
+    for q in ("q1", "q2"):
+        for _ in range(40):
+            a, b = rng.choice(["m0", "m1", "m2", "m3"], 2, replace=False)
+            lines.append(f"j{rng.integers(2)},{a},{b},{q},{rng.choice(['model_a', 'model_b'])}")
+    path = tmp_path / "two_prompts.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["fit", str(path), "--rank", "0", "--quiet", "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "rank at most G - 1 = 1" in err and "--cluster-col - treats them as independent" in err
+    assert main(["fit", str(path), "--rank", "0", "--quiet", "--cluster-col", "-",
+                 "--out", str(tmp_path / "b")]) == 0
+
+
 def test_bad_input_in_a_process_is_one_line_and_exit_2():
     out = run("fit", "no/such/file.csv")
     assert out.returncode == 2 and "Traceback" not in out.stderr

@@ -140,5 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             return args.run(args)
         except (ValueError, OSError, KeyError) as exc:  # HJAError is a ValueError
             text = " ".join(str(exc).split()) or type(exc).__name__
+            if "cov_type='fisher'" in text:  # the library's advice, said for the command line
+                text += " (on the command line: --cluster-col - treats them as independent)"
             print(f"hja-bayes: error: {text}", file=sys.stderr)
             return 2
