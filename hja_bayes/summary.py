@@ -26,7 +26,8 @@ class ComparisonSummary:
     n_comparisons : float
         Total comparisons used (sum of cell counts).
     n_ties : float
-        Ties among them (each counted as half a win for both sides).
+        Ties among them (how a fit counts them is its outcome model's: half a win to each
+        side by default, an outcome of their own under Davidson's model).
     rows_read, rows_used : int
         Rows in the input and rows that became comparisons (from counts: rows with n > 0).
     rejected : dict
@@ -79,7 +80,7 @@ class ComparisonSummary:
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
-        verdicts = (f"({count_of(self.n_ties, 'tie')}, counted 1/2 each)" if three else
+        verdicts = (f"({count_of(self.n_ties, 'tie')})" if three else
                     f"(ordered verdicts on {len(self.categories)} levels: "
                     f"{' / '.join(self.categories)})")
         lines = [

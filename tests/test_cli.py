@@ -96,6 +96,17 @@ def test_too_few_prompts_for_a_leaderboard_are_refused_with_the_command_lines_wa
                  "--out", str(tmp_path / "b")]) == 0
 
 
+def test_how_ties_count_is_said_by_the_fit_not_by_the_data(tmp_path, capsys):
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr()
+    assert "(781 ties)" in out.out + out.err
+    assert "ties counted 1/2 to each side; --outcome davidson" in out.err
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--outcome", "davidson",
+                 "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr()
+    assert "counted 1/2" not in out.out + out.err and "outcome davidson" in out.err
+
+
 def test_bad_input_in_a_process_is_one_line_and_exit_2():
     out = run("fit", "no/such/file.csv")
     assert out.returncode == 2 and "Traceback" not in out.stderr

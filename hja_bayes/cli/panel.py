@@ -41,9 +41,12 @@ def _fit(data, args, progress):
     outcome = args.outcome or ("ordinal" if len(data.categories) != 3 else "half")
     self_preference = _self_preference(args.self_preference)
     style = args.style_scope if data.feature_names else None
+    ties = outcome == "half" and data.ties.sum() > 0
     extras = "".join([f", outcome {outcome}" if outcome != "half" else "",
                       f", style ({', '.join(data.feature_names)}; {style})" if style else "",
-                      ", self-preference" if self_preference is not None else ""])
+                      ", self-preference" if self_preference is not None else "",
+                      ", ties counted 1/2 to each side; --outcome davidson models them"
+                      if ties else ""])
     progress(f"fitting the HJA model ({what}, position bias "
              f"{'on' if args.position_bias else 'off'}{extras})")
     # a command fits once: compile the solver quickly rather than for many fits
