@@ -74,13 +74,18 @@ def check_rank(rank: int, n_judges: int, n_items: int) -> int:
 
     Raises
     ------
+    ParameterError
+        If ``rank`` is not an integer, or below 0.
     IdentifiabilityError
-        If ``rank < 0`` or ``rank + 1 > min(K, N - 1)``; the message states the maximum.
+        If ``rank + 1 > min(K, N - 1)``; the message states the maximum.
     """
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
         raise ParameterError(f"rank must be an integer, got {rank!r}")
+    if rank < 0:
+        raise ParameterError(f"rank must be 0 or more (the number of disagreement "
+                             f"dimensions), got {rank}")
     top = max_rank(n_judges, n_items)
-    if rank < 0 or rank > top:
+    if rank > top:
         raise IdentifiabilityError(
             f"rank {rank} is not identifiable with K={n_judges} judges and N={n_items} items: "
             f"rank + 1 must not exceed min(K, N - 1), so the maximum rank is {top}"

@@ -4,9 +4,9 @@ import jax
 import numpy as np
 import pytest
 
-from hja_bayes import IdentifiabilityError, canonicalize, compose
+from hja_bayes import IdentifiabilityError, ParameterError, canonicalize, compose
 from hja_bayes.errors import DataWarning
-from hja_bayes.decomposition import constraint_violations
+from hja_bayes.decomposition import check_rank, constraint_violations
 
 
 def random_rank(K, N, q, seed):
@@ -61,6 +61,11 @@ def test_no_consensus_is_an_error():
 def test_rank_too_large_is_an_error():
     with pytest.raises(IdentifiabilityError, match="maximum rank is 3"):
         canonicalize(np.ones((4, 8)), 4)
+
+
+def test_a_negative_rank_is_a_bad_parameter_not_an_identifiability_limit():
+    with pytest.raises(ParameterError, match="rank must be 0 or more.*got -1"):
+        check_rank(-1, 4, 8)
 
 
 def test_tied_disagreement_strengths_are_warned_about():
