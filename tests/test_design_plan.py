@@ -1,5 +1,7 @@
 """plan(): analytic power against a small simulation, and what prompts and multiplicity do."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,7 +79,12 @@ def test_prompts_through_a_design_effect():
     assert clustered.comparisons_per_judge > independent.comparisons_per_judge
     assert clustered.curve.design_effect.max() > 1
     few = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=3, power=0.95)
-    assert few.comparisons_per_judge is None and "prompts" in " ".join(few.notes)
+    assert few.comparisons_per_judge is None and "unreachable" in repr(few)
+    # the note names the fewest prompts that reach the power within max_per_judge
+    fewest = int(re.search(r"at least (\d+) prompts", " ".join(few.notes)).group(1))
+    for prompts, reached in ((fewest - 1, False), (fewest, True)):
+        at = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=prompts, power=0.95)
+        assert (at.comparisons_per_judge is not None) == reached
 
 
 def test_clear_errors():

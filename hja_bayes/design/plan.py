@@ -90,11 +90,26 @@ class Plan:
     notes: tuple = field(default=())
 
     def __repr__(self) -> str:
-        size = "unreachable" if self.comparisons_per_judge is None else \
+        size = "unreachable: see .notes for why" if self.comparisons_per_judge is None else \
             f"{self.comparisons_per_judge} comparisons per judge ({self.total_comparisons} in all)"
         return (f"Plan({size}; power {self.power:.3f} ({self.target}) at joint level "
                 f"{self.level} ({self.multiplicity}, c = {self.critical_value:.3f}); "
                 f"{len(self.table)} contrasts)")
+
+
+def _fewest_prompts(reaches, prompts: int, largest: int = 2 ** 40) -> int | None:
+    """The fewest prompts (more than ``prompts``) at which ``reaches(prompts)`` holds, by
+    doubling and bisection (it holds from some number on: more prompts, less variance);
+    None when not even ``largest`` do."""
+    if not reaches(largest):
+        return None
+    lo, hi = prompts, prompts * 2
+    while not reaches(hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if not reaches(mid) else (lo, mid)
+    return hi
 
 
 def _synthetic_fit(scores, judges, sensitivities, position_bias):
@@ -329,16 +344,16 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     z = np.random.default_rng(seed + 1).multivariate_normal(
         np.zeros(len(d)), corr, size=_DRAWS, method="eigh")
 
-    def evaluate(T):
-        deff = 1.0 if G is None else 1 + max(K * T / G - 1, 0.0) * rho
+    def evaluate(T, g=G):
+        deff = 1.0 if g is None else 1 + max(K * T / g - 1, 0.0) * rho
         sd = np.sqrt(v1 * deff / T)
-        se = sd * (np.sqrt(G / (G - 1)) if G is not None else 1.0)  # CR1's factor
+        se = sd * (np.sqrt(g / (g - 1)) if g is not None else 1.0)  # CR1's factor
         each = ndtr((d - c * se) / sd)
         joint = float(np.mean(np.all(d + sd * z > c * se, axis=1)))
         return joint, each, sd, se, deff
 
-    def achieved(T):
-        joint, each, *_ = evaluate(T)
+    def achieved(T, g=G):
+        joint, each, *_ = evaluate(T, g)
         return joint if target == "all" else float(each.min())
 
     if comparisons_per_judge is not None:
@@ -358,9 +373,18 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                 lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
             best = hi if achieved(lo) < power else lo
         else:
+            floor = G is not None and rho > 0
+            fewest = _fewest_prompts(lambda g: achieved(max_per_judge, g) >= power, G) \
+                if floor else None
+            why = ""
+            if floor:
+                why = f": with {G} prompts the variance has a floor (more prompts are needed)"
+            if fewest:
+                why = (f": with {G} prompts the variance has a floor; at least {fewest} prompts "
+                       "reach it within that many comparisons per judge (plan(..., prompts=) "
+                       "gives the comparisons that more prompts need)")
             notes.append(f"power {power} is out of reach up to {max_per_judge} comparisons per "
-                         "judge" + (f": with {G} prompts the variance has a floor (more "
-                                    "prompts are needed)" if G is not None and rho > 0 else ""))
+                         f"judge{why}")
         ref = best if best is not None else max_per_judge
         sizes = np.unique(np.round(ref * np.array([0.25, 0.5, 0.75, 1, 1.5, 2, 4]))).clip(1)
     curve = []
