@@ -58,10 +58,10 @@ def judge_table(
         for Davidson's ties: NaN bounds for a judge that never tied, its nu held at 0;
         ``gap_1``, ``gap_1_lower``, ... for ordered verdicts, the gaps between the
         positive cut points: :meth:`~hja_bayes.inference.WaldInference.outcome_parameters`);
-        at rank >= 1, ``leverage``
-        (h_k = |(U V^T)_k|), ``rho`` (relative leverage) and ``high_leverage`` (high gamma
-        and high h, :func:`hja_bayes.diagnostics.judge_leverage`) -- at rank 0 there is no
-        structured disagreement and these columns are left out; ``comparisons``;
+        at rank >= 1, ``leverage`` (h_k = |(U V^T)_k|), ``rho`` (relative leverage) and
+        ``high_leverage`` (high gamma and high h,
+        :func:`hja_bayes.diagnostics.judge_leverage`) -- at rank 0 there is no structured
+        disagreement and these columns are left out; ``comparisons``;
         ``invalid_share`` (rows of the judge without a usable verdict, when any row was
         rejected); ``rank_corr``, Kendall's tau-b between the judge's own ranking and the
         consensus (:func:`own_ranking_agreement`).  ``attrs["meta"]`` says what the
