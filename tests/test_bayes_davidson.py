@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpyro.infer import Predictive
 
-from hja_bayes import ParameterError, fit_hja, sample_hja, simulate
+from hja_bayes import ParameterError, fit_hja, judge_table, sample_hja, simulate
 from hja_bayes.bayes import HJAPriors, psis_loo
 from hja_bayes.bayes.model import default_chart, hja_model
 from hja_bayes.bayes.priors import aux_prior
@@ -158,3 +158,12 @@ def test_log_nu_prior_fields_still_override_the_outcome_models_prior():
     assert aux_prior(ordinal, HJAPriors(aux_prior=(0.5, 2.0))) == (0.5, 2.0)
     with pytest.raises(ParameterError):
         aux_prior(davidson, HJAPriors(aux_prior=(0.0, -1.0)))
+
+
+def test_the_judge_table_sets_the_credible_nu_beside_the_wald_nu(panel):
+    _, _, fit, idata = panel
+    table = judge_table(fit, idata, level=0.9)
+    nu = np.asarray(idata.posterior["nu"]).reshape(-1, 3)
+    np.testing.assert_allclose(table["nu_cred_lower"], np.quantile(nu, 0.05, axis=0))
+    np.testing.assert_allclose(table["nu_cred_upper"], np.quantile(nu, 0.95, axis=0))
+    assert np.isnan(table["nu_lower"][0]) and table["nu_cred_upper"][0] == 0  # held at 0

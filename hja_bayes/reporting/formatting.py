@@ -51,6 +51,7 @@ COLUMN_LABELS = {
     "accuracy_upper": "Accuracy upper", "rank_change": "Rank change", "self": "Self",
     "self_lower": "Self lower", "self_upper": "Self upper",
     "nu": "ν (ties)", "nu_lower": "ν lower", "nu_upper": "ν upper",
+    "nu_cred_lower": "ν cred. lower", "nu_cred_upper": "ν cred. upper",
 }
 
 def column_label(column: str) -> str:
@@ -65,7 +66,7 @@ def column_label(column: str) -> str:
             return f"style: {name} {bound}"
         return f"style: {column[len('style:'):]}"
     if column.startswith("gap_"):  # the ordered scale's cut gaps: gap_1, gap_1_lower, ...
-        return "Cut " + column.replace("_", " ")
+        return "Cut " + column.replace("_cred", " cred.").replace("_", " ")
     return column
 
 

@@ -37,10 +37,11 @@ def judge_table(
     fit : HJAFit
     idata : arviz.InferenceData, optional
         Posterior draws of the same model: adds ``gamma_cred_lower``, ``gamma_cred_upper``
-        (and ``beta_cred_lower``, ``beta_cred_upper``), equal-tailed credible intervals.
-        With prompt effects the credible gamma is ``gamma_marginal``, on the Wald columns'
-        population-averaged scale, and no credible beta is shown: the posterior's beta is
-        per prompt, on another scale (``attrs["conditional_beta"]``).
+        (and ``beta_cred_lower``, ``beta_cred_upper``, ``nu_cred_lower``, ...),
+        equal-tailed credible intervals.  With prompt effects the credible gamma is
+        ``gamma_marginal``, on the Wald columns' population-averaged scale, and no credible
+        beta, nu or cut gap is shown: the posterior's are per prompt, on another scale
+        (``attrs["conditional_beta"]``).
     level : float
         Level of the intervals.
     inference : WaldInference, optional
@@ -111,6 +112,9 @@ def judge_table(
         if fit.position_bias and not conditional:
             _, lo, hi = credible(posterior_draws(idata, "beta", fit.judges, "judge"), level)
             columns.update(beta_cred_lower=lo, beta_cred_upper=hi)
+        for name in fit.outcome_model.aux_names if not conditional else ():
+            _, lo, hi = credible(posterior_draws(idata, name, fit.judges, "judge"), level)
+            columns.update({f"{name}_cred_lower": lo, f"{name}_cred_upper": hi})
     table = pd.DataFrame(columns)
     # with prompt effects the posterior's beta is per prompt: not set beside the Wald beta
     table.attrs.update(level=level, rank=int(fit.rank), position_bias=bool(fit.position_bias),
