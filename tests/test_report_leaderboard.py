@@ -418,3 +418,17 @@ def test_the_judge_table_shows_the_outcome_models_parameters(outcome, names):
     expected = {"nu": "ν lower", "gap_1": "Cut gap 1 lower"}[names[0]]
     assert column_label(f"{names[0]}_lower") == expected
     assert {"nu": "ν (ties)", "gap_1": "Cut gap 1, 2, …"}[names[0]] in dict(GLOSSARY)
+
+
+def test_the_win_probability_names_the_bias_terms_held_fixed():
+    from types import SimpleNamespace
+
+    from hja_bayes.reporting.pairwise import win_probability_meaning
+
+    def fake(*names):  # what the sentence reads of a fit
+        return SimpleNamespace(S=None, judges=(), outcome="half",
+                               terms=[SimpleNamespace(name=n) for n in names])
+
+    assert "style" not in win_probability_meaning(fake("position"))
+    both = win_probability_meaning(fake("position", "style", "self"))
+    assert "comparing answers of the same style, neither model its own" in both

@@ -27,11 +27,17 @@ WIN_PROBABILITY = {
 
 def win_probability_meaning(fit, a: str = "model a", b: str = "model b") -> str:
     """What the pairwise table's ``p_win``, ``expit(mu_a - mu_b)``, is under the fit's
-    outcome model, for a judge of average sensitivity without position bias; ``a`` and ``b``
-    name the two models in the sentence."""
-    outcome = str(fit.outcome) if is_hja(fit) else "half"  # a pooled BTL fit counts ties 1/2
+    outcome model, for a judge of average sensitivity without position bias (and, with
+    those terms, comparing answers of the same style, neither model its own); ``a`` and
+    ``b`` name the two models in the sentence."""
+    hja = is_hja(fit)
+    outcome = str(fit.outcome) if hja else "half"  # a pooled BTL fit counts ties 1/2
     meaning = WIN_PROBABILITY.get(outcome, WIN_PROBABILITY["half"]).format(a=a, b=b)
-    return "for a judge of average sensitivity without position bias, " + meaning
+    terms = {t.name for t in fit.terms} if hja else set()
+    judge = "for a judge of average sensitivity without position bias" + "".join(
+        [", comparing answers of the same style" if "style" in terms else "",
+         ", neither model its own" if "self" in terms else ""])
+    return f"{judge}, {meaning}"
 
 
 def pairwise_table(
