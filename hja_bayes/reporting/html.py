@@ -13,7 +13,7 @@ import io
 
 from .content import Report
 from .formatting import html_table
-from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY, width_sentence
+from .sentences import glossary, width_sentence
 
 __all__ = ["CSS", "interval_words", "png", "render_html"]
 
@@ -129,10 +129,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
                         + html_table(rep.rank_table, "rank-table", rep.scale))
-    entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
-               + (BIAS_GLOSSARY if rep.biases is not None else ())
-               + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
-    glossary = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
+    entries = glossary(rep)
+    terms = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
     posterior_section = ""
     if rep.bayes:
         ratio = ""
@@ -196,7 +194,7 @@ Rows are shaded by tier.</p>
 <pre>{e(rep.fit_summary)}</pre>
 {rank_section}
 <h2>Reading the tables</h2>
-<dl>{glossary}</dl>
+<dl>{terms}</dl>
 <footer>Written by hja_bayes {e(__version__)}. Every table is also beside this file as CSV and
 as JSON (with a "meta" block saying what its intervals are); the pairwise table is in
 pairwise.csv.</footer>

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .content import Report
 from .formatting import md_escape, md_table
 from .html import interval_words
-from .sentences import AGREEMENT_GLOSSARY, BAYES_GLOSSARY, BIAS_GLOSSARY, GLOSSARY
+from .sentences import glossary
 
 __all__ = ["render_markdown"]
 
@@ -69,9 +69,7 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines += [""]
     if rep.rank_table is not None:
         lines += ["### Rank selection", "", md_table(rep.rank_table, rep.scale), ""]
-    entries = (GLOSSARY + (BAYES_GLOSSARY if rep.bayes else ())
-               + (BIAS_GLOSSARY if rep.biases is not None else ())
-               + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
+    entries = glossary(rep)
     lines += ["## Reading the tables", ""]
     lines += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in entries]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from .observed import unbeaten_or_winless
 from .pairwise import win_probability_meaning
 
 __all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
+           "OUTCOME_GLOSSARY", "glossary",
            "agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
            "judges_sentence", "plural", "prompt_method_sentence", "report_notes",
@@ -50,14 +51,6 @@ GLOSSARY = (
                        "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
     ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
                       "consensus and pulls away from it."),
-    ("ν (ties)", "Davidson's ties only: the judge's tie propensity, P(tie) = ν / (e^(η/2) + "
-                 "e^(−η/2) + ν), so between two equal models it ties with probability "
-                 "ν / (2 + ν); no interval for a judge that never tied (ν held at 0)."),
-    ("Cut gap 1, 2, …", "ordered verdicts only: the gaps between the judge's positive cut "
-                        "points on the logit scale (t₁ = gap 1, t₂ = gap 1 + gap 2, …; the cut "
-                        "points are ±t): its verdict is neutral when its latent preference "
-                        "lies within ±t₁ (an odd number of levels), and strongest beyond the "
-                        "outermost t."),
     ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
     ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
                   "alone) with the consensus ranking; blank when its comparisons do not link "
@@ -70,6 +63,19 @@ GLOSSARY = (
                        "to the end. Skipped: not fitted, the criterion having stopped "
                        "improving at smaller ranks (fit_hja's patience)."),
 )
+
+#: Entries for the outcome model's per-judge parameters, by the judge-table column that shows
+#: them.
+OUTCOME_GLOSSARY = {
+    "nu": ("ν (ties)", "Davidson's tie propensity of the judge: P(tie) = ν / (e^(η/2) + "
+                       "e^(−η/2) + ν), so between two equal models it ties with probability "
+                       "ν / (2 + ν); no interval for a judge that never tied (ν held at 0)."),
+    "gap_1": ("Cut gap 1, 2, …", "the gaps between the judge's positive cut points on the "
+                                 "logit scale (t₁ = gap 1, t₂ = gap 1 + gap 2, …; the cut "
+                                 "points are ±t): its ordered verdict is neutral when its "
+                                 "latent preference lies within ±t₁ (an odd number of "
+                                 "levels), and strongest beyond the outermost t."),
+}
 
 BAYES_GLOSSARY = (
     ("Posterior mean / Cred. lower / upper", "posterior mean and equal-tailed credible "
@@ -107,6 +113,17 @@ AGREEMENT_GLOSSARY = (
     ("α / κ / Accuracy lower, upper", "percentile interval of a bootstrap that resamples whole "
                                       "prompts."),
 )
+
+
+def glossary(rep) -> tuple[tuple[str, str], ...]:
+    """The "Reading the tables" entries of a :class:`~hja_bayes.reporting.Report`: the
+    general ones, and those of the parts it shows (outcome parameters, posterior, biases,
+    agreement)."""
+    outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items()
+                    if column in rep.judges.columns)
+    return (GLOSSARY + outcome + (BAYES_GLOSSARY if rep.bayes else ())
+            + (BIAS_GLOSSARY if rep.biases is not None else ())
+            + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
 
 
 def plural(n: float, word: str, many: str | None = None) -> str:
