@@ -127,6 +127,22 @@ def test_update_with_a_frame_and_davidson_ties():
     np.testing.assert_allclose(updated.nu, tight.nu, atol=1e-4)
 
 
+def test_update_of_ordered_verdicts_with_position_bias():
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=2000, seed=6,
+                          outcome="ordinal", position_bias=0.3)
+    extra, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=20, seed=7,
+                           outcome="ordinal", position_bias=0.3)
+    fit = hb.fit_hja(data, rank=1, outcome="ordinal", position_bias=True)
+    updated = fit.update(extra)
+    tight = hb.fit_hja(merge_comparisons(data, extra), rank=1, outcome="ordinal",
+                       position_bias=True, tol=1e-14, max_iter=20000)
+    # the same optimum to the solver's tolerance: the cut gaps and biases too
+    assert updated.data.n_comparisons == tight.data.n_comparisons
+    np.testing.assert_allclose(updated.S, tight.S, atol=1e-4)
+    np.testing.assert_allclose(updated.aux, tight.aux, atol=1e-4)
+    np.testing.assert_allclose(updated.beta, tight.beta, atol=1e-4)
+
+
 def test_update_refuses_what_it_cannot_merge(panel):
     old, new = panel
     fit = hb.fit_hja(old, rank=1, position_bias=True)
