@@ -106,3 +106,32 @@ def test_clear_errors():
     for largest in (0, 2.5):  # 0 had divided by zero and returned a plan of NaN powers
         with pytest.raises(ParameterError, match="max_per_judge"):
             hb.plan(SCORES, judges=2, max_per_judge=largest)
+
+
+@pytest.mark.parametrize("outcome", ["davidson", "ordinal"])
+def test_a_pilot_with_outcome_parameters_plans_its_own_size_to_its_fisher_errors(outcome):
+    # the plan's information (its allocation's expected information, the outcome model's
+    # own parameters included) against the fit's Fisher covariance assembled from its data
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=400, seed=3,
+                          outcome=outcome, nu=0.6 if outcome == "davidson" else None)
+    pilot = hb.fit_hja(data, rank=0, outcome=outcome)
+    size = int(data.n_comparisons / 3)
+    plan = hb.plan(pilot, gap=0.3, pairs="all", comparisons_per_judge=size)
+    pairs, fisher = pilot.wald_inference("fisher").mu_differences(0.95, pairs="all")
+    se = {(pilot.items[a], pilot.items[b]): s for (a, b), s in zip(pairs, fisher.se)}
+    for a, b, sd in zip(plan.table.model_a, plan.table.model_b, plan.table.sd):
+        assert sd == pytest.approx(se.get((a, b), se.get((b, a))), rel=2e-3)
+
+
+@pytest.mark.parametrize("scope", ["shared", "per_judge"])
+def test_a_pilot_with_style_terms_holds_them_fixed(scope):
+    from .bayes_support import style_panel
+
+    data, _, owners = style_panel()
+    pilot = hb.fit_hja(data, rank=0, style=scope, self_preference=owners)
+    plan = hb.plan(pilot, gap=0.3, pairs="adjacent", icc=0.0,
+                   comparisons_per_judge=int(data.n_comparisons / len(pilot.judges)))
+    assert any("equal style" in note for note in plan.notes)
+    pairs, fisher = pilot.wald_inference("fisher").mu_differences(0.95, pairs="adjacent")
+    # given the style coefficients the differences are surer than with them estimated
+    assert np.all(plan.table.sd.to_numpy() <= np.asarray(fisher.se) * (1 + 1e-9))

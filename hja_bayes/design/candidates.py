@@ -30,7 +30,7 @@ from ..checks import index_of
 from ..errors import ParameterError
 from ..likelihood import information
 
-__all__ = ["Candidates", "candidate_cells"]
+__all__ = ["Candidates", "allocation_information", "candidate_cells"]
 
 #: Above this many (candidates x chart coordinates) the dense working arrays of the greedy
 #: search would exceed a few hundred MB: restrict the judges or models instead.
@@ -206,6 +206,37 @@ def _weights(fit, k, first, second) -> np.ndarray:
             aux = np.log(np.asarray(fit.aux, dtype=float))[k]
         aux = np.where(np.isfinite(aux), aux, -30.0)
     return np.asarray(information(model, eta, aux, np.ones(len(k))))[:, 0, 0]
+
+
+def _aux_rows(chart, k: np.ndarray, a: int, n_aux: int) -> sparse.csr_matrix:
+    """Each verdict's derivative of its judge's outcome parameter ``a`` in the chart's
+    coordinates: 1 where that parameter is estimated (a judge that never tied has none)."""
+    flat = k * n_aux + a
+    ok = np.isin(flat, chart.free)
+    cols = chart.aux_offset + np.searchsorted(chart.free, flat[ok])
+    return sparse.csr_matrix((np.ones(int(ok.sum())), (np.flatnonzero(ok), cols)),
+                             shape=(len(k), chart.dim))
+
+
+def allocation_information(fit, chart, k, i, j, share) -> np.ndarray:
+    """Expected information of ``share`` verdicts on each (judge, first, second), in the
+    chart's coordinates: the linear predictor's, and with it that of the outcome model's own
+    parameters (Davidson's nu, the ordered scale's cut gaps) and their cross terms."""
+    D = _derivatives(fit, chart, k, i, j)
+    model = fit.outcome_model
+    if not model.n_aux:
+        w = _weights(fit, k, i, j) * share
+        return (D.T @ D.multiply(w[:, None])).toarray()
+    with np.errstate(divide="ignore"):
+        aux = np.log(np.asarray(fit.aux, dtype=float))[k]
+    aux = np.where(np.isfinite(aux), aux, -30.0)  # held at 0: no coordinate, any finite value
+    info = np.asarray(information(model, fit.logits(k, i, j), aux, share))
+    rows = [D] + [_aux_rows(chart, k, a, model.n_aux) for a in range(model.n_aux)]
+    F = np.zeros((chart.dim, chart.dim))
+    for a, Ra in enumerate(rows):
+        for b, Rb in enumerate(rows):
+            F += (Ra.T @ Rb.multiply(info[:, a, b][:, None])).toarray()
+    return F
 
 
 def candidate_cells(fit, chart, *, judges=None, cost=None, candidates=None) -> Candidates:

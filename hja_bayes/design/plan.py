@@ -4,7 +4,11 @@ Assumed truth: a pilot fit (its estimates, its judges' allocation over pairs, it
 design effect) or assumed consensus scores (``S = gamma mu^T``, every judge every ordered
 pair equally often).  With T comparisons per judge the Fisher covariance of the chart
 coordinates is ``Sigma_1 / T``, ``Sigma_1`` the inverse of the information of one
-comparison per judge (``sum_k sum_cells pi_kc w_c d_c d_c^T``, restricted to the chart).
+comparison per judge (``sum_k sum_cells pi_kc w_c d_c d_c^T``, restricted to the chart; with
+Davidson's ties or ordered verdicts, the outcome model's per-judge parameters are estimated
+too, and their information and cross terms enter).  Style coefficients are held at the
+pilot's values: the style of answers yet to be written is not known, so the plan is for
+answers of equal style.
 
 Prompts enter through a design effect ``deff = 1 + (m - 1) rho``, m = comparisons per
 prompt (K T / G for G prompts) and rho the intra-prompt correlation of the score
@@ -34,7 +38,7 @@ from scipy.special import ndtr, ndtri
 from ..checks import check_choice, check_integer, check_level, check_probability, indices_of
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.ranking import simultaneous_critical_value
-from .candidates import _derivatives, _weights
+from .candidates import allocation_information
 from .goals import goal_pairs, mu_gradients
 
 __all__ = ["Plan", "plan"]
@@ -160,8 +164,21 @@ def _synthetic_fit(scores, judges, sensitivities, position_bias):
                   ridge=0.0)
 
 
+def _style_coordinates(fit, chart) -> np.ndarray:
+    """The chart coordinates of style coefficients: held at the pilot's values, since the
+    style of answers yet to be written is not known (the plan is for answers of equal
+    style)."""
+    q = chart.n_coef_columns
+    style = np.array([n.startswith("style:") for n in fit.coef_names], dtype=bool)
+    per_judge = chart.coef_offset + np.flatnonzero(style[chart.coef % q]) if q else []
+    shared = chart.global_offset + np.flatnonzero([n.startswith("style:")
+                                                   for n in fit.theta_names])
+    return np.concatenate([np.asarray(per_judge, dtype=int), shared]).astype(int)
+
+
 def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
-    """Covariance of the chart coordinates for one comparison per judge (Fisher)."""
+    """Covariance of the chart coordinates for one comparison per judge (Fisher), the style
+    coefficients held fixed."""
     data = fit.data
     K, N = len(fit.judges), len(fit.items)
     if allocation == "uniform":
@@ -172,10 +189,11 @@ def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
     else:
         k, i, j = data.judge, data.first, data.second
         share = data.n / np.bincount(k, data.n, K)[k]
-    D = _derivatives(fit, chart, k, i, j)
-    w = _weights(fit, k, i, j) * share
-    F = (D.T @ D.multiply(w[:, None])).toarray()
+    F = allocation_information(fit, chart, k, i, j, share)
     T = chart.tangent_map()
+    held = _style_coordinates(fit, chart)
+    if held.size:  # the extra coordinates are identity columns of T: drop the held ones
+        T = T[:, ~np.any(T[held] != 0, axis=0)]
     inner = T.T @ F @ T
     eig = np.linalg.eigvalsh(inner)
     if not eig[0] > 1e-10 * eig[-1]:
@@ -327,6 +345,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                              "better): reorder the pairs or pass gap=")
     notes = [f"assumed truth: {'pilot fit' if isinstance(source, HJAFit) else 'given scores'}, "
              f"rank {fit.rank}, allocation {allocation}"]
+    if _style_coordinates(fit, chart).size:
+        notes.append("style coefficients held at the pilot's values (the style of answers yet "
+                     "to be written is not known): the plan is for answers of equal style")
     rho, G0, note = _icc(fit, Gp) if isinstance(source, HJAFit) else (0.0, None, "")
     if note:
         notes.append(note)
