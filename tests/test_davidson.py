@@ -399,3 +399,13 @@ def test_bad_keywords():
         hb.simulate(n_judges=2, n_items=3, rank=0, outcome="davidson", nu=0.5, tie_prob=0.1)
     with pytest.raises(hb.ParameterError, match="nu must"):
         hb.simulate(n_judges=2, n_items=3, rank=0, outcome="davidson", nu=[-1.0, 0.2])
+
+
+def test_the_rank_tables_parameters_count_the_estimated_nu_as_the_fit_does():
+    data, _ = hb.simulate(3, 4, 1, 300, seed=4, outcome="davidson", nu=[0.8, 0.0, 0.5])
+    fit = hb.fit_hja(data, rank="bic", outcome="davidson", patience=1)
+    table = fit.rank_table.set_index("rank")
+    assert table.loc[fit.rank, "n_params"] == fit.n_params
+    # two nu estimated (judge 1 never tied), at every rank, fitted or skipped
+    expected = [hb.free_parameters(3, 4, r) + 2 for r in table.index]
+    assert list(table["n_params"]) == expected

@@ -62,7 +62,10 @@ class HJAFit:
     tau, ridge : float
         Final proximal weight and ridge.
     rank_table : DataFrame or None
-        Criteria for every candidate rank when the rank was selected.
+        Criteria for every candidate rank when the rank was selected: rank, nll, n_params
+        (counted as :attr:`n_params` counts them), bic (``2 NLL`` plus the parameters the
+        rank adds to rank 0 times ``log n``: SPEC §3), cv_nll, n_iter, converged,
+        stopped_early, skipped.
     outcome : str
         The outcome model: "half" (ties count 1/2 to each side), "davidson" (three outcomes,
         per-judge tie propensity nu_k) or "ordinal" (the data's ordered scale, per-judge cut

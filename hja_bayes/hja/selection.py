@@ -131,10 +131,12 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
     rows, solutions = [], {}
     best_bic = best = np.inf
     idle = 0  # consecutive candidates that did not improve the criterion
+    n_aux = 0  # the outcome model's estimated parameters (as fit.n_params counts them)
     for r in ranks:
         penalty = bic(0.0, r, K, N, data.n_comparisons)  # BIC less its 2 NLL term
         if patience is not None and idle >= patience:
-            rows.append(dict(rank=r, nll=np.nan, n_params=free_parameters(K, N, r, False) + n_terms,
+            rows.append(dict(rank=r, nll=np.nan,
+                             n_params=free_parameters(K, N, r, False) + n_terms + n_aux,
                              bic=np.nan, cv_nll=np.nan, n_iter=0, converged=False,
                              stopped_early=False, skipped=True))
             if report is not None:
@@ -146,6 +148,8 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
                           width=width, stop=stop, quick_compile=quick_compile)
         solutions[r] = result
         nll = state_nll(result.state, cells, outcome)
+        if result.state.aux is not None:  # log values (-inf: held at 0), the same at every rank
+            n_aux = int(np.isfinite(np.asarray(result.state.aux)).sum())
         cv_nll = np.nan
         if cv:
             cv_nll = 0.0
@@ -154,7 +158,8 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
                 train = solve(start, cells.minus(test), r, ridge=ridge, tol=tol,
                               max_iter=max_iter, outcome=outcome, quick_compile=quick_compile)
                 cv_nll += state_nll(train.state, test, outcome)
-        rows.append(dict(rank=r, nll=nll, n_params=free_parameters(K, N, r, False) + n_terms,
+        rows.append(dict(rank=r, nll=nll,
+                         n_params=free_parameters(K, N, r, False) + n_terms + n_aux,
                          bic=2.0 * nll + penalty, cv_nll=cv_nll, n_iter=result.n_iter,
                          converged=result.converged, stopped_early=result.stopped_early,
                          skipped=False))
