@@ -1,5 +1,6 @@
 """The hja-bayes command line: demo, fit, report, and one-line errors with exit code 2."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,27 @@ def test_how_ties_count_is_said_by_the_fit_not_by_the_data(tmp_path, capsys):
                  "--out", str(tmp_path / "b")]) == 0
     out = capsys.readouterr()
     assert "counted 1/2" not in out.out + out.err and "outcome davidson" in out.err
+
+
+def test_agreement_is_printed_saved_in_the_json_and_reported(csv_file, tmp_path, capsys):
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--agreement", "gpt4",
+                 "--format", "json", "--quiet", "--out", str(tmp_path / "f")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = hb.agreement(hb.load_fit(tmp_path / "f").data, reference="gpt4")
+    rows = out["agreement"]["alpha"]["rows"]
+    np.testing.assert_allclose([r["alpha"] for r in rows], expected.alpha["alpha"])
+    assert [r["judge"] for r in out["agreement"]["reference"]["rows"]] == \
+        list(expected.reference["judge"])
+    assert main(["report", str(tmp_path / "f"), "--agreement", "--quiet"]) == 0
+    html = (tmp_path / "f" / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Krippendorff" in html and "Pairs of judges" in html
+    assert main(["fit", "bundled:prd_vicuna80", "--agreement", "nobody", "--quiet",
+                 "--out", str(tmp_path / "g")]) == 2
+    assert "no such judge" in capsys.readouterr().err and not (tmp_path / "g").exists()
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--agreement",
+                 "--quiet", "--out", str(tmp_path / "h")]) == 2
+    assert "--agreement needs the prompt" in capsys.readouterr().err
 
 
 def test_bad_input_in_a_process_is_one_line_and_exit_2():

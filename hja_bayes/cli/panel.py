@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
+from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
 from .common import Progress, add_common, positive_int, print_table, rank_arg
 from .inputs import CLUSTER_COLUMNS, read_data
 
@@ -163,7 +163,7 @@ def _fragility(fit, args, progress) -> list:
     return out
 
 
-def _json_summary(data, fit, board, judges, out, fragile=()) -> str:
+def _json_summary(data, fit, board, judges, out, fragile=(), agree=None) -> str:
     import dataclasses
 
     from ..reporting.files import table_dict, to_json
@@ -174,6 +174,9 @@ def _json_summary(data, fit, board, judges, out, fragile=()) -> str:
          "share": None if f.count is None else f.share, "confirmed": f.confirmed,
          "result": f.result, "sentence": f.sentence, "items": f.items.to_dict(orient="records")}
         for f in fragile]}
+    if agree is not None:
+        extra["agreement"] = {name: table_dict(table) for name, table in agree._asdict().items()
+                              if table is not None}
     return to_json({
         "data": summary,
         "fit": {"rank": int(fit.rank), "position_bias": bool(fit.position_bias),
@@ -192,6 +195,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     progress(f"reading {args.data}")
     data, name = read_data(args)
     prompts = _prompt_effects(data, args)
+    check_agreement(data, args)
     if args.format != "json":
         print(data.summary())
     fit = _fit(data, args, progress)
@@ -206,13 +210,16 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
     fragile = _fragility(fit, args, progress)
+    agree = panel_agreement(fit.data, args, progress)
     fit.save(out, idata=idata)
     if args.format == "json":
-        print(_json_summary(data, fit, board, judges, out, fragile), end="")
+        print(_json_summary(data, fit, board, judges, out, fragile, agree), end="")
     else:
         _show(board, judges, args, progress, idata)
         for f in fragile:
             print(f"\nFragility ({f.unit}s): {f.sentence}")
+        if agree is not None:
+            show_agreement(agree)
     progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
              + (", posterior.nc)" if idata is not None else ")"))
     if args.report:
@@ -222,7 +229,8 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         progress("writing the report")
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
-                       + default_title(data), uncontrolled=plain, fragility=fragile)
+                       + default_title(data), uncontrolled=plain, fragility=fragile,
+                       agreement=agree)
         progress(f"report written: {files.html}")
     elif (out / "report").exists():
         progress(f"{out / 'report'} still shows the fit before: --report (or 'hja-bayes "
@@ -242,8 +250,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if idata is not None:
         progress("found posterior draws (posterior.nc): adding the Bayesian columns")
     out = Path(args.out) if args.out else fit_dir / "report"
+    agree = panel_agreement(fit.data, args, progress)
     progress("computing intervals and drawing figures")
-    files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title)
+    files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title,
+                   agreement=agree)
     progress("done")
     print(files.html)
     return 0
@@ -402,6 +412,7 @@ def add_panel_commands(sub) -> None:
                      help="also find how few verdicts (and, with prompts, how few prompts) "
                           "would put another model first, each set confirmed by an exact "
                           "refit (printed, in the JSON and in the report)")
+    add_agreement(fit)
     add_common(fit)
     fit.set_defaults(run=_cmd_fit)
 
@@ -415,6 +426,7 @@ def add_panel_commands(sub) -> None:
     rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
     rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
     rep.add_argument("--title", default=None, help="report title (default: from the data)")
+    add_agreement(rep)
     add_common(rep)
     rep.set_defaults(run=_cmd_report)
 

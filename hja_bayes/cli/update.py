@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .agreement import add_agreement
 from .common import Progress, add_common
 from .inputs import read_data
 from .panel import add_reader, publish, uncontrolled
@@ -66,5 +67,6 @@ def add_update_command(sub) -> None:
     upd.add_argument("--title", default=None, help="with --report: its title")
     upd.add_argument("--format", choices=("text", "json"), default="text",
                      help="stdout: tables as text, or one JSON object (as 'fit')")
+    add_agreement(upd)
     add_common(upd)
     upd.set_defaults(run=_cmd_update)
