@@ -127,3 +127,13 @@ def test_judges_against_or_apart_from_the_consensus_and_unusable_rows_are_noted(
     assert len(apart) == 1 and apart[0].endswith("consensus): coin.")
     unusable = [n for n in rep.notes if "unusable in many of their rows" in n]
     assert len(unusable) == 1 and unusable[0].endswith("j3 50.0%.")
+
+
+def test_the_judges_sentence_of_one_judge_and_of_several():
+    from hja_bayes.reporting.sentences import judges_sentence
+
+    one = pd.DataFrame({"judge": ["j1"], "gamma": [1.0]})
+    assert judges_sentence(one).startswith("One judge (j1): the consensus is its own ranking")
+    several = pd.DataFrame({"judge": ["j1", "j2", "j3"], "gamma": [0.5, 1.6, 0.9]})
+    assert judges_sentence(several) == ("Most sensitive judge: j2 (γ = 1.60); least: j1 "
+                                        "(γ = 0.50).")

@@ -167,10 +167,14 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
 
 def judges_sentence(judges: pd.DataFrame) -> str:
     """Who follows the consensus most and least, who is flagged, who has the largest bias."""
-    most = judges.loc[judges["gamma"].idxmax()]
-    least = judges.loc[judges["gamma"].idxmin()]
-    parts = [f"Most sensitive judge: {most['judge']} (γ = {most['gamma']:.2f}); least: "
-             f"{least['judge']} (γ = {least['gamma']:.2f})."]
+    if len(judges) == 1:  # gamma averages 1 over the judges: one judge's is 1 by definition
+        parts = [f"One judge ({judges['judge'].iloc[0]}): the consensus is its own ranking, "
+                 "and its sensitivity γ is 1 by definition."]
+    else:
+        most = judges.loc[judges["gamma"].idxmax()]
+        least = judges.loc[judges["gamma"].idxmin()]
+        parts = [f"Most sensitive judge: {most['judge']} (γ = {most['gamma']:.2f}); least: "
+                 f"{least['judge']} (γ = {least['gamma']:.2f})."]
     if "high_leverage" in judges.columns:
         flagged = [str(j) for j in judges.loc[judges["high_leverage"].astype(bool), "judge"]]
         parts.append("High sensitivity with high leverage: "
