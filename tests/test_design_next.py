@@ -271,6 +271,10 @@ def test_cli_next(fit, tmp_path, capsys):
     table = pd.read_csv(tmp_path / "next.csv")
     assert list(table.columns[:3]) == ["judge", "model_a", "model_b"] and len(table) == 25
     assert set(table.judge) <= {"judge0", "judge2"}
+    capsys.readouterr()
+    assert main(["next", str(tmp_path / "fit"), "--budget", "5", "--cost",
+                 str(tmp_path / "judges.csv"), "--out", str(tmp_path / "n.csv")]) == 0
+    assert "judges.csv): judge1\n" in capsys.readouterr().err  # "not asked (not in ...)"
     assert main(["next", str(tmp_path / "fit"), "--budget", "5", "--cost",
                  str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err

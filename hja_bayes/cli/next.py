@@ -86,6 +86,9 @@ def _cmd_next(args: argparse.Namespace) -> int:
     cost = judges = None
     if args.cost:
         cost, judges = read_judges(args.cost)
+        absent = [j for j in fit.judges if j not in cost]
+        if absent:
+            progress(f"not asked (not in {args.cost}): {', '.join(map(str, absent))}")
     prompts = _read_prompts(args.prompts) if args.prompts else None
     progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
     table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
