@@ -54,15 +54,15 @@ def judge_table(
         ``beta``, ``beta_lower``, ``beta_upper`` and ``both_orders`` (the share of the
         judge's pairs of models it saw in both presentation orders: at 0, its beta rests on
         the model's structure alone and cannot be told apart from a preference for the
-        models it saw first) when position bias was estimated; the outcome model's
+        models it saw first) when position bias was estimated; at rank >= 1, ``leverage``
+        (h_k = |(U V^T)_k|), ``rho`` (relative leverage) and ``high_leverage`` (high gamma
+        and high h, :func:`hja_bayes.diagnostics.judge_leverage`) -- at rank 0 there is no
+        structured disagreement and these columns are left out; the outcome model's
         per-judge parameters with their Wald intervals (``nu``, ``nu_lower``, ``nu_upper``
         for Davidson's ties: NaN bounds for a judge that never tied, its nu held at 0;
         ``gap_1``, ``gap_1_lower``, ... for ordered verdicts, the gaps between the
         positive cut points: :meth:`~hja_bayes.inference.WaldInference.outcome_parameters`);
-        at rank >= 1, ``leverage`` (h_k = |(U V^T)_k|), ``rho`` (relative leverage) and
-        ``high_leverage`` (high gamma and high h,
-        :func:`hja_bayes.diagnostics.judge_leverage`) -- at rank 0 there is no structured
-        disagreement and these columns are left out; ``comparisons``;
+        ``comparisons``;
         ``invalid_share`` (rows of the judge without a usable verdict, when any row was
         rejected); ``rank_corr``, Kendall's tau-b between the judge's own ranking and the
         consensus (:func:`own_ranking_agreement`).  ``attrs["meta"]`` says what the
@@ -89,12 +89,12 @@ def judge_table(
         b = inference.position_biases(level)
         columns.update(beta=b.estimate, beta_lower=b.lower, beta_upper=b.upper,
                        both_orders=both_orders_share(fit.data))
-    for name in fit.outcome_model.aux_names:  # Davidson's nu, the ordered scale's cut gaps
-        iv = inference.outcome_parameters(name, level)
-        columns.update({name: iv.estimate, f"{name}_lower": iv.lower, f"{name}_upper": iv.upper})
     if fit.rank > 0:
         lev = judge_leverage(fit.gamma, fit.mu, fit.U, fit.V)
         columns.update(leverage=lev.h, rho=lev.rho, high_leverage=lev.high)
+    for name in fit.outcome_model.aux_names:  # Davidson's nu, the ordered scale's cut gaps
+        iv = inference.outcome_parameters(name, level)
+        columns.update({name: iv.estimate, f"{name}_lower": iv.lower, f"{name}_upper": iv.upper})
     columns["comparisons"] = counts(fit.data.comparisons_per_judge())
     invalid = invalid_share(fit.data)
     if invalid is not None:
