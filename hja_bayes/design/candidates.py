@@ -208,13 +208,12 @@ def _weights(fit, k, first, second) -> np.ndarray:
     return np.asarray(information(model, eta, aux, np.ones(len(k))))[:, 0, 0]
 
 
-def _aux_rows(chart, k: np.ndarray, a: int, n_aux: int) -> sparse.csr_matrix:
+def _aux_rows(chart, k: np.ndarray, a: int) -> sparse.csr_matrix:
     """Each verdict's derivative of its judge's outcome parameter ``a`` in the chart's
     coordinates: 1 where that parameter is estimated (a judge that never tied has none)."""
-    flat = k * n_aux + a
-    ok = np.isin(flat, chart.free)
-    cols = chart.aux_offset + np.searchsorted(chart.free, flat[ok])
-    return sparse.csr_matrix((np.ones(int(ok.sum())), (np.flatnonzero(ok), cols)),
+    cols = chart.local_columns()[1][k, a]
+    ok = cols >= 0
+    return sparse.csr_matrix((np.ones(int(ok.sum())), (np.flatnonzero(ok), cols[ok])),
                              shape=(len(k), chart.dim))
 
 
@@ -231,7 +230,7 @@ def allocation_information(fit, chart, k, i, j, share) -> np.ndarray:
         aux = np.log(np.asarray(fit.aux, dtype=float))[k]
     aux = np.where(np.isfinite(aux), aux, -30.0)  # held at 0: no coordinate, any finite value
     info = np.asarray(information(model, fit.logits(k, i, j), aux, share))
-    rows = [D] + [_aux_rows(chart, k, a, model.n_aux) for a in range(model.n_aux)]
+    rows = [D] + [_aux_rows(chart, k, a) for a in range(model.n_aux)]
     F = np.zeros((chart.dim, chart.dim))
     for a, Ra in enumerate(rows):
         for b, Rb in enumerate(rows):

@@ -168,12 +168,11 @@ def _style_coordinates(fit, chart) -> np.ndarray:
     """The chart coordinates of style coefficients: held at the pilot's values, since the
     style of answers yet to be written is not known (the plan is for answers of equal
     style)."""
-    q = chart.n_coef_columns
-    style = np.array([n.startswith("style:") for n in fit.coef_names], dtype=bool)
-    per_judge = chart.coef_offset + np.flatnonzero(style[chart.coef % q]) if q else []
-    shared = chart.global_offset + np.flatnonzero([n.startswith("style:")
-                                                   for n in fit.theta_names])
-    return np.concatenate([np.asarray(per_judge, dtype=int), shared]).astype(int)
+    m = chart.shape[2]
+    names = list(fit.coef_names) + list(fit.theta_names)  # the local columns after the A row
+    style = np.array([n.startswith("style:") for n in names], dtype=bool)
+    cols = chart.local_columns()[0][:, m:][:, style]
+    return np.unique(cols[cols >= 0])
 
 
 def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
