@@ -274,3 +274,33 @@ def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, c
         main(["update", str(fit_dir), str(verdict_files["new"])])
     assert exit_info.value.code == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_the_update_command_reads_prompts_as_the_fit_did(verdict_files, tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    # the fit's prompts in a column of its own name, named once at fitting
+    renamed = {}
+    for name in ("old", "new"):
+        renamed[name] = tmp_path / f"{name}.csv"
+        pd.read_csv(verdict_files[name]).rename(columns={"question_id": "task"}).to_csv(
+            renamed[name], index=False)
+    assert main(["fit", str(renamed["old"]), "--cluster-col", "task", "--rank", "0", "--quiet",
+                 "--out", str(tmp_path / "fit")]) == 0
+    assert main(["update", str(tmp_path / "fit"), str(renamed["new"]), "--out",
+                 str(tmp_path / "up")]) == 0
+    assert "prompts from column 'task' (as the fit's)" in capsys.readouterr().err
+    prompts = pd.concat(pd.read_csv(renamed[n]) for n in ("old", "new"))["task"].nunique()
+    assert hb.load_fit(tmp_path / "up").data.summary().n_clusters == prompts
+    # a new file without that column: refused, naming it
+    pd.read_csv(renamed["new"]).drop(columns="task").to_csv(tmp_path / "bare.csv", index=False)
+    assert main(["update", str(tmp_path / "fit"), str(tmp_path / "bare.csv"), "--quiet",
+                 "--out", str(tmp_path / "up2")]) == 2
+    assert "the fit's prompts are in column 'task'" in capsys.readouterr().err
+    # a fit read without prompts: its update reads none either, though the file has them
+    assert main(["fit", str(verdict_files["old"]), "--cluster-col", "-", "--rank", "0",
+                 "--quiet", "--out", str(tmp_path / "plain")]) == 0
+    assert main(["update", str(tmp_path / "plain"), str(verdict_files["new"]), "--out",
+                 str(tmp_path / "plain_up")]) == 0
+    assert "as the fit had none" in capsys.readouterr().err
+    assert hb.load_fit(tmp_path / "plain_up").data.clusters is None

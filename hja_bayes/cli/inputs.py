@@ -15,9 +15,12 @@ BUNDLED = {"bundled:prd_vicuna80"}
 CLUSTER_COLUMNS = ("question_id", "prompt_id", "conversation_id")
 
 
-def read_data(args: argparse.Namespace):
+def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
     """The data a panel command names (file, stdin or bundled), read as its flags say;
-    returns ``(Comparisons, name)``."""
+    returns ``(Comparisons, name)``.
+
+    ``fit_cluster``: the prompt column of a fit the data are added to ('-' where it has
+    none); without ``--cluster-col`` the data are read with it, so that both are read alike."""
     from ..comparisons import Comparisons
     from ..datasets import load_prd_vicuna80
     from ..errors import DataError
@@ -28,18 +31,22 @@ def read_data(args: argparse.Namespace):
         prd = load_prd_vicuna80()
         frame = prd.judgments
         requested = getattr(args, "cluster_col", None)
-        cluster = _cluster_column(frame, requested)
+        cluster = _cluster_column(frame, requested or fit_cluster)
         data = Comparisons.from_frame(frame, cluster=cluster,
                                       features=_features(args, cluster, prd.answers))
         _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
-                       getattr(args, "quiet", False))
+                       getattr(args, "quiet", False), fit_cluster)
         return data, "PRD Vicuna80 (bundled)"
     if source != "-" and not Path(source).exists():
         raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
                         "standard input)")
     frame = read_table(source)
     judge = None if args.judge_col == "-" else args.judge_col
-    cluster = _cluster_column(frame, args.cluster_col)
+    cluster = _cluster_column(frame, args.cluster_col or fit_cluster)
+    if fit_cluster not in (None, "-") and not args.cluster_col and cluster not in frame.columns:
+        raise DataError(f"the fit's prompts are in column {fit_cluster!r}, which "
+                        f"{'standard input' if source == '-' else Path(source).name} lacks: "
+                        "name its prompt column with --cluster-col")
     if args.counts:
         used = (args.model_a_col, args.model_b_col, args.n_col, args.wins_col, args.ties_col)
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
@@ -52,7 +59,7 @@ def read_data(args: argparse.Namespace):
                                       model_b=args.model_b_col, winner=args.winner_col,
                                       cluster=cluster, scale=args.scale_levels,
                                       features=_features(args, cluster))
-    _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet)
+    _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet, fit_cluster)
     return data, "standard input" if source == "-" else Path(source).name
 
 
@@ -102,10 +109,12 @@ def _cluster_column(frame: pd.DataFrame, requested: str | None) -> str | None:
     return next((c for c in CLUSTER_COLUMNS if c in frame.columns), None)
 
 
-def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False) -> None:
+def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
+                   fit_cluster: str | None = None) -> None:
     """Say on stderr which column the intervals are clustered by (unless ``quiet``); without
     one, warn (even when quiet) and suggest a column that looks like the prompts (values
-    shared by several judges)."""
+    shared by several judges).  With ``fit_cluster`` (data added to a fit, read as the fit
+    was unless ``requested``) the line is about the added verdicts and says so."""
     import sys
 
     from ..readers import prompt_like_columns
@@ -115,11 +124,21 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False) -> 
         return
     if c is not None:
         summary = data.summary()
+        if fit_cluster is not None:
+            how = "named with --cluster-col" if requested else "as the fit's"
+            print(f"hja-bayes: the new verdicts' prompts from column {data.cluster_column!r} "
+                  f"({how}): {summary.n_clusters} prompts", file=sys.stderr)
+            return
         how = "named with --cluster-col" if requested else "recognised"
         print(f"hja-bayes: clusters (prompts) from column {data.cluster_column!r} ({how}): "
               f"{summary.n_clusters} clusters, {summary.effective_clusters:.1f} effective; "
               "intervals are cluster-robust (CR2 with Satterthwaite degrees of freedom; "
               "--cluster-col - to treat comparisons as independent)", file=sys.stderr)
+        return
+    if fit_cluster == "-" and not requested:
+        if not quiet:
+            print("hja-bayes: no prompt column, as the fit had none: the new comparisons are "
+                  "treated as independent too", file=sys.stderr)
         return
     if requested == "-":
         if quiet:

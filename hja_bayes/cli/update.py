@@ -28,7 +28,7 @@ def _cmd_update(args: argparse.Namespace) -> int:
     progress(f"loading the fit from {fit_dir}")
     fit = load_fit(fit_dir)
     progress(f"reading {args.data}")
-    new, name = read_data(args)
+    new, name = read_data(args, fit.data.cluster_column or "-")
     progress(f"adding {new.n_comparisons:g} comparisons to the fit's {fit.data.n_comparisons:g} "
              f"(rank {fit.rank} kept: 'hja-bayes fit' on all the verdicts chooses it again)")
     fit = fit.update(new)
@@ -48,8 +48,9 @@ def add_update_command(sub) -> None:
                     "models, rank and terms are kept, and the model is fitted to all the\n"
                     "verdicts starting from the saved fit (the same optimum as a refit at\n"
                     "that rank). Prints and saves as 'fit' does.",
-        epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options); new "
-               "prompts and pairs\n  are fine, new judges or models are not (refit with "
+        epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options), its "
+               "prompts from the\n  fit's prompt column unless --cluster-col names another; "
+               "new prompts and pairs are\n  fine, new judges or models are not (refit with "
                "'hja-bayes fit').\n\n"
                "the loop of adaptive design:\n"
                "  hja-bayes next fit1 --budget 500 --goal top --out next.csv\n"
