@@ -398,3 +398,29 @@ def test_cli_next_with_the_saved_posterior(fit, tmp_path, capsys):
     # the posterior is three times as wide as the Fisher covariance: its design effect
     deff = float(err.split("design effect ")[1].split(")")[0])
     assert 2.5 < deff < 3.6
+
+
+def test_undecided_now_agrees_with_the_joint_rank_intervals(tmp_path, capsys):
+    # the top k is separated from the rest exactly when the leaderboard's joint rank
+    # intervals (hja_bayes.inference.ranking) put the k above every other model
+    seen = set()
+    for seed in (1, 2, 3):
+        data, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=300,
+                              seed=seed)
+        fit = hb.fit_hja(data, rank=1)
+        board = hb.leaderboard(fit)
+        for k in range(1, 6):
+            meta = hb.next_comparisons(fit, 2, goal="top", k=k).attrs["meta"]
+            holds = (board.rank_upper.iloc[:k].max() <= k
+                     and board.rank_lower.iloc[k:].min() >= k + 1)
+            assert (meta["undecided_now"] == 0) == holds, (seed, k)
+            seen.add(bool(holds))
+        assert hb.next_comparisons(fit, 2, goal="pairs").attrs["meta"]["undecided_now"] is None
+    assert seen == {True, False}
+    # the command line says which
+    fit.save(tmp_path / "fit")
+    for k, said in ((5, "already holds by the fit's joint 95% intervals"),
+                    (1, "contrasts are undecided by the fit's joint 95% intervals")):
+        assert main(["next", str(tmp_path / "fit"), "--budget", "2", "--goal", "top", "--k",
+                     str(k), "--out", str(tmp_path / "n.csv")]) == 0
+        assert said in capsys.readouterr().err

@@ -85,6 +85,16 @@ class Goal(NamedTuple):
         return undecided(self.estimate.reshape(shape), variance, self.critical, self.margin,
                          self.current_variance.reshape(shape) + variance)
 
+    def undecided_now(self) -> np.ndarray:
+        """Per contrast: whether its joint interval now, ``estimate +- critical sd``, is
+        undecided (neither excluding 0 nor inside the margin; all False for "pairs", which
+        has no decision rule)."""
+        if self.variance_only:
+            return np.zeros(len(self.pairs), dtype=bool)
+        half = self.critical * np.sqrt(self.current_variance)
+        d = np.abs(self.estimate)
+        return (d <= half) & (d + half > self.margin)
+
 
 def goal_pairs(goal: str, mu, k: int) -> np.ndarray:
     """The contrasts of ``goal`` as index pairs ``(a, b)``, a above b in the estimated order."""

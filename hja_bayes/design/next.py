@@ -298,8 +298,10 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         ``uncertainty`` (expected uncertainty left after the row's step) and ``step``.
         Presentation orders balance each (judge, pair), counting the fit's own verdicts.
         ``attrs["meta"]`` holds the goal, level, critical value, design effect (pooled over
-        the goal's contrasts), the uncertainty before, the block size and the seed;
-        ``cov_type`` is "posterior" when a posterior decided the goal.
+        the goal's contrasts), the uncertainty before, ``undecided_now`` (how many of the
+        goal's contrasts the fit's own joint intervals leave undecided; None for "pairs"),
+        the block size and the seed; ``cov_type`` is "posterior" when a posterior decided
+        the goal.
 
     Raises
     ------
@@ -415,6 +417,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         "cov_type": ctx.cov_type,
         "design_effect": float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0,
         "uncertainty_before": before,
+        "undecided_now": None if target.variance_only else int(target.undecided_now().sum()),
         "uncertainty_unit": ("sum of variances" if goal == "pairs"
                              else "expected number of undecided contrasts"),
         "contrasts": len(target.pairs), "block": block, "budget": budget, "seed": int(seed),
