@@ -36,7 +36,7 @@ from .errors import DataError, ParameterError
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
            "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "ordered_verdicts",
-           "scale_bounds", "verdict_codes", "zero_one"]
+           "scale_bounds", "scale_of", "verdict_codes", "zero_one"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})
@@ -69,6 +69,22 @@ def scale_bounds(scale) -> tuple[int, int]:
         raise ParameterError(f"scale must be 'lo..hi' or (lo, hi) with whole numbers lo < hi "
                              f"(at most 21 levels), got {scale!r}")
     return lo, hi
+
+
+def scale_of(categories) -> tuple[int, int] | None:
+    """The ``(lo, hi)`` scale whose verdicts gave these ordered categories (``("2", "1",
+    ..., "-2")``), None for labels or three outcomes.
+
+    >>> scale_of(("2", "1", "0", "-1", "-2")), scale_of(("A>>B", "A>B", "A=B", "B>A", "B>>A"))
+    ((-2, 2), None)
+    """
+    try:
+        values = [int(c) for c in categories or ()]
+    except (TypeError, ValueError):
+        return None
+    if len(values) < 2 or values != list(range(values[0], values[-1] - 1, -1)):
+        return None
+    return values[-1], values[0]
 
 
 def ordered_verdicts(df, codes, distinct, scale, invalid_set):

@@ -75,9 +75,12 @@ def test_a_verdict_scale_below_zero_is_read_as_the_options_value(tmp_path, capsy
                  "--out", str(tmp_path / "fit")]) == 0
     assert "ordered verdicts on 5 levels" in capsys.readouterr().out
     assert hb.load_fit(tmp_path / "fit").outcome == "ordinal"
-    assert main(["update", str(tmp_path / "fit"), str(path), "--verdict-scale", "-2..2",
+    # an update reads the new verdicts on the fit's scale without being told it again
+    assert main(["update", str(tmp_path / "fit"), str(path),
                  "--out", str(tmp_path / "fit2"), "--quiet"]) == 0
-    assert hb.load_fit(tmp_path / "fit2").data.n_comparisons == 240
+    updated = hb.load_fit(tmp_path / "fit2")
+    assert updated.data.n_comparisons == 240 and updated.data.categories == tuple("210") + (
+        "-1", "-2")
 
 
 def test_too_few_prompts_for_a_leaderboard_are_refused_with_the_command_lines_way_out(

@@ -17,6 +17,7 @@ def _cmd_update(args: argparse.Namespace) -> int:
     from ..errors import DataError
     from ..fit_folder import POSTERIOR
     from ..persistence import load_fit
+    from ..verdicts import scale_of
 
     progress = Progress(args.quiet)
     fit_dir = Path(args.fit_dir)
@@ -27,12 +28,15 @@ def _cmd_update(args: argparse.Namespace) -> int:
                         "posterior is not updated; sample one with 'hja-bayes fit ... --bayes')")
     progress(f"loading the fit from {fit_dir}")
     fit = load_fit(fit_dir)
+    if args.scale_levels is None:  # a numeric scale is read as the fit's
+        args.scale_levels = scale_of(fit.data.categories)
     progress(f"reading {args.data}")
     new, name = read_data(args, fit.data.cluster_column or "-")
     progress(f"adding {new.n_comparisons:g} comparisons to the fit's {fit.data.n_comparisons:g} "
              f"(rank {fit.rank} kept: 'hja-bayes fit' on all the verdicts chooses it again)")
     fit = fit.update(new)
-    progress(f"updated: {fit.n_iter} steps, {'converged' if fit.converged else 'NOT converged'}")
+    steps = f"{fit.n_iter} step{'' if fit.n_iter == 1 else 's'}"
+    progress(f"updated: {steps}, {'converged' if fit.converged else 'NOT converged'}")
     if args.format != "json":
         print(fit.data.summary())
     plain = uncontrolled(fit, progress)
@@ -49,9 +53,9 @@ def add_update_command(sub) -> None:
                     "verdicts starting from the saved fit (the same optimum as a refit at\n"
                     "that rank). Prints and saves as 'fit' does.",
         epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options), its "
-               "prompts from the\n  fit's prompt column unless --cluster-col names another; "
-               "new prompts and pairs are\n  fine, new judges or models are not (refit with "
-               "'hja-bayes fit').\n\n"
+               "prompts from the\n  fit's prompt column unless --cluster-col names another, "
+               "and numeric verdicts on\n  the fit's --verdict-scale; new prompts and pairs "
+               "are fine, new judges or models\n  are not (refit with 'hja-bayes fit').\n\n"
                "the loop of adaptive design:\n"
                "  hja-bayes next fit1 --budget 500 --goal top --out next.csv\n"
                "  (collect the verdicts next.csv asks for into new.csv)\n"
