@@ -156,8 +156,13 @@ def test_update_refuses_what_it_cannot_merge(panel):
     with pytest.raises(DataError, match="prompts"):
         fit.update(hb.Comparisons.from_frame(stranger.assign(judge="judge0").drop(
             columns="question_id")))
-    with pytest.raises(hb.ParameterError, match="cluster"):
-        fit.update(stranger.assign(judge="judge0"))
+    # a frame is read with the fit's prompt column; one without it is refused, naming it
+    with pytest.raises(hb.ParameterError, match="column 'question_id', which the frame lacks"):
+        fit.update(stranger.assign(judge="judge0").drop(columns="question_id"))
+    as_told = fit.update(stranger.assign(judge="judge0"), cluster="question_id")
+    by_default = fit.update(stranger.assign(judge="judge0"))
+    assert by_default.data.clusters.names == as_told.data.clusters.names
+    np.testing.assert_array_equal(by_default.S, as_told.S)
 
 
 def test_the_chord_stopping_rule_bounds_the_gap_left():

@@ -21,6 +21,7 @@ from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, HJAError, ParameterError
 from ..likelihood import cells_of
 from ..likelihood.terms import design_of
+from ..verdicts import scale_of
 from .refine import refine
 
 __all__ = ["merge_comparisons", "refit_from", "update_fit"]
@@ -165,8 +166,14 @@ def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Compariso
     if isinstance(new_data, pd.DataFrame) or hasattr(new_data, "to_pandas"):
         options = dict(read_options)
         if old.clusters is not None and "cluster" not in options:
-            raise ParameterError("the fit's data carry prompts: pass cluster=<column> so the "
-                                 "new verdicts get theirs")
+            column = old.cluster_column
+            if column is None or column not in new_data.columns:
+                where = "" if column is None else f" (column {column!r}, which the frame lacks)"
+                raise ParameterError(f"the fit's data carry prompts{where}: pass "
+                                     "cluster=<column> so the new verdicts get theirs")
+            options["cluster"] = column
+        if "scale" not in options:  # numeric verdicts on the fit's scale
+            options["scale"] = scale_of(old.categories)
         import warnings
 
         with warnings.catch_warnings():  # a small batch has few verdicts per judge by nature
@@ -185,7 +192,8 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
     new_data : Comparisons or DataFrame
         New verdicts by the fit's judges on the fit's models (new cells and new prompts are
         fine).  A DataFrame is read by :meth:`Comparisons.from_frame` with
-        ``read_options`` (e.g. ``cluster="question_id"``, which the fit's prompts require).
+        ``read_options``; by default its prompts from the fit's prompt column
+        (``cluster=``) and numeric verdicts on the fit's scale (``scale=``).
     tol, max_iter
         The solver's stopping rule (``fit_hja``'s defaults).
 
