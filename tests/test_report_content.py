@@ -95,6 +95,7 @@ def test_left_out_judges_and_unbeaten_models_are_flagged():
     assert len(left) == 1 and "newcomer" in left[0] and "1 comparison" in left[0]
     unbeaten = [n for n in notes if "won every comparison: champ" in n]
     assert len(unbeaten) == 1 and "lost every" not in unbeaten[0]
+    assert "set by the fit's ridge penalty, not by the data" in unbeaten[0]
 
 
 def test_judges_against_or_apart_from_the_consensus_and_unusable_rows_are_noted():

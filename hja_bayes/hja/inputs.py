@@ -128,9 +128,10 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     items = separated_items(data)
     if items:
         warn(
-            f"item(s) {items} won or lost every comparison: their scores are held finite only "
-            "by the ridge and their intervals are wide and not meaningful; the other items' "
-            "differences rest on their comparisons among themselves and can still be read",
+            f"item(s) {items} won or lost every comparison: they have no finite "
+            "maximum-likelihood score, so their scores and Wald intervals (rank intervals "
+            "included) are set by the ridge, not by the data; the other items' differences "
+            "rest on their comparisons among themselves and can still be read",
             DataWarning,
         )
 

@@ -354,9 +354,15 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     if unbeaten or winless:
         parts = ([f"won every comparison: {', '.join(unbeaten)}"] if unbeaten else []) + (
             [f"lost every comparison: {', '.join(winless)}"] if winless else [])
-        notes.append("Models that " + "; that ".join(parts) + ". Their scores are held finite "
-                     "only by the fit's prior, so their own intervals are wide and say little; "
-                     "the differences among the other models are not affected.")
+        notes.append("Models that " + "; that ".join(parts) + ". They have no finite "
+                     "maximum-likelihood score: their scores and Wald intervals (rank intervals "
+                     "included) are set by the fit's ridge penalty, not by the data, and do not "
+                     "measure their uncertainty; the differences among the other models are "
+                     "not affected. "
+                     + ("Their credible intervals rest on the prior as much as on the data."
+                        if convergence is not None else
+                        "A posterior ('hja-bayes fit --bayes') gives them intervals under an "
+                        "explicit prior."))
     if not data.order_known:
         notes.append("The presentation order was not kept (cells folded): no position bias.")
     unknown = judges["gamma_upper"].isna() & (judges["gamma"] <= 0)  # no interval: its sign
