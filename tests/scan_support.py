@@ -60,6 +60,7 @@ def assert_same_data(scanned: Comparisons, reference: Comparisons) -> None:
     assert scanned.rejected == reference.rejected
     assert scanned.rejected_by_judge == reference.rejected_by_judge
     assert set(scanned.dropped_judges) == set(reference.dropped_judges)
+    assert scanned.cluster_column == reference.cluster_column
     if reference.clusters is not None:
         assert scanned.clusters.n_clusters == reference.clusters.n_clusters
         if not getattr(scanned.clusters, "in_engine", False):

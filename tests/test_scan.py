@@ -227,8 +227,8 @@ def test_row_errors_match_the_readers(tmp_path, engine):
 
 def test_engine_prompts_refuse_what_needs_them_in_memory_and_report_their_count():
     kept = Comparisons.scan(bundled_prd(), cluster="question_id", incidence="engine")
-    assert kept.clusters.n_clusters == 80
-    assert "clusters: 80" in str(kept.summary())
+    assert kept.clusters.n_clusters == 80 and kept.cluster_column == "question_id"
+    assert "clusters from column 'question_id': 80" in str(kept.summary())
     with pytest.raises(DataError, match="incidence='memory'"):
         kept.clusters.cell
     with pytest.raises(ParameterError, match="engine must be one of"):
@@ -265,3 +265,45 @@ def test_poisson_bootstrap_counts_are_the_engines_weights_applied_to_each_prompt
         warnings.simplefilter("ignore")
         boot = fit_hja(kept, rank=0).bootstrap(n=3, seed=2)
     assert boot.mu.shape == (3, 5) and np.all(np.isfinite(boot.mu))
+
+
+def test_the_command_line_scans_a_folder_or_glob_of_files(tmp_path, capsys):
+    # DATA a folder or a glob of shards: scanned by DuckDB, the same fit as the one file
+    from hja_bayes import load_fit, simulate
+    from hja_bayes.cli import main
+
+    data, _ = simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=300, seed=2,
+                       questions=30, question_correlation=0.3)
+    c = data.clusters
+    rows = pd.DataFrame(
+        [(c.names[g], data.judges[data.judge[cell]], data.items[data.first[cell]],
+          data.items[data.second[cell]], label)
+         for g, cell, counts in zip(c.cluster, c.cell, c.counts)
+         for label, n in zip(("model_a", "tie", "model_b"), counts) for _ in range(int(n))],
+        columns=["question_id", "judge", "model_a", "model_b", "winner"])
+    shards = tmp_path / "logs"
+    shards.mkdir()
+    for part in range(3):
+        rows.iloc[part::3].to_csv(shards / f"part{part}.csv", index=False)
+    rows.to_csv(tmp_path / "all.csv", index=False)
+    fits = {}
+    for name, source in (("one", tmp_path / "all.csv"), ("folder", shards),
+                         ("glob", f"{shards}/part*.csv")):
+        assert main(["fit", str(source), "--rank", "1", "--quiet",
+                     "--out", str(tmp_path / name)]) == 0
+        fits[name] = load_fit(tmp_path / name)
+    capsys.readouterr()
+    for name in ("folder", "glob"):
+        assert fits[name].data.n_comparisons == fits["one"].data.n_comparisons
+        assert fits[name].data.cluster_column == "question_id"
+        assert fits[name].data.summary().n_clusters == 30
+        # matched by name: a scan sorts judges and models, the reader keeps their order
+        scores = [pd.DataFrame(f.S, index=f.judges, columns=f.items)
+                  for f in (fits[name], fits["one"])]
+        pd.testing.assert_frame_equal(*(x.sort_index().sort_index(axis=1) for x in scores),
+                                      atol=1e-8)
+        bounds = [f.intervals().set_index(["quantity", "label"])[["lower", "upper"]]
+                  for f in (fits[name], fits["one"])]
+        pd.testing.assert_frame_equal(*(b.sort_index() for b in bounds), atol=1e-8)
+    assert main(["fit", str(shards), "--counts", "--quiet", "--out", str(tmp_path / "x")]) == 2
+    assert "--counts reads one file, not a folder or glob" in capsys.readouterr().err

@@ -26,8 +26,9 @@ DESCRIPTION = """\
 Rank LLMs from pairwise comparisons made by a panel of judges, with honest uncertainty.
 
 DATA is a CSV, TSV, JSON Lines or JSON array file (FastChat's clean_battle files), a
-parquet file, '-' for standard input, or bundled:prd_vicuna80. Each row is one verdict
-(or, with --counts, one aggregated cell). Progress goes to stderr; bad input ends with a
+parquet file, '-' for standard input, bundled:prd_vicuna80, or a folder or glob of such
+files (aggregated by DuckDB, the rows never loaded). Each row is one verdict (or, with
+--counts, one aggregated cell). Progress goes to stderr; bad input ends with a
 one-line error and exit code 2."""
 
 EXAMPLES = """\

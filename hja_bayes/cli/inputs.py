@@ -16,8 +16,8 @@ CLUSTER_COLUMNS = ("question_id", "prompt_id", "conversation_id")
 
 
 def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
-    """The data a panel command names (file, stdin or bundled), read as its flags say;
-    returns ``(Comparisons, name)``.
+    """The data a panel command names (file, stdin, bundled, or a folder or glob of files,
+    scanned by DuckDB), read as its flags say; returns ``(Comparisons, name)``.
 
     ``fit_cluster``: the prompt column of a fit the data are added to ('-' where it has
     none); without ``--cluster-col`` the data are read with it, so that both are read alike."""
@@ -37,17 +37,33 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
         _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
                        getattr(args, "quiet", False), fit_cluster)
         return data, "PRD Vicuna80 (bundled)"
-    if source != "-" and not Path(source).exists():
+    scanned = source != "-" and (Path(source).is_dir() or any(c in source for c in "*?["))
+    if scanned:  # a folder or glob of files: aggregated by DuckDB, the rows never loaded
+        from ..scan import scan_columns
+
+        frame = pd.DataFrame(columns=scan_columns(source, engine="duckdb"))  # the schema
+    elif source != "-" and not Path(source).exists():
         raise DataError(f"no such file: {source} (or use one of {sorted(BUNDLED)}, or - for "
                         "standard input)")
-    frame = read_table(source)
+    else:
+        frame = read_table(source)
     judge = None if args.judge_col == "-" else args.judge_col
     cluster = _cluster_column(frame, args.cluster_col or fit_cluster)
     if fit_cluster not in (None, "-") and not args.cluster_col and cluster not in frame.columns:
         raise DataError(f"the fit's prompts are in column {fit_cluster!r}, which "
                         f"{'standard input' if source == '-' else Path(source).name} lacks: "
                         "name its prompt column with --cluster-col")
-    if args.counts:
+    if scanned:
+        if args.counts or getattr(args, "style_control", None) is not None:
+            raise DataError(f"{'--counts' if args.counts else '--style-control'} reads one "
+                            "file, not a folder or glob of them")
+        used = (args.model_a_col, args.model_b_col, args.winner_col)
+        # the prompts' incidence (an entry per prompt and cell) comes into memory, so that
+        # the saved fit keeps it
+        data = Comparisons.scan(source, engine="duckdb", judge=judge, model_a=args.model_a_col,
+                                model_b=args.model_b_col, winner=args.winner_col,
+                                cluster=cluster, scale=args.scale_levels, incidence="memory")
+    elif args.counts:
         used = (args.model_a_col, args.model_b_col, args.n_col, args.wins_col, args.ties_col)
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
                                        model_b=args.model_b_col, n=args.n_col,

@@ -16,7 +16,9 @@ FIT_EPILOG = """\
 input:
   DATA is a CSV / TSV, JSON Lines, JSON array (FastChat clean_battle), or parquet file
   (optionally .gz), '-' for standard input (CSV or JSON, recognised by its first
-  character), or bundled:prd_vicuna80. One row per verdict with the columns named by
+  character), bundled:prd_vicuna80, or a folder or glob ('logs/*.parquet') of such
+  files, aggregated by DuckDB without loading the rows (pip install 'hja_bayes[duckdb]';
+  not with --counts or --style-control). One row per verdict with the columns named by
   --judge-col, --model-a-col, --model-b-col and --winner-col.
   Verdicts: model_a / a (first shown wins), model_b / b, tie / draw / tie (bothbad) /
   both_bad (a tie), or the winning model's own name; invalid / error / unknown / none /
@@ -384,8 +386,8 @@ def add_panel_commands(sub) -> None:
         description="Fit the HJA model to comparison data, print the leaderboard and the\n"
                     "judge table, and save the fit (and optionally its report).",
         epilog=FIT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    fit.add_argument("data", help="file of verdicts (see 'input' below), '-' for stdin, or "
-                                  "bundled:prd_vicuna80")
+    fit.add_argument("data", help="file of verdicts (see 'input' below), '-' for stdin, "
+                                  "bundled:prd_vicuna80, or a folder or glob of files")
     add_reader(fit)
     fit.add_argument("--answers", default=None, metavar="FILE",
                      help="the answers judged: the prompt column (as --cluster-col), 'model' "

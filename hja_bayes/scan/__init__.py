@@ -29,7 +29,7 @@ from ..verdicts import INVALID_LABELS
 from .labels import check_columns, check_scale_argument, verdict_columns
 from .plan import Spec, run_scan
 
-__all__ = ["ENGINES", "INCIDENCE", "engine_for", "scan"]
+__all__ = ["ENGINES", "INCIDENCE", "engine_for", "scan", "scan_columns"]
 
 #: The engines :func:`scan` knows.
 ENGINES = ("duckdb", "polars", "dask", "spark")
@@ -161,3 +161,14 @@ def scan(source, *, engine: str | None = None, judge: str | None = "judge",
     finally:
         if not keep:
             eng.close()
+
+
+def scan_columns(source, *, engine: str | None = None) -> list[str]:
+    """The columns a :func:`scan` of ``source`` would see (the engine reads the schema, no
+    rows); the same ``source`` and ``engine`` as :func:`scan`."""
+    engine = check_choice(engine_for(source) if engine is None else engine, "engine", ENGINES)
+    eng = _engine(engine, source, None, {})
+    try:
+        return eng.columns()
+    finally:
+        eng.close()

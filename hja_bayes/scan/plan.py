@@ -283,11 +283,11 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
                            categories=plan.verdicts.categories, rows_read=int(rows_read),
                            rows_used=int(weight.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=cluster, cluster_names=names,
-                           rejected_by_judge=by_judge)
+                           rejected_by_judge=by_judge, cluster_column=plan.spec.cluster)
     if clusters is not None:
         from dataclasses import replace
 
-        data = replace(data, clusters=clusters)
+        data = replace(data, clusters=clusters, cluster_column=plan.spec.cluster)
     return data
 
 
