@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.inference.ranking import neighbour_probabilities, rank_intervals, simultaneous_critical_value
+from hja_bayes.inference.ranking import (max_abs_t, neighbour_probabilities, rank_intervals,
+                                         simultaneous_critical_value)
 
 
 def test_critical_value_of_independent_pairs_matches_the_exact_quantile():
@@ -49,3 +50,31 @@ def test_joint_rank_coverage_in_simulation():
         true_rank = np.argsort(np.argsort(-truth.mu)) + 1
         covered += bool(np.all((r.lower <= true_rank) & (true_rank <= r.upper)))
     assert covered >= 34
+
+
+@pytest.mark.parametrize("seed, by_draws", [(0, False), (1, False), (0, True)])
+def test_the_max_over_pairs_visits_few_pairs_and_equals_every_pair_visited(
+        seed, by_draws, monkeypatch):
+    # the direct computation: every pair of every draw at once, (draws, N, N); by_draws:
+    # the way of large panels, which visits each draw's candidate pairs alone
+    if by_draws:
+        monkeypatch.setattr("hja_bayes.inference.ranking._ROWS_MAX", 10)
+    rng = np.random.default_rng(seed)
+    N = 40
+    A = rng.normal(size=(N, N)) / np.sqrt(N)
+    cov = A @ A.T * 0.05 + np.diag(rng.uniform(0.01, 0.2, N))
+    cov[:, 7], cov[7, :] = cov[:, 3], cov[3, :]  # model 7 a copy of model 3: se 0 between
+    cov[7, 7] = cov[3, 3]
+    centre = np.eye(N) - 1.0 / N
+    cov = centre @ cov @ centre  # centred scores: a singular covariance
+    v = np.diag(cov)
+    se = np.sqrt(np.clip(v[:, None] + v[None, :] - 2 * cov, 0.0, None))
+    se[3, 7] = se[7, 3] = 0.0
+    z = rng.normal(size=(3000, N)) @ np.linalg.cholesky(cov + 1e-9 * np.eye(N)).T
+    z /= np.sqrt(rng.chisquare(5, size=(3000, 1)) / 5)  # heavy tails, as with few prompts
+    with np.errstate(divide="ignore", invalid="ignore"):
+        every = np.abs(z[:, :, None] - z[:, None, :]) / se
+    keep = np.triu(se > 0, 1)
+    direct = np.where(keep, every, 0.0).max(axis=(1, 2))
+    np.testing.assert_array_equal(max_abs_t(z, se), direct)
+    assert not max_abs_t(z[:, :2], np.zeros((2, 2))).any()  # no pair with an se: 0

@@ -29,7 +29,7 @@ import numpy as np
 from ..checks import check_level
 from ..errors import ParameterError
 
-__all__ = ["RankIntervals", "neighbour_probabilities", "rank_intervals"]
+__all__ = ["RankIntervals", "max_abs_t", "neighbour_probabilities", "rank_intervals"]
 
 _DRAWS = 20_000
 
@@ -101,15 +101,81 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
         if not df > 0:
             raise ParameterError(f"df must be positive, got {df}")
         z = z / np.sqrt(rng.chisquare(df, size=(draws, 1)) / df)
-    # the max over pairs built one model's row at a time: (draws, N) numbers at once, not
-    # (draws, N^2 / 2)
+    return float(np.quantile(max_abs_t(z, se), level))
+
+
+#: :func:`max_abs_t` works on blocks of about this many (draw, model) numbers.
+_BLOCK = 4_000_000
+#: Above this many models :func:`max_abs_t` visits each draw's candidate pairs alone.
+_ROWS_MAX = 400
+
+
+def max_abs_t(z, se) -> np.ndarray:
+    """Per draw (row of ``z``), ``max_{a < b} |z_a - z_b| / se_ab`` over the pairs with
+    ``se_ab > 0`` (the upper triangle of ``se``); 0 where there is none.
+
+    Exact, without visiting most pairs.  ``max(z_a - min z, max z - z_a) / min_b se_ab`` (a's
+    *reach*) bounds every pair of model a, so a pair can beat a draw's running maximum only
+    if both its models reach beyond it.  Up to :data:`_ROWS_MAX` models, model a's pairs are
+    visited in the draws where a reaches beyond the maximum so far (which starts at the
+    pair of the draw's largest and smallest values); above, each draw's maximum starts at
+    the best pair among its 8 largest and 8 smallest values and only the pairs among the
+    models that reach beyond it are visited.  At 20,000 draws and 1,000 models (a
+    leaderboard's covariance) that is about 73 models per draw: 6 s instead of 140 s for
+    every pair, the same numbers.
+    """
+    z = np.asarray(z, dtype=float)
+    N = z.shape[1]
+    upper = np.triu(np.asarray(se, dtype=float), 1)
+    safe = upper + upper.T  # each pair's se as the upper triangle has it, in both places
+    safe = np.where(safe > 0, safe, np.inf)
+    np.fill_diagonal(safe, np.inf)
+    nearest = safe.min(axis=1)
+    return (_by_rows if N <= _ROWS_MAX else _by_draws)(z, safe, nearest)
+
+
+def _reach(z, lo, hi, nearest):
+    """The bound on a model's pairs, widened by a rounding margin so that no pair it
+    passes over can win."""
+    return np.maximum(z - lo, hi - z) / nearest * (1 + 1e-9)
+
+
+def _by_rows(z, safe, nearest) -> np.ndarray:
+    draws, N = z.shape
+    rows = [a for a in np.argsort(nearest, kind="stable") if np.isfinite(nearest[a])]
     stat = np.zeros(draws)
-    for a in range(N - 1):
-        keep = np.flatnonzero(se[a, a + 1:] > 0) + a + 1
-        if keep.size:
-            np.maximum(stat, np.max(np.abs(z[:, [a]] - z[:, keep]) / se[a, keep], axis=1),
-                       out=stat)
-    return float(np.quantile(stat, level))
+    block = max(1, min(draws, _BLOCK // N))
+    for start in range(0, draws, block):
+        zt = np.ascontiguousarray(z[start:start + block].T)  # (N, draws in the block)
+        hi, lo = zt.max(axis=0), zt.min(axis=0)
+        best = np.abs(hi - lo) / safe[zt.argmax(axis=0), zt.argmin(axis=0)]
+        for a in rows:
+            need = np.flatnonzero(_reach(zt[a], lo, hi, nearest[a]) > best)
+            if need.size:
+                values = np.abs(zt[a, need] - zt[:, need]) / safe[a][:, None]
+                best[need] = np.maximum(best[need], values.max(axis=0))
+        stat[start:start + block] = best
+    return stat
+
+
+def _by_draws(z, safe, nearest, ends: int = 8) -> np.ndarray:
+    draws, N = z.shape
+    stat = np.zeros(draws)
+    block = max(1, _BLOCK // (4 * ends * ends))
+    for start in range(0, draws, block):
+        zb = z[start:start + block]
+        part = np.argpartition(zb, (ends - 1, N - ends), axis=1)
+        pick = np.concatenate([part[:, :ends], part[:, N - ends:]], axis=1)
+        zp = np.take_along_axis(zb, pick, axis=1)
+        stat[start:start + block] = (np.abs(zp[:, :, None] - zp[:, None, :])
+                                     / safe[pick[:, :, None], pick[:, None, :]]).max(axis=(1, 2))
+    reach = _reach(z, z.min(axis=1)[:, None], z.max(axis=1)[:, None], nearest)
+    for d in np.flatnonzero((reach > stat[:, None]).sum(axis=1) > 1):
+        near = np.flatnonzero(reach[d] > stat[d])
+        zc = z[d, near]
+        stat[d] = max(stat[d], (np.abs(zc[:, None] - zc[None, :])
+                                / safe[np.ix_(near, near)]).max())
+    return stat
 
 
 def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
