@@ -57,6 +57,7 @@ def test_the_max_over_pairs_visits_few_pairs_and_equals_every_pair_visited(
         seed, by_draws, monkeypatch):
     # the direct computation: every pair of every draw at once, (draws, N, N); by_draws:
     # the way of large panels, which visits each draw's candidate pairs alone
+    monkeypatch.setattr("hja_bayes.inference.ranking._EVERY_PAIR_MAX", 2)
     if by_draws:
         monkeypatch.setattr("hja_bayes.inference.ranking._ROWS_MAX", 10)
     rng = np.random.default_rng(seed)
