@@ -138,3 +138,17 @@ def test_the_judges_sentence_of_one_judge_and_of_several():
     several = pd.DataFrame({"judge": ["j1", "j2", "j3"], "gamma": [0.5, 1.6, 0.9]})
     assert judges_sentence(several) == ("Most sensitive judge: j2 (γ = 1.60); least: j1 "
                                         "(γ = 0.50).")
+
+
+def test_the_tiers_sentence_of_a_large_board_names_the_top_tiers_only():
+    from hja_bayes.reporting.sentences import tiers_sentence
+
+    board = pd.DataFrame({"model": [f"m{i}" for i in range(1000)],
+                          "tier": np.r_[[1] * 2, [2] * 10, [3] * 40, [4] * 948]})
+    text = tiers_sentence(board)
+    assert text == ("tier 1: m0, m1; tier 2: m2, m3, m4, m5, m6, m7, m8, m9, m10, m11; "
+                    "then 988 more models in tiers 3 to 4")
+    one = tiers_sentence(board.assign(tier=1))
+    assert one.startswith("tier 1: m0, m1,") and one.endswith("m29 and 970 more")
+    small = pd.DataFrame({"model": ["a", "b", "c"], "tier": [1, 2, 2]})
+    assert tiers_sentence(small) == "tier 1: a; tier 2: b, c"

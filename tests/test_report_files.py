@@ -108,3 +108,28 @@ def test_ranks_the_search_skipped_are_shown_as_not_fitted(tmp_path):
     assert (csv.loc[~skipped, "n_iter"] > 0).all()
     rows_json = json.loads((tmp_path / "rank_table.json").read_text())["rows"]
     assert [r["converged"] is None for r in rows_json] == list(skipped)
+
+
+def test_table_json_writes_one_row_per_line_and_reads_back_every_value():
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from hja_bayes.reporting.files import table_json
+
+    names = ["meta-llama/Llama-3", "back\\slash/", 'quote"s', "sep\u2028arator", "new\nline"]
+    df = pd.DataFrame({"judge": names, "gamma": [1.5, np.nan, -0.25, 1e-300, 2.0],
+                       "comparisons": [1, 2, 3, 4, 5]})
+    df.attrs["meta"] = {"level": 0.95, "n": np.int64(5), "names": ["a/b"]}
+    text = table_json(df)
+    back = json.loads(text)
+    assert back["meta"] == {"level": 0.95, "n": 5, "names": ["a/b"]}
+    assert [r["judge"] for r in back["rows"]] == names
+    assert [r["comparisons"] for r in back["rows"]] == [1, 2, 3, 4, 5]
+    gammas = [r["gamma"] for r in back["rows"]]
+    assert gammas[1] is None
+    np.testing.assert_allclose([g for g in gammas if g is not None], [1.5, -0.25, 1e-300, 2.0],
+                               rtol=1e-14)
+    assert text.count("\n    {") == 5 and "\\/" not in text  # a line per row, "/" plain
+    assert json.loads(table_json(pd.DataFrame({"a": []}))) == {"meta": {}, "rows": []}

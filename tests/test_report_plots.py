@@ -94,3 +94,37 @@ def test_judge_map_leaves_out_labels_that_would_overlap():
     gaps = np.abs(points[:, None] - points[None]) / np.ptp(np.c_[gamma, leverage], 0)
     apart = (gaps[..., 0] >= 0.3) | (gaps[..., 1] >= 0.07)  # label boxes do not overlap
     assert apart[~np.eye(len(points), dtype=bool)].all()
+
+
+def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
+    # a 1,000-model leaderboard drew every model: figures hundreds of inches wide and a
+    # report that ran out of memory; now the top ones (the residual: the most disagreed-
+    # about), with the title saying how many of how many
+    from hja_bayes.reporting import plots
+
+    monkeypatch.setattr(plots, "HEATMAP_MODELS", 8)
+    monkeypatch.setattr(plots, "FOREST_MODELS", 10)
+    data, _ = hb.simulate(n_judges=3, n_items=12, rank=1, comparisons_per_judge=800, seed=5)
+    fit = hb.fit_hja(data, rank=1)
+    board = hb.leaderboard(fit)
+    top = list(board["model"])
+
+    def shown(fig):
+        ax = fig.axes[0]
+        return ax.get_title(loc="left") or ax.get_title(), ax.images[0].get_array().shape, \
+            [t.get_text() for t in ax.get_xticklabels()]
+
+    title, shape, columns = shown(hb.win_probability_heatmap(fit))
+    assert shape == (8, 8) and columns == top[:8] and "(top 8 of 12 models)" in title
+    for kind in ("win_fraction", "battles"):
+        title, shape, columns = shown(hb.observed_heatmap(data, kind, order=top))
+        assert shape == (8, 8) and columns == top[:8] and "(top 8 of 12 models)" in title
+    title, shape, columns = shown(hb.residual_heatmap(fit))
+    residual = np.linalg.norm(fit.U @ fit.V.T, axis=0)
+    most = {fit.items[i] for i in np.argsort(-residual)[:8]}
+    assert shape == (3, 8) and set(columns) == most
+    assert "(the most disagreed-about 8 of 12 models)" in title
+    forest = hb.forest_plot(fit, table=board)
+    assert len(forest.axes[0].get_yticks()) == 10 and "(top 10 of 12 models)" in \
+        forest.axes[0].get_title()
+    _text_fits(forest)

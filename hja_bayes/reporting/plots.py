@@ -28,6 +28,13 @@ __all__ = [
     "win_probability_heatmap",
 ]
 
+#: Most models a heat map shows (the leaderboard's top ones; the residual map: those the
+#: judges disagree about most) and most a forest plot shows: beyond, the cells cannot be
+#: read and the image grows past what a browser or the memory holds (1,000 models made a
+#: 500-inch-wide figure).  The report's CSV files hold every model and pair.
+HEATMAP_MODELS = 30
+FOREST_MODELS = 60
+
 WALD_COLOR = "#1f5fa8"
 FLAG_COLOR = "#c0392b"
 CREDIBLE_COLOR = "#e67e22"
@@ -44,6 +51,11 @@ def _short(name, width: int = 22) -> str:
     """A judge or model name shortened for a point label: the part after the last '/', cut."""
     text = str(name).rsplit("/", 1)[-1]
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _of(shown: int, total: int, what: str = "models", which: str = "top") -> str:
+    """The title's note when a figure shows only some of the models or judges."""
+    return "" if shown >= total else f" ({which} {shown} of {total} {what})"
 
 
 def _scale_label(scale: str) -> str:
@@ -78,11 +90,12 @@ def forest_plot(
     -------
     matplotlib.figure.Figure
         Point estimate and Wald interval per model (with ``idata``, the posterior mean and
-        credible interval just below it); tier boundaries as dotted lines.
+        credible interval just below it); tier boundaries as dotted lines.  At most the
+        top :data:`FOREST_MODELS` models (the title says so).
     """
     if table is None:
         table = leaderboard(fit, idata, level=level, scale=scale, inference=inference)
-    board = table
+    board = table.head(FOREST_MODELS)
     n = len(board)
     fig = Figure(figsize=(4.6 + _label_inches(board["model"], 10), 1.2 + 0.4 * n),
                  layout="constrained")
@@ -107,7 +120,7 @@ def forest_plot(
     ax.set_yticks(y, [str(m) for m in board["model"]])
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(_scale_label(scale))
-    ax.set_title(f"Consensus scores, {level:.0%} intervals", fontsize=10)
+    ax.set_title(f"Consensus scores, {level:.0%} intervals{_of(n, len(table))}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     return fig
@@ -246,10 +259,19 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
     -------
     matplotlib.figure.Figure
         Red: the judge rates the model above what its consensus part ``gamma_k mu`` says;
-        blue: below.  Lines separate the blocks.
+        blue: below.  Lines separate the blocks.  At most the :data:`HEATMAP_MODELS` models
+        and judges with the largest disagreement (the title says so).
     """
     U, V = np.asarray(fit.U), np.asarray(fit.V)
     R = U @ V.T if fit.rank > 0 else np.zeros((len(fit.judges), len(fit.items)))
+    # the models (and judges) the disagreement is largest for, when there are too many
+    models = np.sort(np.argsort(-np.linalg.norm(R, axis=0), kind="stable")[:HEATMAP_MODELS])
+    judges = np.sort(np.argsort(-np.linalg.norm(R, axis=1), kind="stable")[:HEATMAP_MODELS])
+    note = _of(len(models), R.shape[1], which="the most disagreed-about") + _of(
+        len(judges), R.shape[0], "judges", "the most departing")
+    names, judge_names = np.asarray(fit.items, dtype=object)[models], \
+        np.asarray(fit.judges, dtype=object)[judges]
+    U, V, R = U[judges], V[models], R[np.ix_(judges, models)]
     K, N = R.shape
     fig = Figure(figsize=(2.4 + 0.5 * N, 1.6 + 0.42 * K), layout="constrained")
     ax = fig.add_subplot()
@@ -262,7 +284,7 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
             except HJAError:
                 continue
     if blocks is None:
-        jo, io = np.arange(K), np.argsort(-np.asarray(fit.mu), kind="stable")
+        jo, io = np.arange(K), np.argsort(-np.asarray(fit.mu)[models], kind="stable")
     else:
         jo, io = blocks.judge_order, blocks.item_order
     M = R[np.ix_(jo, io)]
@@ -279,15 +301,16 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
             ax.axhline(a + 0.5, color="black", linewidth=1.2)
         for b in np.flatnonzero(np.diff(il)):
             ax.axvline(b + 0.5, color="black", linewidth=1.2)
-    ax.set_xticks(range(N), [str(fit.items[i]) for i in io], rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(K), [str(fit.judges[k]) for k in jo], fontsize=8)
+    ax.set_xticks(range(N), [str(names[i]) for i in io], rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(K), [str(judge_names[k]) for k in jo], fontsize=8)
     ax.set_xlabel("model")
     ax.set_ylabel("judge")
     fig.colorbar(image, ax=ax, label="(UVᵀ)_ki, logit", shrink=min(1.0, 0.4 + 0.06 * K))
     if fit.rank == 0:
         ax.set_title("Structured disagreement: none at rank 0", fontsize=10, loc="left")
     else:
-        ax.set_title(f"Structured disagreement UVᵀ (rank {fit.rank})", fontsize=10, loc="left")
+        ax.set_title(f"Structured disagreement UVᵀ (rank {fit.rank}){note}", fontsize=10,
+                     loc="left")
     return fig
 
 
@@ -311,23 +334,29 @@ def win_probability_heatmap(
     Returns
     -------
     matplotlib.figure.Figure
+        At most the table's first :data:`HEATMAP_MODELS` models, the leaderboard's top
+        ones (the title says so).
     """
     pairs = pairwise_table(fit, level, inference=inference) if table is None else table
-    order = list(dict.fromkeys(pairs["model_a"]))
-    if not order:
+    every = list(dict.fromkeys(pairs["model_a"]))
+    if not every:
         raise HJAError("no pairs to draw")
+    order = every[:HEATMAP_MODELS]
     N = len(order)
     index = {m: i for i, m in enumerate(order)}
+    shown = pairs[pairs["model_a"].isin(index) & pairs["model_b"].isin(index)]
     P = np.full((N, N), np.nan)
     sig = np.zeros((N, N), dtype=bool)
-    for a, b, p, s in zip(pairs["model_a"], pairs["model_b"], pairs["p_win"], pairs["significant"]):
+    for a, b, p, s in zip(shown["model_a"], shown["model_b"], shown["p_win"],
+                          shown["significant"]):
         P[index[a], index[b]], sig[index[a], index[b]] = p, s
     not_sig = ~sig
     np.fill_diagonal(not_sig, False)
     return _heatmap(P, order, order, cmap="RdBu_r", vmin=0.0, vmax=1.0,
                     text=lambda v: f"{v:.2f}", light=lambda v: abs(v - 0.5) > 0.3,
                     colorbar="P(row beats column)", hatch=not_sig,
-                    title="Consensus win probability", xlabel="opponent", ylabel="model")
+                    title=f"Consensus win probability{_of(N, len(every))}",
+                    xlabel="opponent", ylabel="model")
 
 
 def observed_heatmap(data, kind: str = "win_fraction", order=None) -> Figure:
@@ -346,25 +375,28 @@ def observed_heatmap(data, kind: str = "win_fraction", order=None) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        Blank cells: the two models never met.
+        Blank cells: the two models never met.  At most the first :data:`HEATMAP_MODELS`
+        models of ``order`` (the title says so).
     """
     from ..checks import check_choice
 
     kind = check_choice(kind, "kind", ("win_fraction", "battles"))
+    note = _of(HEATMAP_MODELS, data.n_items, which="first" if order is None else "top")
     if kind == "win_fraction":
-        table = observed_win_fraction(data, order)
+        table = observed_win_fraction(data, order).iloc[:HEATMAP_MODELS, :HEATMAP_MODELS]
         M = table.to_numpy(dtype=float)
         return _heatmap(M, table.index, table.columns, cmap="RdBu_r", vmin=0.0, vmax=1.0,
                         text=lambda v: f"{v:.2f}", light=lambda v: abs(v - 0.5) > 0.3,
-                        colorbar="observed share won by row", title="Observed win fraction",
-                        xlabel="opponent", ylabel="model")
-    table = battle_counts(data, order)
+                        colorbar="observed share won by row",
+                        title=f"Observed win fraction{note}", xlabel="opponent",
+                        ylabel="model")
+    table = battle_counts(data, order).iloc[:HEATMAP_MODELS, :HEATMAP_MODELS]
     M = table.to_numpy(dtype=float, copy=True)
     M[M == 0] = np.nan
     top = np.nanmax(M) if np.isfinite(M).any() else 1.0
     return _heatmap(M, table.index, table.columns, cmap="Greens", vmin=0.0, vmax=top,
                     text=lambda v: f"{v:,.0f}", light=lambda v: v > 0.6 * top,
-                    colorbar="comparisons", title="Comparisons between each pair",
+                    colorbar="comparisons", title=f"Comparisons between each pair{note}",
                     xlabel="opponent", ylabel="model")
 
 

@@ -138,11 +138,17 @@ def default_title(data) -> str:
             f"({plural(data.n_comparisons, 'comparison')})")
 
 
-def tiers_sentence(board: pd.DataFrame) -> str:
-    """"tier 1: a, b; tier 2: c" from a leaderboard."""
-    parts = []
+def tiers_sentence(board: pd.DataFrame, most: int = 30) -> str:
+    """"tier 1: a, b; tier 2: c" from a leaderboard, naming about ``most`` models at most."""
+    parts, named = [], 0
     for tier, group in board.groupby("tier", sort=True):
-        parts.append(f"tier {int(tier)}: " + ", ".join(str(m) for m in group["model"]))
+        if named and named + len(group) > most:  # a 1,000-model board's would fill a page
+            return "; ".join(parts + [f"then {plural(len(board) - named, 'more model')} in "
+                                      f"tiers {int(tier)} to {int(board['tier'].max())}"])
+        names = [str(m) for m in group["model"]]
+        parts.append(f"tier {int(tier)}: " + ", ".join(names[:most])
+                     + (f" and {len(names) - most} more" if len(names) > most else ""))
+        named += len(names)
     return "; ".join(parts)
 
 
@@ -408,7 +414,10 @@ def _heat_map_meaning(fit) -> str:
 
 def captions(fit, level: float) -> dict[str, str]:
     """Figure name -> caption."""
-    return {
+    from .plots import FOREST_MODELS, HEATMAP_MODELS
+
+    N = len(fit.items)
+    text = {
         "forest": f"Consensus scores with {level:.0%} Wald intervals, best first; dotted lines "
                   "separate tiers (models in one tier cannot be told apart).",
         "judge_map": ("Judges by sensitivity γ_k and leverage h_k; red: high sensitivity and "
@@ -430,3 +439,12 @@ def captions(fit, level: float) -> dict[str, str]:
                "first-shown answer) against its predictive interval, red when outside; "
                "calibration of predicted against observed win rates.",
     }
+    for name, shown, file in (("forest", FOREST_MODELS, "leaderboard"),
+                              ("residual", HEATMAP_MODELS, "the saved fit's U and V"),
+                              ("win_probability", HEATMAP_MODELS, "pairwise"),
+                              ("observed_win_fraction", HEATMAP_MODELS, "observed_win_fraction"),
+                              ("battle_counts", HEATMAP_MODELS, "battle_counts")):
+        if N > shown:
+            where = file if " " in file else f"{file}.csv"
+            text[name] += f" The figure shows {shown} of the {N} models; {where} has them all."
+    return text
