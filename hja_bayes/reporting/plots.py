@@ -55,7 +55,7 @@ def _short(name, width: int = 22) -> str:
 
 def _of(shown: int, total: int, what: str = "models", which: str = "top") -> str:
     """The title's note when a figure shows only some of the models or judges."""
-    return "" if shown >= total else f" ({which} {shown} of {total} {what})"
+    return "" if shown >= total else f" ({which} {shown} of {total:,} {what})"
 
 
 def _scale_label(scale: str) -> str:

@@ -446,5 +446,5 @@ def captions(fit, level: float) -> dict[str, str]:
                               ("battle_counts", HEATMAP_MODELS, "battle_counts")):
         if N > shown:
             where = file if " " in file else f"{file}.csv"
-            text[name] += f" The figure shows {shown} of the {N} models; {where} has them all."
+            text[name] += f" The figure shows {shown} of the {N:,} models; {where} has them all."
     return text
