@@ -43,7 +43,7 @@ from scipy.special import ndtr
 
 from ..errors import ParameterError
 
-__all__ = ["GOALS", "Goal", "goal_pairs", "mu_gradients", "undecided"]
+__all__ = ["GOALS", "Goal", "goal_pairs", "mu_gradients", "quadratic_forms", "undecided"]
 
 GOALS = ("top", "ranks", "pairs", "tiers")
 
@@ -154,3 +154,10 @@ def mu_gradients(chart, pairs) -> np.ndarray:
     dS[rows, :, pairs[:, 0]] += 1.0 / K
     dS[rows, :, pairs[:, 1]] -= 1.0 / K
     return chart.pullback(dS)
+
+
+def quadratic_forms(G, sigma) -> np.ndarray:
+    """``diag(G sigma G^T)``, each contrast's variance, through one matrix product (the
+    three-operand ``einsum`` visited every (contrast, coordinate, coordinate) one at a
+    time: 130 s for a 1,000-model leaderboard's top-10 contrasts)."""
+    return np.einsum("ij,ij->i", np.asarray(G) @ sigma, G)

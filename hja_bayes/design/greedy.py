@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .candidates import Candidates
-from .goals import Goal
+from .goals import Goal, quadratic_forms
 
 __all__ = ["Pick", "greedy_allocation", "variance_drop"]
 
@@ -86,7 +86,7 @@ class _State:
         self.s11 = np.asarray(cand.D1.multiply(SD1.T).sum(axis=1)).ravel()
         self.s22 = np.asarray(cand.D2.multiply(SD2.T).sum(axis=1)).ravel()
         self.s12 = np.asarray(cand.D1.multiply(SD2.T).sum(axis=1)).ravel()
-        self.v = np.einsum("ij,jk,ik->i", G, sigma, G)
+        self.v = quadratic_forms(G, sigma)
 
     def add(self, row: int, slot: int, weight: float) -> None:
         """``weight`` more information along the candidate's slot (a rank-one update)."""

@@ -20,7 +20,7 @@ from ..checks import check_choice, check_integer, check_level, check_positive
 from ..errors import HJAWarning, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import candidate_cells
-from .goals import GOALS, Goal, goal_pairs, mu_gradients
+from .goals import GOALS, Goal, goal_pairs, mu_gradients, quadratic_forms
 from .greedy import greedy_allocation
 
 __all__ = ["DesignContext", "design_context", "next_comparisons"]
@@ -89,7 +89,7 @@ class DesignContext:
     def contrast_variances(self, G, pairs=None) -> tuple[np.ndarray, np.ndarray]:
         """Fisher and deciding variances of contrasts with gradients ``G`` (the posterior's
         of the differences ``pairs`` when a posterior decides)."""
-        vF = np.einsum("ij,jk,ik->i", G, self.sigma, G)
+        vF = quadratic_forms(G, self.sigma)
         if self.draws is not None:
             pairs = np.asarray(pairs, dtype=np.int64)
             return vF, np.var(self.draws[:, pairs[:, 0]] - self.draws[:, pairs[:, 1]],
@@ -362,8 +362,9 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     else:
         ctx = DesignContext(fit, cov_type, posterior)
     fit = ctx.fit
-    target, G, design_effect, vD, vF = _goal(ctx, goal, k, level, tie_margin)
+    # the candidates first: a panel too large for the search is refused before any work
     cand = candidate_cells(fit, ctx.chart, judges=judges, cost=cost, candidates=candidates)
+    target, G, design_effect, vD, vF = _goal(ctx, goal, k, level, tie_margin)
     use = None
     if prompts is not None:  # a judge gives one verdict per (first, second, prompt)
         prompts = _check_prompts(prompts)
@@ -387,8 +388,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                                         "judge, ordered pair and prompt)"])
         warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
              f"{' and '.join(limits)} allow no more", HJAWarning)
-    before = float(target.uncertainty(design_effect * np.einsum(
-        "ij,jk,ik->i", G, ctx.sigma, G)).sum())
+    before = float(target.uncertainty(design_effect * quadratic_forms(G, ctx.sigma)).sum())
     rows = []
     for step, p in enumerate(picks):
         kk, a, b = int(cand.judge[p.candidate]), int(cand.a[p.candidate]), int(cand.b[p.candidate])
