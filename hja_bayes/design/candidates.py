@@ -290,8 +290,9 @@ def candidate_cells(fit, chart, *, judges=None, cost=None, candidates=None) -> C
     if len(k) * chart.dim > MAX_WORK:
         raise ParameterError(
             f"{len(k):,} candidate (judge, pair) units x {chart.dim} chart coordinates is too "
-            "large for the greedy search; restrict the judges or models (judges=) or pass a "
-            "pool of candidates")
+            "large for the greedy search; restrict the judges or the models they may see "
+            "(judges=; on the command line, the --cost file's models column) or pass a pool "
+            "of candidates (candidates=)")
     data = fit.data
     counts = np.zeros((K, N, N))
     np.add.at(counts, (data.judge, data.first, data.second), data.n)
