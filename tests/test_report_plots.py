@@ -128,3 +128,16 @@ def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
     assert len(forest.axes[0].get_yticks()) == 10 and "(top 10 of 12 models)" in \
         forest.axes[0].get_title()
     _text_fits(forest)
+
+
+def test_many_judges_at_rank_zero_show_the_most_and_least_sensitive(monkeypatch):
+    from hja_bayes.reporting import plots
+
+    monkeypatch.setattr(plots, "FOREST_MODELS", 6)
+    judges = pd.DataFrame({"judge": [f"j{i}" for i in range(10)],
+                           "gamma": np.linspace(2.0, 0.2, 10)[::-1]})
+    judges["gamma_lower"], judges["gamma_upper"] = judges["gamma"] - 0.1, judges["gamma"] + 0.1
+    ax = hb.judge_map(None, table=judges).axes[0]
+    shown = [t.get_text() for t in ax.get_yticklabels()]  # top line first
+    assert shown == ["j9", "j8", "j7", "j2", "j1", "j0"]
+    assert "(the 3 most and 3 least sensitive of 10 judges)" in ax.get_title()

@@ -9,6 +9,7 @@ making one touches no global state and needs no display: save it with
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from ..diagnostics import bicluster_residual
@@ -199,8 +200,12 @@ def _spaced(x, y, order, box=(0.3, 0.07)) -> list:
 
 
 def _sensitivity_plot(judges, level: float) -> Figure:
-    """Each judge's gamma with its interval, one line per judge (most sensitive on top)."""
+    """Each judge's gamma with its interval, one line per judge (most sensitive on top; of
+    many judges the :data:`FOREST_MODELS` most and least sensitive)."""
     board = judges.sort_values("gamma", ascending=False, kind="stable")
+    half = FOREST_MODELS // 2
+    if len(board) > FOREST_MODELS:
+        board = pd.concat([board.head(half), board.tail(half)])
     n = len(board)
     fig = Figure(figsize=(4.4 + _label_inches(board["judge"]), 1.2 + 0.35 * n),
                  layout="constrained")
@@ -213,7 +218,9 @@ def _sensitivity_plot(judges, level: float) -> Figure:
     ax.set_yticks(y, [str(j) for j in board["judge"]], fontsize=8)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(f"sensitivity γ_k, {level:.0%} Wald interval (mean 1)")
-    ax.set_title("Judge sensitivity", fontsize=10)
+    note = "" if n == len(judges) else \
+        f" (the {half} most and {half} least sensitive of {len(judges):,} judges)"
+    ax.set_title(f"Judge sensitivity{note}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
