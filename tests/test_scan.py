@@ -285,9 +285,9 @@ def test_the_command_line_scans_a_folder_or_glob_of_files(tmp_path, capsys):
     shards.mkdir()
     for part in range(3):
         rows.iloc[part::3].to_csv(shards / f"part{part}.csv", index=False)
-    rows.to_csv(tmp_path / "all.csv", index=False)
+    rows.to_csv(tmp_path / "all[1].csv", index=False)  # a file's own name, not a glob
     fits = {}
-    for name, source in (("one", tmp_path / "all.csv"), ("folder", shards),
+    for name, source in (("one", tmp_path / "all[1].csv"), ("folder", shards),
                          ("glob", f"{shards}/part*.csv")):
         assert main(["fit", str(source), "--rank", "1", "--quiet",
                      "--out", str(tmp_path / name)]) == 0

@@ -37,7 +37,8 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
         _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
                        getattr(args, "quiet", False), fit_cluster)
         return data, "PRD Vicuna80 (bundled)"
-    scanned = source != "-" and (Path(source).is_dir() or any(c in source for c in "*?["))
+    scanned = source != "-" and (Path(source).is_dir() or (
+        not Path(source).exists() and any(c in source for c in "*?[")))
     if scanned:  # a folder or glob of files: aggregated by DuckDB, the rows never loaded
         from ..scan import scan_columns
 
