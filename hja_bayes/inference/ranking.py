@@ -119,13 +119,13 @@ def max_abs_t(z, se) -> np.ndarray:
     Exact, without visiting most pairs (above :data:`_EVERY_PAIR_MAX` models).
     ``max(z_a - min z, max z - z_a) / min_b se_ab`` (a's *reach*) bounds every pair of model
     a, so a pair can beat a draw's running maximum only if both its models reach beyond
-    it.  Up to :data:`_ROWS_MAX` models, model a's pairs are
-    visited in the draws where a reaches beyond the maximum so far (which starts at the
-    pair of the draw's largest and smallest values); above, each draw's maximum starts at
-    the best pair among its 8 largest and 8 smallest values and only the pairs among the
-    models that reach beyond it are visited.  At 20,000 draws and 1,000 models (a
-    leaderboard's covariance) that is about 73 models per draw: 5 s instead of 130 s for
-    every pair, the same numbers.
+    it.  Up to :data:`_ROWS_MAX` models, model a's pairs are visited in the draws where a
+    reaches beyond the maximum so far (which starts at the pair of the draw's largest and
+    smallest values); above, each draw's maximum starts at the best pair among its 8
+    largest and 8 smallest values, and only the pairs among the models that reach beyond
+    it are visited.  At 20,000 draws and 1,000 models (a leaderboard's covariance) that is
+    about 73 models per draw: 5 s instead of 145 s for every pair, the same numbers
+    (``benchmarks/bench_critical_value.py``).
     """
     z = np.asarray(z, dtype=float)
     N = z.shape[1]
@@ -176,20 +176,21 @@ def _by_rows(z, safe, nearest) -> np.ndarray:
 def _by_draws(z, safe, nearest, ends: int = 8) -> np.ndarray:
     draws, N = z.shape
     stat = np.zeros(draws)
-    block = max(1, _BLOCK // (4 * ends * ends))
+    block = max(1, _BLOCK // N)
     for start in range(0, draws, block):
         zb = z[start:start + block]
         part = np.argpartition(zb, (ends - 1, N - ends), axis=1)
         pick = np.concatenate([part[:, :ends], part[:, N - ends:]], axis=1)
         zp = np.take_along_axis(zb, pick, axis=1)
-        stat[start:start + block] = (np.abs(zp[:, :, None] - zp[:, None, :])
-                                     / safe[pick[:, :, None], pick[:, None, :]]).max(axis=(1, 2))
-    reach = _reach(z, z.min(axis=1)[:, None], z.max(axis=1)[:, None], nearest)
-    for d in np.flatnonzero((reach > stat[:, None]).sum(axis=1) > 1):
-        near = np.flatnonzero(reach[d] > stat[d])
-        zc = z[d, near]
-        stat[d] = max(stat[d], (np.abs(zc[:, None] - zc[None, :])
-                                / safe[np.ix_(near, near)]).max())
+        best = (np.abs(zp[:, :, None] - zp[:, None, :])
+                / safe[pick[:, :, None], pick[:, None, :]]).max(axis=(1, 2))
+        reach = _reach(zb, zb.min(axis=1)[:, None], zb.max(axis=1)[:, None], nearest)
+        for d in np.flatnonzero((reach > best[:, None]).sum(axis=1) > 1):
+            near = np.flatnonzero(reach[d] > best[d])
+            zc = zb[d, near]
+            best[d] = max(best[d], (np.abs(zc[:, None] - zc[None, :])
+                                    / safe[np.ix_(near, near)]).max())
+        stat[start:start + block] = best
     return stat
 
 
