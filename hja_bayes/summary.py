@@ -7,12 +7,17 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["ComparisonSummary", "count_of", "summarise"]
+__all__ = ["ComparisonSummary", "count_of", "number", "summarise"]
+
+
+def number(n: float) -> str:
+    """A count as people write it: "2,000,000"; a weighted count keeps its fraction, "2.5"."""
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.2f}".rstrip("0").rstrip(".")
 
 
 def count_of(n: float, word: str) -> str:
-    """"1 judge", "3 judges": a count with its noun."""
-    return f"{n:g} {word}{'' if n == 1 else 's'}"
+    """"1 judge", "3 judges", "2,000,000 comparisons": a count with its noun."""
+    return f"{number(n)} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass(frozen=True)

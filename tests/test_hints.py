@@ -12,7 +12,7 @@ def test_repr_of_a_fit_is_one_short_line():
     fit = small_fit()
     text = repr(fit)
     assert "\n" not in text and len(text) < 200 and "array" not in text
-    assert text.startswith("HJAFit(rank=1, 4 judges, 5 models, 2400 comparisons")
+    assert text.startswith("HJAFit(rank=1, 4 judges, 5 models, 2,400 comparisons")
     assert "converged" in text
 
 

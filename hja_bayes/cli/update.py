@@ -17,6 +17,7 @@ def _cmd_update(args: argparse.Namespace) -> int:
     from ..errors import DataError
     from ..fit_folder import POSTERIOR
     from ..persistence import load_fit
+    from ..summary import count_of, number
     from ..verdicts import scale_of
 
     progress = Progress(args.quiet)
@@ -32,8 +33,9 @@ def _cmd_update(args: argparse.Namespace) -> int:
         args.scale_levels = scale_of(fit.data.categories)
     progress(f"reading {args.data}")
     new, name = read_data(args, fit.data.cluster_column or "-")
-    progress(f"adding {new.n_comparisons:g} comparisons to the fit's {fit.data.n_comparisons:g} "
-             f"(rank {fit.rank} kept: 'hja-bayes fit' on all the verdicts chooses it again)")
+    progress(f"adding {count_of(new.n_comparisons, 'comparison')} to the fit's "
+             f"{number(fit.data.n_comparisons)} (rank {fit.rank} kept: "
+             "'hja-bayes fit' on all the verdicts chooses it again)")
     fit = fit.update(new)
     steps = f"{fit.n_iter} step{'' if fit.n_iter == 1 else 's'}"
     progress(f"updated: {steps}, {'converged' if fit.converged else 'NOT converged'}")

@@ -14,6 +14,7 @@ from ..decomposition import free_parameters
 from ..errors import DataError, warn
 from ..likelihood import outcome_model, probabilities
 from ..likelihood.terms import terms_of
+from ..summary import count_of
 
 __all__ = ["HJAFit", "DEFAULT_RIDGE"]
 
@@ -357,7 +358,8 @@ class HJAFit:
         """One line: what was fitted, to what, and whether it converged (no arrays)."""
         K, N = len(self.judges), len(self.items)
         return (f"HJAFit(rank={self.rank}, {K} judge{'s' * (K != 1)}, {N} models, "
-                f"{self.data.n_comparisons:g} comparisons, position_bias={self.position_bias}, "
+                f"{count_of(self.data.n_comparisons, 'comparison')}, "
+                f"position_bias={self.position_bias}, "
                 f"outcome={self.outcome!r}, "
                 f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
                 f"in {self.n_iter} iterations)")
