@@ -92,10 +92,10 @@ class ComparisonSummary:
             f"{count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
             f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')} "
             + verdicts,
-            f"rows: {self.rows_read} read, {self.rows_used} used",
+            f"rows: {number(self.rows_read)} read, {number(self.rows_used)} used",
         ]
         for reason, count in self.rejected.items():
-            lines.append(f"  rejected {count} rows: {reason}")
+            lines.append(f"  rejected {count_of(count, 'row')}: {reason}")
         if self.dropped_judges:
             lines.append(f"judges with no valid rows (dropped): {', '.join(self.dropped_judges)}")
         if not self.order_known:
@@ -108,9 +108,10 @@ class ComparisonSummary:
         if self.n_clusters:
             median, largest = self.comparisons_per_cluster
             source = f" from column {self.cluster_column!r}" if self.cluster_column else ""
-            lines.append(f"clusters{source}: {self.n_clusters}, effective "
-                         f"{self.effective_clusters:.1f} (comparisons per cluster: median "
-                         f"{median:g}, largest {largest:g}); intervals are cluster-robust")
+            lines.append(f"clusters{source}: {number(self.n_clusters)}, effective "
+                         f"{self.effective_clusters:,.1f} (comparisons per cluster: median "
+                         f"{number(median)}, largest {number(largest)}); intervals are "
+                         "cluster-robust")
         if self.features:
             lines.append(f"style features per (prompt, cell): {', '.join(self.features)}")
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
