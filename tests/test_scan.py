@@ -307,3 +307,10 @@ def test_the_command_line_scans_a_folder_or_glob_of_files(tmp_path, capsys):
         pd.testing.assert_frame_equal(*(b.sort_index() for b in bounds), atol=1e-8)
     assert main(["fit", str(shards), "--counts", "--quiet", "--out", str(tmp_path / "x")]) == 2
     assert "--counts reads one file, not a folder or glob" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scan_columns_are_the_files_columns_without_reading_rows(engine):
+    from hja_bayes.scan import scan_columns
+
+    assert scan_columns(bundled_prd(), engine=engine) == list(read_as_text(bundled_prd()).columns)
