@@ -440,7 +440,7 @@ def captions(fit, level: float) -> dict[str, str]:
                "calibration of predicted against observed win rates.",
     }
     for name, shown, file in (("forest", FOREST_MODELS, "leaderboard"),
-                              ("residual", HEATMAP_MODELS, "the saved fit's U and V"),
+                              ("residual", HEATMAP_MODELS, "the saved fit (its U, V)"),
                               ("win_probability", HEATMAP_MODELS, "pairwise"),
                               ("observed_win_fraction", HEATMAP_MODELS, "observed_win_fraction"),
                               ("battle_counts", HEATMAP_MODELS, "battle_counts")):
