@@ -128,6 +128,12 @@ def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
     assert len(forest.axes[0].get_yticks()) == 10 and "(top 10 of 12 models)" in \
         forest.axes[0].get_title()
     _text_fits(forest)
+    from hja_bayes.reporting.sentences import captions
+
+    said = captions(fit, 0.95)
+    assert said["win_probability"].endswith("The figure shows 8 of the 12 models; "
+                                            "pairwise.csv has them all.")
+    assert "10 of the 12 models; leaderboard.csv" in said["forest"]
 
 
 def test_many_judges_at_rank_zero_show_the_most_and_least_sensitive(monkeypatch):
