@@ -167,9 +167,8 @@ def read_frame(
     k, i, j, used_judges, items = codes_in_order(keys, valid)
     dropped = tuple(x for x in all_judges if x not in set(used_judges))
     if dropped:
-        warn(
-            f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning
-        )
+        warn(f"judge(s) whose rows here are all unusable, left out of these data: "
+             f"{list(dropped)}", DataWarning)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
     _warn_crowd(np.bincount(k), judge)

@@ -59,7 +59,8 @@ def test_invalid_verdicts_counted_and_judge_without_valid_rows_reported():
         model_b=["b", "b", "b"],
         winner=["model_a", "invalid", "invalid"],
     )
-    with pytest.warns(DataWarning, match="j2"):
+    # said of these data (read for an update, the judge stays in the fit)
+    with pytest.warns(DataWarning, match=r"all unusable, left out of these data: \['j2'\]"):
         data = Comparisons.from_frame(df)
     s = data.summary()
     assert s.rows_read == 3 and s.rows_used == 1

@@ -256,7 +256,8 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
     used = np.unique(k_all[valid])
     dropped = tuple(j for k, j in enumerate(plan.judges) if k not in set(used.tolist()))
     if dropped:
-        warn(f"judge(s) with no valid rows, left out: {list(dropped)}", DataWarning)
+        warn(f"judge(s) whose rows here are all unusable, left out of these data: "
+             f"{list(dropped)}", DataWarning)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
 
