@@ -436,3 +436,12 @@ def test_a_bayesian_fit_asks_jax_for_a_device_per_chain(monkeypatch):
     devices = jax.local_device_count()
     _devices_for_chains(4)
     assert jax.local_device_count() == devices
+
+
+def test_the_confidence_help_shows_its_three_forms_once(capsys):
+    with pytest.raises(SystemExit):
+        main(["confidence", "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: hja-bayes confidence [options] (DATA | train DATA | apply "
+                          "DIR DATA)\n")
+    assert "``" not in out and "::" not in out

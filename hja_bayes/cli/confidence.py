@@ -139,8 +139,10 @@ def add_confidence_command(sub) -> None:
     """Register the ``confidence`` subcommand."""
     conf = sub.add_parser(
         "confidence", help="train the confidence ranker, certify a threshold, apply it",
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("\n\n", 1)[1])
+        description="Train the confidence ranker, certify a threshold, apply it.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1].replace("``", "").replace("::", ":"),
+        usage="hja-bayes confidence [options] (DATA | train DATA | apply DIR DATA)")
     conf.add_argument("words", nargs="+", metavar="DATA | train DATA | apply DIR DATA",
                       help="DATA: bundled:prd_vicuna80, trust_or_escalate, or a CSV of per-prompt "
                            "probabilities of preferring response 1 plus a human column (1/2)")
