@@ -167,8 +167,7 @@ def read_frame(
     k, i, j, used_judges, items = codes_in_order(keys, valid)
     dropped = tuple(x for x in all_judges if x not in set(used_judges))
     if dropped:
-        warn(f"judge(s) whose rows here are all unusable, left out of these data: "
-             f"{list(dropped)}", DataWarning)
+        _warn_dropped(dropped)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
     _warn_crowd(np.bincount(k), judge)
@@ -195,6 +194,12 @@ def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
             f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
             "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
             "--judge-col -) if one judge made every verdict")
+
+
+def _warn_dropped(dropped) -> None:
+    """Judges none of whose rows were usable (read for an update, they stay in the fit)."""
+    warn(f"judge(s) whose rows here are all unusable, left out of these data: {list(dropped)}",
+         DataWarning)
 
 
 def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:

@@ -388,7 +388,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                                         "judge, ordered pair and prompt)"])
         warn(f"only {placed} of the {budget} verdicts asked for could be placed: "
              f"{' and '.join(limits)} allow no more", HJAWarning)
-    before = float(target.uncertainty(design_effect * quadratic_forms(G, ctx.sigma)).sum())
+    before = float(target.uncertainty(design_effect * vF).sum())  # vF: the Fisher variances now
     rows = []
     for step, p in enumerate(picks):
         kk, a, b = int(cand.judge[p.candidate]), int(cand.a[p.candidate]), int(cand.b[p.candidate])

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ..comparisons import Comparisons, aggregate_cells
-from ..errors import DataError, DataWarning, warn
-from ..readers import _warn_crowd, _warn_near_duplicates
+from ..errors import DataError
+from ..readers import _warn_crowd, _warn_dropped, _warn_near_duplicates
 from ..row_keys import SINGLE_JUDGE
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
                      kind_meaning)
@@ -256,8 +256,7 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
     used = np.unique(k_all[valid])
     dropped = tuple(j for k, j in enumerate(plan.judges) if k not in set(used.tolist()))
     if dropped:
-        warn(f"judge(s) whose rows here are all unusable, left out of these data: "
-             f"{list(dropped)}", DataWarning)
+        _warn_dropped(dropped)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
 
