@@ -271,6 +271,21 @@ def test_text_output_has_no_nan(csv_file, tmp_path, capsys):
     assert "1200.000" in board and "-" in board.splitlines()[-2]  # last P(better than next)
 
 
+def test_long_tables_print_their_top_rows_and_count_the_rest(csv_file, tmp_path, capsys):
+    args = ["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+            "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+            "--out", str(tmp_path / "fit"), "--quiet"]
+    assert main(args + ["--rows", "2"]) == 0
+    board, judges = capsys.readouterr().out.split("Leaderboard")[1].split("Judges")
+    top = board.splitlines()[2:4]  # after the title and the header
+    assert [line.split()[4] for line in top] == ["1", "2"]  # the rank column: the top two
+    assert "... 2 more models not shown: --rows 0 prints them all" in board
+    assert "... 1 more judge not shown" in judges
+    assert main(args + ["--rows", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "not shown" not in out and all(f"item{i}" in out for i in range(4))
+
+
 def test_fastchat_battles_as_one_judge(tmp_path, capsys):
     import json
 

@@ -38,14 +38,14 @@ def rank_arg(text: str):
     return value
 
 
-def positive_int(text: str) -> int:
-    """An integer >= 1 (checked when the arguments are read, before any work)."""
+def positive_int(text: str, least: int = 1) -> int:
+    """An integer >= ``least`` (checked when the arguments are read, before any work)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
 
 
@@ -59,16 +59,35 @@ def level_arg(text: str) -> float:
     return value
 
 
-def print_table(df: pd.DataFrame) -> None:
-    """A table on stdout; a missing value (e.g. the last model's P(better than next)) is '-'."""
+#: Default of ``--rows``: the rows of a table printed before the rest is counted in one line.
+SHOW_ROWS = 40
+
+
+def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",
+                where: str = "") -> None:
+    """A table on stdout; a missing value (e.g. the last model's P(better than next)) is '-'.
+
+    With ``limit`` (None or 0: every row), a longer table prints its first ``limit`` rows and
+    then one line counting the other rows (``noun``: what a row is) and saying ``where`` they
+    are."""
+    from ..summary import count_of
+
+    shown = df.head(limit) if limit and len(df) > limit else df
     with pd.option_context("display.width", 160, "display.max_columns", 30):
-        print(df.to_string(index=False, na_rep="-", float_format="{:.3f}".format))
+        print(shown.to_string(index=False, na_rep="-", float_format="{:.3f}".format))
+    if len(shown) < len(df):
+        more = count_of(len(df) - len(shown), f"more {noun}")
+        print(f"... {more} not shown{': ' + where if where else ''}")
 
 
-def add_common(p: argparse.ArgumentParser, *, scale: bool = True) -> None:
+def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = True) -> None:
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
     if scale:
         p.add_argument("--scale", choices=("logit", "elo"), default="logit",
                        help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
+    if rows:
+        p.add_argument("--rows", type=lambda text: positive_int(text, least=0), default=SHOW_ROWS, metavar="N",
+                       help=f"rows of each table printed on the terminal, the top ones; 0 prints "
+                            f"every row (default {SHOW_ROWS})")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")

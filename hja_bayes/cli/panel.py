@@ -148,9 +148,10 @@ def _show(board, judges, args, progress, idata=None):
     kind = f"{wald_kind} and credible" if idata is not None else wald_kind
     scale = board.attrs["scale"]
     print(f"\nLeaderboard ({args.level:.0%} {kind} intervals, {scale} scale):")
-    print_table(board)
+    rest = "--rows 0 prints them all, --report writes every row to CSV"
+    print_table(board, args.rows, "model", rest)
     print("\nJudges:")
-    print_table(judges)
+    print_table(judges, args.rows, "judge", rest)
 
 
 def _fragility(fit, args, progress) -> list:
@@ -429,7 +430,7 @@ def add_panel_commands(sub) -> None:
     rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
     rep.add_argument("--title", default=None, help="report title (default: from the data)")
     add_agreement(rep)
-    add_common(rep)
+    add_common(rep, rows=False)
     rep.set_defaults(run=_cmd_report)
 
     demo = sub.add_parser(
