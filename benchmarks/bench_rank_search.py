@@ -20,7 +20,10 @@ from every full search, the patience it would have needed: the longest run of ca
 that did not improve the criterion and was followed by one that did (0: the criterion never
 improved again once it had stopped improving).
 
-Usage: ``python benchmarks/bench_rank_search.py [--seeds 12] [--no-real]``.
+Larger designs (``LARGE``, ``--large-seeds`` seeds each, fewer: every step costs more)
+check the early stop where it saves most.
+
+Usage: ``python benchmarks/bench_rank_search.py [--seeds 12] [--large-seeds 3] [--no-real]``.
 Writes ``benchmarks/results/rank_search.json`` and ``.md``.
 """
 
@@ -38,6 +41,8 @@ from hja_bayes.hja import selection
 
 OUT = Path(__file__).parent / "results"
 DESIGNS = [(5, 6, 0, 40), (5, 6, 1, 100), (6, 8, 1, 60), (8, 12, 2, 150)]
+#: larger panels, where each solver step costs more (``--large-seeds`` seeds each)
+LARGE = [(10, 60, 2, 3000), (20, 200, 2, 20000)]
 
 
 def search(data, ridge: float, early: bool, patience, rule="bic", **kw):
@@ -64,14 +69,19 @@ def patience_needed(criterion) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--large-seeds", type=int, default=3,
+                        help="seeds of each larger design (0: none)")
     parser.add_argument("--no-real", action="store_true", help="simulated panels only")
     args = parser.parse_args()
     rows = []
+    designs = [(d, args.seeds) for d in DESIGNS] + [(d, args.large_seeds) for d in LARGE]
     for ridge in (0.01, 1e-6):
-        for K, N, r, T in DESIGNS:
+        for (K, N, r, T), n_seeds in designs:
+            if not n_seeds:
+                continue
             warm, _ = hb.simulate(K, N, r, T, seed=10**6, heterogeneity=0.5)
             search(warm, ridge, True, None)  # compile this size class before timing
-            for seed in range(args.seeds):
+            for seed in range(n_seeds):
                 data, _ = hb.simulate(K, N, r, T, seed=seed, heterogeneity=0.5)
                 a, ta = search(data, ridge, True, None)
                 b, tb = search(data, ridge, False, None)
@@ -150,12 +160,14 @@ def write(rows: list[dict], real: list[dict]) -> None:
              "|---|---|---|---|---|---|---|---|---|"]
     wrong = 0
     for ridge in (0.01, 1e-6):
-        for K, N, r, T in DESIGNS:
+        for K, N, r, T in DESIGNS + LARGE:
             g = [x for x in rows if x["ridge"] == ridge and (x["K"], x["N"], x["true_rank"], x["T"]) == (K, N, r, T)]
             early = sum(x["chosen_early"] != x["chosen_full"] for x in g)
             default = sum(x["chosen_default"] != x["chosen_full"] for x in g)
             wrong += early + default
             margins = [x["min_margin"] for x in g if x["min_margin"] is not None]
+            if not g:
+                continue
             lines.append(
                 f"| {ridge:g} | {K} x {N}, r={r}, T={T} | {len(g)} | {sum(x['stopped'] for x in g)} / "
                 f"{sum(x['skipped'] for x in g)} | {early} / {default} | "

@@ -53,7 +53,10 @@ def test_crawling_candidates_are_stopped_without_changing_the_choice():
     assert stopped.any() and not full.rank_table["stopped_early"].any()
     assert early.rank == full.rank
     assert not early.rank_table["converged"][stopped].any()
-    assert (early.rank_table["n_iter"][stopped] <= selection.STOP_AFTER + 1).all()
+    # never stopped before STOP_AFTER iterations, and long before the full runs ended
+    n_iter = early.rank_table["n_iter"][stopped]
+    assert (n_iter >= selection.STOP_AFTER).all()
+    assert (n_iter < full.rank_table["n_iter"][stopped] / 5).all()
     # run to the end, the stopped candidates indeed lose the BIC
     assert (full.rank_table["bic"][stopped] > full.rank_table["bic"].min()).all()
     # what the table reports for them is where they stopped: no better than the full run

@@ -52,9 +52,9 @@ def candidate_ranks(data: Comparisons, top: int | None = None) -> list[int]:
 
 
 #: A BIC candidate is checked for early stopping only after this many iterations ...
-STOP_AFTER = 100
+STOP_AFTER = 30
 #: ... at its pace over this many recent iterations.
-PACE_WINDOW = 50
+PACE_WINDOW = 15
 
 
 def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
