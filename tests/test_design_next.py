@@ -280,6 +280,18 @@ def test_cli_next(fit, tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+def test_cli_next_says_when_it_screened(fit, tmp_path, capsys, monkeypatch):
+    from hja_bayes.design import next as next_module
+
+    fit.save(tmp_path / "fit")
+    monkeypatch.setattr(next_module, "MAX_WORK", 4 * fit.wald_inference("fisher").chart.dim)
+    assert main(["next", str(tmp_path / "fit"), "--budget", "6", "--goal", "ranks",
+                 "--out", str(tmp_path / "next.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "a large panel: the search chose among the 4 of 30 (judge, pair) units" in err
+    assert len(pd.read_csv(tmp_path / "next.csv")) == 6
+
+
 def test_undecided_averaged_over_the_truth_matches_simulation():
     """The posterior criterion: a true difference drawn N(m, v0), an estimate N(true, v),
     its interval +- c sqrt(v) neither excluding 0 nor inside the margin.  Simulated
@@ -424,3 +436,89 @@ def test_undecided_now_agrees_with_the_joint_rank_intervals(tmp_path, capsys):
         assert main(["next", str(tmp_path / "fit"), "--budget", "2", "--goal", "top", "--k",
                      str(k), "--out", str(tmp_path / "n.csv")]) == 0
         assert said in capsys.readouterr().err
+
+
+def test_a_panel_too_large_for_the_search_is_screened(monkeypatch):
+    from hja_bayes.design import next as next_module
+    from hja_bayes.design import screen
+    from hja_bayes.design.goals import goal_pairs
+
+    data, _ = hb.simulate(n_judges=2, n_items=6, rank=1, comparisons_per_judge=300, seed=7,
+                          position_bias=0.3)
+    fit = hb.fit_hja(data, rank=1, position_bias=True)
+    cost = {"judge0": 1, "judge1": 2.5}
+    full = hb.next_comparisons(fit, 12, goal="top", k=2, cost=cost)
+    assert full.attrs["meta"]["screened"] is None
+    dim = fit.wald_inference("fisher").chart.dim
+    monkeypatch.setattr(next_module, "MAX_WORK", 5 * dim)  # room for 5 of the 30 units
+    small = hb.next_comparisons(fit, 12, goal="top", k=2, cost=cost)
+    assert small.attrs["meta"]["screened"] == {"units": 30, "units_searched": 5,
+                                               "contrasts_searched": 8,
+                                               "uncertainty_held": 0.0}
+    assert small.groupby(["judge", "model_a", "model_b"]).ngroups <= 5
+    # every unit is scored for the first step: its pick is the best of all, as the dense
+    # computation in the chart says
+    meta = small.attrs["meta"]
+    pairs = goal_pairs("top", fit.mu, 2)
+    items, judges = list(fit.items), list(fit.judges)
+    args = (meta["design_effect"], meta["critical_value"], meta["tie_margin"], False)
+    row = small.iloc[0]
+    assert row.gain == pytest.approx(_dense_gain(
+        fit, pairs, judges.index(row.judge), items.index(row.model_a), items.index(row.model_b),
+        *args), rel=1e-7, abs=1e-14)
+    n = {(k, i, j): c for k, i, j, c in zip(data.judge, data.first, data.second, data.n)}
+    best = max(_dense_gain(fit, pairs, k, i, j, *args) / [1.0, 2.5][k]
+               for k in range(2) for i in range(6) for j in range(6)
+               if i != j and n.get((k, i, j), 0) <= n.get((k, j, i), 0))
+    assert row.gain / row.cost == pytest.approx(best, rel=1e-7, abs=1e-14)
+    # fewer contrasts steer the search: the rest's uncertainty now is carried as a constant
+    monkeypatch.setattr(screen, "LIVE_CONTRASTS", 3)
+    few = hb.next_comparisons(fit, 12, goal="top", k=2, cost=cost)
+    held = few.attrs["meta"]["screened"]["uncertainty_held"]
+    now = np.sort(undecided(fit.mu[pairs[:, 0]] - fit.mu[pairs[:, 1]],
+                            meta["design_effect"] * np.array(
+                                [v for v, _ in _dense_variances(fit, pairs, 0, 0, 1)]),
+                            meta["critical_value"], 0.0,
+                            2 * meta["design_effect"] * np.array(
+                                [v for v, _ in _dense_variances(fit, pairs, 0, 0, 1)])))
+    assert held == pytest.approx(now[:-3].sum(), rel=1e-7, abs=1e-12)
+    assert (few["uncertainty"] >= held - 1e-12).all()
+    for goal in ("pairs", "tiers"):
+        with pytest.raises(ParameterError, match=f"goal '{goal}' weighs every pair"):
+            hb.next_comparisons(fit, 12, goal=goal)
+
+
+def test_first_order_screening_scores_equal_a_unit_by_unit_computation():
+    # the per-judge matrices of the screen against each unit's own derivatives in the chart,
+    # with both per-judge terms (position: every verdict; self-preference: +-1 on the own
+    # model) and uneven blocks
+    from hja_bayes.design.candidates import _derivatives, _weights, candidate_units, held
+    from hja_bayes.design.greedy import _split
+    from hja_bayes.design.screen import first_order_scores
+
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=400, seed=3,
+                          position_bias=0.3)
+    fit = hb.fit_hja(data, rank=1, position_bias=True,
+                     self_preference={"judge0": "item1", "judge2": "item4"})
+    chart = fit.wald_inference("fisher").chart
+    sigma = fit.wald_inference("fisher")._chart_covariance(np.eye(chart.dim))
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(4, chart.dim))
+    slopes = np.abs(rng.normal(size=(4, 2)))
+    units = candidate_units(fit, cost={"judge0": 1, "judge1": 2, "judge2": 3})
+    got = first_order_scores(fit, chart, sigma, H, slopes, units, 3)
+    for u in range(units.size):
+        k, a, b = units.judge[u:u + 1], units.a[u:u + 1], units.b[u:u + 1]
+        d1 = _derivatives(fit, chart, k, a, b).toarray().ravel()
+        d2 = _derivatives(fit, chart, k, b, a).toarray().ravel()
+        w1, w2 = _weights(fit, k, a, b)[0], _weights(fit, k, b, a)[0]
+        n1, n2 = held(fit.data, k, a, b), held(fit.data, k, b, a)
+        for j in range(2):
+            best = -np.inf
+            for odd in (0.0, 1.0):
+                s1, s2 = (float(x[0]) for x in _split(3, n1, n2, units.limit1[u:u + 1],
+                                                       units.limit2[u:u + 1], np.array([odd])))
+                drop = sum(s * w * slopes[:, j] @ (H @ d) ** 2 / (1 + s * w * d @ sigma @ d)
+                           for s, w, d in ((s1, w1, d1), (s2, w2, d2)))
+                best = max(best, drop / ((s1 + s2) * units.cost[u]))
+            assert got[u, j] == pytest.approx(best, rel=1e-9)

@@ -104,12 +104,17 @@ def _cmd_next(args: argparse.Namespace) -> int:
     after = float(table["uncertainty"].iloc[-1]) if len(table) else meta["uncertainty_before"]
     progress(f"{unit}: {meta['uncertainty_before']:.3f} now, {after:.3f} expected after "
              f"(total cost {meta['total_cost']:g}, design effect {meta['design_effect']:.2f})")
+    screened = meta["screened"]
+    if screened is not None:
+        progress(f"a large panel: the search chose among the {screened['units_searched']:,} of "
+                 f"{screened['units']:,} (judge, pair) units that did most, to first order, "
+                 f"for the goal's {screened['contrasts_searched']:,} most uncertain contrasts")
     now, level = meta["undecided_now"], f"{meta['level']:.0%}"
     if now == 0:
         progress(f"the goal '{meta['goal']}' already holds by the fit's joint {level} "
                  "intervals: the rows only tighten intervals that are already decided")
     elif now is not None:
-        progress(f"now {now} of the goal's {meta['contrasts']} contrasts are undecided by the "
+        progress(f"now {now:,} of the goal's {meta['contrasts']:,} contrasts are undecided by the "
                  f"fit's joint {level} intervals")
     return 0
 

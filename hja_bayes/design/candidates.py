@@ -30,10 +30,12 @@ from ..checks import index_of
 from ..errors import ParameterError
 from ..likelihood import information
 
-__all__ = ["Candidates", "allocation_information", "candidate_cells"]
+__all__ = ["Candidates", "MAX_WORK", "Units", "allocation_information", "candidate_cells",
+           "candidate_units", "cell_counts", "held"]
 
 #: Above this many (candidates x chart coordinates) the dense working arrays of the greedy
-#: search would exceed a few hundred MB: restrict the judges or models instead.
+#: search would exceed a few hundred MB: larger panels are screened first
+#: (:mod:`~hja_bayes.design.screen`).
 MAX_WORK = 60_000_000
 
 
@@ -238,14 +240,32 @@ def allocation_information(fit, chart, k, i, j, share) -> np.ndarray:
     return F
 
 
-def candidate_cells(fit, chart, *, judges=None, cost=None, candidates=None) -> Candidates:
-    """Every (judge, pair) that may be asked for, with its slots' derivatives and weights.
+class Units(NamedTuple):
+    """The (judge, pair) units that may be asked for, before their derivatives: judge, a, b
+    (``a < b``), limit1, limit2 and cost as in :class:`Candidates`."""
+
+    judge: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    limit1: np.ndarray
+    limit2: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.judge)
+
+    def take(self, index) -> "Units":
+        """The units at ``index``."""
+        return Units(*(x[index] for x in self))
+
+
+def candidate_units(fit, *, judges=None, cost=None, candidates=None) -> Units:
+    """Every (judge, pair) that may be asked for.
 
     Parameters
     ----------
     fit : HJAFit
-    chart : FactorChart
-        The chart of the fit's Wald inference.
     judges : mapping judge -> models (None: all), or list of judges, optional
         Who may judge what; default every judge every model.
     cost : mapping judge -> cost, optional
@@ -258,8 +278,7 @@ def candidate_cells(fit, chart, *, judges=None, cost=None, candidates=None) -> C
     Raises
     ------
     ParameterError
-        For unknown names, bad costs, nothing to ask, or a panel too large for the dense
-        search (restrict ``judges``).
+        For unknown names, bad costs or nothing to ask.
     """
     judge_names, items = tuple(fit.judges), tuple(fit.items)
     K, N = len(judge_names), len(items)
@@ -287,19 +306,35 @@ def candidate_cells(fit, chart, *, judges=None, cost=None, candidates=None) -> C
     if len(k) == 0:
         raise ParameterError("no comparison can be asked for: every (judge, pair) is excluded "
                              "by judges= or candidates=")
-    if len(k) * chart.dim > MAX_WORK:
-        raise ParameterError(
-            f"{len(k):,} candidate (judge, pair) units x {chart.dim} chart coordinates is too "
-            "large for the greedy search; restrict the judges or the models they may see "
-            "(judges=; on the command line, the --cost file's models column) or pass a pool "
-            "of candidates (candidates=)")
-    data = fit.data
-    counts = np.zeros((K, N, N))
-    np.add.at(counts, (data.judge, data.first, data.second), data.n)
+    return Units(k, a, b, limit1, limit2, np.nan_to_num(per_judge_cost, nan=1.0)[k])
+
+
+def cell_counts(data) -> tuple[np.ndarray, np.ndarray]:
+    """The data's (judge, first, second) cells as sorted keys, and the verdicts on each."""
+    N = data.n_items
+    keys = (np.asarray(data.judge, np.int64) * N + data.first) * N + data.second
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return uniq, np.bincount(inverse, np.asarray(data.n, dtype=float))
+
+
+def held(data, k, first, second, table=None) -> np.ndarray:
+    """Verdicts the data hold on each (judge, first, second) (``table``: the data's
+    :func:`cell_counts`, when the caller has them)."""
+    uniq, total = cell_counts(data) if table is None else table
+    N = data.n_items
+    query = (np.asarray(k, np.int64) * N + first) * N + second
+    at = np.clip(np.searchsorted(uniq, query), 0, len(uniq) - 1)
+    return np.where(uniq[at] == query, total[at], 0.0)
+
+
+def candidate_cells(fit, chart, units: Units) -> Candidates:
+    """The units' slots with their derivatives in ``chart`` (the chart of the fit's Wald
+    inference), expected information and the verdicts already held."""
+    k, a, b = units.judge, units.a, units.b
     return Candidates(
         judge=k, a=a, b=b,
         D1=_derivatives(fit, chart, k, a, b), D2=_derivatives(fit, chart, k, b, a),
         w1=_weights(fit, k, a, b), w2=_weights(fit, k, b, a),
-        n1=counts[k, a, b], n2=counts[k, b, a], limit1=limit1, limit2=limit2,
-        cost=np.nan_to_num(per_judge_cost, nan=1.0)[k],
+        n1=held(fit.data, k, a, b), n2=held(fit.data, k, b, a),
+        limit1=units.limit1, limit2=units.limit2, cost=units.cost,
     )
