@@ -284,6 +284,11 @@ def test_long_tables_print_their_top_rows_and_count_the_rest(csv_file, tmp_path,
     assert main(args + ["--rows", "0"]) == 0
     out = capsys.readouterr().out
     assert "not shown" not in out and all(f"item{i}" in out for i in range(4))
+    # the agreement's pairs of judges too (5 judges: 10 pairs)
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--agreement", "--rows", "3",
+                 "--quiet", "--out", str(tmp_path / "prd")]) == 0
+    kappa = capsys.readouterr().out.split("Pairs of judges")[1]
+    assert "... 7 more judge pairs not shown" in kappa
 
 
 def test_fastchat_battles_as_one_judge(tmp_path, capsys):

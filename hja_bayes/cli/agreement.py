@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import print_table
+from .common import ROWS_HINT, print_table
 
 __all__ = ["add_agreement", "check_agreement", "panel_agreement", "show_agreement"]
 
@@ -48,12 +48,12 @@ def panel_agreement(data, args, progress):
     return agreement(data, reference=wanted or None, level=args.level)
 
 
-def show_agreement(ag) -> None:
-    """The agreement tables on stdout."""
+def show_agreement(ag, rows: int | None = None) -> None:
+    """The agreement tables on stdout (``rows``: as ``--rows``)."""
     print("\nAgreement of the panel (Krippendorff's alpha):")
     print_table(ag.alpha)
     print("\nPairs of judges (Cohen's kappa):")
-    print_table(ag.kappa)
+    print_table(ag.kappa, rows, "judge pair", ROWS_HINT)
     if ag.reference is not None:
         print("\nAgreement with the reference:")
-        print_table(ag.reference)
+        print_table(ag.reference, rows, "judge", ROWS_HINT)

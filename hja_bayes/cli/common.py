@@ -8,7 +8,8 @@ import time
 
 import pandas as pd
 
-__all__ = ["Progress", "add_common", "level_arg", "positive_int", "print_table", "rank_arg"]
+__all__ = ["ROWS_HINT", "Progress", "add_common", "level_arg", "positive_int", "print_table",
+           "rank_arg"]
 
 
 class Progress:
@@ -61,6 +62,8 @@ def level_arg(text: str) -> float:
 
 #: Default of ``--rows``: the rows of a table printed before the rest is counted in one line.
 SHOW_ROWS = 40
+#: Where the rows not printed are.
+ROWS_HINT = "--rows 0 prints them all, --report writes every row to CSV"
 
 
 def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
-from .common import Progress, add_common, positive_int, print_table, rank_arg
+from .common import ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg
 from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
@@ -148,10 +148,9 @@ def _show(board, judges, args, progress, idata=None):
     kind = f"{wald_kind} and credible" if idata is not None else wald_kind
     scale = board.attrs["scale"]
     print(f"\nLeaderboard ({args.level:.0%} {kind} intervals, {scale} scale):")
-    rest = "--rows 0 prints them all, --report writes every row to CSV"
-    print_table(board, args.rows, "model", rest)
+    print_table(board, args.rows, "model", ROWS_HINT)
     print("\nJudges:")
-    print_table(judges, args.rows, "judge", rest)
+    print_table(judges, args.rows, "judge", ROWS_HINT)
 
 
 def _fragility(fit, args, progress) -> list:
@@ -222,7 +221,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         for f in fragile:
             print(f"\nFragility ({f.unit}s): {f.sentence}")
         if agree is not None:
-            show_agreement(agree)
+            show_agreement(agree, args.rows)
     progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
              + (", posterior.nc)" if idata is not None else ")"))
     if args.report:
