@@ -187,8 +187,8 @@ def build_report(
                 "battle_counts": battle_counts(fit.data, order)}
     figures = {
         "forest": forest_plot(fit, level=level, scale=scale, table=board),
-        "win_probability": win_probability_heatmap(fit, level, table=pairwise_table(
-            fit, level, inference=inference)),
+        # p_win and significance are the same on either scale
+        "win_probability": win_probability_heatmap(fit, level, table=pairs),
         "judge_map": judge_map(fit, level, table=judges),
     }
     if fit.rank > 0:
