@@ -340,14 +340,19 @@ def _dense_posterior_gain(fit, draws, goal_pairs, judge, first, second, critical
     return float(total)
 
 
-@pytest.mark.parametrize("goal", ["top", "ranks", "pairs"])
-def test_posterior_criterion_equals_a_dense_computation(goal):
+@pytest.mark.parametrize("goal,screened", [("top", False), ("ranks", False), ("pairs", False),
+                                            ("top", True), ("ranks", True)])
+def test_posterior_criterion_equals_a_dense_computation(goal, screened, monkeypatch):
+    from hja_bayes.design import next as next_module
     from hja_bayes.design.goals import goal_pairs
     from hja_bayes.inference.ranking import simultaneous_critical_value
 
     data, _ = hb.simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=300, seed=7,
                           position_bias=0.3)
     fit = hb.fit_hja(data, rank=1, position_bias=True)
+    if screened:  # 3 of the 12 units kept, each contrast with its own design effect
+        monkeypatch.setattr(next_module, "MAX_WORK",
+                            3 * fit.wald_inference("fisher").chart.dim)
     _, cov = fit.wald_inference("fisher").mu_covariance()
     # a posterior wider than the Fisher covariance and centred elsewhere, in another order
     mean = fit.mu[::-1] * 0.8
@@ -355,6 +360,7 @@ def test_posterior_criterion_equals_a_dense_computation(goal):
     out = hb.next_comparisons(fit, 1, goal=goal, k=2, cost={"judge0": 1, "judge1": 2.5},
                               posterior=idata)
     meta = out.attrs["meta"]
+    assert (meta["screened"] is not None) == screened
     draws = np.asarray(idata.posterior["mu"]).reshape(-1, 4)
     pairs = goal_pairs(goal, draws.mean(axis=0), 2)
     assert meta["cov_type"] == "posterior" and meta["contrasts"] == len(pairs)
