@@ -130,13 +130,19 @@ def _dense_gain(fit, goal_pairs, judge, first, second, deff, critical, margin, v
     return float(total)
 
 
-@pytest.mark.parametrize("goal", ["top", "ranks", "pairs", "tiers"])
-def test_criterion_equals_a_dense_computation(goal):
+@pytest.mark.parametrize("goal,screened", [("top", False), ("ranks", False), ("pairs", False),
+                                            ("tiers", False), ("tiers", True)])
+def test_criterion_equals_a_dense_computation(goal, screened, monkeypatch):
+    from hja_bayes.design import screen
+
     data, _ = hb.simulate(n_judges=2, n_items=4, rank=1, comparisons_per_judge=300, seed=7,
                           position_bias=0.3)
     fit = hb.fit_hja(data, rank=1, position_bias=True)
+    if screened:  # more units than the screen keeps: 3 of the 12
+        monkeypatch.setattr(screen, "KEEP_UNITS", 3)
     out = hb.next_comparisons(fit, 1, goal=goal, k=2, cost={"judge0": 1, "judge1": 2.5})
     meta = out.attrs["meta"]
+    assert (meta["screened"] is not None) == screened
     assert meta["cov_type"] == "fisher" and meta["design_effect"] == pytest.approx(1.0)
     from hja_bayes.design.goals import goal_pairs
 

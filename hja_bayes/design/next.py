@@ -246,14 +246,16 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     randomised version of this rule fitted with importance weights, whose intervals were as
     wide as under random allocation); the joint rank intervals kept every true rank in every
     run.
-    For "top" and "ranks" on panels with more than 4,000 candidate units (10 judges and 30
+    For the decision goals on panels with more than 4,000 candidate units (10 judges and 30
     models), the search is screened first (:mod:`~hja_bayes.design.screen`): it steers by
     the goal's most uncertain contrasts (at most 200; the others' uncertainty is carried in
     ``uncertainty`` as a constant) and chooses among the 4,000 units whose first block would
     do most for them to first order (``attrs["meta"]["screened"]``).  In simulation it chose
     designs as good as the full search's, 8 to 75 times faster
-    (``benchmarks/bench_next_screen.py``).  Above ``MAX_WORK`` candidate units x chart
-    coordinates (e.g. 20 judges and 200 models) "pairs" and "tiers" are refused.
+    (``benchmarks/bench_next_screen.py``).  "pairs" is not screened, and is refused above
+    ``MAX_WORK`` candidate units x chart coordinates (e.g. 20 judges and 200 models);
+    "tiers" is refused when its pairs x chart coordinates exceed it (some 300 models at
+    rank 2).
     For outcome models with per-judge parameters (Davidson
     ties, ordinal cut points) only a verdict's information about its linear predictor is
     counted, not what it says about the judge's own tie propensity or cut points.
@@ -290,17 +292,22 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     units = candidate_units(fit, judges=judges, cost=cost, candidates=candidates)
     units_total = units.size
     large = units.size * ctx.chart.dim > MAX_WORK
-    if large and goal in ("pairs", "tiers"):  # refused before any work
+    N, dim = len(fit.items), ctx.chart.dim
+    # refused before any work: "pairs" cannot be screened (every variance counts), and
+    # "tiers" needs every pair's gradient
+    if (goal == "pairs" and large) or (goal == "tiers" and N * (N - 1) // 2 * dim > MAX_WORK):
+        what = (f"{units.size:,} candidate (judge, pair) units" if goal == "pairs"
+                else f"{N * (N - 1) // 2:,} contrasts")
         raise ParameterError(
-            f"goal {goal!r} weighs every pair of the {len(fit.items):,} models: "
-            f"{units.size:,} candidate (judge, pair) units x {ctx.chart.dim} chart coordinates "
-            "is too large for it; ask for goal 'top' or 'ranks' (screened on large panels), "
-            "restrict the judges or the models they may see (judges=; on the command line, "
-            "the --cost file's models column) or pass a pool of candidates (candidates=)")
+            f"goal {goal!r} weighs every pair of the {N:,} models: {what} x {dim} chart "
+            "coordinates is too large for it; ask for goal 'top' or 'ranks' (screened on "
+            "large panels), restrict the judges or the models they may see (judges=; on the "
+            "command line, the --cost file's models column) or pass a pool of candidates "
+            "(candidates=)")
     target, G, design_effect, vD, vF = _goal(ctx, goal, k, level, tie_margin)
     block = max(1, math.ceil(budget / steps))
     search, effect, screened = target, design_effect, None
-    if large or (units.size > screening.KEEP_UNITS and goal in ("top", "ranks")):
+    if goal != "pairs" and (large or units.size > screening.KEEP_UNITS):
         screened = screening.screen(fit, ctx.chart, ctx.sigma, G, target, design_effect,
                                     units, min(block, budget), MAX_WORK)
         units, G = units.take(screened.units), G[screened.contrasts]

@@ -3,8 +3,9 @@
 The greedy search (:mod:`~hja_bayes.design.greedy`) holds, for every candidate unit, its
 derivatives in the chart and its variance drop on every contrast of the goal: at 20 judges
 and 1,000 models that is 10 million units, 3,000 chart coordinates and, for the top 3, some
-3,000 contrasts; and each of its steps visits every (unit, contrast).  For the goals "top"
-and "ranks" on panels of more than :data:`KEEP_UNITS` units it runs instead on
+3,000 contrasts; and each of its steps visits every (unit, contrast).  For the decision
+goals ("top", "ranks", "tiers") on panels of more than :data:`KEEP_UNITS` units it runs
+instead on
 
 * the :data:`LIVE_CONTRASTS` contrasts with the largest uncertainty now, less those with a
   negligible share of it: a contrast's uncertainty only falls as verdicts come in, so the
@@ -20,8 +21,8 @@ the slope of contrast c's uncertainty in its variance; ``e_c``, ``s``, ``a``: as
 ``u_first - u_second + p_k`` in the chart, with ``u_i`` and ``p_k`` per judge, so every
 pair's ``e`` and ``s`` come from a few models x models matrices per judge: 20 judges and
 1,000 models take seconds, not the ten minutes of scoring each unit exactly.  The search then
-chooses exactly among the units kept.  ``goal="pairs"`` and ``"tiers"`` compare every pair
-of models and are not screened.
+chooses exactly among the units kept.  ``goal="pairs"`` (A-optimality: every variance
+counts, none can be held) is not screened.
 """
 
 from __future__ import annotations
