@@ -82,6 +82,7 @@ class DesignContext:
         chart = self.fisher.chart
         self.chart = chart
         self.sigma = self.fisher._chart_covariance(np.eye(chart.dim))
+        self._robust_sigma = None
 
     @property
     def mu(self) -> np.ndarray:
@@ -98,7 +99,10 @@ class DesignContext:
                               axis=0, ddof=1)
         if self.cov_type == "fisher":
             return vF, vF
-        return vF, np.diagonal(self.robust._chart_covariance(G)).copy()
+        if self._robust_sigma is None:  # not the (contrasts x contrasts) matrix: 3 GB for
+            # the 19,900 pairs of 200 models
+            self._robust_sigma = self.robust._chart_covariance(np.eye(self.chart.dim))
+        return vF, quadratic_forms(G, self._robust_sigma)
 
     def critical_value(self, level: float) -> float:
         """The max-|t| critical value of the joint rank intervals at ``level``."""
