@@ -135,3 +135,42 @@ def test_a_pilot_with_style_terms_holds_them_fixed(scope):
     pairs, fisher = pilot.wald_inference("fisher").mu_differences(0.95, pairs="adjacent")
     # given the style coefficients the differences are surer than with them estimated
     assert np.all(plan.table.sd.to_numpy() <= np.asarray(fisher.se) * (1 + 1e-9))
+
+
+def test_every_pair_against_draws_from_the_contrasts_correlation():
+    """The plan draws per model and differences in blocks; here the contrasts are drawn
+    from their own correlation matrix, built from a fit to the expected verdicts of a large
+    uniform design (other code: fit_hja and its Wald covariance)."""
+    scores = np.array([1.2, 0.9, 0.5, 0.3, 0.0, -0.4])
+    sizes = [1800, 2500, 3800]
+    p = hb.plan(scores, judges=2, pairs="all", multiplicity="pairs",
+                comparisons_per_judge=sizes)
+    N, K, per_cell = len(scores), 2, 1000.0
+    mu = scores - scores.mean()
+    i, j = np.where(~np.eye(N, dtype=bool))
+    win = 1 / (1 + np.exp(-(mu[i] - mu[j])))
+    counts = np.column_stack([per_cell * win, np.zeros_like(win), per_cell * (1 - win)])
+    data = hb.Comparisons(("judge0", "judge1"), tuple(f"model{n}" for n in range(N)),
+                          np.repeat(np.arange(K), len(i)), np.tile(i, K), np.tile(j, K),
+                          np.tile(counts, (K, 1)))
+    est, cov = hb.fit_hja(data, rank=0).wald.mu_covariance()
+    np.testing.assert_allclose(est, mu, atol=1e-4)
+    a = p.table.model_a.str.slice(5).astype(int).to_numpy()
+    b = p.table.model_b.str.slice(5).astype(int).to_numpy()
+    assert len(a) == N * (N - 1) // 2 and np.all(mu[a] > mu[b])
+    L = np.zeros((len(a), N))
+    L[np.arange(len(a)), a], L[np.arange(len(a)), b] = 1.0, -1.0
+    C = L @ cov @ L.T * (per_cell * len(i))  # one comparison per judge
+    sd1 = np.sqrt(np.diagonal(C))
+    np.testing.assert_allclose(p.table.sd, sd1 / np.sqrt(sizes[-1]), rtol=1e-3)
+    draws = 200_000
+    z = np.random.default_rng(7).multivariate_normal(
+        np.zeros(len(a)), C / np.outer(sd1, sd1), size=draws, method="eigh")
+    # the 95% quantile of the max: Monte Carlo error about 0.01 with the plan's 20,000 draws
+    assert p.critical_value == pytest.approx(np.quantile(np.abs(z).max(axis=1), 0.95), abs=0.04)
+    c, d = p.critical_value, mu[a] - mu[b]
+    for T, planned in zip(sizes, p.curve.power_all):
+        direct = np.mean(np.all(d + sd1 / np.sqrt(T) * (z - c) > 0, axis=1))
+        se = np.sqrt(direct * (1 - direct) * (1 / 20_000 + 1 / draws))
+        assert 0.05 < direct < 0.95
+        assert abs(planned - direct) <= 4 * se + 1e-9, (T, planned, direct)

@@ -256,13 +256,13 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     ``uncertainty`` as a constant) and chooses among the 4,000 units whose first block would
     do most for them to first order (``attrs["meta"]["screened"]``).  In simulation,
     keeping 1,000 of 7,800 units, it chose designs as good as the full search's (0.996 to
-    1.000 of its drop), 8 to 58 times faster (``benchmarks/bench_next_screen.py``).  "pairs" is not screened, and is refused above
-    ``MAX_WORK`` candidate units x chart coordinates (e.g. 20 judges and 200 models);
-    "tiers" is refused when its pairs x chart coordinates exceed it (some 300 models at
-    rank 2).
-    For outcome models with per-judge parameters (Davidson
-    ties, ordinal cut points) only a verdict's information about its linear predictor is
-    counted, not what it says about the judge's own tie propensity or cut points.
+    1.000 of its drop), 8 to 58 times faster (``benchmarks/bench_next_screen.py``).
+    "pairs" is not screened, and is refused above ``MAX_WORK`` candidate units x chart
+    coordinates (e.g. 20 judges and 200 models); "tiers" is refused when its pairs x chart
+    coordinates exceed it (some 300 models at rank 2).
+    For outcome models with per-judge parameters (Davidson ties, ordinal cut points) only a
+    verdict's information about its linear predictor is counted, not what it says about the
+    judge's own tie propensity or cut points.
 
     Examples
     --------

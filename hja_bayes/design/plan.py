@@ -39,13 +39,13 @@ from ..checks import check_choice, check_integer, check_level, check_probability
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.ranking import simultaneous_critical_value
 from .candidates import allocation_information
+from .contrast_draws import ContrastDraws, pair_variances
 from .goals import goal_pairs, mu_gradients
 
 __all__ = ["Plan", "plan"]
 
 MULTIPLICITY = ("ranks", "pairs", "bonferroni", "none")
 TARGETS = ("all", "each")
-_DRAWS = 20_000
 
 
 @dataclass(frozen=True)
@@ -221,15 +221,15 @@ def _pairs(pairs, fit, k: int) -> np.ndarray:
     return index
 
 
-def _icc(fit, pairs_grad) -> tuple[float, int | None, str]:
+def _icc(fit, Gmu, a, b) -> tuple[float, int | None, str]:
     """Intra-prompt correlation from a pilot fit with prompts (0 and None without)."""
     c = fit.data.clusters
     if c is None or fit.cov_type != "cluster":
         return 0.0, None, ""
     robust = fit.wald_inference("cluster")
     fisher = fit.wald_inference("fisher")
-    vC = np.diagonal(robust._chart_covariance(pairs_grad)).sum()
-    vF = np.diagonal(fisher._chart_covariance(pairs_grad)).sum()
+    vC = pair_variances(robust._chart_covariance(Gmu), a, b).sum()
+    vF = pair_variances(fisher._chart_covariance(Gmu), a, b).sum()
     G0 = c.n_clusters
     deff0 = vC / vF * (G0 - 1) / G0
     m0 = fit.data.n_comparisons / G0
@@ -238,18 +238,14 @@ def _icc(fit, pairs_grad) -> tuple[float, int | None, str]:
                      f"({G0} prompts): intra-prompt correlation {rho:.3g}")
 
 
-def _critical(multiplicity, level, corr_pairs, mu_cov, seed) -> float:
-    m = corr_pairs.shape[0]
+def _critical(multiplicity, level, M, a, b, sd, seed) -> float:
     if multiplicity == "none":
         return float(ndtri(0.5 + level / 2))
     if multiplicity == "bonferroni":
-        return float(ndtri(1 - (1 - level) / (2 * m)))
+        return float(ndtri(1 - (1 - level) / (2 * len(a))))
     if multiplicity == "ranks":
-        return simultaneous_critical_value(mu_cov, level, seed=seed)
-    eig, vec = np.linalg.eigh(corr_pairs)
-    root = vec * np.sqrt(np.clip(eig, 0, None))
-    z = np.random.default_rng(seed).standard_normal((_DRAWS, m)) @ root.T
-    return float(np.quantile(np.abs(z).max(axis=1), level))
+        return simultaneous_critical_value(M, level, seed=seed)
+    return float(np.quantile(ContrastDraws(M, a, b, seed).max_abs_t(sd), level))
 
 
 def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
@@ -331,10 +327,14 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     chart = wald.chart
     sigma1 = _unit_sigma(fit, chart, allocation)
     index = _pairs(pairs, fit, k)
-    Gp = mu_gradients(chart, index)
-    C1 = Gp @ sigma1 @ Gp.T
-    v1 = np.diagonal(C1).copy()
-    d = fit.mu[index[:, 0]] - fit.mu[index[:, 1]]
+    a, b = index[:, 0], index[:, 1]
+    N = fit.mu.size
+    # every contrast through the models' scores: M1 is the covariance of mu_n - mu_0 for one
+    # comparison per judge (N x N), whatever the number of pairs asked
+    Gmu = mu_gradients(chart, np.column_stack([np.arange(N), np.zeros(N, int)]))
+    M1 = Gmu @ sigma1 @ Gmu.T
+    v1 = pair_variances(M1, a, b)
+    d = fit.mu[a] - fit.mu[b]
     if gap is not None:
         d = np.broadcast_to(np.asarray(gap, dtype=float), d.shape).copy()
         if np.any(d <= 0) or not np.all(np.isfinite(d)):
@@ -347,7 +347,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if _style_coordinates(fit, chart).size:
         notes.append("style coefficients held at the pilot's values (the style of answers yet "
                      "to be written is not known): the plan is for answers of equal style")
-    rho, G0, note = _icc(fit, Gp) if isinstance(source, HJAFit) else (0.0, None, "")
+    rho, G0, note = _icc(fit, Gmu, a, b) if isinstance(source, HJAFit) else (0.0, None, "")
     if note:
         notes.append(note)
     if icc is not None:
@@ -358,18 +358,21 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if rho > 0 and G is None:
         raise ParameterError("an intra-prompt correlation needs the number of prompts (prompts=)")
     K = len(fit.judges)
-    corr = C1 / np.sqrt(np.outer(v1, v1))
-    Gmu = mu_gradients(chart, np.column_stack([np.arange(fit.mu.size), np.zeros(fit.mu.size, int)]))
-    c = _critical(multiplicity, level, corr, Gmu @ sigma1 @ Gmu.T, seed)
-    z = np.random.default_rng(seed + 1).multivariate_normal(
-        np.zeros(len(d)), corr, size=_DRAWS, method="eigh")
+    sd1 = np.sqrt(v1)
+    c = _critical(multiplicity, level, M1, a, b, sd1, seed)
+    # joint power: a draw detects every pair at the scale s = sqrt(deff / T) while s is below
+    # its largest such scale, which depends on the prompts only through CR1's factor
+    draws, largest = ContrastDraws(M1, a, b, seed + 1), {}
 
     def evaluate(T, g=G):
         deff = 1.0 if g is None else 1 + max(K * T / g - 1, 0.0) * rho
-        sd = np.sqrt(v1 * deff / T)
-        se = sd * (np.sqrt(g / (g - 1)) if g is not None else 1.0)  # CR1's factor
+        factor = np.sqrt(g / (g - 1)) if g is not None else 1.0  # CR1's
+        sd = sd1 * np.sqrt(deff / T)
+        se = sd * factor
         each = ndtr((d - c * se) / sd)
-        joint = float(np.mean(np.all(d + sd * z > c * se, axis=1)))
+        if factor not in largest:
+            largest[factor] = draws.largest_scale(d, c * factor * sd1)
+        joint = float(np.mean(np.sqrt(deff / T) < largest[factor]))
         return joint, each, sd, se, deff
 
     def achieved(T, g=G):
@@ -421,7 +424,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if G is not None:
         notes.append(f"{G} prompts, intra-prompt correlation {rho:.3g}: design effect "
                      f"{deff:.3g} at {at} comparisons per judge")
-    return Plan(best, None if best is None else best * K,
-                (joint if target == "all" else float(each.min())) if best is not None else float("nan"),
+    reached = (joint if target == "all" else float(each.min())) if best is not None else np.nan
+    return Plan(best, None if best is None else best * K, float(reached),
                 table, curve, c, multiplicity, target, level, power, float(rho),
                 None if G is None else int(G), tuple(notes))
