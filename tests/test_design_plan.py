@@ -174,3 +174,17 @@ def test_every_pair_against_draws_from_the_contrasts_correlation():
         se = np.sqrt(direct * (1 - direct) * (1 / 20_000 + 1 / draws))
         assert 0.05 < direct < 0.95
         assert abs(planned - direct) <= 4 * se + 1e-9, (T, planned, direct)
+
+
+def test_malformed_pairs_gaps_and_sizes_are_refused_by_name():
+    with pytest.raises(ParameterError, match="twice"):  # Bonferroni would count it twice
+        hb.plan(SCORES, judges=2, pairs=[("model0", "model1"), ("model1", "model0")])
+    for gap in ([0.1, 0.2, 0.3], [[0.1, 0.2]], "big"):  # two pairs asked ("adjacent")
+        with pytest.raises(ParameterError, match="gap"):
+            hb.plan(SCORES, judges=2, gap=gap)
+    for sizes in ([], [[100, 200]], "many"):
+        with pytest.raises(ParameterError, match="comparisons_per_judge"):
+            hb.plan(SCORES, judges=2, comparisons_per_judge=sizes)
+    # one gap per pair is taken pair by pair
+    plan = hb.plan(SCORES, judges=2, gap=[0.4, 0.6], comparisons_per_judge=500)
+    np.testing.assert_allclose(plan.table.gap, [0.4, 0.6])

@@ -218,7 +218,19 @@ def _pairs(pairs, fit, k: int) -> np.ndarray:
     index = indices_of(arr, fit.items, "model")
     if np.any(index[:, 0] == index[:, 1]):
         raise ParameterError("a pair compares a model with itself")
+    unordered = np.sort(index, axis=1)
+    if len(np.unique(unordered, axis=0)) < len(index):
+        raise ParameterError("pairs names a pair twice (in either order): each difference "
+                             "is asked once")
     return index
+
+
+def _numbers(value, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number or a list of numbers, got {value!r}") \
+            from None
 
 
 def _icc(fit, Gmu, a, b) -> tuple[float, int | None, str]:
@@ -336,7 +348,11 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     v1 = pair_variances(M1, a, b)
     d = fit.mu[a] - fit.mu[b]
     if gap is not None:
-        d = np.broadcast_to(np.asarray(gap, dtype=float), d.shape).copy()
+        gap = _numbers(gap, "gap")
+        if gap.ndim > 1 or gap.size not in (1, d.size):
+            raise ParameterError(f"gap must be one number or one per pair asked ({d.size}), "
+                                 f"got shape {gap.shape}")
+        d = np.broadcast_to(gap.ravel() if gap.ndim else gap, d.shape).copy()
         if np.any(d <= 0) or not np.all(np.isfinite(d)):
             raise ParameterError("gap must be finite and > 0")
     if np.any(d <= 0):
@@ -380,7 +396,10 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         return joint if target == "all" else float(each.min())
 
     if comparisons_per_judge is not None:
-        sizes = np.atleast_1d(np.asarray(comparisons_per_judge, dtype=float))
+        sizes = np.atleast_1d(_numbers(comparisons_per_judge, "comparisons_per_judge"))
+        if sizes.ndim != 1 or sizes.size == 0:
+            raise ParameterError("comparisons_per_judge must be a number or a non-empty list "
+                                 f"of numbers, got {comparisons_per_judge!r}")
         if np.any(sizes < 1) or not np.all(np.isfinite(sizes)):
             raise ParameterError("comparisons_per_judge must be >= 1")
         hit = [int(s) for s in sizes if achieved(s) >= power]
