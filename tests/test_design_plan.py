@@ -3,6 +3,7 @@
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import hja_bayes as hb
@@ -188,3 +189,31 @@ def test_malformed_pairs_gaps_and_sizes_are_refused_by_name():
     # one gap per pair is taken pair by pair
     plan = hb.plan(SCORES, judges=2, gap=[0.4, 0.6], comparisons_per_judge=500)
     np.testing.assert_allclose(plan.table.gap, [0.4, 0.6])
+
+
+def test_cli_plan(tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=1500, seed=2,
+                          questions=40, question_correlation=0.5)
+    pilot = hb.fit_hja(data, rank=1)
+    pilot.save(tmp_path / "fit")
+    expected = hb.plan(pilot, pairs="top", k=2, gap=0.5, prompts=400)
+    assert main(["plan", str(tmp_path / "fit"), "--pairs", "top", "--k", "2", "--gap", "0.5",
+                 "--prompts", "400", "--out", str(tmp_path / "plan.csv"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{expected.comparisons_per_judge:,} comparisons per judge")
+    table = pd.read_csv(tmp_path / "plan.csv")
+    assert list(table.columns) == ["model_a", "model_b", "gap", "sd", "se", "power"]
+    np.testing.assert_allclose(table.power, expected.table.power, rtol=1e-9)
+    # out of reach with few prompts: the hint names the option, not the function's argument
+    assert main(["plan", str(tmp_path / "fit"), "--gap", "0.05", "--prompts", "3",
+                 "--power", "0.95", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("power 0.95 for every pair asked at once is out of reach")
+    assert "--prompts gives" in out and "plan(" not in out
+    for bad in (["--power", "1"], ["--gap", "-0.1"], ["--icc", "1.2"], ["--pairs", "best"]):
+        with pytest.raises(SystemExit) as usage:  # argparse's exit, before any work
+            main(["plan", str(tmp_path / "fit"), *bad])
+        assert usage.value.code == 2 and "error" in capsys.readouterr().err
+    assert main(["plan", str(tmp_path / "nowhere")]) == 2

@@ -17,6 +17,7 @@ import warnings
 
 from .confidence import add_confidence_command
 from .next import add_next_command
+from .plan import add_plan_command
 from .panel import add_panel_commands
 from .update import add_update_command
 
@@ -39,6 +40,7 @@ examples:
   cat votes.jsonl | hja-bayes fit - --judge-col grader --winner-col verdict
   hja-bayes report fit --scale elo --level 0.9
   hja-bayes next fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
+  hja-bayes plan fit --pairs top --k 3 --power 0.8
   hja-bayes update fit new_votes.csv --out fit2 --report
   hja-bayes <command> --help      (the options of one command)"""
 
@@ -51,7 +53,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``hja-bayes`` argument parser (subcommands fit, update, report, demo, next,
+    """The ``hja-bayes`` argument parser (subcommands fit, update, report, demo, next, plan,
     confidence)."""
     from ..version import __version__
 
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_panel_commands(sub)
     add_update_command(sub)
     add_next_command(sub)
+    add_plan_command(sub)
     add_confidence_command(sub)
     return parser
 
