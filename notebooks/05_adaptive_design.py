@@ -126,8 +126,10 @@ pd.concat({"posterior": ask_post.head(6), "cluster-robust": ask_wald.head(6)}, a
 # %% [markdown]
 # ## How many verdicts would a study need? `plan`
 #
-# From the 10% pilot: comparisons per judge so that every neighbouring pair of the ranking
-# is detected at once (the max-|t| level of the joint rank intervals) with 80% power.
+# From the 10% pilot: comparisons per judge so that each of the top 3 is told apart from
+# every model below it, all at once (the max-|t| level of the joint rank intervals), with
+# 80% power. The same from the command line on a saved fit:
+# `hja-bayes plan FIT_DIR --pairs top --k 3 --power 0.8`.
 # Prompts enter through a design effect `1 + (m − 1) ρ`, ρ read off the pilot's
 # cluster-robust against its Fisher covariance; with a fixed set of questions the variance
 # has a floor, and the plan says when a target is out of reach.
