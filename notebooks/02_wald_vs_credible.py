@@ -15,8 +15,9 @@
 # # Wald against credible intervals
 #
 # The same HJA model gets two kinds of intervals: Wald intervals at the MAP (the
-# delta method on the model's tangent chart, fast) and credible intervals from NUTS draws
-# started at the MAP (slower, no normal approximation). With 8,000 comparisons of five
+# delta method on the model's tangent chart, fast) and credible intervals from NUTS chains
+# started around the MAP (each from a draw of its Laplace approximation; slower, no normal
+# approximation). With 8,000 comparisons of five
 # models they should agree; where they do not, the normal approximation is doing work.
 #
 # Set `HJA_NOTEBOOK_FAST=1` for small settings (the test suite does: a few draws, so

@@ -66,7 +66,8 @@ checks[checks.item == bayes.FIRST_SHOWN]
 hb.posterior_predictive_plot(idata)
 
 # %% [markdown]
-# Share of (judge, model) win rates whose Bayesian p-value is extreme (two-sided 5%):
+# Share of the (judge, model) and first-shown win rates whose Bayesian p-value is extreme
+# (two-sided 5%):
 
 # %%
 extreme = (checks.p_value.clip(upper=1 - checks.p_value) < 0.025).mean()

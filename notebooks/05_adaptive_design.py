@@ -20,7 +20,8 @@
 # to a fit without starting over.
 #
 # We start from 10% of MT-Bench's verdicts (20 LLM judges, 6 models, 80 questions) and
-# replay the other 90% in the order `next_comparisons` asks for, against random order.
+# replay ten further rounds of 5% each (up to 60% of the data; two rounds in the fast mode)
+# in the order `next_comparisons` asks for, against random order.
 # MT-Bench is not shipped with the package (no license is stated): without it the notebook
 # uses the bundled PRD Vicuna80 panel (5 LLM judges, 5 models) instead.
 #
@@ -81,8 +82,9 @@ target
 # `μ_a − μ_b` of the goal. With `goal="top"` the contrasts are the top 3 against the rest;
 # a contrast counts as *decided* when its joint interval excludes 0. Each row's `gain` is the
 # expected drop in the number of undecided contrasts (averaged over what the fit says the
-# true differences may be); `cost` lets a human judge cost 50 LLM calls. Here we only choose
-# from the verdicts that exist (`candidates=`: the unplayed part of the data).
+# true differences may be); `cost` lets a human judge cost 50 LLM calls. Here any judge may
+# be asked about any pair; the replay below chooses only among verdicts that exist
+# (`candidates=`: the unplayed part of the data).
 
 # %%
 rng = np.random.default_rng(0)
@@ -97,11 +99,12 @@ print({key: ask.attrs["meta"][key] for key in ("uncertainty_before", "design_eff
 ask.head(10)
 
 # %% [markdown]
-# ### The same question, asked of a posterior
+# ### The ranks goal, asked of a posterior
 #
 # With a posterior sample of the same model (`sample_hja(data, rank, init=fit)`; on the
-# command line `hja-bayes next FIT_DIR --posterior` reads the one `fit --bayes` saved), the
-# goal is read from the posterior instead: the order and the differences are the posterior
+# command line `hja-bayes next FIT_DIR --budget 20 --goal ranks --posterior` reads the one
+# `fit --bayes` saved), the goal (here every neighbouring pair) is read from the posterior
+# instead: the order and the differences are the posterior
 # means of the consensus (`mu_marginal`: the answers' quality is a random effect per
 # question here), the variances and the joint critical value the posterior's, and each
 # contrast keeps its posterior-to-Fisher variance ratio as the new verdicts come in. The
@@ -144,7 +147,8 @@ plan.curve
 # %% [markdown]
 # ## Replay: adaptive against random order
 #
-# From the same 10% start, each round adds 5% of the data: the verdicts
+# From a random 10% start per seed (the same for both orders; seed 0's is the start above),
+# each round adds 5% of the data: the verdicts
 # `next_comparisons(goal="ranks")` asks for (among those not yet played), or a random 5%.
 # After each round, `fit.update` adds the round's verdicts (warm-started) and we record the
 # mean length of the joint rank intervals (0: every rank known) and whether the full data's
@@ -233,7 +237,7 @@ fig
 # scoring needs more steps than the two or three it takes on well-determined panels (the
 # information moves between steps and is assembled anew when the steps contract slowly),
 # and saves less against the refit; with +1% on the full data sets the benchmarks measure
-# the update 1.6-5.5 times faster than a refit (`benchmarks/results/update.md`).
+# the update 1.7-5.9 times faster than a refit when warm (`benchmarks/results/update.md`).
 
 # %%
 extra = perm[len(frame) // 10: len(frame) // 10 + len(frame) // 100]  # +1% of the data
