@@ -69,9 +69,14 @@ def locked(folder: Path):
 
 
 def temporary(folder: Path, name: str) -> Path:
-    """A fresh, unique file name in ``folder`` for writing ``name`` (the file is created)."""
+    """A fresh, unique file name in ``folder`` for writing ``name`` (the file is created,
+    with the permissions any new file gets under the process's umask: ``mkstemp`` makes it
+    readable by its owner only, and the saved fit would keep that after the rename)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     return Path(tmp)
 
 

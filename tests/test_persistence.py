@@ -3,6 +3,8 @@
 import dataclasses
 import hashlib
 import json
+import os
+import stat
 
 import numpy as np
 import pandas as pd
@@ -295,3 +297,16 @@ def test_clusters_survive_a_round_trip(tmp_path):
         assert np.array_equal(getattr(d, name), getattr(c, name))
     assert loaded.cov_type == "cluster"
     np.testing.assert_array_equal(loaded.intervals()["se"], fit.intervals()["se"])
+
+
+def test_saved_files_take_the_umask_like_any_new_file(fit, tmp_path):
+    # the files are written under temporary names and renamed; mkstemp had left them
+    # readable by their owner only (0600), whatever the umask
+    previous = os.umask(0o022)
+    try:
+        fit.save(tmp_path / "shared")
+    finally:
+        os.umask(previous)
+    modes = {f.name: stat.S_IMODE(f.stat().st_mode) for f in (tmp_path / "shared").iterdir()
+             if not f.name.startswith(".")}
+    assert modes and set(modes.values()) == {0o644}, modes

@@ -114,8 +114,9 @@ def _cmd_next(args: argparse.Namespace) -> int:
         progress(f"the goal '{meta['goal']}' already holds by the fit's joint {level} "
                  "intervals: the rows only tighten intervals that are already decided")
     elif now is not None:
-        progress(f"now {now:,} of the goal's {meta['contrasts']:,} contrasts are undecided by the "
-                 f"fit's joint {level} intervals")
+        verb = "is" if now == 1 else "are"
+        progress(f"now {now:,} of the goal's {meta['contrasts']:,} contrasts {verb} undecided "
+                 f"by the fit's joint {level} intervals")
     return 0
 
 
