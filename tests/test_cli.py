@@ -465,3 +465,18 @@ def test_the_confidence_help_shows_its_three_forms_once(capsys):
     assert out.startswith("usage: hja-bayes confidence [options] (DATA | train DATA | apply "
                           "DIR DATA)\n")
     assert "``" not in out and "::" not in out
+
+
+def test_fit_prints_the_bias_terms_it_estimated(tmp_path, capsys):
+    # the demo printed them and 'fit' did not (they reached only the report's files)
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--style-control", "length",
+                 "--position-bias", "--out", str(tmp_path / "styled"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    biases = out[out.index("Judge biases (logit scale):"):]
+    assert "style:length_lower" in biases and "(panel)" in biases  # per judge, and overall
+    assert all(judge in biases for judge in ("bard", "claude", "gpt35", "gpt4", "vicuna-13b"))
+    # a position bias alone is the judge table's beta: no second table
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--position-bias", "--out",
+                 str(tmp_path / "plain"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "beta_lower" in out and "Judge biases" not in out

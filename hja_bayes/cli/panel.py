@@ -142,7 +142,9 @@ def _tables(fit, args, idata=None, uncontrolled=None):
     return inference, board, judge_table(fit, idata, level=args.level, inference=inference)
 
 
-def _show(board, judges, args, progress, idata=None):
+def _show(board, judges, args, progress, idata=None, fit=None, inference=None):
+    """The leaderboard and judge tables on stdout, and the fit's bias terms where it has
+    any beyond the position bias (whose beta the judge table already shows)."""
     wald_kind = {"cluster": "cluster-robust Wald", "sandwich": "sandwich Wald"}.get(
         board.attrs.get("meta", {}).get("cov_type", "fisher"), "Wald")
     kind = f"{wald_kind} and credible" if idata is not None else wald_kind
@@ -151,6 +153,12 @@ def _show(board, judges, args, progress, idata=None):
     print_table(board, args.rows, "model", ROWS_HINT)
     print("\nJudges:")
     print_table(judges, args.rows, "judge", ROWS_HINT)
+    if fit is not None and (set(fit.coef_names) - {"position"} or fit.theta_names):
+        from ..reporting.biases import bias_table
+
+        print("\nJudge biases (logit scale):")
+        print_table(bias_table(fit, args.level, inference=inference), args.rows, "judge",
+                    ROWS_HINT)
 
 
 def _fragility(fit, args, progress) -> list:
@@ -217,7 +225,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
     if args.format == "json":
         print(_json_summary(data, fit, board, judges, out, fragile, agree), end="")
     else:
-        _show(board, judges, args, progress, idata)
+        _show(board, judges, args, progress, idata, fit, inference)
         for f in fragile:
             print(f"\nFragility ({f.unit}s): {f.sentence}")
         if agree is not None:
@@ -279,12 +287,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     idata = _sample(data, fit, args, progress, prompts)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
-    _show(board, judges, args, progress, idata)
-    if fit.coef_names:
-        from ..reporting.biases import bias_table
-
-        print("\nJudge biases (logit scale):")
-        print_table(bias_table(fit, args.level, inference=inference))
+    _show(board, judges, args, progress, idata, fit, inference)
     progress("writing the report (tables, figures, HTML)")
     files = report(fit, args.out, idata, level=args.level, scale=args.scale,
                    inference=inference, uncontrolled=plain,
