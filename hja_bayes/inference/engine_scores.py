@@ -69,7 +69,7 @@ class _Reducer:
     """
 
     def __init__(self, model, chart, clusters, width: int):
-    
+
         data, plan = model.data, clusters.plan
         eta_cols, aux_cols = chart.local_columns()
         self.judge_cols = np.concatenate([eta_cols, aux_cols], axis=1)  # (K, width)
