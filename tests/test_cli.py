@@ -1,6 +1,7 @@
 """The hja-bayes command line: demo, fit, report, and one-line errors with exit code 2."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -480,3 +481,18 @@ def test_fit_prints_the_bias_terms_it_estimated(tmp_path, capsys):
                  str(tmp_path / "plain"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "beta_lower" in out and "Judge biases" not in out
+
+
+def test_a_reader_that_leaves_early_stops_the_command_without_an_error(tmp_path):
+    # `hja-bayes fit ... | head -1`: the pipe's reading end is closed before any output.
+    # It had said "hja-bayes: error: [Errno 32] Broken pipe" and exit 2 (bad input)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run([sys.executable, "-m", "hja_bayes", "fit", "bundled:prd_vicuna80",
+                              "--rank", "0", "--out", str(tmp_path / "fit"), "--quiet"],
+                             stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    finally:
+        os.close(write_end)
+    assert out.returncode == 1 and "error" not in out.stderr, out.stderr
+    assert out.stderr.strip() == "hja-bayes: stopped: the reader of the output closed it"

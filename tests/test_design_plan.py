@@ -210,7 +210,9 @@ def test_cli_plan(tmp_path, capsys):
     assert main(["plan", str(tmp_path / "fit"), "--gap", "0.05", "--prompts", "3",
                  "--power", "0.95", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("power 0.95 for every pair asked at once is out of reach")
+    assert out.startswith("Every pair asked at once: power 0.95 is out of reach up to "
+                          "10000000 comparisons per judge: with 3 prompts")  # once, with why
+    assert out.count("out of reach") == 1
     assert "--prompts gives" in out and "plan(" not in out
     for bad in (["--power", "1"], ["--gap", "-0.1"], ["--icc", "1.2"], ["--pairs", "best"]):
         with pytest.raises(SystemExit) as usage:  # argparse's exit, before any work

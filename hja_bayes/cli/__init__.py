@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on bad input (one line on stderr, no traceback).
+        0 on success, 2 on bad input (one line on stderr, no traceback), 1 when the reader
+        of the output closed it before the end (``| head``).
     """
     if "matplotlib" in sys.modules:
         sys.modules["matplotlib"].use("Agg")
@@ -142,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings.showwarning = _one_line_warning
         try:
             return args.run(args)
+        except BrokenPipeError:  # the reader left (`... | head`): no traceback, no "error"
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the exit's flush would fail again
+            print("hja-bayes: stopped: the reader of the output closed it", file=sys.stderr)
+            return 1
         except (ValueError, OSError, KeyError) as exc:  # HJAError is a ValueError
             text = " ".join(str(exc).split()) or type(exc).__name__
             if "cov_type='fisher'" in text:  # the library's advice, said for the command line

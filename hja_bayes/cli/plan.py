@@ -38,16 +38,18 @@ def _cmd_plan(args: argparse.Namespace) -> int:
                   prompts=args.prompts, icc=args.icc, allocation=args.allocation,
                   max_per_judge=args.max_per_judge, seed=args.seed)
     every = "every pair asked at once" if result.target == "all" else "the weakest pair"
-    if result.comparisons_per_judge is None:
-        print(f"power {result.target_power} for {every} is out of reach up to "
-              f"{args.max_per_judge:,} comparisons per judge")
+    notes = [note.replace("plan(..., prompts=)", "--prompts") for note in result.notes]
+    if result.comparisons_per_judge is None:  # the note that says so, and why, goes first
+        reach = [note for note in notes if " is out of reach " in note]
+        notes = [note for note in notes if note not in reach]
+        print(f"{every[0].upper()}{every[1:]}: {reach[0]}")
     else:
         print(f"{result.comparisons_per_judge:,} comparisons per judge "
               f"({result.total_comparisons:,} in all) detect {every} with power "
               f"{result.power:.3f} ({len(result.table):,} pairs; critical value "
               f"{result.critical_value:.3f})")
-    for note in result.notes:
-        print(f"  {note}".replace("plan(..., prompts=)", "--prompts"))
+    for note in notes:
+        print(f"  {note}")
     print()
     print_table(result.curve)
     if args.out:
