@@ -139,7 +139,8 @@ def add_next_command(sub) -> None:
                    help="CSV of the judges that may be asked: judge, cost[, models]")
     p.add_argument("--prompts", default=None, metavar="FILE",
                    help="prompt ids, one per line: each row gets one where its two answers "
-                        "were shown least")
+                        "were shown least; a judge gives one verdict per ordered pair and "
+                        "prompt, so prompts it has judged fully are passed over")
     p.add_argument("--tie-margin", dest="tie_margin", type=float, default=0.2,
                    help="logits within which a pair may be declared a tie (default 0.2)")
     p.add_argument("--level", type=level_arg, default=0.95,
