@@ -117,7 +117,8 @@ def _fewest_prompts(reaches, prompts: int, largest: int = 2 ** 40) -> int | None
 
 
 def _synthetic_fit(scores, judges, sensitivities, position_bias):
-    """An HJAFit at rank 0 whose 'data' are one comparison per ordered pair per judge."""
+    """An HJAFit at rank 0 whose 'data' (a ring per judge, both orders: 2 N cells, not every
+    ordered pair's N (N - 1)) only carry its chart; :func:`_unit_sigma` has the allocation."""
     from ..comparisons import Comparisons
     from ..hja.result import HJAFit
 
@@ -152,7 +153,9 @@ def _synthetic_fit(scores, judges, sensitivities, position_bias):
     gamma *= K / gamma.sum()
     beta = np.zeros(K) if position_bias is None else np.broadcast_to(
         np.asarray(position_bias, dtype=float), (K,)).copy()
-    i, j = np.where(~np.eye(N, dtype=bool))
+    ring = np.arange(N if N > 2 else 1)
+    i = np.concatenate([ring, (ring + 1) % N])
+    j = np.concatenate([(ring + 1) % N, ring])
     k = np.repeat(np.arange(K), len(i))
     i, j = np.tile(i, K), np.tile(j, K)
     counts = np.column_stack([np.full(len(k), 0.5), np.zeros(len(k)), np.full(len(k), 0.5)])
@@ -180,15 +183,15 @@ def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
     coefficients held fixed."""
     data = fit.data
     K, N = len(fit.judges), len(fit.items)
-    if allocation == "uniform":
+    if allocation == "uniform":  # every ordered pair alike, one judge at a time
         i, j = np.where(~np.eye(N, dtype=bool))
-        k = np.repeat(np.arange(K), len(i))
-        i, j = np.tile(i, K), np.tile(j, K)
-        share = np.full(len(k), 1.0 / len(np.unique(i * N + j)))
+        share = np.full(len(i), 1.0 / len(i))
+        F = sum(allocation_information(fit, chart, np.full(len(i), judge), i, j, share)
+                for judge in range(K))
     else:
         k, i, j = data.judge, data.first, data.second
         share = data.n / np.bincount(k, data.n, K)[k]
-    F = allocation_information(fit, chart, k, i, j, share)
+        F = allocation_information(fit, chart, k, i, j, share)
     T = chart.tangent_map()
     held = _style_coordinates(fit, chart)
     if held.size:  # the extra coordinates are identity columns of T: drop the held ones
@@ -229,8 +232,7 @@ def _numbers(value, name: str) -> np.ndarray:
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number or a list of numbers, got {value!r}") \
-            from None
+        raise ParameterError(f"{name} must be numbers, got {value!r}") from None
 
 
 def _icc(fit, Gmu, a, b) -> tuple[float, int | None, str]:
@@ -341,8 +343,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     index = _pairs(pairs, fit, k)
     a, b = index[:, 0], index[:, 1]
     N = fit.mu.size
-    # every contrast through the models' scores: M1 is the covariance of mu_n - mu_0 for one
-    # comparison per judge (N x N), whatever the number of pairs asked
+    # contrasts through the models' scores: M1 = cov(mu_n - mu_0), one comparison per judge
     Gmu = mu_gradients(chart, np.column_stack([np.arange(N), np.zeros(N, int)]))
     M1 = Gmu @ sigma1 @ Gmu.T
     v1 = pair_variances(M1, a, b)
