@@ -134,8 +134,9 @@ pd.concat({"posterior": ask_post.head(6), "cluster-robust": ask_wald.head(6)}, a
 # 80% power. The same from the command line on a saved fit:
 # `hja-bayes plan FIT_DIR --pairs top --k 3 --power 0.8`.
 # Prompts enter through a design effect `1 + (m − 1) ρ`, ρ read off the pilot's
-# cluster-robust against its Fisher covariance; with a fixed set of questions the variance
-# has a floor, and the plan says when a target is out of reach.
+# cluster-robust against its sandwich covariance (and the sandwich against the Fisher one
+# scales every variance); with a fixed set of questions the variance has a floor, and the
+# plan says when a target is out of reach.
 
 # %%
 plan = hb.plan(fit, pairs="top", k=3, power=0.8)

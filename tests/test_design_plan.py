@@ -10,6 +10,8 @@ import hja_bayes as hb
 from hja_bayes.errors import ParameterError
 from hja_bayes.inference.ranking import simultaneous_critical_value
 
+from .conftest import SHARED_DATA, shared_data_or_skip
+
 SCORES = [1.0, 0.55, 0.0]
 
 
@@ -134,8 +136,11 @@ def test_a_pilot_with_style_terms_holds_them_fixed(scope):
                    comparisons_per_judge=int(data.n_comparisons / len(pilot.judges)))
     assert any("equal style" in note for note in plan.notes)
     pairs, fisher = pilot.wald_inference("fisher").mu_differences(0.95, pairs="adjacent")
-    # given the style coefficients the differences are surer than with them estimated
-    assert np.all(plan.table.sd.to_numpy() <= np.asarray(fisher.se) * (1 + 1e-9))
+    # given the style coefficients the differences are surer than with them estimated (the
+    # pilot's prompts bring its sandwich-over-Fisher factor to every planned variance)
+    assert plan.variance_factor != 1.0
+    assert np.all(plan.table.sd.to_numpy() / np.sqrt(plan.variance_factor)
+                  <= np.asarray(fisher.se) * (1 + 1e-9))
 
 
 def test_every_pair_against_draws_from_the_contrasts_correlation():
@@ -219,3 +224,44 @@ def test_cli_plan(tmp_path, capsys):
             main(["plan", str(tmp_path / "fit"), *bad])
         assert usage.value.code == 2 and "error" in capsys.readouterr().err
     assert main(["plan", str(tmp_path / "nowhere")]) == 2
+
+
+def test_at_the_pilots_own_design_the_plan_gives_its_cr1_variances():
+    """Prompts of equal size (each judge 8 verdicts on each of 60), answer qualities drawn
+    per prompt: at the pilot's own comparisons per judge and prompts, the plan's variances
+    of the neighbouring contrasts add up to the pilot's CR1 ones (the Wald code's, G/(G-1)
+    included), split into its sandwich-over-Fisher factor and the design effect."""
+    rng = np.random.default_rng(3)
+    K, N, G, per = 3, 5, 60, 8
+    mu = np.array([0.8, 0.4, 0.0, -0.3, -0.9])
+    rows = []
+    for g in range(G):
+        quality = mu + rng.normal(0.0, 0.6, N)  # this prompt's answers
+        for k in range(K):
+            for _ in range(per):
+                a, b = rng.choice(N, 2, replace=False)
+                first = rng.random() < 1 / (1 + np.exp(quality[b] - quality[a]))
+                rows.append((f"judge{k}", f"m{a}", f"m{b}", "model_a" if first else "model_b",
+                             f"q{g}"))
+    frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "winner", "prompt"])
+    pilot = hb.fit_hja(hb.Comparisons.from_frame(frame, cluster="prompt"), rank=0)
+    plan = hb.plan(pilot, pairs="adjacent", comparisons_per_judge=G * per, prompts=G)
+    _, cr1 = pilot.wald_inference("CR1").mu_differences(0.95, pairs="adjacent")
+    assert plan.icc > 0 and plan.curve.design_effect.iloc[0] > 1
+    np.testing.assert_allclose(np.sum(plan.table.se ** 2), np.sum(np.asarray(cr1.se) ** 2),
+                               rtol=2e-3)
+
+
+def test_a_pilot_with_about_one_verdict_per_prompt_reads_no_correlation_above_one():
+    """Chatbot Arena: 9,937 verdicts on 8,691 prompts. Its cluster-robust variance is 1.2x
+    the Fisher one, but almost all of that is single verdicts varying more than the model
+    says (the sandwich): read as clustering, with the mean prompt size 1.14, it had given a
+    correlation of 2.6 and every target out of reach."""
+    shared_data_or_skip("ja_ranking", "chatbot_arena.csv")
+    df = hb.datasets.load_ja_ranking("chatbot_arena", SHARED_DATA)
+    data = hb.Comparisons.from_frame(df, cluster="question_id")
+    pilot = hb.fit_hja(data, rank=1)
+    plan = hb.plan(pilot, pairs="top", k=3, power=0.8)
+    assert 0 <= plan.icc < 0.5 and plan.variance_factor > 1
+    assert plan.comparisons_per_judge is not None
+    assert any("size-weighted" in note for note in plan.notes)

@@ -13,8 +13,12 @@ answers of equal style.
 Prompts enter through a design effect ``deff = 1 + (m - 1) rho``, m = comparisons per
 prompt (K T / G for G prompts) and rho the intra-prompt correlation of the score
 contributions: given (``icc``), or read off a pilot fit with prompts as
-``rho = (deff_0 - 1) / (m_0 - 1)`` from its cluster-robust over Fisher variance ``deff_0``
-(without the G/(G-1) factor) over the contrasts asked.  With a fixed number of prompts the
+``rho = (deff_0 - 1) / (m_0 - 1)``, clipped to [0, 1], from its CR1 over its sandwich
+variance ``deff_0`` (without the G/(G-1) factor) over the contrasts asked, m_0 its
+size-weighted comparisons per prompt (``sum n_g^2 / sum n_g``: Kish's).  The pilot's
+sandwich over Fisher variance ``phi`` (single verdicts more or less variable than the model
+says) multiplies every planned variance; at the pilot's own design the plan's variance is
+its CR1 one.  With a fixed number of prompts the
 variance has a floor ``rho K / G`` times the per-comparison one: past some point more
 verdicts on the same prompts do not help, and the plan says so.
 
@@ -38,6 +42,7 @@ from scipy.special import ndtr, ndtri
 from ..checks import check_choice, check_integer, check_level, check_probability, indices_of
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.ranking import simultaneous_critical_value
+from .assumed import assumed_fit
 from .candidates import allocation_information
 from .contrast_draws import ContrastDraws, pair_variances
 from .goals import goal_pairs, mu_gradients
@@ -75,6 +80,9 @@ class Plan:
     prompts : int or None
         Number of prompts the comparisons are spread over (None: every comparison on its
         own prompt).
+    variance_factor : float
+        The pilot's sandwich over Fisher variance, on every planned variance (1 without
+        prompts or from assumed scores).
     notes : tuple of str
         What was assumed, and why a target is out of reach.
     """
@@ -92,6 +100,7 @@ class Plan:
     icc: float
     prompts: int | None
     notes: tuple = field(default=())
+    variance_factor: float = 1.0
 
     def __repr__(self) -> str:
         size = "unreachable: see .notes for why" if self.comparisons_per_judge is None else \
@@ -114,57 +123,6 @@ def _fewest_prompts(reaches, prompts: int, largest: int = 2 ** 40) -> int | None
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if not reaches(mid) else (lo, mid)
     return hi
-
-
-def _synthetic_fit(scores, judges, sensitivities, position_bias):
-    """An HJAFit at rank 0 whose 'data' (a ring per judge, both orders: 2 N cells, not every
-    ordered pair's N (N - 1)) only carry its chart; :func:`_unit_sigma` has the allocation."""
-    from ..comparisons import Comparisons
-    from ..hja.result import HJAFit
-
-    if isinstance(scores, pd.Series):
-        items, mu = tuple(str(i) for i in scores.index), scores.to_numpy(dtype=float)
-    elif isinstance(scores, dict):
-        items, mu = tuple(str(i) for i in scores), np.array(list(scores.values()), dtype=float)
-    else:
-        mu = np.asarray(scores, dtype=float).ravel()
-        items = tuple(f"model{i}" for i in range(mu.size))
-    if mu.size < 2 or not np.all(np.isfinite(mu)):
-        raise ParameterError("scores must hold at least two finite numbers")
-    mu = mu - mu.mean()
-    if not np.any(mu):
-        raise ParameterError("scores are all equal: no gap to detect")
-    if judges is None:
-        judges = 1
-    if isinstance(judges, (int, np.integer)) and not isinstance(judges, bool) and judges >= 1:
-        names = tuple(f"judge{k}" for k in range(judges))
-    elif isinstance(judges, (list, tuple, np.ndarray, pd.Index, pd.Series)) and len(judges):
-        names = tuple(str(j) for j in judges)
-        if len(set(names)) < len(names):
-            raise ParameterError(f"judges names a judge twice: {list(names)}")
-    else:
-        raise ParameterError(f"judges must be a number of judges (1 or more) or a list of their "
-                             f"names, got {judges!r}")
-    K, N = len(names), mu.size
-    gamma = np.ones(K) if sensitivities is None else np.broadcast_to(
-        np.asarray(sensitivities, dtype=float), (K,)).copy()
-    if np.any(gamma <= 0) or not np.all(np.isfinite(gamma)):
-        raise ParameterError("sensitivities must be finite and > 0")
-    gamma *= K / gamma.sum()
-    beta = np.zeros(K) if position_bias is None else np.broadcast_to(
-        np.asarray(position_bias, dtype=float), (K,)).copy()
-    ring = np.arange(N if N > 2 else 1)
-    i = np.concatenate([ring, (ring + 1) % N])
-    j = np.concatenate([(ring + 1) % N, ring])
-    k = np.repeat(np.arange(K), len(i))
-    i, j = np.tile(i, K), np.tile(j, K)
-    counts = np.column_stack([np.full(len(k), 0.5), np.zeros(len(k)), np.full(len(k), 0.5)])
-    data = Comparisons(names, items, k, i, j, counts)
-    S = np.outer(gamma, mu)
-    return HJAFit(gamma=gamma, mu=mu, U=np.zeros((K, 0)), V=np.zeros((N, 0)), D=np.zeros(0),
-                  S=S, beta=beta, rank=0, position_bias=position_bias is not None, nll=0.0,
-                  bic=0.0, n_iter=0, converged=True, judges=names, items=items, data=data,
-                  ridge=0.0)
 
 
 def _style_coordinates(fit, chart) -> np.ndarray:
@@ -235,21 +193,27 @@ def _numbers(value, name: str) -> np.ndarray:
         raise ParameterError(f"{name} must be numbers, got {value!r}") from None
 
 
-def _icc(fit, Gmu, a, b) -> tuple[float, int | None, str]:
-    """Intra-prompt correlation from a pilot fit with prompts (0 and None without)."""
+def _icc(fit, Gmu, a, b) -> tuple[float, int | None, float, str]:
+    """Intra-prompt correlation, prompts and variance factor of a pilot with prompts (0,
+    None and 1 without): its CR1 over its sandwich variance of the contrasts (CR1's factor
+    taken out) is ``1 + (m_w - 1) rho`` (m_w the size-weighted comparisons per prompt), and
+    its sandwich over its Fisher variance, ``phi``, scales every planned variance."""
     c = fit.data.clusters
     if c is None or fit.cov_type != "cluster":
-        return 0.0, None, ""
-    robust = fit.wald_inference("cluster")
-    fisher = fit.wald_inference("fisher")
-    vC = pair_variances(robust._chart_covariance(Gmu), a, b).sum()
-    vF = pair_variances(fisher._chart_covariance(Gmu), a, b).sum()
-    G0 = c.n_clusters
-    deff0 = vC / vF * (G0 - 1) / G0
-    m0 = fit.data.n_comparisons / G0
-    rho = max(0.0, (deff0 - 1) / (m0 - 1)) if m0 > 1 else 0.0
-    return rho, G0, (f"pilot design effect {deff0:.3g} at {m0:.3g} comparisons per prompt "
-                     f"({G0} prompts): intra-prompt correlation {rho:.3g}")
+        return 0.0, None, 1.0, ""
+    vC, vS, vF = (pair_variances(fit.wald_inference(kind)._chart_covariance(Gmu), a, b).sum()
+                  for kind in ("CR1", "sandwich", "fisher"))
+    G0, sizes = c.n_clusters, c.comparisons_per_cluster()
+    m0 = float(np.sum(sizes ** 2) / np.sum(sizes))
+    deff0, phi = vC / vS * (G0 - 1) / G0, vS / vF
+    raw = (deff0 - 1) / (m0 - 1) if m0 > 1 else 0.0
+    rho = float(np.clip(raw, 0.0, 1.0))
+    note = (f"pilot design effect {deff0:.3g} at {m0:.3g} comparisons per prompt (size-weighted"
+            f", {G0} prompts): intra-prompt correlation {rho:.3g}; variance factor {phi:.3g} "
+            "(sandwich over Fisher, on every size)")
+    if raw > 1:
+        note += f"; the estimate {raw:.3g} was cut to 1: its prompts are too small (pass icc=)"
+    return rho, G0, float(phi), note
 
 
 def _critical(multiplicity, level, M, a, b, sd, seed) -> float:
@@ -335,7 +299,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         fit = source
         allocation = check_choice(allocation or "source", "allocation", ("source", "uniform"))
     else:
-        fit = _synthetic_fit(source, judges, sensitivities, position_bias)
+        fit = assumed_fit(source, judges, sensitivities, position_bias)
         allocation = "uniform"
     wald = fit.wald_inference("fisher")
     chart = wald.chart
@@ -364,7 +328,8 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if _style_coordinates(fit, chart).size:
         notes.append("style coefficients held at the pilot's values (the style of answers yet "
                      "to be written is not known): the plan is for answers of equal style")
-    rho, G0, note = _icc(fit, Gmu, a, b) if isinstance(source, HJAFit) else (0.0, None, "")
+    rho, G0, phi, note = (_icc(fit, Gmu, a, b) if isinstance(source, HJAFit)
+                          else (0.0, None, 1.0, ""))
     if note:
         notes.append(note)
     if icc is not None:
@@ -377,19 +342,19 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     K = len(fit.judges)
     sd1 = np.sqrt(v1)
     c = _critical(multiplicity, level, M1, a, b, sd1, seed)
-    # joint power: a draw detects every pair at the scale s = sqrt(deff / T) while s is below
-    # its largest such scale, which depends on the prompts only through CR1's factor
+    # joint power: a draw detects every pair at the scale s = sqrt(phi deff / T) while s is
+    # below its largest such scale, which depends on the prompts only through CR1's factor
     draws, largest = ContrastDraws(M1, a, b, seed + 1), {}
 
     def evaluate(T, g=G):
         deff = 1.0 if g is None else 1 + max(K * T / g - 1, 0.0) * rho
         factor = np.sqrt(g / (g - 1)) if g is not None else 1.0  # CR1's
-        sd = sd1 * np.sqrt(deff / T)
-        se = sd * factor
+        scale = np.sqrt(phi * deff / T)
+        sd, se = sd1 * scale, sd1 * scale * factor
         each = ndtr((d - c * se) / sd)
         if factor not in largest:
             largest[factor] = draws.largest_scale(d, c * factor * sd1)
-        joint = float(np.mean(np.sqrt(deff / T) < largest[factor]))
+        joint = float(np.mean(scale < largest[factor]))
         return joint, each, sd, se, deff
 
     def achieved(T, g=G):
@@ -447,4 +412,4 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     reached = (joint if target == "all" else float(each.min())) if best is not None else np.nan
     return Plan(best, None if best is None else best * K, float(reached),
                 table, curve, c, multiplicity, target, level, power, float(rho),
-                None if G is None else int(G), tuple(notes))
+                None if G is None else int(G), tuple(notes), phi)
