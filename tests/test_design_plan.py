@@ -226,11 +226,11 @@ def test_cli_plan(tmp_path, capsys):
     assert main(["plan", str(tmp_path / "nowhere")]) == 2
 
 
-def test_at_the_pilots_own_design_the_plan_gives_its_cr1_variances():
+def test_at_the_pilots_own_design_the_plan_gives_its_cluster_robust_variances():
     """Prompts of equal size (each judge 8 verdicts on each of 60), answer qualities drawn
     per prompt: at the pilot's own comparisons per judge and prompts, the plan's variances
-    of the neighbouring contrasts add up to the pilot's CR1 ones (the Wald code's, G/(G-1)
-    included), split into its sandwich-over-Fisher factor and the design effect."""
+    of the neighbouring contrasts add up to the pilot's cluster-robust ones (the Wald
+    code's), split into its sandwich-over-Fisher factor and the design effect."""
     rng = np.random.default_rng(3)
     K, N, G, per = 3, 5, 60, 8
     mu = np.array([0.8, 0.4, 0.0, -0.3, -0.9])
@@ -246,10 +246,10 @@ def test_at_the_pilots_own_design_the_plan_gives_its_cr1_variances():
     frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "winner", "prompt"])
     pilot = hb.fit_hja(hb.Comparisons.from_frame(frame, cluster="prompt"), rank=0)
     plan = hb.plan(pilot, pairs="adjacent", comparisons_per_judge=G * per, prompts=G)
-    _, cr1 = pilot.wald_inference("CR1").mu_differences(0.95, pairs="adjacent")
+    _, robust = pilot.wald_inference("cluster").mu_differences(0.95, pairs="adjacent")
     assert plan.icc > 0 and plan.curve.design_effect.iloc[0] > 1
-    np.testing.assert_allclose(np.sum(plan.table.se ** 2), np.sum(np.asarray(cr1.se) ** 2),
-                               rtol=2e-3)
+    np.testing.assert_allclose(np.sum(plan.table.se ** 2),
+                               np.sum(np.asarray(robust.se) ** 2), rtol=2e-3)
 
 
 def test_a_pilot_with_about_one_verdict_per_prompt_reads_no_correlation_above_one():

@@ -13,14 +13,14 @@ answers of equal style.
 Prompts enter through a design effect ``deff = 1 + (m - 1) rho``, m = comparisons per
 prompt (K T / G for G prompts) and rho the intra-prompt correlation of the score
 contributions: given (``icc``), or read off a pilot fit with prompts as
-``rho = (deff_0 - 1) / (m_0 - 1)``, clipped to [0, 1], from its CR1 over its sandwich
-variance ``deff_0`` (without the G/(G-1) factor) over the contrasts asked, m_0 its
-size-weighted comparisons per prompt (``sum n_g^2 / sum n_g``: Kish's).  The pilot's
-sandwich over Fisher variance ``phi`` (single verdicts more or less variable than the model
-says) multiplies every planned variance; at the pilot's own design the plan's variance is
-its CR1 one.  With a fixed number of prompts the
-variance has a floor ``rho K / G`` times the per-comparison one: past some point more
-verdicts on the same prompts do not help, and the plan says so.
+``rho = (deff_0 - 1) / (m_0 - 1)``, clipped to [0, 1], from its cluster-robust (CR2, as
+its intervals) over its sandwich variance ``deff_0`` (without a G/(G-1) factor) over the
+contrasts asked, m_0 its size-weighted comparisons per prompt (``sum n_g^2 / sum n_g``:
+Kish's).  Its sandwich over Fisher variance ``phi`` (single verdicts more or less variable
+than the model says) multiplies every planned variance: at the pilot's own design the
+plan's is its cluster-robust one.  With a fixed number of prompts the variance has a
+floor ``rho K / G`` times the per-comparison one: past some point more verdicts on the same
+prompts do not help, and the plan says so.
 
 A contrast ``mu_a - mu_b = d > 0`` is detected when its estimate exceeds ``c`` standard
 errors (cluster-robust ones, with their G/(G-1) factor, when there are prompts), ``c`` the
@@ -195,14 +195,15 @@ def _numbers(value, name: str) -> np.ndarray:
 
 def _icc(fit, Gmu, a, b) -> tuple[float, int | None, float, str]:
     """Intra-prompt correlation, prompts and variance factor of a pilot with prompts (0,
-    None and 1 without): its CR1 over its sandwich variance of the contrasts (CR1's factor
-    taken out) is ``1 + (m_w - 1) rho`` (m_w the size-weighted comparisons per prompt), and
-    its sandwich over its Fisher variance, ``phi``, scales every planned variance."""
+    None and 1 without): its cluster-robust over its sandwich variance of the contrasts
+    (a G/(G-1) taken out) is ``1 + (m_w - 1) rho``, m_w the size-weighted comparisons per
+    prompt, and its sandwich over its Fisher variance, ``phi``, scales every planned
+    variance."""
     c = fit.data.clusters
     if c is None or fit.cov_type != "cluster":
         return 0.0, None, 1.0, ""
     vC, vS, vF = (pair_variances(fit.wald_inference(kind)._chart_covariance(Gmu), a, b).sum()
-                  for kind in ("CR1", "sandwich", "fisher"))
+                  for kind in ("cluster", "sandwich", "fisher"))
     G0, sizes = c.n_clusters, c.comparisons_per_cluster()
     m0 = float(np.sum(sizes ** 2) / np.sum(sizes))
     deff0, phi = vC / vS * (G0 - 1) / G0, vS / vF
