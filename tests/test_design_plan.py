@@ -226,6 +226,43 @@ def test_cli_plan(tmp_path, capsys):
     assert main(["plan", str(tmp_path / "nowhere")]) == 2
 
 
+def test_cli_plan_from_assumed_scores(tmp_path, capsys):
+    """Before any data: --models N spaced --gap apart, or --scores from a CSV, judged by
+    --judges; the printed size is plan()'s on those scores.  A source missing, given twice,
+    or an option of the other kind of source is a one-line error before any work."""
+    from hja_bayes.cli import main
+
+    expected = hb.plan([0.0, -0.3, -0.6, -0.9, -1.2], judges=2, gap=0.3, prompts=500, icc=0.05)
+    assert main(["plan", "--models", "5", "--gap", "0.3", "--judges", "2", "--prompts", "500",
+                 "--icc", "0.05", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{expected.comparisons_per_judge:,} comparisons per judge "
+                          f"({2 * expected.comparisons_per_judge:,} in all)")
+    assert "design effect" in out
+    pd.DataFrame({"model": ["a", "b", "c"], "score": SCORES}).to_csv(tmp_path / "s.csv",
+                                                                        index=False)
+    expected = hb.plan(pd.Series(SCORES, index=["a", "b", "c"]), pairs="top", k=1)
+    assert main(["plan", "--scores", str(tmp_path / "s.csv"), "--pairs", "top", "--k", "1",
+                 "--out", str(tmp_path / "plan.csv"), "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"{expected.comparisons_per_judge:,} comparisons per judge")
+    table = pd.read_csv(tmp_path / "plan.csv")
+    assert list(table.model_a) == ["a", "a"] and list(table.model_b) == ["b", "c"]
+    hb.fit_hja(hb.simulate(2, 3, 0, 100, seed=0)[0], rank=0).save(tmp_path / "fit")
+    pd.DataFrame({"model": ["a"], "points": [1.0]}).to_csv(tmp_path / "bad.csv", index=False)
+    for args, said in ((["--gap", "0.2"], "give one of a saved fit"),
+                       ([str(tmp_path / "fit"), "--models", "3", "--gap", "0.2"],
+                        "give one of"),
+                       ([str(tmp_path / "fit"), "--judges", "2"], "a fit has its own judges"),
+                       (["--models", "3", "--gap", "0.2", "--allocation", "uniform"],
+                        "--allocation is for a saved fit"),
+                       (["--models", "3"], "give --gap"),
+                       (["--scores", str(tmp_path / "bad.csv")], "no column score")):
+        assert main(["plan", *args]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+
+
 def test_at_the_pilots_own_design_the_plan_gives_its_cluster_robust_variances():
     """Prompts of equal size (each judge 8 verdicts on each of 60), answer qualities drawn
     per prompt: at the pilot's own comparisons per judge and prompts, the plan's variances

@@ -1,4 +1,5 @@
-"""``hja-bayes plan``: comparisons per judge that detect the gaps asked for, from a saved fit."""
+"""``hja-bayes plan``: comparisons per judge that detect the gaps asked for, from a saved fit
+or, before any data, from assumed scores."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ __all__ = ["add_plan_command"]
 EPILOG = """\
 The saved fit is the pilot: its estimates are the assumed truth (or --gap), its judges'
 mix of pairs the allocation (or --allocation uniform), its prompts the design effect
-(--prompts and --icc change them).
+(--prompts and --icc change them).  Before any data, assume the scores instead: --scores
+reads them from a CSV (columns model and score, logits), --models N spaces N models --gap
+apart; --judges judges of sensitivity 1 then compare every ordered pair equally often,
+and the comparisons are independent unless --prompts and --icc say otherwise.
 
 output:
   On stdout the answer, what was assumed, and the power curve over sizes around it. With
@@ -21,22 +25,34 @@ output:
 examples:
   hja-bayes plan my_fit --pairs adjacent --power 0.8
   hja-bayes plan my_fit --pairs top --k 3 --gap 0.2 --prompts 400 --out plan.csv
-  hja-bayes plan my_fit --pairs all --multiplicity pairs --target each"""
+  hja-bayes plan my_fit --pairs all --multiplicity pairs --target each
+  hja-bayes plan --models 8 --gap 0.3 --judges 3 --prompts 300 --icc 0.05
+  hja-bayes plan --scores scores.csv --judges 2 --pairs top --k 3 --gap 0.2"""
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from ..design import plan
+    from ..errors import ParameterError
     from ..persistence import load_fit
 
+    problem = _check_source(args)
+    if problem:
+        raise ParameterError(problem)
     progress = Progress(args.quiet)
-    progress(f"loading the fit from {args.fit_dir}")
-    fit = load_fit(args.fit_dir)
+    if args.fit_dir is not None:
+        progress(f"loading the fit from {args.fit_dir}")
+        source = load_fit(args.fit_dir)
+        assumed = {"allocation": args.allocation}
+    else:
+        source = (_read_scores(args.scores) if args.scores is not None
+                  else [-args.gap * i for i in range(args.models)])
+        assumed = {"judges": args.judges}
     progress(f"planning for the pairs {args.pairs!r} at power {args.power} (joint level "
              f"{args.level}, {args.multiplicity})")
-    result = plan(fit, gap=args.gap, pairs=args.pairs, k=args.k, level=args.level,
+    result = plan(source, gap=args.gap, pairs=args.pairs, k=args.k, level=args.level,
                   power=args.power, multiplicity=args.multiplicity, target=args.target,
-                  prompts=args.prompts, icc=args.icc, allocation=args.allocation,
-                  max_per_judge=args.max_per_judge, seed=args.seed)
+                  prompts=args.prompts, icc=args.icc, max_per_judge=args.max_per_judge,
+                  seed=args.seed, **assumed)
     every = "every pair asked at once" if result.target == "all" else "the weakest pair"
     notes = [note.replace("plan(..., prompts=)", "--prompts") for note in result.notes]
     if result.comparisons_per_judge is None:  # the note that says so, and why, goes first
@@ -58,6 +74,45 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         if args.out != "-":
             progress(f"wrote {len(result.table)} pairs to {args.out}")
     return 0
+
+
+def _check_source(args: argparse.Namespace) -> str | None:
+    """What is wrong with the choice of source (a saved fit, --scores or --models), if
+    anything: exactly one, and the options each one takes."""
+    given = [args.fit_dir is not None, args.scores is not None, args.models is not None]
+    if sum(given) != 1:
+        return "give one of a saved fit (FIT_DIR), --scores FILE or --models N"
+    if args.fit_dir is not None and args.judges is not None:
+        return "--judges is for assumed scores (--scores, --models): a fit has its own judges"
+    if args.fit_dir is None and args.allocation is not None:
+        return "--allocation is for a saved fit: assumed scores compare every pair equally often"
+    if args.models is not None and args.gap is None:
+        return "--models N spaces the models --gap apart: give --gap"
+    if args.fit_dir is None and args.judges is None:
+        args.judges = 1
+    return None
+
+
+def _read_scores(path: str):
+    """Assumed scores from a CSV with columns ``model`` and ``score`` (a Series by model)."""
+    import pandas as pd
+
+    from ..errors import DataError
+
+    table = pd.read_csv(path)
+    missing = [c for c in ("model", "score") if c not in table.columns]
+    if missing:
+        raise DataError(f"{path}: no column {' or '.join(missing)} (the columns are "
+                        f"{', '.join(map(str, table.columns))}; model and score are needed)")
+    if table.model.duplicated().any():
+        twice = sorted(table.model[table.model.duplicated()].astype(str).unique())
+        raise DataError(f"{path}: a model is given twice: {', '.join(twice)}")
+    scores = pd.to_numeric(table.score, errors="coerce")
+    if scores.isna().any():
+        row = int(scores.isna().to_numpy().argmax())
+        raise DataError(f"{path}: the score of {table.model.iloc[row]!r} is not a number "
+                        f"({table.score.iloc[row]!r})")
+    return pd.Series(scores.to_numpy(dtype=float), index=table.model.astype(str))
 
 
 def _number(text: str) -> float:
@@ -93,9 +148,18 @@ def add_plan_command(sub) -> None:
     p = sub.add_parser(
         "plan", help="comparisons per judge needed to detect score gaps (power)",
         description="How many comparisons per judge detect the gaps asked for jointly, at a\n"
-                    "level and power, from a saved fit taken as the pilot.",
+                    "level and power, from a saved fit taken as the pilot or from assumed\n"
+                    "scores.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
+    p.add_argument("fit_dir", nargs="?", default=None,
+                   help="folder written by 'hja-bayes fit' or HJAFit.save (the pilot)")
+    p.add_argument("--scores", default=None,
+                   help="instead of a fit: a CSV of assumed scores (columns model, score)")
+    p.add_argument("--models", type=lambda text: positive_int(text, least=2), default=None,
+                   help="instead of a fit: this many models, each --gap below the one before")
+    p.add_argument("--judges", type=positive_int, default=None,
+                   help="with --scores or --models: judges (default 1), each comparing every "
+                        "ordered pair equally often")
     p.add_argument("--pairs", choices=("adjacent", "top", "all"), default="adjacent",
                    help="the differences to detect: neighbours in the fit's order, the top k "
                         "against the rest, or every pair (default adjacent)")
