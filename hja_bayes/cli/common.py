@@ -8,8 +8,8 @@ import time
 
 import pandas as pd
 
-__all__ = ["ROWS_HINT", "Progress", "add_common", "level_arg", "positive_int", "print_table",
-           "rank_arg"]
+__all__ = ["ROWS_HINT", "Progress", "add_common", "level_arg", "number_arg", "positive_int",
+           "print_table", "rank_arg"]
 
 
 class Progress:
@@ -50,14 +50,28 @@ def positive_int(text: str, least: int = 1) -> int:
     return value
 
 
-def level_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"level must be a number, got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"level must lie strictly between 0 and 1, got {value}")
-    return value
+def number_arg(name: str, low: float, high: float = float("inf"), *,
+               closed_low: bool = False):
+    """An argument type: a number strictly between ``low`` and ``high`` (from ``low`` on
+    with ``closed_low``), checked when the arguments are read, before any work."""
+    interval = (f"lie in [{low:g}, {high:g})" if closed_low
+                else f"be finite and > {low:g}" if high == float("inf")
+                else f"lie strictly between {low:g} and {high:g}")
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not (low <= value if closed_low else low < value) or not value < high:
+            raise argparse.ArgumentTypeError(f"{name} must {interval}, got {value}")
+        return value
+
+    return read
+
+
+#: ``--level``: a confidence level strictly between 0 and 1.
+level_arg = number_arg("level", 0.0, 1.0)
 
 
 #: Default of ``--rows``: the rows of a table printed before the rest is counted in one line.

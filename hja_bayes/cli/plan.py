@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import Progress, level_arg, positive_int, print_table
+from .common import Progress, level_arg, number_arg, positive_int, print_table
 
 __all__ = ["add_plan_command"]
 
@@ -115,34 +115,6 @@ def _read_scores(path: str):
     return pd.Series(scores.to_numpy(dtype=float), index=table.model.astype(str))
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-
-
-def _power(text: str) -> float:
-    value = _number(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"power must lie strictly between 0 and 1, got {value}")
-    return value
-
-
-def _icc(text: str) -> float:
-    value = _number(text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"icc must lie in [0, 1), got {value}")
-    return value
-
-
-def _gap(text: str) -> float:
-    value = _number(text)
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"gap must be finite and > 0, got {value}")
-    return value
-
-
 def add_plan_command(sub) -> None:
     """Register the ``plan`` subcommand."""
     p = sub.add_parser(
@@ -164,9 +136,10 @@ def add_plan_command(sub) -> None:
                    help="the differences to detect: neighbours in the fit's order, the top k "
                         "against the rest, or every pair (default adjacent)")
     p.add_argument("--k", type=positive_int, default=3, help="with --pairs top: k (default 3)")
-    p.add_argument("--gap", type=_gap, default=None,
+    p.add_argument("--gap", type=number_arg("gap", 0.0), default=None,
                    help="the gap to detect in every pair, logits (default: the fit's own)")
-    p.add_argument("--power", type=_power, default=0.8, help="target power (default 0.8)")
+    p.add_argument("--power", type=number_arg("power", 0.0, 1.0), default=0.8,
+                   help="target power (default 0.8)")
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="joint confidence level (default 0.95)")
     p.add_argument("--multiplicity", choices=("ranks", "pairs", "bonferroni", "none"),
@@ -178,7 +151,7 @@ def add_plan_command(sub) -> None:
                         "(default all)")
     p.add_argument("--prompts", type=lambda text: positive_int(text, least=2), default=None,
                    help="prompts the comparisons are spread over (default: the fit's)")
-    p.add_argument("--icc", type=_icc, default=None,
+    p.add_argument("--icc", type=number_arg("icc", 0.0, 1.0, closed_low=True), default=None,
                    help="intra-prompt correlation (default: from the fit)")
     p.add_argument("--allocation", choices=("source", "uniform"), default=None,
                    help="each judge's mix of pairs: the fit's (default) or uniform")
