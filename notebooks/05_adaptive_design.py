@@ -136,7 +136,8 @@ pd.concat({"posterior": ask_post.head(6), "cluster-robust": ask_wald.head(6)}, a
 # Prompts enter through a design effect `1 + (m − 1) ρ`, ρ read off the pilot's
 # cluster-robust against its sandwich covariance (and the sandwich against the Fisher one
 # scales every variance); with a fixed set of questions the variance has a floor, and the
-# plan says when a target is out of reach.
+# plan says when a target is out of reach. Before any pilot, assumed scores stand in for the
+# fit: `hb.plan(scores, judges=3, ...)`, or `hja-bayes plan --models 8 --gap 0.3 --judges 3`.
 
 # %%
 plan = hb.plan(fit, pairs="top", k=3, power=0.8)
