@@ -257,6 +257,8 @@ def test_cli_plan_from_assumed_scores(tmp_path, capsys):
                        (["--models", "3", "--gap", "0.2", "--allocation", "uniform"],
                         "--allocation is for a saved fit"),
                        (["--models", "3"], "give --gap"),
+                       (["--models", "3", "--gap", "0.2", "--icc", "0.1"],
+                        "needs the number of prompts (--prompts)"),
                        (["--scores", str(tmp_path / "bad.csv")], "no column score")):
         assert main(["plan", *args]) == 2
         err = capsys.readouterr().err

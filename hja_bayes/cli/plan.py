@@ -49,10 +49,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         assumed = {"judges": args.judges}
     progress(f"planning for the pairs {args.pairs!r} at power {args.power} (joint level "
              f"{args.level}, {args.multiplicity})")
-    result = plan(source, gap=args.gap, pairs=args.pairs, k=args.k, level=args.level,
-                  power=args.power, multiplicity=args.multiplicity, target=args.target,
-                  prompts=args.prompts, icc=args.icc, max_per_judge=args.max_per_judge,
-                  seed=args.seed, **assumed)
+    try:
+        result = plan(source, gap=args.gap, pairs=args.pairs, k=args.k, level=args.level,
+                      power=args.power, multiplicity=args.multiplicity, target=args.target,
+                      prompts=args.prompts, icc=args.icc, max_per_judge=args.max_per_judge,
+                      seed=args.seed, **assumed)
+    except ParameterError as error:  # the library's argument, said as the option
+        raise ParameterError(str(error).replace("(prompts=)", "(--prompts)")) from None
     every = "every pair asked at once" if result.target == "all" else "the weakest pair"
     notes = [note.replace("plan(..., prompts=)", "--prompts") for note in result.notes]
     if result.comparisons_per_judge is None:  # the note that says so, and why, goes first
@@ -150,9 +153,11 @@ def add_plan_command(sub) -> None:
                    help="power that every pair is detected at once, or the weakest one "
                         "(default all)")
     p.add_argument("--prompts", type=lambda text: positive_int(text, least=2), default=None,
-                   help="prompts the comparisons are spread over (default: the fit's)")
+                   help="prompts the comparisons are spread over (default: the fit's; "
+                        "from assumed scores, independent comparisons)")
     p.add_argument("--icc", type=number_arg("icc", 0.0, 1.0, closed_low=True), default=None,
-                   help="intra-prompt correlation (default: from the fit)")
+                   help="intra-prompt correlation (default: from the fit; 0 from assumed "
+                        "scores)")
     p.add_argument("--allocation", choices=("source", "uniform"), default=None,
                    help="each judge's mix of pairs: the fit's (default) or uniform")
     p.add_argument("--max-per-judge", dest="max_per_judge", type=positive_int,
