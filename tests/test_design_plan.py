@@ -258,11 +258,14 @@ def test_cli_plan_from_assumed_scores(tmp_path, capsys):
                         "--allocation is for a saved fit"),
                        (["--models", "3"], "give --gap"),
                        (["--models", "3", "--gap", "0.2", "--icc", "0.1"],
-                        "needs the number of prompts (--prompts)"),
+                        "--icc needs --prompts"),
                        (["--scores", str(tmp_path / "bad.csv")], "no column score")):
         assert main(["plan", *args]) == 2
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1, err
+    # the library's own error, its argument said as the option (a fit without prompts)
+    assert main(["plan", str(tmp_path / "fit"), "--icc", "0.1", "--quiet"]) == 2
+    assert "(--prompts)" in capsys.readouterr().err
 
 
 def test_at_the_pilots_own_design_the_plan_gives_its_cluster_robust_variances():

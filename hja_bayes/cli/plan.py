@@ -91,6 +91,8 @@ def _check_source(args: argparse.Namespace) -> str | None:
         return "--allocation is for a saved fit: assumed scores compare every pair equally often"
     if args.models is not None and args.gap is None:
         return "--models N spaces the models --gap apart: give --gap"
+    if args.fit_dir is None and args.icc is not None and args.prompts is None:
+        return "--icc needs --prompts: assumed scores have no prompts of their own"
     if args.fit_dir is None and args.judges is None:
         args.judges = 1
     return None
