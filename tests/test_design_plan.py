@@ -191,6 +191,9 @@ def test_malformed_pairs_gaps_and_sizes_are_refused_by_name():
     for sizes in ([], [[100, 200]], "many"):
         with pytest.raises(ParameterError, match="comparisons_per_judge"):
             hb.plan(SCORES, judges=2, comparisons_per_judge=sizes)
+    # a leaderboard's Elo points are not logits (PRD's spread over 296 of them "logits")
+    with pytest.raises(ParameterError, match="not Elo points"):
+        hb.plan({"gpt4": 1174.2, "claude": 1102.2, "llama-13b": 878.0}, judges=3)
     # one gap per pair is taken pair by pair
     plan = hb.plan(SCORES, judges=2, gap=[0.4, 0.6], comparisons_per_judge=500)
     np.testing.assert_allclose(plan.table.gap, [0.4, 0.6])

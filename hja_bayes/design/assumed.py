@@ -9,6 +9,10 @@ from ..errors import ParameterError
 
 __all__ = ["assumed_fit"]
 
+#: Widest spread of assumed scores taken as logits: the best model would beat the worst
+#: with odds of e^30 (about 10^13), as a leaderboard's Elo points (173.7 a logit) would.
+LARGEST_SPREAD = 30.0
+
 
 def assumed_fit(scores, judges, sensitivities, position_bias):
     """An HJAFit at rank 0 whose 'data' (a ring per judge, both orders: 2 N cells, not every
@@ -28,6 +32,10 @@ def assumed_fit(scores, judges, sensitivities, position_bias):
     mu = mu - mu.mean()
     if not np.any(mu):
         raise ParameterError("scores are all equal: no gap to detect")
+    if np.ptp(mu) > LARGEST_SPREAD:
+        raise ParameterError(
+            f"scores spread over {np.ptp(mu):.4g} logits (more than {LARGEST_SPREAD:g}): plan "
+            f"takes scores in logits, not Elo points (400 / ln 10 = 173.7 of them a logit)")
     if judges is None:
         judges = 1
     if isinstance(judges, (int, np.integer)) and not isinstance(judges, bool) and judges >= 1:
