@@ -26,7 +26,7 @@ examples:
   hja-bayes plan my_fit --pairs adjacent --power 0.8
   hja-bayes plan my_fit --pairs top --k 3 --gap 0.2 --prompts 400 --out plan.csv
   hja-bayes plan my_fit --pairs all --multiplicity pairs --target each
-  hja-bayes plan --models 8 --gap 0.3 --judges 3 --prompts 300 --icc 0.05
+  hja-bayes plan --models 8 --gap 0.3 --judges 3 --prompts 1000 --icc 0.05
   hja-bayes plan --scores scores.csv --judges 2 --pairs top --k 3 --gap 0.2"""
 
 
@@ -46,7 +46,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     else:
         source = (_read_scores(args.scores) if args.scores is not None
                   else [-args.gap * i for i in range(args.models)])
-        assumed = {"judges": args.judges}
+        assumed = {"judges": args.judges or 1}
     progress(f"planning for the pairs {args.pairs!r} at power {args.power} (joint level "
              f"{args.level}, {args.multiplicity})")
     try:
@@ -93,8 +93,6 @@ def _check_source(args: argparse.Namespace) -> str | None:
         return "--models N spaces the models --gap apart: give --gap"
     if args.fit_dir is None and args.icc is not None and args.prompts is None:
         return "--icc needs --prompts: assumed scores have no prompts of their own"
-    if args.fit_dir is None and args.judges is None:
-        args.judges = 1
     return None
 
 
