@@ -9,8 +9,8 @@ from ..errors import ParameterError
 
 __all__ = ["assumed_fit"]
 
-#: Widest spread of assumed scores taken as logits: the best model would beat the worst
-#: with odds of e^30 (about 10^13), as a leaderboard's Elo points (173.7 a logit) would.
+#: Widest spread of assumed scores taken as logits (odds of e^30, about 10^13, that the best
+#: model beats the worst); a leaderboard's Elo points read as logits spread over hundreds.
 LARGEST_SPREAD = 30.0
 
 
