@@ -240,7 +240,8 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         A pilot fit (its estimates are the assumed truth, its judges' mix of pairs the
         allocation, its prompts the design effect), or assumed consensus scores (logits);
         then ``judges`` (a number or names) judge with ``sensitivities`` (default 1 each)
-        and optional ``position_bias``, every ordered pair equally often.
+        and optional ``position_bias``, every ordered pair equally often (scores spread
+        over more than 30 logits are refused: Elo points, most likely).
     gap : float or array, optional
         The difference to detect in each pair asked (logits); default the source's own
         differences.
