@@ -496,3 +496,26 @@ def test_a_reader_that_leaves_early_stops_the_command_without_an_error(tmp_path)
         os.close(write_end)
     assert out.returncode == 1 and "error" not in out.stderr, out.stderr
     assert out.stderr.strip() == "hja-bayes: stopped: the reader of the output closed it"
+
+
+def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, capsys):
+    """A bar redrawn in place is noise in a log file: with standard error not a terminal
+    (or --quiet) the sampler is asked for none, and the progress line says so."""
+    from argparse import Namespace
+
+    import hja_bayes.bayes
+    from hja_bayes.cli.common import Progress
+    from hja_bayes.cli.panel import _sample
+
+    asked = []
+    monkeypatch.setattr(hja_bayes.bayes, "sample_hja",
+                        lambda *a, **options: asked.append(options["progress_bar"]))
+    args = Namespace(bayes=True, samples=10, warmup=None, chains=2, seed=0)
+    fit = Namespace(rank=0)
+    for terminal, quiet in ((True, False), (False, False), (True, True)):
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+        _sample(None, fit, args, Progress(quiet), (None, None, None))
+        err = capsys.readouterr().err
+        assert ("no progress bar: standard error is not a terminal" in err) == \
+            (not terminal and not quiet)
+    assert asked == [True, False, False]

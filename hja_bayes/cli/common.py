@@ -19,6 +19,12 @@ class Progress:
         self.quiet = quiet
         self.start = time.perf_counter()
 
+    @property
+    def bar(self) -> bool:
+        """Whether to draw progress bars: not when quiet, nor where standard error is not a
+        terminal (a bar redrawn in place is noise in a log file)."""
+        return not self.quiet and sys.stderr.isatty()
+
     def __call__(self, message: str) -> None:
         if not self.quiet:
             elapsed = time.perf_counter() - self.start

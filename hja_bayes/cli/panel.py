@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import ParameterError
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
 from .common import ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg
 from .inputs import CLUSTER_COLUMNS, read_data
@@ -66,8 +67,6 @@ def _self_preference(text):
         return text
     pairs = [part.partition("=") for part in str(text).split(",") if part.strip()]
     if not pairs or any(not sep or not j.strip() or not m.strip() for j, sep, m in pairs):
-        from ..errors import ParameterError
-
         raise ParameterError(f"--self-preference takes JUDGE=MODEL pairs separated by commas "
                              f"(or no value: judges named like models), got {text!r}")
     return {j.strip(): m.strip() for j, _, m in pairs}
@@ -86,8 +85,6 @@ def _prompt_effects(data, args):
 
     asked = PROMPT_EFFECTS[args.prompt_effects]
     if asked and data.clusters is None:
-        from ..errors import ParameterError
-
         raise ParameterError(f"--prompt-effects {args.prompt_effects} needs prompts: name their "
                              "column with --cluster-col")
     return (asked, *prompt_setting(data, asked))
@@ -102,9 +99,10 @@ def _sample(data, fit, args, progress, prompts):
     asked, method, why = prompts
     progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
              f"{warmup} warm-up + {args.samples} draws"
-             + (f"; prompt effects {method}: {why}" if method else "") + ")")
+             + (f"; prompt effects {method}: {why}" if method else "") + ")"
+             + ("" if progress.bar else "; no progress bar: standard error is not a terminal"))
     idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
-                       num_chains=args.chains, seed=args.seed, progress_bar=not args.quiet,
+                       num_chains=args.chains, seed=args.seed, progress_bar=progress.bar,
                        prompt_effects=asked)
     progress("posterior sampled")
     return idata
@@ -118,8 +116,6 @@ def _baseline(args):
     try:
         return model, float(value)
     except ValueError:
-        from ..errors import ParameterError
-
         raise ParameterError(f"--baseline must be MODEL=SCORE, e.g. gpt-4=1200, got {text!r}") \
             from None
 
