@@ -219,7 +219,8 @@ def check_score_matrix(S, rank: int, *, ties: bool = True) -> np.ndarray:
     if np.linalg.norm(mu) <= 1e-10 * max(1.0, np.linalg.norm(S_c)):
         raise IdentifiabilityError(
             "no consensus: the mean score row is (numerically) zero, so gamma and mu are "
-            "not identified"
+            "not identified (the data do not tell the items apart: e.g. every verdict a tie, "
+            "or each item's wins balanced by its losses)"
         )
     if ties and rank > 0:
         resid = S_c - np.outer(S_c @ mu / (mu @ mu), mu)

@@ -519,3 +519,27 @@ def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, caps
         assert ("no progress bar: standard error is not a terminal" in err) == \
             (not terminal and not quiet)
     assert asked == [True, False, False]
+
+
+def test_a_prompt_column_with_one_prompt_is_refused_before_the_fit(csv_file, tmp_path, capsys):
+    """Cluster-robust intervals need two prompts: with one, the command stops before fitting
+    and names the way out; the library's error at the intervals names it too."""
+    from hja_bayes.errors import ParameterError
+
+    lines = csv_file.read_text().splitlines()
+    one = tmp_path / "one_prompt.csv"
+    one.write_text("\n".join([lines[0] + ",question_id"] + [x + ",q1" for x in lines[1:]]))
+    read = ["--judge-col", "grader", "--model-a-col", "first", "--model-b-col", "second",
+            "--winner-col", "verdict", "--rank", "0", "--out", str(tmp_path / "fit")]
+    assert main(["fit", str(one), *read]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        "hja-bayes: error: the prompt column 'question_id' (recognised) holds one prompt: "
+        "cluster-robust intervals need at least two; --cluster-col - treats the comparisons "
+        "as independent")
+    assert "fitting" not in err
+    assert main(["fit", str(one), *read, "--cluster-col", "-", "--quiet"]) == 0
+    data = hb.Comparisons.from_csv(one, judge="grader", model_a="first", model_b="second",
+                                   winner="verdict", cluster="question_id")
+    with pytest.raises(ParameterError, match="got 1: read the data without the cluster column"):
+        hb.fit_hja(data, rank=0).intervals()

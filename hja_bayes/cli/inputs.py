@@ -137,6 +137,15 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
     from ..readers import prompt_like_columns
 
     c = data.clusters
+    if c is not None and fit_cluster is None:
+        from ..errors import DataError
+        from ..inference.information import occupied_clusters
+
+        if occupied_clusters(c) < 2:  # said before the fit, not after it
+            how = "named with --cluster-col" if requested else "recognised"
+            raise DataError(f"the prompt column {data.cluster_column!r} ({how}) holds one "
+                            "prompt: cluster-robust intervals need at least two; "
+                            "--cluster-col - treats the comparisons as independent")
     if c is not None and quiet:
         return
     if c is not None:

@@ -324,7 +324,8 @@ def check_clusters(data: Comparisons) -> int:
     G = occupied_clusters(data.clusters)
     if G < 2:
         raise ParameterError("cluster-robust intervals need at least two clusters with "
-                             f"comparisons, got {G}")
+                             f"comparisons, got {G}: read the data without the cluster column "
+                             "(CLI: --cluster-col -), or use cov_type='sandwich' or 'fisher'")
     return G
 
 
