@@ -37,6 +37,7 @@ def json_float(x: float) -> float | str:
 
 
 def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, in hex (read a MiB at a time)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -81,6 +82,8 @@ def temporary(folder: Path, name: str) -> Path:
 
 
 def read_meta(folder: Path) -> dict:
+    """The saved fit's description (its JSON file) in ``folder``; a clear error where
+    there is none or it cannot be read."""
     file = folder / FIT_JSON
     if not file.is_file():
         raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")

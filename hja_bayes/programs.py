@@ -185,6 +185,8 @@ class ProgramStore:
         return args, kwargs, (tree, tuple(_leaf(leaf) for leaf in leaves), tuple(static))
 
     def call(self, *args, **kwargs):
+        """Run the program for these arguments: from memory, from the store, or compiled
+        and stored."""
         if getattr(jax.config, "jax_default_device", None) is not None:
             raise Unkeyable("a default device set by the user")
         dynamic, dynamic_kwargs, key = self.split(args, kwargs)

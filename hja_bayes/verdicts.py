@@ -156,6 +156,8 @@ def verdict_codes(df: pd.DataFrame, winner: str,
 
 
 def zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
+    """A column of 0/1 (or true/false) values as integers; a clear error naming the first
+    row that is neither."""
     text = df[column].astype(str).str.strip().str.lower()
     ones, zeros = text.isin(["1", "1.0", "true"]), text.isin(["0", "0.0", "false"])
     if not (ones | zeros).all():

@@ -15,6 +15,7 @@ __all__ = ["add_agreement", "check_agreement", "panel_agreement", "show_agreemen
 
 
 def add_agreement(p: argparse.ArgumentParser) -> None:
+    """Register ``--agreement [JUDGE]`` on the parser ``p``."""
     p.add_argument("--agreement", nargs="?", const="", default=None, metavar="JUDGE",
                    help="also measure the panel's agreement (Krippendorff's alpha, Cohen's "
                         "kappa per pair of judges, bootstrap intervals over prompts; needs "

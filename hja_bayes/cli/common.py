@@ -104,6 +104,8 @@ def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",
 
 
 def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = True) -> None:
+    """Register the options every table-printing command shares: ``--level``, and
+    ``--scale`` and ``--rows`` unless turned off."""
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
     if scale:

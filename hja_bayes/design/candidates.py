@@ -73,6 +73,7 @@ class Candidates(NamedTuple):
 
     @property
     def size(self) -> int:
+        """How many there are."""
         return len(self.judge)
 
 
@@ -253,6 +254,7 @@ class Units(NamedTuple):
 
     @property
     def size(self) -> int:
+        """How many there are."""
         return len(self.judge)
 
     def take(self, index) -> "Units":

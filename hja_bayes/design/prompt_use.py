@@ -51,9 +51,13 @@ class PromptUse:
         self.per_prompt[p] += n
 
     def pair(self, i, j) -> np.ndarray:
+        """Verdicts on the pair (i, j), either order, per prompt: the fit's and those
+        chosen so far."""
         return self.per_pair.setdefault((min(i, j), max(i, j)), np.zeros(self.G))
 
     def cell(self, k, i, j) -> np.ndarray:
+        """Per prompt, whether judge k has judged (i first, j second) on it, in the fit's
+        data or among those chosen so far."""
         return self.per_cell.setdefault((k, i, j), np.zeros(self.G, dtype=bool))
 
     def free(self, k, i, j) -> int:

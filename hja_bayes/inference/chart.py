@@ -45,6 +45,7 @@ def _orthonormal_complement(A: np.ndarray) -> np.ndarray:
 
 
 def centre_rows(S) -> np.ndarray:
+    """``S`` (K x N, finite) with each row's mean taken out."""
     S = np.asarray(S, dtype=float)
     if S.ndim != 2:
         raise ParameterError(f"S must be a K x N matrix, got shape {S.shape}")
@@ -118,19 +119,23 @@ class FactorChart(NamedTuple):
 
     @property
     def coef_offset(self) -> int:
+        """Where the term coefficients' coordinates start (after the A block)."""
         K, _, m = self.shape
         return K * m
 
     @property
     def aux_offset(self) -> int:
+        """Where the outcome model's free parameters start."""
         return self.coef_offset + self.coef.size
 
     @property
     def global_offset(self) -> int:
+        """Where the shared (global) coefficients start."""
         return self.aux_offset + self.free.size
 
     @property
     def y_offset(self) -> int:
+        """Where the item-side (Y) coordinates start."""
         return self.global_offset + self.n_global
 
     @property

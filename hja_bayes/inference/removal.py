@@ -47,6 +47,8 @@ class Units(NamedTuple):
 
 
 def units_of(fit) -> Units:
+    """The fit's units (cells, or prompt entries where a term needs them) with their
+    counts and prompts."""
     data = fit.data
     c = data.clusters
     level = "entries" if any(getattr(t, "needs_entries", False) for t in fit.terms) else "cells"
@@ -158,6 +160,7 @@ class Search:
 
     @property
     def n_units(self) -> int:
+        """How many units can be removed: verdicts, or prompts."""
         return self.units.counts.size if self.unit == "verdict" else self.units.n_clusters
 
     def multiplicity(self) -> np.ndarray:
@@ -167,6 +170,7 @@ class Search:
         return np.ones(self.units.n_clusters)
 
     def flat(self, u: int):
+        """A flat removal index as a unit: (unit, category) for verdicts, else the prompt."""
         C = self.units.counts.shape[1]
         return (int(u // C), int(u % C)) if self.unit == "verdict" else int(u)
 
@@ -237,6 +241,7 @@ class Search:
         return added, bool(np.max(margin) < 0)
 
     def limit(self) -> int:
+        """The most units the search may remove (``max_share`` of them, at least one)."""
         total = self.units.counts.sum() if self.unit == "verdict" else self.units.n_clusters
         return max(1, int(self.max_share * total))
 
