@@ -113,3 +113,27 @@ def test_prd_confidence_spot_checks():
         assert d.verdict[i] == target and d.human[i] == human
         assert d.features[i, names.index("self_consistency")] == (verdict("gpt4", second, first) == target)
         assert d.features[i, names.index("agrees__claude__swapped")] == (verdict("claude", second, first) == target)
+
+
+def test_a_probability_csv_that_does_not_fit_says_what_to_do(tmp_path):
+    """A missing human column names the likely one (or the Trust-or-Escalate source for that
+    release's layout); a column that is not a probability is named."""
+    from hja_bayes.confidence.pipeline import read_confidence_source
+
+    rng = np.random.default_rng(0)
+    p = rng.random(40)
+    frame = pd.DataFrame({"example_id": np.arange(40), "human_label": rng.integers(1, 3, 40),
+                          "p_judge": p})
+    frame.to_csv(tmp_path / "probs.csv", index=False)
+    with pytest.raises(DataError, match=r"--human-col\), e.g. 'human_label'"):
+        read_confidence_source(str(tmp_path / "probs.csv"))
+    with pytest.raises(DataError, match=r"column\(s\) \['example_id'\] hold values outside"):
+        read_confidence_source(str(tmp_path / "probs.csv"), human_col="human_label")
+    data = read_confidence_source(str(tmp_path / "probs.csv"), human_col="human_label",
+                                  group_col="example_id")
+    assert data.feature_names == ("p_judge",) and data.features.shape == (40, 1)
+    release = pd.DataFrame({"example_id": np.arange(40), "human_preference": 1,
+                            "p_output1__a": p, "p_output2__a": 1 - p})
+    release.to_csv(tmp_path / "release.csv", index=False)
+    with pytest.raises(DataError, match="Trust-or-Escalate release's layout"):
+        read_confidence_source(str(tmp_path / "release.csv"))

@@ -79,6 +79,11 @@ def read_confidence_source(source: str, *, judge: str | None = None, human_col: 
         probs = frame[columns].to_numpy(dtype=float)
     except ValueError as exc:
         raise DataError(f"every column but {human_col!r} must hold probabilities: {exc}") from None
+    outside = [c for c, x in zip(columns, probs.T) if np.any((x < 0) | (x > 1))]
+    if outside:
+        raise DataError(f"column(s) {outside} hold values outside [0, 1]: every column but the "
+                        f"human label ({human_col!r}) and the groups (group_col=, --group-col) "
+                        "must be a probability of preferring response 1; drop the others")
     groups = None if group_col is None else frame[group_col].to_numpy()
     base = from_probability_table(probs, frame[human_col].to_numpy(),
                                   judge=judge or Path(source).stem, feature_names=columns)
@@ -106,7 +111,18 @@ def _read_csv(source: str) -> pd.DataFrame:
 def _probability_columns(frame, human_col, group_col, *, need_human: bool) -> list[str]:
     for col, what in ((human_col, "human label"), (group_col, "group")):
         if col is not None and col not in frame.columns and (need_human or what == "group"):
-            raise DataError(f"{what} column {col!r} not found; the columns there are {list(frame.columns)}")
+            hint = ""
+            if what == "human label":
+                alike = [c for c in frame.columns if "human" in str(c).lower()]
+                hint = (f"; name it with human_col= (--human-col), e.g. {alike[0]!r}" if alike
+                        else "; name it with human_col= (--human-col)")
+                if "human_preference" in frame.columns and any(
+                        str(c).startswith("p_output1__") for c in frame.columns):
+                    hint = ("; this is the Trust-or-Escalate release's layout, which the source "
+                            "'trust_or_escalate' reads (its folder's parent as data_dir=, "
+                            "--data-dir)")
+            raise DataError(f"{what} column {col!r} not found{hint}; the columns there are "
+                            f"{list(frame.columns)}")
     return [c for c in frame.columns if c not in (human_col, group_col)]
 
 
