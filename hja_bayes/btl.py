@@ -289,6 +289,12 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     """
     check_positive(ridge, "ridge", allow_zero=True)
     data.check_connected()
+    if data.clusters is not None:
+        warn("the data carry prompts (clusters), but the pooled Bradley-Terry fit's intervals "
+             "are Fisher's, which treat every comparison as independent: too narrow when "
+             "verdicts on one prompt are dependent. For the pooled model with cluster-robust "
+             "intervals, read the data with judge=None and fit fit_hja(data, rank=0)",
+             DataWarning)
     i, j, n, wins = _pooled_pairs(data)
     _warn_separated(i, j, n, wins, data.n_items, data.items)
     s, H, nll, it, ok = btl_newton(i, j, n, wins, data.n_items, ridge, tol, max_iter)

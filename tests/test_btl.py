@@ -153,3 +153,21 @@ def test_judges_fitted_in_threads_give_the_same_rows(monkeypatch):
     assert threading.main_thread().name not in threads  # the pool's threads did the work
     np.testing.assert_array_equal(threaded, one_by_one)
     assert len({tuple(np.round(row, 6)) for row in threaded}) == data.n_judges
+
+
+def test_pooled_fit_of_clustered_data_warns_and_the_pooled_hja_fit_is_cluster_robust():
+    """Pooled Bradley-Terry intervals are Fisher's: with prompts in the data it says so and
+    names the pooled model with cluster-robust intervals, fit_hja at rank 0 on data read with
+    one judge, whose scores are the same MLE (both with ridge 0)."""
+    from hja_bayes import fit_hja
+
+    data, _ = simulate(n_judges=1, n_items=5, rank=0, comparisons_per_judge=3000, seed=2,
+                       questions=40, question_correlation=0.6)
+    with pytest.warns(DataWarning, match="read the data with judge=None and fit fit_hja"):
+        pooled = fit_pooled_btl(data, ridge=0.0)
+    hja = fit_hja(data, rank=0, ridge=0.0)
+    np.testing.assert_allclose(hja.mu - hja.mu.mean(), pooled.scores - pooled.scores.mean(),
+                               atol=1e-6)
+    robust = hja.intervals().query("quantity == 'mu'")["se"].to_numpy()
+    fisher = hja.intervals(cov_type="fisher").query("quantity == 'mu'")["se"].to_numpy()
+    assert np.all(robust > 1.2 * fisher)  # verdicts coupled within 40 prompts
