@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-from .errors import DataError, DataWarning, warn
+from .errors import DataError, DataWarning, IdentifiabilityError, warn
 
 __all__ = ["ALL", "FitsByCategory", "fit_by_category"]
 
@@ -70,7 +70,7 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     for name, group in parts:
         try:
             fits[name] = fitter(read_frame(group, **columns))
-        except DataError as exc:
+        except (DataError, IdentifiabilityError) as exc:
             skipped[name] = " ".join(str(exc).split())
     if not fits:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")

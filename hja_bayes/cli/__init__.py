@@ -2,7 +2,8 @@
 demo, choose the next comparisons, certify a judge.
 
 The argument plumbing lives here; the commands are in :mod:`~hja_bayes.cli.panel` (fit,
-report, demo), :mod:`~hja_bayes.cli.update`, :mod:`~hja_bayes.cli.next` and
+report, demo), :mod:`~hja_bayes.cli.update`, :mod:`~hja_bayes.cli.next`,
+:mod:`~hja_bayes.cli.plan`, :mod:`~hja_bayes.cli.categories` and
 :mod:`~hja_bayes.cli.confidence`.
 Progress goes to stderr; bad input ends with a one-line error and exit code 2.
 """
@@ -15,6 +16,7 @@ import re
 import sys
 import warnings
 
+from .categories import add_categories_command
 from .confidence import add_confidence_command
 from .next import add_next_command
 from .plan import add_plan_command
@@ -42,6 +44,7 @@ examples:
   hja-bayes next fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
   hja-bayes plan fit --pairs top --k 3 --power 0.8
   hja-bayes update fit new_votes.csv --out fit2 --report
+  hja-bayes categories battles.jsonl --by language --out by_language.csv
   hja-bayes <command> --help      (the options of one command)"""
 
 
@@ -54,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``hja-bayes`` argument parser (subcommands fit, update, report, demo, next, plan,
-    confidence)."""
+    categories, confidence)."""
     from ..version import __version__
 
     parser = _Parser(prog="hja-bayes", description=DESCRIPTION, epilog=EXAMPLES,
@@ -66,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_update_command(sub)
     add_next_command(sub)
     add_plan_command(sub)
+    add_categories_command(sub)
     add_confidence_command(sub)
     return parser
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..by_category import ALL, fit_by_category
 from ..checks import check_level
-from ..errors import DataError, DataWarning, warn
+from ..errors import DataError, DataWarning, IdentifiabilityError, warn
 from .leaderboard import Scale, Style, leaderboard, table_meta
 
 __all__ = ["ALL", "leaderboard_by"]
@@ -42,8 +42,10 @@ def leaderboard_by(
         The column that names each row's category (default ``"category"``).
     fitter : callable, optional
         ``fitter(comparisons) -> fit`` for one category's data; default
-        :func:`hja_bayes.fit_pooled_btl` (Arena style: every vote pooled).  E.g.
-        ``lambda d: hja_bayes.fit_hja(d, rank=0)`` for a panel of judges.
+        :func:`hja_bayes.fit_pooled_btl` (Arena style: every vote pooled; Fisher intervals,
+        so with ``cluster=`` among the columns it warns).  E.g.
+        ``lambda d: hja_bayes.fit_hja(d, rank=0)`` for a panel of judges, or for the pooled
+        model with cluster-robust intervals (``judge`` None, the default).
     style, level, scale, baseline
         As in :func:`~hja_bayes.reporting.leaderboard` (default: Arena columns on the Elo
         scale).  A baseline must be a model that every category has (else a
@@ -59,8 +61,8 @@ def leaderboard_by(
     DataFrame
         The leaderboards, each best first, with a first column ``category``.
         ``attrs["meta"]`` says what they are and which categories were left out (a
-        category whose comparisons do not link all its models, or that cannot be fitted,
-        is left out with a DataWarning).
+        category whose comparisons do not link all its models, that cannot be fitted, or
+        whose prompts are too few for joint rank intervals, is left out with a DataWarning).
 
     Raises
     ------
@@ -74,7 +76,7 @@ def leaderboard_by(
     for name, fit in fits.items():
         try:
             board = leaderboard(fit, level=level, scale=scale, style=style, baseline=baseline)
-        except DataError as exc:
+        except (DataError, IdentifiabilityError) as exc:  # e.g. fewer prompts than models
             skipped[name] = " ".join(str(exc).split())
             continue
         board.insert(0, "category", name)

@@ -1,0 +1,157 @@
+"""``hja-bayes categories``: one leaderboard per category of the verdicts (task, language),
+as Chatbot Arena shows them, from :func:`~hja_bayes.reporting.categories.leaderboard_by`."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import warnings
+
+from .common import Progress, add_common, print_table
+from .inputs import BUNDLED, CLUSTER_COLUMNS
+
+__all__ = ["add_categories_command"]
+
+EPILOG = """\
+Each category's verdicts are read and fitted on their own: by default pooled, every verdict
+one vote as if one judge gave them all (Chatbot Arena's Bradley-Terry model), or with
+--panel as a panel of judges (the HJA model at rank 0: each judge's sensitivity, a
+consensus score per model). With prompts (--cluster-col, or a recognised column) the
+intervals are cluster-robust within each category. A category whose verdicts do not link
+all its models, that cannot be fitted, or that has fewer prompts than models is left out
+with a warning saying why. bundled:prd_vicuna80 takes its questions' categories.
+
+output:
+  On stdout the stacked leaderboards, one block per category, '(all)' first; with --out
+  every row, as CSV or (a name ending in .json) JSON.
+
+examples:
+  hja-bayes categories bundled:prd_vicuna80 --by category
+  hja-bayes categories battles.jsonl --by language --scale elo --out by_language.csv
+  hja-bayes categories votes.csv --by task --panel --judge-col grader --cluster-col prompt_id"""
+
+
+def add_categories_command(sub) -> None:
+    """Register the ``categories`` subcommand."""
+    p = sub.add_parser(
+        "categories", help="one leaderboard per category of the verdicts",
+        description="One leaderboard per value of a column of the verdicts (a task, a\n"
+                    "language, a question type), stacked into one table.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help="a file of verdicts, as for 'hja-bayes fit' (one row each), or "
+                                "bundled:prd_vicuna80")
+    p.add_argument("--by", default="category",
+                   help="the column naming each verdict's category (default category)")
+    p.add_argument("--panel", action="store_true",
+                   help="fit each category as a panel of judges (the HJA model at rank 0) "
+                        "instead of pooling every verdict")
+    p.add_argument("--judge-col", default=None,
+                   help="with --panel: the judge column (default judge); without --panel "
+                        "every verdict is pooled and no judge column is read")
+    p.add_argument("--model-a-col", default="model_a", help="model shown first (default model_a)")
+    p.add_argument("--model-b-col", default="model_b", help="model shown second (default model_b)")
+    p.add_argument("--winner-col", default="winner", help="verdict column (default winner)")
+    p.add_argument("--cluster-col", default=None,
+                   help="column naming each verdict's prompt: cluster-robust intervals "
+                        f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
+                        "'-': none)")
+    p.add_argument("--no-overall", dest="overall", action="store_false",
+                   help="leave out the leaderboard over every verdict ('(all)')")
+    p.add_argument("--style", choices=("default", "arena"), default="arena",
+                   help="the leaderboards' columns (default arena: rating, rating_lower/upper, "
+                        "variance, rank_ub, num_battles)")
+    p.add_argument("--scale", choices=("logit", "elo"), default="elo",
+                   help="score scale: Elo = 400/ln10*mu + 1000, or logit (default elo)")
+    add_common(p, scale=False)
+    p.add_argument("--out", default=None,
+                   help="file for every row: JSON where the name ends in .json, else CSV")
+    p.set_defaults(run=run_categories)
+
+
+def _rows(args):
+    """The verdicts as rows, with the category column (bundled PRD: its questions')."""
+    from ..errors import DataError
+    from ..sources import read_table
+
+    if args.data in BUNDLED:
+        from ..datasets import load_prd_vicuna80
+
+        prd = load_prd_vicuna80()
+        if args.by not in prd.questions.columns or args.by == "question_id":
+            return prd.judgments
+        return prd.judgments.merge(prd.questions[["question_id", args.by]], on="question_id",
+                                   how="left")
+    frame = read_table(args.data)
+    if args.by not in frame.columns:
+        raise DataError(f"no category column {args.by!r} (--by); the columns there are "
+                        f"{list(frame.columns)}")
+    return frame
+
+
+def _rewarn(caught) -> None:
+    """The fits' warnings again, those of few prompts (one per category) said once."""
+    few = [w for w in caught if "rest on few clusters" in str(w.message)]
+    for w in caught:
+        if w not in few:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if few:
+        sizes = sorted(int(re.search(r"G = (\d+)", str(w.message)).group(1)) for w in few)
+        warnings.warn(f"{len(few)} categories rest on few prompts ({sizes[0]} to {sizes[-1]} "
+                      "each; below 30 effective counts as few): the intervals shown for them "
+                      "use the bias-reduced CR2 covariance with Satterthwaite degrees of "
+                      "freedom; for a cross-check, fit the category and use "
+                      "fit.bootstrap(wild=True, weights='webb')",
+                      few[0].category)
+
+
+def run_categories(args) -> int:
+    """``hja-bayes categories``: read, fit each category, print and write the table."""
+    if args.judge_col and not args.panel:
+        from ..errors import ParameterError
+
+        raise ParameterError("--judge-col needs --panel: without it every verdict is pooled")
+    progress = Progress(args.quiet)
+    progress(f"reading {args.data}")
+    rows = _rows(args)
+    cluster = args.cluster_col or next((c for c in CLUSTER_COLUMNS if c in rows.columns), None)
+    columns = dict(model_a=args.model_a_col, model_b=args.model_b_col, winner=args.winner_col,
+                   cluster=None if cluster == "-" else cluster,
+                   judge=(args.judge_col or "judge") if args.panel else None)
+    missing = [f"{name} column {col!r}" for name, col in columns.items()
+               if col is not None and col not in rows.columns]
+    if missing:
+        from ..errors import DataError
+
+        raise DataError(f"no {', '.join(missing)}; the columns there are {list(rows.columns)}")
+    from ..hja import fit_hja
+    from ..reporting import leaderboard_by
+
+    def fitter(data):  # pooled (one judge) or a panel: at rank 0, cluster-robust with prompts
+        return fit_hja(data, rank=0)
+
+    how = "a panel of judges (HJA, rank 0)" if args.panel else "every verdict pooled"
+    progress(f"one fit per value of {args.by!r}, {how}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = leaderboard_by(rows, by=args.by, fitter=fitter, style=args.style,
+                               level=args.level, scale=args.scale, overall=args.overall,
+                               **columns)
+    _rewarn(caught)
+    meta = table.attrs["meta"]
+    kind = {"cluster": f", cluster-robust by {cluster!r}"}.get(meta.get("cov_type"), "")
+    print(f"Leaderboards by {args.by!r} ({len(meta['categories'])} fitted; {args.level:.0%} "
+          f"intervals{kind}, {table.attrs['scale']} scale, {how}):")
+    for name, part in table.groupby("category", sort=False):
+        print(f"\n{name}:")
+        print_table(part.drop(columns="category"), args.rows, "model",
+                    "--rows 0 prints them all, --out writes every row")
+    if args.out:
+        if str(args.out).lower().endswith(".json"):
+            from ..reporting.files import table_dict, to_json
+
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(to_json(table_dict(table)))
+        else:
+            table.to_csv(args.out, index=False)
+        progress(f"wrote {len(table)} rows to {args.out}")
+    return 0
