@@ -117,18 +117,15 @@ def run_categories(args) -> int:
     columns = dict(model_a=args.model_a_col, model_b=args.model_b_col, winner=args.winner_col,
                    cluster=None if cluster == "-" else cluster,
                    judge=(args.judge_col or "judge") if args.panel else None)
-    missing = [f"{name} column {col!r}" for name, col in columns.items()
-               if col is not None and col not in rows.columns]
-    if missing:
-        from ..errors import DataError
-
-        raise DataError(f"no {', '.join(missing)}; the columns there are {list(rows.columns)}")
+    from ..comparisons import Comparisons
     from ..hja import fit_hja
     from ..reporting import leaderboard_by
 
     def fitter(data):  # pooled (one judge) or a panel: at rank 0, cluster-robust with prompts
         return fit_hja(data, rank=0)
 
+    # every row read once as a whole: what is used and what is left out, said before the fits
+    print(Comparisons.from_frame(rows, **columns).summary())
     how = "a panel of judges (HJA, rank 0)" if args.panel else "every verdict pooled"
     progress(f"one fit per value of {args.by!r}, {how}")
     with warnings.catch_warnings(record=True) as caught:
@@ -139,7 +136,7 @@ def run_categories(args) -> int:
     _rewarn(caught)
     meta = table.attrs["meta"]
     kind = {"cluster": f", cluster-robust by {cluster!r}"}.get(meta.get("cov_type"), "")
-    print(f"Leaderboards by {args.by!r} ({len(meta['categories'])} fitted; {args.level:.0%} "
+    print(f"\nLeaderboards by {args.by!r} ({len(meta['categories'])} fitted; {args.level:.0%} "
           f"intervals{kind}, {table.attrs['scale']} scale, {how}):")
     for name, part in table.groupby("category", sort=False):
         print(f"\n{name}:")
