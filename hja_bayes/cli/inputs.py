@@ -138,14 +138,16 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
 
     c = data.clusters
     if c is not None and fit_cluster is None:
-        from ..errors import DataError
-        from ..inference.information import occupied_clusters
+        from ..errors import DataError, ParameterError
+        from ..inference.information import check_clusters
 
-        if occupied_clusters(c) < 2:  # said before the fit, not after it
+        try:
+            check_clusters(data)  # the intervals' own rule, said before the fit, not after it
+        except ParameterError:
             how = "named with --cluster-col" if requested else "recognised"
             raise DataError(f"the prompt column {data.cluster_column!r} ({how}) holds one "
                             "prompt: cluster-robust intervals need at least two; "
-                            "--cluster-col - treats the comparisons as independent")
+                            "--cluster-col - treats the comparisons as independent") from None
     if c is not None and quiet:
         return
     if c is not None:
