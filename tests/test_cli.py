@@ -241,6 +241,15 @@ def test_samples_are_checked_before_any_work(csv_file, capsys):
     assert "reading" not in err and "fitting" not in err  # refused before reading the data
 
 
+def test_a_table_style_mistaken_for_style_control_points_to_it(csv_file, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(csv_file), "--judge-col", "grader", "--style", "length"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "not a leaderboard style" in err and "use --style-control length" in err
+    assert "reading" not in err
+
+
 def test_fit_reads_stdin_and_prints_json(csv_file, tmp_path, monkeypatch, capsys):
     import io
     import json

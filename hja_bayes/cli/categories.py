@@ -7,7 +7,7 @@ import argparse
 import re
 import warnings
 
-from .common import Progress, add_common, print_table
+from .common import Progress, add_common, print_table, table_style
 from .inputs import BUNDLED, CLUSTER_COLUMNS
 
 __all__ = ["add_categories_command"]
@@ -57,7 +57,7 @@ def add_categories_command(sub) -> None:
                         "'-': none)")
     p.add_argument("--no-overall", dest="overall", action="store_false",
                    help="leave out the leaderboard over every verdict ('(all)')")
-    p.add_argument("--style", choices=("default", "arena"), default="arena",
+    p.add_argument("--style", type=table_style, default="arena", metavar="{default,arena}",
                    help="the leaderboards' columns (default arena: rating, rating_lower/upper, "
                         "variance, rank_ub, num_battles)")
     p.add_argument("--scale", choices=("logit", "elo"), default="elo",

@@ -45,6 +45,16 @@ def rank_arg(text: str):
     return value
 
 
+def table_style(text: str) -> str:
+    """``default`` or ``arena``: the leaderboard's columns, which a user looking for style
+    control may mistake for it (``--style-control``)."""
+    if text in ("default", "arena"):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a leaderboard style (default or arena: the table's columns); to "
+        f"control for the answers' style use --style-control{' ' + text if text else ''}")
+
+
 def positive_int(text: str, least: int = 1) -> int:
     """An integer >= ``least`` (checked when the arguments are read, before any work)."""
     try:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
-from .common import ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg
+from .common import (ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg,
+                     table_style)
 from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
@@ -404,7 +405,7 @@ def add_panel_commands(sub) -> None:
     fit.add_argument("--format", choices=("text", "json"), default="text",
                      help="stdout: tables as text, or one JSON object (data summary, fit, "
                           "leaderboard and judges as {meta, rows}) (default text)")
-    fit.add_argument("--style", choices=("default", "arena"), default="default",
+    fit.add_argument("--style", type=table_style, default="default", metavar="{default,arena}",
                      help="leaderboard columns: ours, or FastChat's (rating, variance, "
                           "rank_ub, num_battles; Elo) (default default)")
     fit.add_argument("--baseline", default=None, metavar="MODEL=SCORE",
