@@ -13,6 +13,7 @@ One tree per family, so callers catch the library's complaints without catching 
     └── ConvergenceWarning      an iterative solver stopped early
 """
 
+import functools
 import os
 import sys
 import warnings
@@ -63,6 +64,8 @@ class ConvergenceWarning(HJAWarning):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: ``functools.cached_property`` runs the package's cached quantities from its own frame
+_FUNCTOOLS = functools.__file__
 
 
 def warn(message: str, category: type[Warning] = HJAWarning) -> None:
@@ -72,6 +75,7 @@ def warn(message: str, category: type[Warning] = HJAWarning) -> None:
     the package raised it (what Python 3.12's ``skip_file_prefixes`` does).
     """
     frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                 or frame.f_code.co_filename == _FUNCTOOLS):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

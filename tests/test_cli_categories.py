@@ -4,11 +4,13 @@ cluster-robust intervals where the verdicts carry prompts."""
 import json
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import hja_bayes as hb
 from hja_bayes.cli import main
+from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +54,22 @@ def test_a_panel_per_category_and_json(tmp_path, capsys):
     categories = {row["category"] for row in saved["rows"]}
     assert "(all)" not in categories and "math" in categories  # independent: no prompt limit
     assert saved["meta"]["cov_type"] == "fisher" and saved["meta"]["by"] == "category"
+
+
+def test_categories_whose_judges_rest_on_few_verdicts_are_counted_once(prd_votes, capsys):
+    assert main(["categories", "bundled:prd_vicuna80", "--by", "category", "--panel",
+                 "--cluster-col", "-", "--no-overall", "--quiet"]) == 0
+    # recounted here: each category's panel alone, its judges' median se(gamma_k)
+    thin = []
+    for name, part in prd_votes.groupby("category"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", hb.DataWarning)  # the warning being counted
+            table = hb.fit_hja(hb.Comparisons.from_frame(part), rank=0).intervals()
+        thin.append(np.median(table[table.quantity == "gamma"].se) > FEW_VERDICTS_SE)
+    assert 0 < sum(thin) < len(thin)
+    err = capsys.readouterr().err
+    assert f"{sum(thin)} categories' judges rest on few verdicts each" in err
+    assert err.count("few verdicts") == 1
 
 
 def test_a_missing_column_is_one_line_before_any_fit(tmp_path, capsys):

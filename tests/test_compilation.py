@@ -28,6 +28,7 @@ class _Compiles(logging.Handler):
             self.messages.append(message)
 
 
+@pytest.mark.filterwarnings("ignore:the judges' sensitivities rest on few verdicts")  # 40 each
 def test_second_fit_of_a_same_size_panel_does_not_recompile():
     small, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=40, seed=1)
     large, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=900, seed=2)

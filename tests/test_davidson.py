@@ -369,6 +369,7 @@ def test_outcome_proba(panel, fit):
         fit.outcome_proba(frame.assign(model_b=["item1", "nope", "item0"]))
 
 
+@pytest.mark.filterwarnings("ignore:the judges' sensitivities rest on few verdicts")  # small panel
 def test_saved_fit_keeps_the_tie_model(fit, tmp_path):
     loaded = hb.load_fit(fit.save(tmp_path / "dav"))
     assert loaded.outcome == "davidson"

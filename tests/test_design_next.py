@@ -11,6 +11,10 @@ from hja_bayes.cli import main
 from hja_bayes.design.goals import undecided
 from hja_bayes.errors import ParameterError
 
+# the designs start from pilot fits of a few dozen verdicts per judge, whose intervals carry
+# the few-verdicts warning (tests/test_few_verdicts.py): what is checked here is the design
+pytestmark = pytest.mark.filterwarnings("ignore:the judges' sensitivities rest on few verdicts")
+
 
 def _balanced_panel(seed=0, n=6):
     """K = 3, N = 5, every ordered cell with the same number of verdicts (so the order of the

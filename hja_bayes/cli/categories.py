@@ -89,10 +89,12 @@ def _rows(args):
 
 
 def _rewarn(caught) -> None:
-    """The fits' warnings again, those of few prompts (one per category) said once."""
+    """The fits' warnings again, those of few prompts and of few verdicts per judge (one per
+    category) each said once."""
     few = [w for w in caught if "rest on few clusters" in str(w.message)]
+    thin = [w for w in caught if "rest on few verdicts" in str(w.message)]
     for w in caught:
-        if w not in few:
+        if w not in few and w not in thin:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if few:
         sizes = sorted(int(re.search(r"G = (\d+)", str(w.message)).group(1)) for w in few)
@@ -102,6 +104,17 @@ def _rewarn(caught) -> None:
                       "freedom; for a cross-check, fit the category and use "
                       "fit.bootstrap(wild=True, weights='webb')",
                       few[0].category)
+    if thin:
+        from ..inference.few_verdicts import FEW_VERDICTS_SE
+
+        se = sorted(float(re.search(r"gamma_k ([^,]+),", str(w.message)).group(1)) for w in thin)
+        which = ("1 category's judges rest" if len(thin) == 1
+                 else f"{len(thin)} categories' judges rest")
+        warnings.warn(f"{which} on few verdicts each (median standard error of gamma_k "
+                      f"{se[0]:.2g}{f' to {se[-1]:.2g}' if len(se) > 1 else ''}; above "
+                      f"{FEW_VERDICTS_SE:g} counts as few): their Wald intervals of mu and gamma "
+                      "cover less than their level; fitting such a category alone says why and "
+                      "what to do", thin[0].category)
 
 
 def run_categories(args) -> int:

@@ -267,7 +267,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     Examples
     --------
     >>> import hja_bayes as hb
-    >>> data, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=300)
+    >>> data, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=800)
     >>> fit = hb.fit_hja(data, rank=1)
     >>> plan = hb.next_comparisons(fit, 20, goal="top", k=2, cost={"judge0": 1,
     ...                            "judge1": 1, "judge2": 5})

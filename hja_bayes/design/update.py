@@ -259,7 +259,7 @@ def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 20
         result = solve(start, cells, fit.rank, ridge=fit.ridge, tol=tol, max_iter=max_iter,
                        outcome=outcome)
         if not result.converged:
-            warn_not_converged(fit.rank, result.n_iter, tol)
+            warn_not_converged(fit.rank, result, tol)
         nll = None
     new_fit = make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome,
                        nll)

@@ -172,7 +172,7 @@ def fit_hja(
         if reanchor:  # the search already fitted the chosen rank
             result = solutions[r]
             if not result.converged:
-                warn_not_converged(r, result.n_iter, tol)
+                warn_not_converged(r, result, tol)
             return replace(make_fit(data, result, r, terms, design, cells, ridge, table, outcome),
                            excluded_judges=excluded)
     else:

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import IdentifiabilityError, warn
 from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
+from .few_verdicts import warn_few_verdicts
 from .intervals import (
     Interval,
     core_gradient,
@@ -347,7 +348,10 @@ class WaldInference(Quantities):
     @cached_property
     def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
         value, G = self._core_gradient
-        return value, self._chart_covariance(G)
+        cov = self._chart_covariance(G)
+        N, K = len(self.items), len(self.judges)
+        warn_few_verdicts(np.sqrt(np.diagonal(cov)[N:N + K]), self.rank)
+        return value, cov
 
     @cached_property
     def _core_whitened(self) -> np.ndarray:

@@ -16,6 +16,7 @@ from ..checks import check_level
 from ..inference import WaldInference
 from .biases import bias_plot, bias_table
 from ..inference.clusters import FEW_CLUSTERS
+from ..inference.few_verdicts import few_verdicts_note
 from .convergence import convergence_table
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
@@ -224,6 +225,9 @@ def build_report(
     few = clusters_note(board.attrs.get("meta", {}), FEW_CLUSTERS)
     if few:
         notes.insert(0, few)
+    thin = few_verdicts_note(inference.gamma(level).se, fit.rank, idata is not None)
+    if thin:
+        notes.insert(0, thin)
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")

@@ -1,0 +1,257 @@
+"""Few verdicts per judge: coverage of the Wald intervals, the warning, and the posterior.
+
+Rank-0 panels from ``simulate`` (the truth S = gamma mu^T, gamma averaging 1) with K judges,
+N models and a fixed number of verdicts per judge, no prompts (so the default covariance is
+Fisher's).  For each panel: whether the 95% Wald intervals of every mu_i - mu_j and every
+gamma_k cover the truth, the judges' median standard error of gamma_k, and whether the
+few-verdicts warning (``hja_bayes.inference.few_verdicts``) was raised.
+
+* ``--parts wald``: the grid of designs, each row's coverage with its Monte Carlo standard
+  error (from the per-panel coverage, since the intervals of one panel are dependent), and the
+  same panels grouped by their own median se(gamma_k).
+* ``--parts higher_rank``: panels of rank 1 and 2 fitted at their rank: the same coverage
+  figures.
+* ``--parts bayes``: on three of the designs, the 95% equal-tailed posterior intervals of
+  ``sample_hja`` (2 chains x (300 + 500), default priors) against the Wald intervals of the
+  same panels.
+
+Usage: ``python benchmarks/bench_few_verdicts.py [--seeds 200] [--bayes-seeds 60]
+[--parts wald,higher_rank,bayes]``.  Writes ``benchmarks/results/few_verdicts.json`` and
+``.md``, keeping the parts not run from an earlier run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import hja_bayes as hb
+from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE
+
+OUT = Path(__file__).parent / "results"
+DESIGNS = [(3, 5), (5, 10), (10, 20), (20, 10)]  # (judges, models)
+PER_JUDGE = (20, 50, 100, 200, 400)
+BAYES = [(20, 10, 0, 20), (5, 10, 0, 20), (10, 10, 1, 50)]  # (judges, models, rank, verdicts)
+HIGHER = [(5, 8, 1, 40), (5, 8, 1, 100), (10, 10, 1, 50), (10, 10, 1, 200), (5, 8, 2, 100)]
+BUCKETS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.4, np.inf)
+
+
+def covered(lower, upper, truth) -> float:
+    return float(np.mean((lower <= truth) & (truth <= upper)))
+
+
+def wald_panel(K: int, N: int, per_judge: int, seed: int, rank: int = 0):
+    """Data, truth and the Wald coverage figures of one simulated panel."""
+    data, truth = hb.simulate(n_judges=K, n_items=N, rank=rank,
+                              comparisons_per_judge=per_judge, seed=seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = hb.fit_hja(data, rank=rank).intervals()
+    warned = any("rest on few verdicts" in str(w.message) for w in caught)
+    drifted = any("drifting towards judges" in str(w.message) for w in caught)
+    a, b = np.triu_indices(N, 1)
+    diff = table[table.quantity == "mu_diff"]
+    gamma = table[table.quantity == "gamma"]
+    return data, truth, {
+        "mu_diff": covered(diff.lower.values, diff.upper.values, truth.mu[a] - truth.mu[b]),
+        "gamma": covered(gamma.lower.values, gamma.upper.values, truth.gamma),
+        "se_gamma": float(np.median(gamma.se.values)), "warned": warned, "drifted": drifted}
+
+
+def mean_mcse(values) -> tuple[float, float]:
+    v = np.asarray(values, dtype=float)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
+
+
+def part_wald(seeds: int) -> dict:
+    rows, panels = [], []
+    for K, N in DESIGNS:
+        for per_judge in PER_JUDGE:
+            t = time.time()
+            got = [wald_panel(K, N, per_judge, seed)[2] for seed in range(seeds)]
+            for g in got:
+                panels.append(dict(g, K=K))
+            row = {"K": K, "N": N, "per_judge": per_judge, "seeds": seeds,
+                   "se_gamma_median": float(np.median([g["se_gamma"] for g in got])),
+                   "warned": float(np.mean([g["warned"] for g in got]))}
+            for q in ("mu_diff", "gamma"):
+                row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+            rows.append(row)
+            print(f"K={K} N={N} {per_judge} verdicts/judge: mu_diff {row['mu_diff']:.3f} "
+                  f"({row['mu_diff_mcse']:.3f}), gamma {row['gamma']:.3f}, median se(gamma) "
+                  f"{row['se_gamma_median']:.3f}, warned {row['warned']:.2f} "
+                  f"[{time.time() - t:.0f} s]", flush=True)
+    buckets = []
+    for lo, hi in zip(BUCKETS[:-1], BUCKETS[1:]):
+        inside = [p for p in panels if lo <= p["se_gamma"] < hi]
+        if inside:
+            mu, mu_se = mean_mcse([p["mu_diff"] for p in inside])
+            g, g_se = mean_mcse([p["gamma"] for p in inside])
+            buckets.append({"se_gamma": [lo, hi], "panels": len(inside), "mu_diff": mu,
+                            "mu_diff_mcse": mu_se, "gamma": g, "gamma_mcse": g_se,
+                            "by_K": {K: float(np.mean([p["mu_diff"] for p in inside
+                                                       if p["K"] == K]))
+                                     for K, _ in DESIGNS if any(p["K"] == K for p in inside)}})
+    return {"designs": rows, "buckets": buckets, "split": split_by_warning(panels)}
+
+
+def split_by_warning(panels: list[dict]) -> dict:
+    """Coverage of the panels with and without the few-verdicts warning, and of those whose
+    fit drifted towards no consensus (its ConvergenceWarning)."""
+    split = {}
+    for name, keep in (("warned", lambda p: p["warned"]), ("not warned", lambda p: not p["warned"]),
+                       ("drifting to no consensus", lambda p: p["drifted"])):
+        inside = [p for p in panels if keep(p)]
+        if not inside:
+            continue
+        split[name] = {
+            "panels": len(inside),
+            "mu_diff": mean_mcse([p["mu_diff"] for p in inside]),
+            "gamma": mean_mcse([p["gamma"] for p in inside])}
+    return split
+
+
+def part_higher_rank(seeds: int) -> dict:
+    rows, panels = [], []
+    for K, N, rank, per_judge in HIGHER:
+        got = [wald_panel(K, N, per_judge, seed, rank)[2] for seed in range(seeds)]
+        panels += got
+        row = {"K": K, "N": N, "rank": rank, "per_judge": per_judge, "seeds": seeds,
+               "se_gamma_median": float(np.median([g["se_gamma"] for g in got])),
+               "warned": float(np.mean([g["warned"] for g in got]))}
+        for q in ("mu_diff", "gamma"):
+            row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+        rows.append(row)
+        print(f"K={K} N={N} rank {rank}, {per_judge} verdicts/judge: mu_diff "
+              f"{row['mu_diff']:.3f} ({row['mu_diff_mcse']:.3f}), gamma {row['gamma']:.3f}, "
+              f"median se(gamma) {row['se_gamma_median']:.3f}, warned {row['warned']:.2f}",
+              flush=True)
+    return {"designs": rows, "split": split_by_warning(panels)}
+
+
+def part_bayes(seeds: int) -> list[dict]:
+    rows = []
+    for K, N, rank, per_judge in BAYES:
+        t = time.time()
+        got = []
+        for seed in range(seeds):
+            data, truth, wald = wald_panel(K, N, per_judge, seed, rank)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", hb.HJAWarning)
+                post = hb.sample_hja(data, rank=rank, num_chains=2, num_warmup=300,
+                                     num_samples=500, seed=seed, progress_bar=False)
+            mu = post.posterior["mu"].values.reshape(-1, N)
+            gamma = post.posterior["gamma"].values.reshape(-1, K)
+            a, b = np.triu_indices(N, 1)
+            lo, hi = np.quantile(mu[:, a] - mu[:, b], [0.025, 0.975], axis=0)
+            glo, ghi = np.quantile(gamma, [0.025, 0.975], axis=0)
+            got.append({"bayes_mu_diff": covered(lo, hi, truth.mu[a] - truth.mu[b]),
+                        "bayes_gamma": covered(glo, ghi, truth.gamma),
+                        "wald_mu_diff": wald["mu_diff"], "wald_gamma": wald["gamma"]})
+        row = {"K": K, "N": N, "rank": rank, "per_judge": per_judge, "seeds": seeds,
+               "seconds": time.time() - t}
+        for q in ("bayes_mu_diff", "wald_mu_diff", "bayes_gamma", "wald_gamma"):
+            row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+        rows.append(row)
+        print(f"K={K} N={N} rank {rank}, {per_judge} verdicts/judge, {seeds} seeds: mu_diff "
+              f"posterior {row['bayes_mu_diff']:.3f} ({row['bayes_mu_diff_mcse']:.3f}) against "
+              f"Wald {row['wald_mu_diff']:.3f} ({row['wald_mu_diff_mcse']:.3f}); gamma "
+              f"{row['bayes_gamma']:.3f} against {row['wald_gamma']:.3f}", flush=True)
+    return rows
+
+
+def markdown(result: dict) -> str:
+    lines = ["# Few verdicts per judge: Wald coverage, the warning, the posterior", "",
+             f"`python benchmarks/bench_few_verdicts.py` ({result['when']}, load "
+             f"{result['load'][0]:.1f}-{result['load'][1]:.1f}). Rank-0 panels simulated with "
+             "`simulate` (no prompts: Fisher intervals), 95% intervals, coverage over every "
+             "mu_i - mu_j and every gamma_k of a panel, averaged over panels (Monte Carlo "
+             "standard error in brackets). The warning fires where the judges' median "
+             f"se(gamma_k) is above {FEW_VERDICTS_SE:g}.", ""]
+    wald = result.get("wald")
+    if wald:
+        lines += ["| judges | models | verdicts per judge | panels | mu_i - mu_j | gamma_k | "
+                  "median se(gamma_k) | warned |", "|---|---|---|---|---|---|---|---|"]
+        for r in wald["designs"]:
+            lines.append(f"| {r['K']} | {r['N']} | {r['per_judge']} | {r['seeds']} | "
+                         f"{r['mu_diff']:.3f} ({r['mu_diff_mcse']:.3f}) | {r['gamma']:.3f} "
+                         f"({r['gamma_mcse']:.3f}) | {r['se_gamma_median']:.3f} | "
+                         f"{r['warned']:.0%} |")
+        lines += ["", "Every panel above, grouped by its own median se(gamma_k):", "",
+                  "| median se(gamma_k) | panels | mu_i - mu_j | gamma_k | mu_i - mu_j by "
+                  "number of judges |", "|---|---|---|---|---|"]
+        for b in wald["buckets"]:
+            lo, hi = b["se_gamma"]
+            by = ", ".join(f"K={k}: {v:.3f}" for k, v in b["by_K"].items())
+            lines.append(f"| [{lo:g}, {hi:g}) | {b['panels']} | {b['mu_diff']:.3f} "
+                         f"({b['mu_diff_mcse']:.3f}) | {b['gamma']:.3f} ({b['gamma_mcse']:.3f})"
+                         f" | {by} |")
+        lines += ["", "Panels with and without the warning:", ""] + split_lines(wald["split"])
+    higher = result.get("higher_rank")
+    if isinstance(higher, dict):
+        lines += ["", "Rank 1 and 2 (truth and fit):", "",
+                  "| judges | models | rank | verdicts per judge | panels | mu_i - mu_j | "
+                  "gamma_k | median se(gamma_k) | warned |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in higher["designs"]:
+            lines.append(f"| {r['K']} | {r['N']} | {r['rank']} | {r['per_judge']} | "
+                         f"{r['seeds']} | {r['mu_diff']:.3f} ({r['mu_diff_mcse']:.3f}) | "
+                         f"{r['gamma']:.3f} ({r['gamma_mcse']:.3f}) | "
+                         f"{r['se_gamma_median']:.3f} | {r['warned']:.0%} |")
+        lines += ["", "Those panels with and without the warning:", ""]
+        lines += split_lines(higher["split"])
+    bayes = result.get("bayes")
+    if bayes:
+        lines += ["", "The posterior (`sample_hja`, 2 chains x (300 + 500), default priors) "
+                  "against the Wald intervals on the same panels:", "",
+                  "| judges | models | rank | verdicts per judge | panels | mu_i - mu_j "
+                  "posterior | Wald | gamma_k posterior | Wald | seconds |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in bayes:
+            lines.append(f"| {r['K']} | {r['N']} | {r.get('rank', 0)} | {r['per_judge']} | "
+                         f"{r['seeds']} | "
+                         f"{r['bayes_mu_diff']:.3f} ({r['bayes_mu_diff_mcse']:.3f}) | "
+                         f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
+                         f"{r['bayes_gamma']:.3f} ({r['bayes_gamma_mcse']:.3f}) | "
+                         f"{r['wald_gamma']:.3f} ({r['wald_gamma_mcse']:.3f}) | "
+                         f"{r['seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def split_lines(split: dict) -> list[str]:
+    return [f"- {name}: {s['panels']} panels, mu_i - mu_j {s['mu_diff'][0]:.3f} "
+            f"({s['mu_diff'][1]:.3f}), gamma_k {s['gamma'][0]:.3f} ({s['gamma'][1]:.3f})"
+            for name, s in split.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--bayes-seeds", type=int, default=60)
+    parser.add_argument("--parts", default="wald,higher_rank,bayes")
+    args = parser.parse_args()
+    parts = args.parts.split(",")
+    load = [os.getloadavg()[0]]
+    saved = OUT / "few_verdicts.json"
+    result = json.loads(saved.read_text()) if saved.exists() else {}
+    result.update({"when": time.strftime("%Y-%m-%d %H:%M"), "version": hb.__version__})
+    for part, run in (("wald", part_wald), ("higher_rank", part_higher_rank),
+                      ("bayes", part_bayes)):
+        if part in parts:
+            result[part] = run(args.bayes_seeds if part == "bayes" else args.seeds)
+    load.append(os.getloadavg()[0])
+    result["load"] = [min(load), max(load)]
+    OUT.mkdir(exist_ok=True)
+    (OUT / "few_verdicts.json").write_text(json.dumps(result, indent=1))
+    (OUT / "few_verdicts.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
