@@ -69,6 +69,16 @@ def mean_mcse(values) -> tuple[float, float]:
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
 
 
+def design_row(got: list[dict], **keys) -> dict:
+    """One design's row: its keys, the panels' median se(gamma_k), the share warned, and the
+    coverage of mu_i - mu_j and gamma_k with their Monte Carlo standard errors."""
+    row = dict(keys, se_gamma_median=float(np.median([g["se_gamma"] for g in got])),
+               warned=float(np.mean([g["warned"] for g in got])))
+    for q in ("mu_diff", "gamma"):
+        row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+    return row
+
+
 def part_wald(seeds: int) -> dict:
     rows, panels = [], []
     for K, N in DESIGNS:
@@ -77,11 +87,7 @@ def part_wald(seeds: int) -> dict:
             got = [wald_panel(K, N, per_judge, seed)[2] for seed in range(seeds)]
             for g in got:
                 panels.append(dict(g, K=K))
-            row = {"K": K, "N": N, "per_judge": per_judge, "seeds": seeds,
-                   "se_gamma_median": float(np.median([g["se_gamma"] for g in got])),
-                   "warned": float(np.mean([g["warned"] for g in got]))}
-            for q in ("mu_diff", "gamma"):
-                row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+            row = design_row(got, K=K, N=N, per_judge=per_judge, seeds=seeds)
             rows.append(row)
             print(f"K={K} N={N} {per_judge} verdicts/judge: mu_diff {row['mu_diff']:.3f} "
                   f"({row['mu_diff_mcse']:.3f}), gamma {row['gamma']:.3f}, median se(gamma) "
@@ -122,11 +128,7 @@ def part_higher_rank(seeds: int) -> dict:
     for K, N, rank, per_judge in HIGHER:
         got = [wald_panel(K, N, per_judge, seed, rank)[2] for seed in range(seeds)]
         panels += got
-        row = {"K": K, "N": N, "rank": rank, "per_judge": per_judge, "seeds": seeds,
-               "se_gamma_median": float(np.median([g["se_gamma"] for g in got])),
-               "warned": float(np.mean([g["warned"] for g in got]))}
-        for q in ("mu_diff", "gamma"):
-            row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
+        row = design_row(got, K=K, N=N, rank=rank, per_judge=per_judge, seeds=seeds)
         rows.append(row)
         print(f"K={K} N={N} rank {rank}, {per_judge} verdicts/judge: mu_diff "
               f"{row['mu_diff']:.3f} ({row['mu_diff_mcse']:.3f}), gamma {row['gamma']:.3f}, "
