@@ -9,7 +9,7 @@ import numpy as np
 
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
-from ..decomposition import bic, canonicalize
+from ..decomposition import bic, canonical_decomposition, canonicalize
 from ..errors import ConvergenceWarning, IdentifiabilityError, warn
 from ..likelihood import HALF, OutcomeModel, counts_for, judge_totals
 from ..likelihood.terms import Design
@@ -151,16 +151,14 @@ def warn_not_converged(rank: int, result: SolveResult, tol: float) -> None:
     was drifting towards judges whose score rows cancel in their mean (no consensus)."""
     why = ""
     S = np.asarray(scores(np.asarray(result.state.B), np.asarray(result.state.T))[0])
-    S = S - S.mean(axis=1, keepdims=True)
-    mu = S.mean(axis=0)
-    if mu @ mu > 0:
-        gamma = S @ mu / (mu @ mu)
-        if np.mean(gamma) ** 2 < NO_CONSENSUS * np.mean(gamma ** 2):
-            why = (f"; it was drifting towards judges whose score rows cancel in their mean "
-                   f"(gamma from {gamma.min():.3g} to {gamma.max():.3g}, summing to "
-                   f"{len(gamma)}): these verdicts identify no consensus at rank {rank}, and "
-                   "intervals of mu and gamma there are not to be trusted (more verdicts per "
-                   "judge, or the Bayesian model, whose prior keeps gamma finite)")
+    with np.errstate(divide="ignore", invalid="ignore"):  # |mu| = 0: no gamma at all
+        gamma = canonical_decomposition(S, 0, xp=np).gamma
+    if np.all(np.isfinite(gamma)) and np.mean(gamma) ** 2 < NO_CONSENSUS * np.mean(gamma ** 2):
+        why = (f"; it was drifting towards judges whose score rows cancel in their mean "
+               f"(gamma from {gamma.min():.3g} to {gamma.max():.3g}, summing to "
+               f"{len(gamma)}): these verdicts identify no consensus at rank {rank}, and "
+               "intervals of mu and gamma there are not to be trusted (more verdicts per "
+               "judge, or the Bayesian model, whose prior keeps gamma finite)")
     warn(
         f"HJA rank {rank}: no convergence after {result.n_iter} iterations (relative change "
         f"of the objective still above tol={tol:g}); estimates may be inaccurate{why}",
