@@ -61,6 +61,10 @@ class ComparisonSummary:
     effective_clusters : float
         ``(sum n_g)^2 / sum n_g^2`` over the clusters' comparison counts
         (:func:`~hja_bayes.clusters.effective_clusters`); 0 without clusters.
+    comparisons_per_judge : tuple of float
+        The fewest, median and most comparisons of a judge, where there are several judges
+        (each judge's sensitivity rests on its own: see
+        :mod:`~hja_bayes.inference.few_verdicts`); empty for one.
     """
 
     n_judges: int
@@ -82,6 +86,7 @@ class ComparisonSummary:
     features: tuple[str, ...] = ()
     cluster_column: str | None = None
     effective_clusters: float = 0.0
+    comparisons_per_judge: tuple[float, ...] = ()
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
@@ -105,6 +110,10 @@ class ComparisonSummary:
                 "presentation order: every pair is shown in one orientation only, so position "
                 "bias and structured disagreement cannot be told apart"
             )
+        if self.comparisons_per_judge:
+            least, median, most = self.comparisons_per_judge
+            lines.append(f"comparisons per judge: median {number(median)} ({number(least)} to "
+                         f"{number(most)})")
         if self.n_clusters:
             median, largest = self.comparisons_per_cluster
             source = f" from column {self.cluster_column!r}" if self.cluster_column else ""
@@ -128,6 +137,7 @@ def summarise(data) -> ComparisonSummary:
 
     c = data.clusters
     per_cluster = None if c is None else c.comparisons_per_cluster()
+    per_judge = data.comparisons_per_judge()
     return ComparisonSummary(
         n_judges=data.n_judges,
         n_items=data.n_items,
@@ -149,4 +159,6 @@ def summarise(data) -> ComparisonSummary:
         comparisons_per_cluster=() if c is None else (float(np.median(per_cluster)),
                                                       float(per_cluster.max())),
         categories=data.categories, features=data.feature_names,
+        comparisons_per_judge=() if data.n_judges < 2 else tuple(
+            float(f(per_judge)) for f in (np.min, np.median, np.max)),
     )

@@ -17,6 +17,9 @@ def gamma_se(fit) -> np.ndarray:
 
 def test_rank_0_intervals_warn_when_the_judges_rest_on_few_verdicts():
     few, _ = hb.simulate(n_judges=6, n_items=8, rank=0, comparisons_per_judge=20, seed=0)
+    per_judge = few.to_frame().groupby("judge")["n"].sum()
+    assert (f"comparisons per judge: median {per_judge.median():g} ({per_judge.min():g} to "
+            f"{per_judge.max():g})") in str(few.summary())  # the summary shows what to look at
     fit = hb.fit_hja(few, rank=0)
     with pytest.warns(hb.DataWarning, match="rest on few verdicts each") as caught:
         se = gamma_se(fit)
