@@ -310,3 +310,35 @@ def test_a_pilot_with_about_one_verdict_per_prompt_reads_no_correlation_above_on
     assert 0 <= plan.icc < 0.5 and plan.variance_factor > 1
     assert plan.comparisons_per_judge is not None
     assert any("size-weighted" in note for note in plan.notes)
+
+
+def test_a_size_that_leaves_the_judges_on_few_verdicts_is_noted():
+    pilot_data, _ = hb.simulate(n_judges=6, n_items=8, rank=0, comparisons_per_judge=20, seed=0)
+    pilot = hb.fit_hja(pilot_data, rank=0)
+    with pytest.warns(hb.DataWarning, match="rest on few verdicts"):
+        table = pilot.intervals()
+    se = table[table.quantity == "gamma"].se.to_numpy()
+    # at the pilot's own size and allocation the plan's gamma errors are the pilot's own
+    at_pilot = hb.plan(pilot, comparisons_per_judge=[20], power=0.5)
+    note = next(n for n in at_pilot.notes if "rest on few verdicts" in n)
+    said = float(re.search(r"gamma_k ([0-9.]+),", note).group(1))
+    assert said == pytest.approx(np.median(se), rel=0.05)
+    # without prompts the errors fall as 1 / sqrt(T): the size that brings them to 0.25 (the
+    # pilot's errors carry its ridge's curvature, the plan's do not: about 1% apart)
+    enough = int(re.search(r"(\d+) comparisons per judge bring it", note).group(1))
+    assert enough == pytest.approx(20 * (np.median(se) / 0.25) ** 2, rel=0.03)
+    # a plan whose size is large enough says nothing of it
+    roomy = hb.plan(pilot, comparisons_per_judge=[enough + 1], power=0.5)
+    assert not any("few verdicts" in n for n in roomy.notes)
+
+
+@pytest.mark.parametrize("rank, bias", [(0, False), (1, True)])
+def test_the_closed_form_gamma_gradients_give_the_intervals_errors(rank, bias):
+    from hja_bayes.design.goals import gamma_gradients
+
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=rank, comparisons_per_judge=400, seed=3,
+                          position_bias=0.2 if bias else 0.0)
+    wald = hb.fit_hja(data, rank=rank, position_bias=bias).wald_inference("fisher")
+    G = gamma_gradients(wald.chart, wald.S)  # against JAX's derivative of canonicalize
+    np.testing.assert_allclose(np.sqrt(np.diagonal(wald._chart_covariance(G))),
+                               wald.gamma().se, rtol=1e-8)

@@ -43,7 +43,8 @@ from scipy.special import ndtr
 
 from ..errors import ParameterError
 
-__all__ = ["GOALS", "Goal", "goal_pairs", "mu_gradients", "quadratic_forms", "undecided"]
+__all__ = ["GOALS", "Goal", "gamma_gradients", "goal_pairs", "mu_gradients", "quadratic_forms",
+           "undecided"]
 
 GOALS = ("top", "ranks", "pairs", "tiers")
 
@@ -164,6 +165,24 @@ def mu_gradients(chart, pairs) -> np.ndarray:
     items[rows, a] += chart.P.mean(axis=0)
     items[rows, b] -= chart.P.mean(axis=0)
     return out
+
+
+def gamma_gradients(chart, S) -> np.ndarray:
+    """Gradients of every ``gamma_k`` in the factor coordinates of ``chart``: (K, dim).
+
+    ``gamma = S mu / |mu|^2`` with ``mu`` the mean of the centred rows of S, so
+    ``d gamma_k / d S_j = [k = j] mu / |mu|^2 + (S_k - 2 gamma_k mu) / (K |mu|^2)``.
+    """
+    S = np.asarray(S, dtype=float)
+    S = S - S.mean(axis=1, keepdims=True)
+    K = S.shape[0]
+    mu = S.mean(axis=0)
+    norm2 = mu @ mu
+    gamma = S @ mu / norm2
+    dS = np.broadcast_to(((S - 2 * gamma[:, None] * mu) / (K * norm2))[:, None, :],
+                         (K, K, S.shape[1])).copy()
+    dS[np.arange(K), np.arange(K)] += mu / norm2
+    return chart.pullback(dS)
 
 
 def quadratic_forms(G, sigma) -> np.ndarray:

@@ -41,11 +41,12 @@ from scipy.special import ndtr, ndtri
 
 from ..checks import check_choice, check_integer, check_level, check_probability, indices_of
 from ..errors import IdentifiabilityError, ParameterError
+from ..inference.few_verdicts import FEW_VERDICTS_SE, few_verdicts
 from ..inference.ranking import simultaneous_critical_value
 from .assumed import assumed_fit
 from .candidates import allocation_information
 from .contrast_draws import ContrastDraws, pair_variances
-from .goals import goal_pairs, mu_gradients
+from .goals import gamma_gradients, goal_pairs, mu_gradients, quadratic_forms
 
 __all__ = ["Plan", "plan"]
 
@@ -123,6 +124,20 @@ def _fewest_prompts(reaches, prompts: int, largest: int = 2 ** 40) -> int | None
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if not reaches(mid) else (lo, mid)
     return hi
+
+
+def _smallest_size(ok, largest: int) -> int | None:
+    """The smallest size in [1, largest] for which ``ok`` (true from some size on) holds, by
+    doubling then bisection; None when not even ``largest`` does."""
+    if not ok(largest):
+        return None
+    lo, hi = 1, 1
+    while not ok(hi):
+        lo, hi = hi, min(hi * 2, largest)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if not ok(mid) else (lo, mid)
+    return lo if ok(lo) else hi
 
 
 def _style_coordinates(fit, chart) -> np.ndarray:
@@ -373,16 +388,8 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         hit = [int(s) for s in sizes if achieved(s) >= power]
         best = min(hit) if hit else None
     else:
-        best = None
-        if achieved(max_per_judge) >= power:
-            lo, hi = 1, 1
-            while achieved(hi) < power:
-                lo, hi = hi, hi * 2
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if achieved(mid) < power else (lo, mid)
-            best = hi if achieved(lo) < power else lo
-        else:
+        best = _smallest_size(lambda T: achieved(T) >= power, max_per_judge)
+        if best is None:
             floor = G is not None and rho > 0
             fewest = _fewest_prompts(lambda g: achieved(max_per_judge, g) >= power, G) \
                 if floor else None
@@ -411,6 +418,22 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if G is not None:
         notes.append(f"{G} prompts, intra-prompt correlation {rho:.3g}: design effect "
                      f"{deff:.3g} at {at} comparisons per judge")
+    # the judges' sensitivities at that size: gamma_k's variances scale as the contrasts'
+    vg1 = quadratic_forms(gamma_gradients(chart, fit.S), sigma1) * phi
+
+    def thin(T):
+        return few_verdicts(np.sqrt(vg1 * evaluate(T)[4] / T))
+
+    if thin(at) is not None:
+        enough = _smallest_size(lambda T: thin(T) is None, max_per_judge)
+        notes.append(
+            f"at {at} comparisons per judge the judges' sensitivities rest on few verdicts "
+            f"(median predicted standard error of gamma_k {thin(at):.2g}, above "
+            f"{FEW_VERDICTS_SE:g}): Wald intervals then cover less than their level "
+            "(hja_bayes.inference.few_verdicts) and this power is optimistic; "
+            + (f"{enough} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
+               else f"not even {max_per_judge} comparisons per judge bring it to "
+               f"{FEW_VERDICTS_SE:g}"))
     reached = (joint if target == "all" else float(each.min())) if best is not None else np.nan
     return Plan(best, None if best is None else best * K, float(reached),
                 table, curve, c, multiplicity, target, level, power, float(rho),
