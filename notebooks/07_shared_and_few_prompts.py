@@ -21,7 +21,8 @@
 # per quantity); with few prompts it warns, widens honestly, offers a wild cluster bootstrap,
 # and refuses joint statements the prompts cannot support. This notebook shows each step on
 # PRD Vicuna80 (bundled: 80 questions) and then checks the coverage of the intervals by
-# simulation, where the truth is known.
+# simulation, where the truth is known. A last section does the same for the other edge:
+# judges with few verdicts each.
 #
 # Set `HJA_NOTEBOOK_FAST=1` to run on small settings (the test suite does: a handful of
 # simulated panels, too few to read coverage from).
@@ -37,6 +38,7 @@ import hja_bayes as hb
 
 FAST = os.environ.get("HJA_NOTEBOOK_FAST") == "1"
 PANELS = 10 if FAST else 200
+POSTERIORS = 0 if FAST else 30  # posterior samples in the last section (about 2 s each)
 
 prd = hb.datasets.load_prd_vicuna80()
 data = hb.Comparisons.from_frame(prd.judgments, cluster="question_id")
@@ -147,3 +149,61 @@ coverage.round(3)
 # loses most of the coverage; CR2 and the wild bootstrap keep it near the nominal level with
 # only about 7 effective prompts. In fast mode the handful of panels above is too few to read
 # a coverage from.
+
+# %% [markdown]
+# ## Few verdicts per judge
+#
+# Each judge's sensitivity γ_k rests on that judge's own verdicts, and the consensus is the
+# mean of the rows γ_k μ. With a few dozen verdicts per judge that product is estimated with
+# a bias, and the Wald intervals (which read only the curvature at the estimate) run short.
+# Twenty judges with twenty verdicts each: the data summary shows the comparisons per judge,
+# and the intervals say they rest on few (a `DataWarning`, raised where the judges' median
+# standard error of γ_k is above 0.25).
+
+# %%
+few, _ = hb.simulate(n_judges=20, n_items=10, rank=0, comparisons_per_judge=20, seed=0)
+print(few.summary())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    hb.fit_hja(few, rank=0).intervals()
+print("\n".join(str(w.message) for w in caught))
+
+# %% [markdown]
+# Do they cover? The same design over many panels, with the posterior of the Bayesian model
+# (`sample_hja`, two short chains) beside the Wald intervals on the first panels (full mode
+# only: the posterior takes a couple of seconds a panel).
+
+# %%
+a, b = np.triu_indices(10, 1)
+hits = {"Wald": [], "Wald (same panels as the posterior)": [], "posterior": []}
+for seed in range(PANELS):
+    sim, truth = hb.simulate(n_judges=20, n_items=10, rank=0, comparisons_per_judge=20,
+                             seed=seed)
+    true = truth.mu[a] - truth.mu[b]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.HJAWarning)  # the warning above, every panel
+        table = hb.fit_hja(sim, rank=0).intervals()
+        rows = table[table["quantity"] == "mu_diff"]
+        wald = np.mean((rows["lower"].to_numpy() <= true) & (true <= rows["upper"].to_numpy()))
+        hits["Wald"].append(wald)
+        if seed < POSTERIORS:
+            post = hb.sample_hja(sim, rank=0, num_chains=2, num_warmup=300, num_samples=500,
+                                 seed=seed, progress_bar=False)
+            mu = post.posterior["mu"].values.reshape(-1, 10)
+            low, high = np.quantile(mu[:, a] - mu[:, b], [0.025, 0.975], axis=0)
+            hits["posterior"].append(np.mean((low <= true) & (true <= high)))
+            hits["Wald (same panels as the posterior)"].append(wald)
+pd.DataFrame({m: {"panels": len(h), "coverage": np.mean(h) if h else np.nan,
+                  "mcse": np.std(h, ddof=1) / np.sqrt(len(h)) if len(h) > 1 else np.nan}
+              for m, h in hits.items()}).T.round(3)
+
+# %% [markdown]
+# In full mode (200 panels, seeds 0–199; the whole notebook 64 s) the Wald intervals covered
+# **0.878** (MCSE 0.008); on the first 30 panels 0.877 against the posterior's **0.944**
+# (MCSE 0.014). The seed-0 panel also shows what else few verdicts bring: a judge whose
+# twenty verdicts all agree with one ordering, judges whose own comparisons do not link
+# every model. `benchmarks/bench_few_verdicts.py` maps the whole range
+# (3 to 20 judges, 20 to 400 verdicts each; ranks 1 and 2): the shortfall shrinks with more
+# verdicts per judge and grows with more judges; the warning marks where it is. More
+# verdicts per judge, the posterior, or one pooled judge (`judge=None`) when only the
+# consensus is wanted, keep the intervals honest.
