@@ -1,5 +1,5 @@
-"""Few verdicts per judge: the rank-0 intervals say when they run short, and a fit drifting
-towards no consensus says so (coverage figures: benchmarks/bench_few_verdicts.py)."""
+"""Few verdicts per judge: the intervals say when they run short, and a fit drifting towards
+no consensus says so (coverage figures: benchmarks/bench_few_verdicts.py)."""
 
 import re
 
@@ -15,7 +15,7 @@ def gamma_se(fit) -> np.ndarray:
     return table[table.quantity == "gamma"].se.to_numpy()
 
 
-def test_rank_0_intervals_warn_when_the_judges_rest_on_few_verdicts():
+def test_intervals_warn_when_the_judges_rest_on_few_verdicts():
     few, _ = hb.simulate(n_judges=6, n_items=8, rank=0, comparisons_per_judge=20, seed=0)
     per_judge = few.to_frame().groupby("judge")["n"].sum()
     assert (f"comparisons per judge: median {per_judge.median():g} ({per_judge.min():g} to "
