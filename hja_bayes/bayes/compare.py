@@ -54,7 +54,7 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     Parameters
     ----------
     fit : HJAFit
-        The MAP fit (its Wald intervals come from :func:`hja_bayes.wald_inference`).
+        The MAP fit (its Wald intervals are :attr:`HJAFit.wald`'s, as in its leaderboard).
     idata : InferenceData
         Posterior of the same model (:func:`~hja_bayes.sample_hja`), same data.
     level : float
@@ -88,17 +88,14 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         When ``fit`` and ``idata`` disagree on rank, position bias, outcome model, terms,
         judges or items.
     """
-    from ..inference import wald_inference
-
     level = check_level(level)
     post = idata.posterior
     if not describes(idata, fit):
         raise IdentifiabilityError(
             "fit and posterior describe different models (rank, position bias, outcome model, "
             "terms, judges or items)")
-    terms = dict(terms=fit.terms, coef=fit.coef, theta=fit.theta) if fit.terms else {}
-    wald = wald_inference(fit.data, fit.S, fit.beta, fit.rank, position_bias=fit.position_bias,
-                          outcome=fit.outcome, aux=fit.aux, **terms)
+    # the fit's own (default covariance, its ridge's curvature): the leaderboard's intervals
+    wald = fit.wald
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below
     K, N = len(fit.judges), len(fit.items)
     a, b = np.triu_indices(N, k=1)
