@@ -111,33 +111,20 @@ class Plan:
                 f"{len(self.table)} contrasts)")
 
 
-def _fewest_prompts(reaches, prompts: int, largest: int = 2 ** 40) -> int | None:
-    """The fewest prompts (more than ``prompts``) at which ``reaches(prompts)`` holds, by
-    doubling and bisection (it holds from some number on: more prompts, less variance);
-    None when not even ``largest`` do."""
-    if not reaches(largest):
-        return None
-    lo, hi = prompts, prompts * 2
-    while not reaches(hi):
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if not reaches(mid) else (lo, mid)
-    return hi
-
-
-def _smallest_size(ok, largest: int) -> int | None:
-    """The smallest size in [1, largest] for which ``ok`` (true from some size on) holds, by
-    doubling then bisection; None when not even ``largest`` does."""
+def _smallest(ok, low: int, largest: int) -> int | None:
+    """The smallest n in [low, largest] for which ``ok(n)`` holds (it holds from some n on),
+    by doubling then bisection; None when not even ``largest`` does."""
     if not ok(largest):
         return None
-    lo, hi = 1, 1
+    if ok(low):
+        return low
+    lo, hi = low, min(2 * low, largest)  # not ok(lo), and ok(hi) once the doubling stops
     while not ok(hi):
-        lo, hi = hi, min(hi * 2, largest)
+        lo, hi = hi, min(2 * hi, largest)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if not ok(mid) else (lo, mid)
-    return lo if ok(lo) else hi
+    return hi
 
 
 def _style_coordinates(fit, chart) -> np.ndarray:
@@ -388,10 +375,10 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         hit = [int(s) for s in sizes if achieved(s) >= power]
         best = min(hit) if hit else None
     else:
-        best = _smallest_size(lambda T: achieved(T) >= power, max_per_judge)
+        best = _smallest(lambda T: achieved(T) >= power, 1, max_per_judge)
         if best is None:
             floor = G is not None and rho > 0
-            fewest = _fewest_prompts(lambda g: achieved(max_per_judge, g) >= power, G) \
+            fewest = _smallest(lambda g: achieved(max_per_judge, g) >= power, G + 1, 2 ** 40) \
                 if floor else None
             why = ""
             if floor:
@@ -424,11 +411,12 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     def thin(T):
         return few_verdicts(np.sqrt(vg1 * evaluate(T)[4] / T))
 
-    if thin(at) is not None:
-        enough = _smallest_size(lambda T: thin(T) is None, max_per_judge)
+    thin_at = thin(at)
+    if thin_at is not None:
+        enough = _smallest(lambda T: thin(T) is None, 1, max_per_judge)
         notes.append(
             f"at {at} comparisons per judge the judges' sensitivities rest on few verdicts "
-            f"(median predicted standard error of gamma_k {thin(at):.2g}, above "
+            f"(median predicted standard error of gamma_k {thin_at:.2g}, above "
             f"{FEW_VERDICTS_SE:g}): Wald intervals then cover less than their level "
             "(hja_bayes.inference.few_verdicts) and this power is optimistic; "
             + (f"{enough} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
