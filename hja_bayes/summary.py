@@ -7,6 +7,8 @@ from typing import Mapping
 
 import numpy as np
 
+from .position_locked import LOCKED_SHARE, locked_judges
+
 __all__ = ["ComparisonSummary", "count_of", "number", "summarise"]
 
 
@@ -65,6 +67,9 @@ class ComparisonSummary:
         The fewest, median and most comparisons of a judge, where there are several judges
         (each judge's sensitivity rests on its own: see
         :mod:`~hja_bayes.inference.few_verdicts`); empty for one.
+    locked_judges : tuple of str
+        Judges that chose one presentation slot in nearly every decided verdict, each with
+        its slot and share (:func:`~hja_bayes.position_locked.locked_judges`).
     """
 
     n_judges: int
@@ -87,6 +92,7 @@ class ComparisonSummary:
     cluster_column: str | None = None
     effective_clusters: float = 0.0
     comparisons_per_judge: tuple[float, ...] = ()
+    locked_judges: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
@@ -114,6 +120,9 @@ class ComparisonSummary:
             least, median, most = self.comparisons_per_judge
             lines.append(f"comparisons per judge: median {number(median)} ({number(least)} to "
                          f"{number(most)})")
+        if self.locked_judges:
+            lines.append(f"judges locked on one presentation slot (at least {LOCKED_SHARE:.0%} "
+                         f"of decided verdicts): {', '.join(self.locked_judges)}")
         if self.n_clusters:
             median, largest = self.comparisons_per_cluster
             source = f" from column {self.cluster_column!r}" if self.cluster_column else ""
@@ -161,4 +170,5 @@ def summarise(data) -> ComparisonSummary:
         categories=data.categories, features=data.feature_names,
         comparisons_per_judge=() if data.n_judges < 2 else tuple(
             float(f(per_judge)) for f in (np.min, np.median, np.max)),
+        locked_judges=tuple(map(str, locked_judges(data))),
     )

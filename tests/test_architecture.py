@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 #: (``methods``: the data and result classes' methods that delegate upwards).
 LAYERS = [
     {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs"},
-    {"clusters", "summary", "comparisons", "sources"},
+    {"clusters", "summary", "comparisons", "sources", "position_locked"},
     {"verdicts", "prompt_columns", "row_keys", "readers", "features", "datasets", "scan"},
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},

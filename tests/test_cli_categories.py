@@ -72,6 +72,24 @@ def test_categories_whose_judges_rest_on_few_verdicts_are_counted_once(prd_votes
     assert err.count("few verdicts") == 1
 
 
+def test_a_judge_locked_on_one_slot_is_said_once_for_every_category(prd_votes, tmp_path,
+                                                                      capsys):
+    bard = prd_votes[prd_votes.judge == "bard"]
+    yes = bard.assign(judge="yes-man", winner="model_a")
+    votes = tmp_path / "votes.csv"
+    pd.concat([prd_votes, yes], ignore_index=True).to_csv(votes, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # few verdicts, counted elsewhere
+        assert main(["categories", str(votes), "--by", "category", "--panel", "--cluster-col",
+                     "-", "--no-overall", "--quiet"]) == 0
+    # a category names the judge where it made at least 20 verdicts there (all first-shown)
+    flagged = int((yes.groupby("category").size() >= 20).sum())
+    assert flagged > 1
+    err = capsys.readouterr().err
+    assert f"{flagged} categories have judges locked on one presentation slot ('yes-man')" in err
+    assert err.count("presentation slot") == 1
+
+
 def test_a_missing_column_is_one_line_before_any_fit(tmp_path, capsys):
     votes = tmp_path / "votes.csv"
     votes.write_text("model_a,model_b,winner,language\na,b,model_a,en\nb,a,model_b,en\n")

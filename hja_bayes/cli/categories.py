@@ -88,14 +88,27 @@ def _rows(args):
     return frame
 
 
+#: A locked judge's name in the fits' warning (its repr, before its slot and share).
+LOCKED_NAME = re.compile(r"""('[^']*'|"[^"]*") \(the (?:first|second)-shown""")
+
+
 def _rewarn(caught) -> None:
-    """The fits' warnings again, those of few prompts and of few verdicts per judge (one per
-    category) each said once."""
+    """The fits' warnings again, those of few prompts, of few verdicts per judge and of
+    judges locked on one presentation slot (one per category) each said once."""
     few = [w for w in caught if "rest on few clusters" in str(w.message)]
     thin = [w for w in caught if "rest on few verdicts" in str(w.message)]
+    locked = [w for w in caught if "chose one presentation slot" in str(w.message)]
     for w in caught:
-        if w not in few and w not in thin:
+        if w not in few and w not in thin and w not in locked:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if locked:
+        names = sorted({name for w in locked
+                        for name in re.findall(LOCKED_NAME, str(w.message))})
+        warnings.warn(f"{len(locked)} {'category has' if len(locked) == 1 else 'categories have'} "
+                      f"judges locked on one presentation slot ({', '.join(names)}): their "
+                      "verdicts follow where an answer was shown, not what it says; fitting such "
+                      "a category alone says what they do to it, and leaving them out of the "
+                      "file avoids it", locked[0].category)
     if few:
         sizes = sorted(int(re.search(r"G = (\d+)", str(w.message)).group(1)) for w in few)
         warnings.warn(f"{len(few)} categories rest on few prompts ({sizes[0]} to {sizes[-1]} "

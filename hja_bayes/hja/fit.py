@@ -15,6 +15,7 @@ from ..decomposition import check_rank
 from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
 from ..likelihood import cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
+from ..position_locked import warn_locked_judges
 from . import kernels
 from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, deprecated_ties, judges_to_leave_out
 from .result import DEFAULT_RIDGE, HJAFit
@@ -143,6 +144,8 @@ def fit_hja(
                             if isinstance(data, Comparisons) else None)
     check_fit_inputs(data, position_bias)
     data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
+    if not position_bias:
+        warn_locked_judges(data)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)

@@ -17,6 +17,7 @@ from ..inference import WaldInference
 from .biases import bias_plot, bias_table
 from ..inference.clusters import FEW_CLUSTERS
 from ..inference.few_verdicts import few_verdicts_note
+from ..position_locked import locked_note
 from .convergence import convergence_table
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
@@ -225,6 +226,9 @@ def build_report(
     few = clusters_note(board.attrs.get("meta", {}), FEW_CLUSTERS)
     if few:
         notes.insert(0, few)
+    locked = None if fit.position_bias else locked_note(fit.data)
+    if locked:
+        notes.insert(0, locked)
     thin = few_verdicts_note(inference.gamma(level).se, fit.rank, idata is not None)
     if thin:
         notes.insert(0, thin)

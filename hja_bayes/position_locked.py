@@ -1,0 +1,132 @@
+"""Judges locked on one presentation slot: verdicts that follow where an answer was shown.
+
+Some LLM judges pick the first-shown answer (or the second) almost whatever the answers say.
+Without a position-bias term such a judge's verdicts read as preferences; where every pair
+of models is shown in one order only (both JA-Ranking files: the alphabetical order), they
+rank the models in that order, and the consensus, in which every judge weighs the same, is
+pulled toward it.  On MT-Bench one judge of 20 (``zai-org/GLM-4.5-Air-FP8``, the first-shown
+answer in 99.8% of its decided verdicts) puts claude-v1 above gpt-4 at the top (rank 1
+chosen by BIC) and alpaca-13b above vicuna-13b-v1.2, which 15 of the other 19 judges prefer
+head to head; left out, or with ``position_bias=True`` (its slot preference then a term of
+its own, beta_k = 5.1, and its gamma_k -0.08), both orders turn.  On Chatbot Arena the
+same judge (99.2% first) puts RWKV-4-Raven-14B, which an ASCII sort shows first in all its
+pairs, 5th of 20 instead of 15th.  Where both orders are shown, such a judge's verdicts say
+next to nothing about the models.
+
+A judge counts as locked when at least :data:`LOCKED_SHARE` of its decided verdicts (ties
+aside, at least :data:`LOCKED_MIN_VERDICTS` of them) went to one slot.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .categories import collapse_counts
+from .errors import DataWarning, warn
+
+__all__ = ["LOCKED_MIN_VERDICTS", "LOCKED_SHARE", "LockedJudge", "locked_judges",
+           "locked_note", "warn_locked_judges"]
+
+#: Share of a judge's decided verdicts in one slot from which it counts as locked there.
+LOCKED_SHARE = 0.95
+
+#: Fewest decided verdicts on which a judge is called locked.
+LOCKED_MIN_VERDICTS = 20
+
+
+class LockedJudge(NamedTuple):
+    """A judge whose decided verdicts went to one slot.
+
+    Attributes
+    ----------
+    judge : str
+    slot : {"first", "second"}
+        The presentation slot its verdicts went to.
+    share : float
+        Share of its decided verdicts (ties aside) won by that slot.
+    decided : float
+        Its decided verdicts.
+    """
+
+    judge: str
+    slot: str
+    share: float
+    decided: float
+
+    def __str__(self) -> str:
+        return (f"{self.judge!r} (the {self.slot}-shown answer in {self.share:.1%} of "
+                f"{self.decided:,.0f})")
+
+
+def locked_judges(data) -> list[LockedJudge]:
+    """The judges of ``data`` whose decided verdicts went to one presentation slot.
+
+    Parameters
+    ----------
+    data : Comparisons
+        With the presentation order kept (folded data have no slots: none is returned).
+
+    Returns
+    -------
+    list of LockedJudge
+        In the data's judge order.
+
+    Examples
+    --------
+    >>> import pandas as pd, hja_bayes as hb
+    >>> rows = [("j", "a", "b", "model_a")] * 30 + [("j", "b", "c", "model_a")] * 30
+    >>> data = hb.Comparisons.from_frame(pd.DataFrame(
+    ...     rows, columns=["judge", "model_a", "model_b", "winner"]))
+    >>> [str(j) for j in locked_judges(data)]
+    ["'j' (the first-shown answer in 100.0% of 60)"]
+    """
+    if not data.order_known:
+        return []
+    three = collapse_counts(data.counts)
+    K = data.n_judges
+    first = np.bincount(data.judge, three[:, 0], K)
+    second = np.bincount(data.judge, three[:, 2], K)
+    decided = first + second
+    out = []
+    for k in np.flatnonzero(decided >= LOCKED_MIN_VERDICTS):
+        share = max(first[k], second[k]) / decided[k]
+        if share >= LOCKED_SHARE:
+            slot = "first" if first[k] >= second[k] else "second"
+            out.append(LockedJudge(data.judges[k], slot, float(share), float(decided[k])))
+    return out
+
+
+def _consequence(one_orientation: bool) -> str:
+    if one_orientation:
+        return ("every pair of models is shown in one order only in these data, so their "
+                "verdicts rank the models in the order they were shown, and the consensus, in "
+                "which every judge weighs the same, is pulled toward that order")
+    return "their verdicts say next to nothing about the models"
+
+
+def warn_locked_judges(data) -> None:
+    """A DataWarning naming the locked judges (:func:`locked_judges`) of a fit without
+    position bias, what they do to it, and the two remedies."""
+    locked = locked_judges(data)
+    if not locked:
+        return
+    warn(f"{len(locked)} judge(s) chose one presentation slot in nearly every decided verdict "
+         f"(at least {LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}; "
+         f"{_consequence(data.one_orientation_only)}. Fit with position bias "
+         "(position_bias=True; hja-bayes fit --position-bias), which gives each judge's slot "
+         "preference a term of its own, or leave them out (Comparisons.select_judges)",
+         DataWarning)
+
+
+def locked_note(data) -> str | None:
+    """The report's note of :func:`warn_locked_judges` (None where no judge is locked)."""
+    locked = locked_judges(data)
+    if not locked:
+        return None
+    return (f"Judges that chose one presentation slot in nearly every decided verdict (at least "
+            f"{LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}. "
+            f"{_consequence(data.one_orientation_only).capitalize()}. This fit has no position "
+            "bias term: fit with one ('hja-bayes fit --position-bias') or leave these judges "
+            "out.")

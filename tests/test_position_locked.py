@@ -1,0 +1,125 @@
+"""Judges locked on one presentation slot: found, said, and what the advice does to the fit."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.errors import DataWarning
+from hja_bayes.position_locked import LOCKED_SHARE, locked_judges, locked_note
+
+COLUMNS = ["judge", "model_a", "model_b", "winner"]
+
+
+def rows(judge, a, b, first, ties=0, second=0):
+    return ([(judge, a, b, "model_a")] * first + [(judge, a, b, "tie")] * ties
+            + [(judge, a, b, "model_b")] * second)
+
+
+def comparisons(rows_):
+    return hb.Comparisons.from_frame(pd.DataFrame(rows_, columns=COLUMNS))
+
+
+def test_the_share_is_of_decided_verdicts_in_either_slot_and_needs_enough_of_them():
+    data = comparisons(
+        rows("first", "a", "b", 48, ties=30, second=2)       # 48 of 50 decided: 0.96
+        + rows("second", "b", "c", 1, second=39)             # 39 of 40 in the second slot
+        + rows("ninety", "a", "c", 45, second=5)             # 0.90: not locked
+        + rows("few", "a", "b", 19)                          # 19 decided: too few to say
+        + rows("both", "b", "a", 40) + rows("both", "a", "b", 40))  # wins whatever is first
+    found = {j.judge: j for j in locked_judges(data)}
+    assert sorted(found) == ["both", "first", "second"]
+    assert found["first"].slot == "first" and found["first"].share == pytest.approx(48 / 50)
+    assert found["first"].decided == 50
+    assert found["second"].slot == "second" and found["second"].share == pytest.approx(39 / 40)
+    assert str(found["second"]) == "'second' (the second-shown answer in 97.5% of 40)"
+    assert LOCKED_SHARE == 0.95
+    assert locked_judges(data.fold_order()) == []  # no slots once the order is folded
+    assert "judges locked on one presentation slot" in str(data.summary())
+    assert "'first' (the first-shown answer in 96.0% of 50)" in str(data.summary())
+
+
+#: The order in which the one-orientation panel shows the models: m3 before every other,
+#: then m0, ... (unrelated to their quality, like an alphabetical order).
+SHOWN = ["m3", "m0", "m5", "m1", "m4", "m2"]
+
+
+def panel(one_orientation: bool, seed=0, per_pair=40):
+    """Five judges that follow mu = 1.5, 0.9, 0.3, -0.3, -0.9, -1.5 (models m0..m5) and one
+    that picks the first-shown answer 98% of the time.  With ``one_orientation`` every pair
+    is shown in the order of :data:`SHOWN`, else each order half the time."""
+    rng = np.random.default_rng(seed)
+    mu = np.linspace(1.5, -1.5, 6)
+    out = []
+    for k in range(6):
+        for i in range(6):
+            for j in range(i + 1, 6):
+                for _ in range(per_pair):
+                    if one_orientation:
+                        a, b = sorted((i, j), key=lambda m: SHOWN.index(f"m{m}"))
+                    else:
+                        a, b = (i, j) if rng.random() < 0.5 else (j, i)
+                    p = 0.98 if k == 5 else 1 / (1 + np.exp(-(mu[a] - mu[b])))
+                    out.append((f"j{k}", f"m{a}", f"m{b}",
+                                "model_a" if rng.random() < p else "model_b"))
+    return comparisons(out)
+
+
+def by_model(fit, values):
+    """``values`` over the fit's models, in the order m0..m5."""
+    return pd.Series(np.asarray(values), index=list(fit.data.items)).sort_index().to_numpy()
+
+
+def consensus(fit):
+    return by_model(fit, fit.mu)
+
+
+def test_a_locked_judge_in_one_orientation_pulls_the_consensus_and_position_bias_undoes_it():
+    data = panel(one_orientation=True)
+    assert data.one_orientation_only
+    with pytest.warns(DataWarning, match=r"'j5' \(the first-shown answer in 9\d\.\d% of 600\); "
+                      "every pair of models is shown in one order only"):
+        plain = hb.fit_hja(data, rank=1)
+    honest = hb.fit_hja(data.select_judges([f"j{k}" for k in range(5)]), rank=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # no warning with the slot modelled
+        modelled = hb.fit_hja(data, rank=1, position_bias=True)
+    truth_order = list(range(6))  # m0 best
+    assert list(np.argsort(-consensus(honest))) == truth_order
+    # The locked judge ranks the models in the order they were shown; its row, counted like
+    # any other, drags the consensus toward that order (m3, shown first, up; m2, shown last,
+    # down), by several of the scores' standard errors
+    pull = consensus(plain) - consensus(honest)
+    shown_score = -np.array([SHOWN.index(f"m{i}") for i in range(6)], dtype=float)
+    assert np.corrcoef(pull, shown_score)[0, 1] > 0.8
+    se = by_model(honest, honest.wald.mu().se)
+    assert np.max(np.abs(pull) / se) > 5
+    assert list(np.argsort(-consensus(plain))) != truth_order
+    # With a term for its slot the judge's slot preference goes there (beta large, gamma
+    # small) and the consensus keeps the honest judges' order
+    judge = list(modelled.data.judges).index("j5")
+    assert modelled.beta[judge] > 2.5 and abs(modelled.gamma[judge]) < 0.5
+    assert list(np.argsort(-consensus(modelled))) == truth_order
+
+
+def test_with_both_orders_a_locked_judge_is_said_to_carry_next_to_nothing():
+    data = panel(one_orientation=False, per_pair=20)
+    assert not data.one_orientation_only
+    with pytest.warns(DataWarning, match="their verdicts say next to nothing about the models"):
+        fit = hb.fit_hja(data, rank=1)
+    assert "say next to nothing" in locked_note(fit.data)
+    assert locked_note(panel(one_orientation=False, per_pair=20).select_judges(
+        [f"j{k}" for k in range(5)])) is None
+
+
+def test_the_report_carries_the_note_without_position_bias_only():
+    from hja_bayes.reporting import build_report
+
+    data = panel(one_orientation=True, per_pair=20)
+    with pytest.warns(DataWarning, match="presentation slot"):
+        plain = hb.fit_hja(data, rank=1)
+    assert any("presentation slot" in n for n in build_report(plain).notes)
+    modelled = hb.fit_hja(data, rank=1, position_bias=True)
+    assert not any("presentation slot" in n for n in build_report(modelled).notes)
