@@ -26,8 +26,8 @@ import numpy as np
 from .categories import collapse_counts
 from .errors import DataWarning, warn
 
-__all__ = ["LOCKED_MIN_VERDICTS", "LOCKED_SHARE", "LockedJudge", "locked_judges",
-           "locked_note", "warn_locked_judges"]
+__all__ = ["LOCKED_MIN_VERDICTS", "LOCKED_SHARE", "LockedJudge", "first_shown_shares",
+           "locked_judges", "locked_note", "slot_counts", "warn_locked_judges"]
 
 #: Share of a judge's decided verdicts in one slot from which it counts as locked there.
 LOCKED_SHARE = 0.95
@@ -60,6 +60,24 @@ class LockedJudge(NamedTuple):
                 f"{self.decided:,.0f})")
 
 
+def slot_counts(data) -> tuple[np.ndarray, np.ndarray]:
+    """Each judge's decided verdicts won by the first-shown and by the second-shown answer
+    (ties aside), shape (K,) each; ``data`` must keep the presentation order."""
+    three = collapse_counts(data.counts)
+    K = data.n_judges
+    return np.bincount(data.judge, three[:, 0], K), np.bincount(data.judge, three[:, 2], K)
+
+
+def first_shown_shares(data) -> np.ndarray:
+    """Each judge's share of decided verdicts won by the first-shown answer, over the judges
+    with at least :data:`LOCKED_MIN_VERDICTS` decided verdicts (empty for folded data)."""
+    if not data.order_known:
+        return np.zeros(0)
+    first, second = slot_counts(data)
+    enough = first + second >= LOCKED_MIN_VERDICTS
+    return first[enough] / (first + second)[enough]
+
+
 def locked_judges(data) -> list[LockedJudge]:
     """The judges of ``data`` whose decided verdicts went to one presentation slot.
 
@@ -84,10 +102,7 @@ def locked_judges(data) -> list[LockedJudge]:
     """
     if not data.order_known:
         return []
-    three = collapse_counts(data.counts)
-    K = data.n_judges
-    first = np.bincount(data.judge, three[:, 0], K)
-    second = np.bincount(data.judge, three[:, 2], K)
+    first, second = slot_counts(data)
     decided = first + second
     out = []
     for k in np.flatnonzero(decided >= LOCKED_MIN_VERDICTS):

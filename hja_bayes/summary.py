@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .position_locked import LOCKED_SHARE, locked_judges
+from .position_locked import LOCKED_SHARE, first_shown_shares, locked_judges
 
 __all__ = ["ComparisonSummary", "count_of", "number", "summarise"]
 
@@ -67,6 +67,9 @@ class ComparisonSummary:
         The fewest, median and most comparisons of a judge, where there are several judges
         (each judge's sensitivity rests on its own: see
         :mod:`~hja_bayes.inference.few_verdicts`); empty for one.
+    first_shown_share : tuple of float
+        The lowest, median and highest share of a judge's decided verdicts won by the
+        first-shown answer (judges with enough of them; empty without presentation order).
     locked_judges : tuple of str
         Judges that chose one presentation slot in nearly every decided verdict, each with
         its slot and share (:func:`~hja_bayes.position_locked.locked_judges`).
@@ -92,6 +95,7 @@ class ComparisonSummary:
     cluster_column: str | None = None
     effective_clusters: float = 0.0
     comparisons_per_judge: tuple[float, ...] = ()
+    first_shown_share: tuple[float, ...] = ()
     locked_judges: tuple[str, ...] = ()
 
     def __str__(self) -> str:
@@ -120,6 +124,10 @@ class ComparisonSummary:
             least, median, most = self.comparisons_per_judge
             lines.append(f"comparisons per judge: median {number(median)} ({number(least)} to "
                          f"{number(most)})")
+        if self.first_shown_share:
+            low, median, high = self.first_shown_share
+            lines.append(f"first-shown answer's share of a judge's decided verdicts: median "
+                         f"{median:.1%} ({low:.1%} to {high:.1%})")
         if self.locked_judges:
             lines.append(f"judges locked on one presentation slot (at least {LOCKED_SHARE:.0%} "
                          f"of decided verdicts): {', '.join(self.locked_judges)}")
@@ -170,5 +178,7 @@ def summarise(data) -> ComparisonSummary:
         categories=data.categories, features=data.feature_names,
         comparisons_per_judge=() if data.n_judges < 2 else tuple(
             float(f(per_judge)) for f in (np.min, np.median, np.max)),
+        first_shown_share=() if not len(shares := first_shown_shares(data)) else tuple(
+            float(f(shares)) for f in (np.min, np.median, np.max)),
         locked_judges=tuple(map(str, locked_judges(data))),
     )

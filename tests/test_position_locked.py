@@ -39,6 +39,10 @@ def test_the_share_is_of_decided_verdicts_in_either_slot_and_needs_enough_of_the
     assert locked_judges(data.fold_order()) == []  # no slots once the order is folded
     assert "judges locked on one presentation slot" in str(data.summary())
     assert "'first' (the first-shown answer in 96.0% of 50)" in str(data.summary())
+    # every judge with 20 decided verdicts or more: 0.96, 1/40, 0.9, 1
+    assert data.summary().first_shown_share == pytest.approx((1 / 40, (0.9 + 0.96) / 2, 1))
+    assert "share of a judge's decided verdicts: median 93.0% (2.5% to 100.0%)" in str(
+        data.summary())
 
 
 #: The order in which the one-orientation panel shows the models: m3 before every other,
