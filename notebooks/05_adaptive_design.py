@@ -61,12 +61,17 @@ print(name, "-", len(frame), "verdicts;", full)
 # order only (alphabetical), so its verdicts rank the models alphabetically and pull the
 # consensus that way (see "Judge biases" in the README: with `position_bias=True`, or without
 # that judge, gpt-4 comes before claude-v1 and vicuna-13b-v1.2 before alpaca-13b). The top
-# three are the same three either way, and that set is what the replay below aims at; the
-# notebook keeps the data as they are and says it once, here.
+# three are the same three either way, and that set is what the replay below aims at.
+# Such a fit also takes that judge's verdicts for strong preferences, so `next_comparisons`
+# sends it many of the comparisons it asks for, and warns that it does. A study would refit
+# with `position_bias=True` before asking anything; the replay keeps the data's own fit, as
+# the papers fitted it, and says all this once, here.
 
 # %%
 warnings.filterwarnings("ignore", message=r"\d+ judge\(s\) chose one presentation slot",
                         category=hb.DataWarning)
+warnings.filterwarnings("ignore", message=r"\d+ of the \d+ comparisons asked for go to judges "
+                        "locked", category=hb.DataWarning)
 
 # %% [markdown]
 # ## The full data's answer

@@ -127,3 +127,21 @@ def test_the_report_carries_the_note_without_position_bias_only():
     assert any("presentation slot" in n for n in build_report(plain).notes)
     modelled = hb.fit_hja(data, rank=1, position_bias=True)
     assert not any("presentation slot" in n for n in build_report(modelled).notes)
+
+
+def test_comparisons_asked_of_a_locked_judge_by_a_fit_without_position_bias_are_warned_of():
+    data = panel(one_orientation=True, per_pair=20)
+    with pytest.warns(DataWarning, match="presentation slot"):
+        plain = hb.fit_hja(data, rank=1)
+    # the fit reads j5's verdicts as strong preferences: it is asked, and the rows say so
+    with pytest.warns(DataWarning, match=r"(\d+) of the 20 comparisons asked for go to judges "
+                      r"locked on one presentation slot: 'j5'") as caught:
+        asked = hb.next_comparisons(plain, 20, goal="ranks")
+    said = int(next(str(w.message) for w in caught if "asked for go to" in str(w.message))
+               .split(" of the")[0])
+    assert said == int((asked["judge"] == "j5").sum()) > 0
+    modelled = hb.fit_hja(data, rank=1, position_bias=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        asked = hb.next_comparisons(modelled, 20, goal="ranks")
+    assert len(asked) == 20

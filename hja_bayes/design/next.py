@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..checks import check_choice, check_integer, check_level, check_positive
-from ..errors import HJAWarning, ParameterError, warn
+from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
+from ..position_locked import locked_judges
 from . import screen as screening
 from .candidates import MAX_WORK, candidate_cells, candidate_units
 from .goals import GOALS, Goal, goal_pairs, mu_gradients, quadratic_forms
@@ -381,4 +382,23 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
             "units": int(units_total), "units_searched": len(screened.units),
             "contrasts_searched": len(screened.contrasts), "uncertainty_held": rest},
     }
+    _warn_locked_asked(fit, out)
     return out
+
+
+def _warn_locked_asked(fit, asked: pd.DataFrame) -> None:
+    """A DataWarning when rows go to judges locked on one presentation slot
+    (:mod:`~hja_bayes.position_locked`) while the fit has no position term: it then reads
+    their verdicts as strong preferences and their next ones as informative."""
+    if getattr(fit, "position_bias", True) or not len(asked):
+        return
+    locked = {j.judge: j for j in locked_judges(fit.data)}
+    hit = asked["judge"].isin(list(locked))
+    if hit.any():
+        names = ", ".join(str(locked[j]) for j in dict.fromkeys(asked.loc[hit, "judge"]))
+        warn(f"{int(hit.sum())} of the {len(asked)} comparisons asked for go to judges locked "
+             f"on one presentation slot: {names}. The fit has no position bias term, so it "
+             "reads their verdicts as preferences and expects the new ones to inform; refit "
+             "with position_bias=True (hja-bayes fit --position-bias) before choosing, or "
+             "leave them out (judges=; hja-bayes next --cost with the judges that may be "
+             "asked)", DataWarning)
