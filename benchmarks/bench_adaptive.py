@@ -691,11 +691,12 @@ REPLAYS = (("top3", 0.10, "top", 0.01), ("top3", 0.02, "top", 0.0025),
            ("all", 0.10, "tiers", 0.01), ("all", 0.02, "tiers", 0.0025))
 
 
-def mtbench_replay(seeds: int, log):
+def mtbench_replay(seeds: int, log, leave_out_locked: bool = False):
     """Replay MT-Bench's verdicts from a random start: in the order next_comparisons asks
     for (among the verdicts not yet played) or in random order, until the joint rank
     intervals separate the full data's top 3 ("top3"), or make every separation the full
-    data make ("all")."""
+    data make ("all").  ``leave_out_locked``: without the judges locked on one presentation
+    slot (:mod:`hja_bayes.position_locked`), the full data's target included."""
     try:
         frame = hb.datasets.load_ja_ranking("mtbench")
     except hb.DataError as exc:
@@ -703,13 +704,20 @@ def mtbench_replay(seeds: int, log):
         return {"skipped": str(exc)}
     frame = frame[frame.winner != "invalid"].reset_index(drop=True)
     read = dict(cluster="question_id")
+    left_out = []
+    if leave_out_locked:
+        from hja_bayes.position_locked import locked_judges
+
+        left_out = sorted(j.judge for j in locked_judges(hb.Comparisons.from_frame(frame, **read)))
+        frame = frame[~frame.judge.isin(left_out)].reset_index(drop=True)
+        log(f"MT-Bench replay without the locked judges {left_out}")
     full = hb.fit_hja(hb.Comparisons.from_frame(frame, **read), rank=1)
     full_pairs, full_width = _separations(full)
     target = _top_of(full_pairs, full.items)
     log(f"MT-Bench: full data top 3 {sorted(target) if target else None}, "
         f"{len(full_pairs)} separated pairs")
     n = len(frame)
-    out = {"rows": n, "target_top3": sorted(target), "rank": 1,
+    out = {"rows": n, "target_top3": sorted(target), "rank": 1, "left_out": left_out,
            "full_separations": sorted(map(list, full_pairs)), "cov_type": "cluster (question)",
            "full_mean_rank_interval": full_width, "runs": []}
     for name, start_share, goal, step_share in REPLAYS:
@@ -997,7 +1005,10 @@ def summarise(results) -> list[str]:
     if mt and "runs" in mt:
         lines += [
             "## MT-Bench replay", "",
-            f"{mt['rows']:,} valid verdicts (20 judges, 6 models, 80 questions), rank 1, "
+            f"{mt['rows']:,} valid verdicts ("
+            + (f"19 judges: without {', '.join(mt['left_out'])}, locked on one presentation "
+               "slot" if mt.get("left_out") else "20 judges")
+            + f", 6 models, 80 questions), rank 1, "
             f"{mt['cov_type']} covariance. The full data's joint rank intervals separate the "
             f"top 3 {mt['target_top3']} from the rest and make {len(mt['full_separations'])} "
             "separations in all. From a random start, verdicts are replayed in the order "
@@ -1042,6 +1053,8 @@ def main(argv=None):
     parser.add_argument("--methods", default="adaptive,random,arena")
     parser.add_argument("--plan-replicates", type=int, default=1000)
     parser.add_argument("--mtbench-seeds", type=int, default=20)
+    parser.add_argument("--leave-out-locked", action="store_true",
+                        help="MT-Bench replay without the judges locked on one slot")
     parser.add_argument("--coverage-seeds", type=int, default=100)
     parser.add_argument("--diagnosis-seeds", type=int, default=30)
     parser.add_argument("--diagnosis-replicates", type=int, default=20,
@@ -1102,7 +1115,7 @@ def main(argv=None):
             [[float(x) for x in c.split(":")] for c in args.caps.split(",")])}
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "mtbench" in parts:
-        results["mtbench"] = mtbench_replay(args.mtbench_seeds, log)
+        results["mtbench"] = mtbench_replay(args.mtbench_seeds, log, args.leave_out_locked)
         Path(args.out + ".json").write_text(json.dumps(results, indent=1))
     if "coverage" in parts:  # the designs and seeds not run keep their earlier runs
         methods = [m for m in args.methods.split(",") if m in COVERAGE_DESIGNS]
