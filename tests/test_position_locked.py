@@ -145,3 +145,14 @@ def test_comparisons_asked_of_a_locked_judge_by_a_fit_without_position_bias_are_
         warnings.simplefilter("error", DataWarning)
         asked = hb.next_comparisons(modelled, 20, goal="ranks")
     assert len(asked) == 20
+
+
+def test_a_plan_from_a_pilot_without_position_bias_notes_its_locked_judges():
+    data = panel(one_orientation=True, per_pair=20)
+    with pytest.warns(DataWarning, match="presentation slot"):
+        plain = hb.fit_hja(data, rank=1)
+    notes = hb.plan(plain, pairs="top", k=2, power=0.8).notes
+    assert any("locked on one presentation slot ('j5'" in n for n in notes)
+    modelled = hb.fit_hja(data, rank=1, position_bias=True)
+    assert not any("presentation slot" in n
+                   for n in hb.plan(modelled, pairs="top", k=2, power=0.8).notes)

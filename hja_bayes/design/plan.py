@@ -43,6 +43,7 @@ from ..checks import check_choice, check_integer, check_level, check_probability
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.few_verdicts import FEW_VERDICTS_SE, few_verdicts
 from ..inference.ranking import simultaneous_critical_value
+from ..position_locked import locked_judges
 from .assumed import assumed_fit
 from .candidates import allocation_information
 from .contrast_draws import ContrastDraws, pair_variances
@@ -332,6 +333,13 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     if _style_coordinates(fit, chart).size:
         notes.append("style coefficients held at the pilot's values (the style of answers yet "
                      "to be written is not known): the plan is for answers of equal style")
+    locked = (locked_judges(source.data) if isinstance(source, HJAFit)
+              and not source.position_bias else [])
+    if locked:
+        notes.append(f"the pilot has judges locked on one presentation slot "
+                     f"({', '.join(map(str, locked))}) and no position bias term: it takes "
+                     "their verdicts for information about the models, and so does this plan; "
+                     "refit the pilot with position_bias=True (hja_bayes.position_locked)")
     rho, G0, phi, note = (_icc(fit, Gmu, a, b) if isinstance(source, HJAFit)
                           else (0.0, None, 1.0, ""))
     if note:
