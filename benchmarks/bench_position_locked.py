@@ -5,7 +5,9 @@
   ``hja_bayes.position_locked`` names; the consensus at the rank BIC picks, fitted (a) as the
   data are, (b) without the locked judges, (c) with ``position_bias=True``; the models whose
   rank moves, and, for every pair whose order differs between (a) and (b), the other judges'
-  head-to-head preferences and the pooled share of decided verdicts.
+  head-to-head preferences and the pooled share of decided verdicts; the BIC of every rank
+  with and without the position term (its K parameters counted, which the rank search's BIC
+  leaves out as common to every rank).
 * ``--parts simulated``: panels of 5 judges following one consensus (rank 1, ``simulate``)
   plus one judge choosing the first-shown answer with probability 0.98, every pair shown in
   one order (a random order of the models, unrelated to their quality), 8 models, 40
@@ -85,8 +87,15 @@ def part_real() -> list[dict]:
             rows = table[table.label == j].set_index("quantity")
             locked_terms[j] = {q: [float(rows.loc[q, c]) for c in ("estimate", "lower", "upper")]
                                for q in ("gamma", "beta")}
+        bic = []  # every rank with and without the position term, its K parameters counted
+        for pb in (False, True):
+            searched = quiet_fit(data, rank="bic", position_bias=pb, patience=None)
+            extra = searched.data.n_judges * np.log(data.n_comparisons) if pb else 0.0
+            bic += [{"position_bias": pb, "rank": int(row.rank), "nll": float(row.nll),
+                     "bic": float(row.bic + extra)} for row in searched.rank_table.itertuples()]
         out.append({
             "data": name, "one_orientation_only": bool(data.one_orientation_only),
+            "bic": bic,
             "first_share_by_judge": {j: float(v) for j, v in shares.sort_values().items()},
             "locked": [j._asdict() for j in locked],
             "ranks_chosen": {key: int(fit.rank) for key, fit in fits.items()},
@@ -177,6 +186,12 @@ def markdown(result: dict) -> str:
             lines.append(f"| {m} | " + " | ".join(
                 f"{part['scores'][k][m]:.3f} ({part['ranks'][k][m]})" for k in part["scores"])
                 + " |")
+        ranks = sorted({b["rank"] for b in part.get("bic", [])})
+        if ranks:
+            value = {(b["position_bias"], b["rank"]): b["bic"] for b in part["bic"]}
+            lines += ["", "BIC by rank (the position term's K parameters counted): "
+                      + "; ".join(f"rank {r}: {value[False, r]:,.1f} without the term, "
+                                  f"{value[True, r]:,.1f} with it" for r in ranks) + "."]
         lines += ["", f"Largest shift of a score by the locked judges: "
                   f"{part['max_abs_shift']:.3f}.", ""]
         flipped = part["pairs_flipped_by_the_locked"]
