@@ -117,3 +117,25 @@ def test_warnings_name_the_callers_line():
     assert all(found.values()), {k: len(v) for k, v in found.items()}
     where = {(w.filename, w.lineno) for ws in found.values() for w in ws}
     assert {f for f, _ in where} == {__file__}, where
+
+
+def test_the_sampler_leaves_out_the_judges_the_map_left_out():
+    """A judge the MAP leaves out (one comparison) once broke the posterior: the sampler
+    built its model on every judge of the data around a fit of fewer."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=0)
+    frame = data.to_frame()  # counts per cell
+    one = frame.iloc[:1].assign(judge="newcomer", n=1.0, wins=1.0, ties=0.0)
+    both = hb.Comparisons.from_counts(pd.concat([frame, one], ignore_index=True))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = hb.fit_hja(both, rank=0)
+        idata = hb.sample_hja(both, 0, init=fit, num_warmup=20, num_samples=20, num_chains=1,
+                              progress_bar=False)
+        alone = hb.sample_hja(both, 0, num_warmup=20, num_samples=20, num_chains=1,
+                              progress_bar=False)
+    said = [str(w.message) for w in caught if issubclass(w.category, hb.DataWarning)]
+    assert any("left out of the fit: judge 'newcomer'" in m for m in said)
+    assert not any("newcomer" in m and "separation" in m for m in said)  # not checked: left out
+    assert "newcomer" not in fit.judges
+    for posterior in (idata, alone):
+        assert list(posterior.posterior["gamma"].coords["judge"].values) == list(fit.judges)

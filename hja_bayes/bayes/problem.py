@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..checks import check_flag
+from ..comparisons import Comparisons
 from ..decomposition import Decomposition, check_rank
 from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..hja import HJAFit, check_fit_inputs, fit_hja
@@ -60,10 +61,13 @@ class Request(NamedTuple):
 
 
 def resolve_init(data, rank, init, position_bias, outcome, style=None, self_preference=None):
-    """Validate a request exactly as fit_hja does and return (init fit, rank, position_bias).
+    """Validate a request exactly as fit_hja does and return (init fit, rank, position_bias,
+    data).
 
     Without ``init`` the MAP is fitted (:func:`~hja_bayes.fit_hja`); with it, the rank,
-    position bias, outcome model, terms, judges and items must match the request.
+    position bias, outcome model, terms, judges and items must match the request.  The data
+    returned are ``data`` less the judges the fit left out (``init.excluded_judges``: too few
+    comparisons, or every verdict in one slot), as the MAP was fitted without them.
 
     Raises
     ------
@@ -76,10 +80,11 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
         pb = bool(position_bias) if position_bias is not None else False
         init = fit_hja(data, rank, position_bias=pb, outcome="half" if outcome is None else outcome,
                        style=style, self_preference=self_preference)
-        return init, init.rank, pb
+        return init, init.rank, pb, _without_left_out(data, init)
     if not isinstance(init, HJAFit):
         raise ParameterError(f"init must be an HJAFit (from fit_hja), got {type(init).__name__}")
     pb = init.position_bias if position_bias is None else bool(position_bias)
+    data = _without_left_out(data, init)
     check_fit_inputs(data, pb)
     if isinstance(rank, str):
         raise IdentifiabilityError(
@@ -102,7 +107,15 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
                 "requested: fit the MAP with the same style= and self_preference=")
     if (init.judges, init.items) != (data.judges, data.items):
         raise IdentifiabilityError("init was fitted to data with other judges or items")
-    return init, r, pb
+    return init, r, pb, data
+
+
+def _without_left_out(data, init: HJAFit):
+    """``data`` without the judges ``init`` left out of its fit."""
+    if not isinstance(data, Comparisons):
+        return data  # check_fit_inputs says what it should be
+    left = set(init.excluded_judges) & set(data.judges)
+    return data.select_judges([j for j in data.judges if j not in left]) if left else data
 
 
 class Problem(NamedTuple):

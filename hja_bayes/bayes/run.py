@@ -131,7 +131,8 @@ def sample_hja(
         (only without ``init``).
     init : HJAFit, optional
         The MAP the chains start around (default: ``fit_hja(data, rank,
-        position_bias=...)``).  Its rank and position bias must match the request.
+        position_bias=...)``).  Its rank and position bias must match the request; the
+        judges it left out (``init.excluded_judges``) are left out of the posterior too.
     position_bias : bool, optional
         Per-judge position bias beta_k (default: as ``init``, else False).
     prompt_effects : {"auto", "sampled", "integrated"} or bool, optional
@@ -277,8 +278,8 @@ def sample_hja(
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
     _check_counts(num_warmup, num_samples, num_chains, seed)
     outcome = deprecated_ties(ties, outcome)
-    init, r, pb = resolve_init(data, rank, init, position_bias, outcome, style,
-                                self_preference)
+    init, r, pb, data = resolve_init(data, rank, init, position_bias, outcome, style,
+                                      self_preference)
     if target_accept_prob is None:
         target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
@@ -426,7 +427,7 @@ def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None
     if data.clusters is None:
         raise ParameterError("prompt_effects_mode needs clusters: read the data with "
                              "cluster=<question column>")
-    init, r, pb = resolve_init(data, rank, init, None, None)
+    init, r, pb, data = resolve_init(data, rank, init, None, None)
     outcome = init.outcome_model
     problem = build_problem(data, init, r, pb, True, priors, outcome, held_aux(data, outcome))
     params = prompt_start(problem.potential, problem.params0, problem.answers)

@@ -142,8 +142,9 @@ def fit_hja(
     """
     outcome = outcome_model(deprecated_ties(ties, outcome), data.categories
                             if isinstance(data, Comparisons) else None)
+    if isinstance(data, Comparisons):  # the judges left out are not checked nor warned of
+        data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
     check_fit_inputs(data, position_bias)
-    data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
     if not position_bias:
         warn_locked_judges(data)
     check_positive(tau, "tau")
