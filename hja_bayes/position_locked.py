@@ -131,7 +131,8 @@ def warn_locked_judges(data) -> None:
          f"(at least {LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}; "
          f"{_consequence(data.one_orientation_only)}. Fit with position bias "
          "(position_bias=True; hja-bayes fit --position-bias), which gives each judge's slot "
-         "preference a term of its own, or leave them out (Comparisons.select_judges)",
+         "preference a term of its own, or leave them out (leave_out=[...]; hja-bayes fit "
+         "--leave-out JUDGE)",
          DataWarning)
 
 
@@ -144,4 +145,4 @@ def locked_note(data) -> str | None:
             f"{LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}. "
             f"{_consequence(data.one_orientation_only).capitalize()}. This fit has no position "
             "bias term: fit with one ('hja-bayes fit --position-bias') or leave these judges "
-            "out.")
+            "out ('--leave-out JUDGE').")

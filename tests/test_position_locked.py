@@ -156,3 +156,24 @@ def test_a_plan_from_a_pilot_without_position_bias_notes_its_locked_judges():
     modelled = hb.fit_hja(data, rank=1, position_bias=True)
     assert not any("presentation slot" in n
                    for n in hb.plan(modelled, pairs="top", k=2, power=0.8).notes)
+
+
+def test_a_judge_left_out_on_request_is_the_fit_without_it(tmp_path, capsys):
+    from hja_bayes.cli import main
+
+    data = panel(one_orientation=True, per_pair=20)
+    honest = hb.fit_hja(data.select_judges([f"j{k}" for k in range(5)]), rank=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # asked for: nothing to warn of
+        fit = hb.fit_hja(data, rank=1, leave_out="j5")
+    np.testing.assert_allclose(fit.mu, honest.mu, atol=1e-10)
+    assert fit.excluded_judges == {"j5": "was left out on request (leave_out)"}
+    assert "left out: judge 'j5' was left out on request" in fit.summary()
+    with pytest.raises(hb.DataError, match=r"not in the data: \['j9'\]"):
+        hb.fit_hja(data, rank=1, leave_out=["j5", "j9"])
+    votes = tmp_path / "votes.csv"
+    data.to_frame().to_csv(votes, index=False)
+    assert main(["fit", str(votes), "--counts", "--rank", "1", "--leave-out", "j5", "--out",
+                 str(tmp_path / "fit")]) == 0
+    captured = capsys.readouterr()
+    assert "leaving out 'j5'" in captured.err and "presentation slot (" not in captured.err

@@ -8,8 +8,10 @@ import time
 
 import pandas as pd
 
+from ..errors import ParameterError
+
 __all__ = ["ROWS_HINT", "Progress", "add_common", "level_arg", "number_arg", "positive_int",
-           "print_table", "rank_arg"]
+           "print_table", "rank_arg", "self_preference_pairs"]
 
 
 class Progress:
@@ -94,6 +96,17 @@ level_arg = number_arg("level", 0.0, 1.0)
 SHOW_ROWS = 40
 #: Where the rows not printed are.
 ROWS_HINT = "--rows 0 prints them all, --report writes every row to CSV"
+
+
+def self_preference_pairs(text):
+    """``--self-preference``: None (absent), True (bare flag), or JUDGE=MODEL,... as a map."""
+    if text is None or text is True:
+        return text
+    pairs = [part.partition("=") for part in str(text).split(",") if part.strip()]
+    if not pairs or any(not sep or not j.strip() or not m.strip() for j, sep, m in pairs):
+        raise ParameterError(f"--self-preference takes JUDGE=MODEL pairs separated by commas "
+                             f"(or no value: judges named like models), got {text!r}")
+    return {j.strip(): m.strip() for j, _, m in pairs}
 
 
 def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",

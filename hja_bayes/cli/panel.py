@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import ParameterError
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
 from .common import (ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg,
-                     table_style)
+                     self_preference_pairs, table_style)
 from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
@@ -43,10 +43,12 @@ def _fit(data, args, progress):
 
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     outcome = args.outcome or ("ordinal" if len(data.categories) != 3 else "half")
-    self_preference = _self_preference(args.self_preference)
+    self_preference = self_preference_pairs(args.self_preference)
     style = args.style_scope if data.feature_names else None
     ties = outcome == "half" and data.ties.sum() > 0
-    extras = "".join([f", outcome {outcome}" if outcome != "half" else "",
+    extras = "".join([f", leaving out {', '.join(map(repr, args.leave_out))}"
+                      if args.leave_out else "",
+                      f", outcome {outcome}" if outcome != "half" else "",
                       f", style ({', '.join(data.feature_names)}; {style})" if style else "",
                       ", self-preference" if self_preference is not None else "",
                       ", ties counted 1/2 to each side; --outcome davidson models them"
@@ -56,21 +58,11 @@ def _fit(data, args, progress):
     # a command fits once: compile the solver quickly rather than for many fits
     fit = fit_hja(data, rank=args.rank, position_bias=args.position_bias, seed=args.seed,
                   progress=isinstance(args.rank, str) and not args.quiet, outcome=outcome,
-                  style=style, self_preference=self_preference, quick_compile=True)
+                  style=style, self_preference=self_preference, quick_compile=True,
+                  leave_out=args.leave_out)
     progress(f"fitted: rank {fit.rank}, {fit.n_iter} iterations, "
              f"{'converged' if fit.converged else 'NOT converged'}")
     return fit
-
-
-def _self_preference(text):
-    """``--self-preference``: None (absent), True (bare flag), or JUDGE=MODEL,... as a map."""
-    if text is None or text is True:
-        return text
-    pairs = [part.partition("=") for part in str(text).split(",") if part.strip()]
-    if not pairs or any(not sep or not j.strip() or not m.strip() for j, sep, m in pairs):
-        raise ParameterError(f"--self-preference takes JUDGE=MODEL pairs separated by commas "
-                             f"(or no value: judges named like models), got {text!r}")
-    return {j.strip(): m.strip() for j, _, m in pairs}
 
 
 #: ``--prompt-effects`` choices and what ``sample_hja(prompt_effects=...)`` is given.
@@ -343,6 +335,8 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool,
                         f"(default {rank_default})")
     p.add_argument("--position-bias", dest="position_bias", action="store_true",
                    default=bias_default, help="estimate a per-judge first-position bias")
+    p.add_argument("--leave-out", action="append", default=[], metavar="JUDGE",
+                   help="leave this judge out of the fit (repeat for several)")
     if bias_default:
         p.add_argument("--no-position-bias", dest="position_bias", action="store_false",
                        help="leave the position bias out")

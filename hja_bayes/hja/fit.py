@@ -43,6 +43,7 @@ def fit_hja(
     style=None,
     self_preference=None,
     min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
+    leave_out=(),
     patience: int | None = PATIENCE,
     quick_compile: bool = False,
     ties: str | None = None,
@@ -123,6 +124,11 @@ def fit_hja(
         DataWarning, in ``fit.excluded_judges`` and in ``fit.summary()``.  Every judge
         weighs equally in the consensus, so a judge with a handful of verdicts would move
         it as much as one with thousands.
+    leave_out : str or iterable of str
+        Judges to leave out by name, e.g. one locked on a presentation slot
+        (:mod:`~hja_bayes.position_locked`); recorded in ``fit.excluded_judges`` and
+        ``fit.summary()`` like those the rules above leave out (without a warning: asked
+        for).  A name not in the data is a DataError.
 
     Returns
     -------
@@ -139,11 +145,13 @@ def fit_hja(
         consensus (|mu| = 0); position bias requested on folded data.
     DisconnectedGraphError
         The pooled comparison graph is disconnected.
+    DataError
+        ``leave_out`` names a judge not in the data, or every judge is left out.
     """
     outcome = outcome_model(deprecated_ties(ties, outcome), data.categories
                             if isinstance(data, Comparisons) else None)
     if isinstance(data, Comparisons):  # the judges left out are not checked nor warned of
-        data, excluded = _leave_out(data, position_bias, min_judge_comparisons)
+        data, excluded = _leave_out(data, position_bias, min_judge_comparisons, leave_out)
     check_fit_inputs(data, position_bias)
     if not position_bias:
         warn_locked_judges(data)
@@ -228,18 +236,28 @@ def _report_candidate(row: dict) -> None:
           f"BIC {row['bic']:.3f}{cv}", file=sys.stderr, flush=True)
 
 
-def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int):
-    """The data without the judges :func:`judges_to_leave_out` names, and those judges."""
+def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, requested=()):
+    """The data without the judges asked to be left out and those :func:`judges_to_leave_out`
+    names, and those judges with the reason (the rules' warned of)."""
     check_integer(min_comparisons, "min_judge_comparisons")
-    excluded = judges_to_leave_out(data, position_bias, min_comparisons)
+    requested = [requested] if isinstance(requested, str) else list(requested)
+    unknown = [j for j in requested if j not in data.judges]
+    if unknown:
+        raise DataError(f"leave_out names judges that are not in the data: {unknown}; the "
+                        f"judges are {list(data.judges)}")
+    excluded = dict.fromkeys(requested, "was left out on request (leave_out)")
+    ruled = {name: why for name, why in judges_to_leave_out(
+        data, position_bias, min_comparisons).items() if name not in excluded}
+    excluded.update(ruled)
     if not excluded:
         return data, {}
     kept = [j for j in data.judges if j not in excluded]
     if not kept:
         raise DataError("every judge was left out: " + "; ".join(
             f"{name}: {why}" for name, why in excluded.items()))
-    warn("left out of the fit: " + "; ".join(
-        f"judge {name!r} {why}" for name, why in excluded.items()), DataWarning)
+    if ruled:
+        warn("left out of the fit: " + "; ".join(
+            f"judge {name!r} {why}" for name, why in ruled.items()), DataWarning)
     data = data.select_judges(kept)
     data.check_connected()
     return data, excluded
