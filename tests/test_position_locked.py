@@ -167,7 +167,7 @@ def test_a_judge_left_out_on_request_is_the_fit_without_it(tmp_path, capsys):
         warnings.simplefilter("error", DataWarning)  # asked for: nothing to warn of
         fit = hb.fit_hja(data, rank=1, leave_out="j5")
     np.testing.assert_allclose(fit.mu, honest.mu, atol=1e-10)
-    assert fit.excluded_judges == {"j5": "was left out on request (leave_out)"}
+    assert fit.excluded_judges == {"j5": "was left out on request"}
     assert "left out: judge 'j5' was left out on request" in fit.summary()
     with pytest.raises(hb.DataError, match=r"not in the data: \['j9'\]"):
         hb.fit_hja(data, rank=1, leave_out=["j5", "j9"])

@@ -245,7 +245,7 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, req
     if unknown:
         raise DataError(f"leave_out names judges that are not in the data: {unknown}; the "
                         f"judges are {list(data.judges)}")
-    excluded = dict.fromkeys(requested, "was left out on request (leave_out)")
+    excluded = dict.fromkeys(requested, "was left out on request")
     ruled = {name: why for name, why in judges_to_leave_out(
         data, position_bias, min_comparisons).items() if name not in excluded}
     excluded.update(ruled)
