@@ -177,3 +177,22 @@ def test_a_judge_left_out_on_request_is_the_fit_without_it(tmp_path, capsys):
                  str(tmp_path / "fit")]) == 0
     captured = capsys.readouterr()
     assert "leaving out 'j5'" in captured.err and "presentation slot (" not in captured.err
+
+
+def test_an_update_leaves_out_the_new_verdicts_of_a_judge_left_out_on_request():
+    data = panel(one_orientation=True, per_pair=20)
+    more = panel(one_orientation=True, per_pair=2, seed=1)
+    fit = hb.fit_hja(data, rank=1, leave_out=["j5"])
+    with pytest.warns(DataWarning, match=r"30 new comparisons by \['j5'\] left out"):
+        updated = fit.update(more)
+    alone = fit.update(more.select_judges([f"j{k}" for k in range(5)]))
+    np.testing.assert_allclose(updated.S, alone.S, atol=1e-12)
+    assert updated.excluded_judges == fit.excluded_judges
+    # a judge the rules left out (one comparison) still asks for a refit
+    few = hb.Comparisons.from_counts(pd.concat([data.to_frame(), pd.DataFrame(
+        {"judge": ["new"], "model_a": ["m0"], "model_b": ["m1"], "n": [1.0], "wins": [1.0],
+         "ties": [0.0]})], ignore_index=True))
+    with pytest.warns(DataWarning, match="left out of the fit: judge 'new'"):
+        ruled = hb.fit_hja(few, rank=1, position_bias=True)
+    with pytest.raises(hb.DataError, match="refit on all the verdicts"):
+        ruled.update(few.select_judges(["new"]))

@@ -18,9 +18,11 @@ import pandas as pd
 
 from ..clusters import ClusterCounts
 from ..comparisons import Comparisons, aggregate_cells
-from ..errors import DataError, HJAError, ParameterError
+from ..errors import DataError, DataWarning, HJAError, ParameterError, warn
+from ..hja.inputs import LEFT_OUT_ON_REQUEST
 from ..likelihood import cells_of
 from ..likelihood.terms import design_of
+from ..summary import number
 from ..verdicts import scale_of
 from .refine import refine
 
@@ -208,7 +210,8 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
     ------
     DataError
         New judges or models, another verdict scale, prompts on one side only, style
-        features, or verdicts by a judge the fit left out.
+        features, or verdicts by a judge the fit left out by its rules (those of a judge
+        left out on request, ``leave_out=``, are left out too, with a DataWarning).
     """
     from ..hja.result import HJAFit
 
@@ -216,6 +219,16 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
         raise ParameterError(f"update needs an HJAFit, got {type(fit).__name__}")
     new = _as_comparisons(new_data, fit.data, read_options)
     left_out = sorted(set(new.judges) & set(fit.excluded_judges))
+    asked = [j for j in left_out if fit.excluded_judges[j] == LEFT_OUT_ON_REQUEST]
+    if asked:  # left out on request: their new verdicts are too, and said so
+        kept = [j for j in new.judges if j not in asked]
+        if not kept:
+            raise DataError(f"every new verdict is by a judge the fit leaves out on request "
+                            f"({asked})")
+        warn(f"{number(new.comparisons_per_judge()[[new.judges.index(j) for j in asked]].sum())}"
+             f" new comparisons by {asked} left out, as the fit leaves those judges out on "
+             "request", DataWarning)
+        new, left_out = new.select_judges(kept), [j for j in left_out if j not in asked]
     if left_out:
         raise DataError(f"the fit left out the judges {left_out} "
                         f"({fit.excluded_judges[left_out[0]]}): refit on all the verdicts "

@@ -17,7 +17,8 @@ from ..likelihood import cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from ..position_locked import warn_locked_judges
 from . import kernels
-from .inputs import MIN_JUDGE_COMPARISONS, check_fit_inputs, deprecated_ties, judges_to_leave_out
+from .inputs import (LEFT_OUT_ON_REQUEST, MIN_JUDGE_COMPARISONS, check_fit_inputs,
+                     deprecated_ties, judges_to_leave_out)
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
@@ -245,7 +246,7 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, req
     if unknown:
         raise DataError(f"leave_out names judges that are not in the data: {unknown}; the "
                         f"judges are {list(data.judges)}")
-    excluded = dict.fromkeys(requested, "was left out on request")
+    excluded = dict.fromkeys(requested, LEFT_OUT_ON_REQUEST)
     ruled = {name: why for name, why in judges_to_leave_out(
         data, position_bias, min_comparisons).items() if name not in excluded}
     excluded.update(ruled)

@@ -13,8 +13,11 @@ from ..graphs import item_graph
 from ..likelihood import judge_totals
 from ..likelihood.terms import Position
 
-__all__ = ["MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties", "judges_to_leave_out",
-           "separated_items", "separated_judges"]
+__all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
+           "judges_to_leave_out", "separated_items", "separated_judges"]
+
+#: The reason ``fit.excluded_judges`` gives for a judge left out with ``leave_out=``.
+LEFT_OUT_ON_REQUEST = "was left out on request"
 
 #: Judges with fewer comparisons are left out of a fit by default: with so few verdicts their
 #: score row is barely estimable, yet the consensus (the mean of the rows) weighs it like any
