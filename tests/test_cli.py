@@ -84,8 +84,11 @@ def test_a_verdict_scale_below_zero_is_read_as_the_options_value(tmp_path, capsy
         "-1", "-2")
 
 
-def test_too_few_prompts_for_a_leaderboard_are_refused_with_the_command_lines_way_out(
+def test_too_few_prompts_for_rank_intervals_leave_them_empty_and_say_why_once(
         tmp_path, capsys):
+    """4 models need G - 1 >= 3 prompts' worth of rank for the joint rank intervals: with 2
+    prompts the fit, its score intervals and its report still come, the rank intervals and
+    tiers empty, said once although the terminal and the report both make the table."""
     rng = np.random.default_rng(4)
     lines = ["judge,model_a,model_b,question_id,winner"]
     for q in ("q1", "q2"):
@@ -94,11 +97,25 @@ def test_too_few_prompts_for_a_leaderboard_are_refused_with_the_command_lines_wa
             lines.append(f"j{rng.integers(2)},{a},{b},{q},{rng.choice(['model_a', 'model_b'])}")
     path = tmp_path / "two_prompts.csv"
     path.write_text("\n".join(lines) + "\n")
-    assert main(["fit", str(path), "--rank", "0", "--quiet", "--out", str(tmp_path / "a")]) == 2
-    err = capsys.readouterr().err
-    assert "rank at most G - 1 = 1" in err and "--cluster-col - treats them as independent" in err
+    assert main(["fit", str(path), "--rank", "0", "--quiet", "--report",
+                 "--out", str(tmp_path / "a")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("rank at most G - 1 = 1") == 1
+    assert "tiers are left empty" in captured.err
+    rows = [line.split() for line in captured.out.splitlines()
+            if line.split()[:1] in (["m0"], ["m1"], ["m2"], ["m3"])]
+    assert len(rows) == 4 and all(row[6:8] == ["-", "-"] and row[9] == "-" for row in rows)
+    report = (tmp_path / "a" / "report" / "report.md").read_text()
+    assert "There are no tiers or rank intervals" in report
+    assert "There are no joint rank intervals or tiers" in report  # the few-prompts note
+    assert "shaded by tier" not in (tmp_path / "a" / "report" / "report.html").read_text()
+    board = json.loads((tmp_path / "a" / "report" / "leaderboard.json").read_text())
+    assert board["meta"]["joint_refusal"].startswith("the scores of 4 models make 3 free")
+    assert all(row["rank_lower"] is None and row["score_lower"] < row["score_upper"]
+               for row in board["rows"])
     assert main(["fit", str(path), "--rank", "0", "--quiet", "--cluster-col", "-",
                  "--out", str(tmp_path / "b")]) == 0
+    assert "left empty" not in capsys.readouterr().err
 
 
 def test_how_ties_count_is_said_by_the_fit_not_by_the_data(tmp_path, capsys):

@@ -25,12 +25,14 @@ def test_bundled_prd_by_category_pooled(prd_votes, tmp_path, capsys):
                  "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "cluster-robust by 'question_id'" in captured.out
-    # math has 3 questions for 5 models: no joint rank intervals, so it is left out, saying why
-    assert "categories left out: {'math'" in captured.err
+    # math has 3 questions for 5 models: no joint rank intervals, which this table (arena
+    # style) does not show: it is kept, its Rank(UB) from its own score intervals
+    assert "left out" not in captured.err and "left empty" not in captured.err
     assert "9 categories rest on few prompts (3 to 10 each" in captured.err
     table = pd.read_csv(out)
     assert list(dict.fromkeys(table["category"]))[:2] == ["(all)", "coding"]
-    assert "math" not in set(table["category"])
+    math = table[table["category"] == "math"]
+    assert len(math) == 5 and (math["rating_lower"] < math["rating_upper"]).all()
     # a category's rows are that category's verdicts fitted alone, pooled as one judge's
     coding = prd_votes[prd_votes["category"] == "coding"]
     with warnings.catch_warnings():
@@ -54,6 +56,21 @@ def test_a_panel_per_category_and_json(tmp_path, capsys):
     categories = {row["category"] for row in saved["rows"]}
     assert "(all)" not in categories and "math" in categories  # independent: no prompt limit
     assert saved["meta"]["cov_type"] == "fisher" and saved["meta"]["by"] == "category"
+
+
+def test_a_category_with_fewer_prompts_than_models_keeps_its_rows_and_is_said_once(
+        prd_votes, capsys):
+    """Columns of joint statements (rank intervals, tiers) need more prompts than models:
+    math's 3 questions for 5 models leave them empty, said once for all categories."""
+    small = prd_votes.groupby("category")["question_id"].nunique() < 5
+    assert list(small[small].index) == ["math"]
+    assert main(["categories", "bundled:prd_vicuna80", "--by", "category", "--style",
+                 "default", "--no-overall", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("fewer prompts than models") == 1
+    assert "1 category has fewer prompts than models" in captured.err
+    math = captured.out.split("\nmath:\n")[1].split("\n\n")[0].splitlines()[1:]
+    assert len(math) == 5 and all(line.split()[6:8] == ["-", "-"] for line in math)
 
 
 def test_categories_whose_judges_rest_on_few_verdicts_are_counted_once(prd_votes, capsys):

@@ -254,18 +254,31 @@ def test_effective_clusters_and_the_warning():
 
 
 def test_a_joint_statement_needs_more_clusters_than_free_scores():
-    """5 models need G - 1 >= 4 for the joint rank intervals; 4 clusters are refused with a
-    message naming the column, per-quantity intervals still come (with few df)."""
+    """5 models need G - 1 >= 4 for the joint rank intervals; with 4 clusters they are
+    refused with a message naming the column, while the statements about one quantity at a
+    time (score intervals, with few df) still come and the leaderboard leaves the joint
+    columns empty."""
     data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=400, seed=4,
                           questions=4, question_correlation=0.2)
     fit = hb.fit_hja(data, rank=0)
-    with pytest.raises(hb.IdentifiabilityError, match=r"the scores of 5 models make 4 free "
-                                                      r"statements.*G = 4 clusters of column "
-                                                      r"'question'.*G - 1 = 3"):
-        hb.leaderboard(fit)
+    refusal = (r"the scores of 5 models make 4 free statements.*G = 4 clusters of column "
+               r"'question'.*G - 1 = 3")
+    with pytest.raises(hb.IdentifiabilityError, match=refusal):
+        fit.wald.mu_covariance()
+    with pytest.warns(hb.DataWarning, match=refusal + r".*tiers are left empty"):
+        board = hb.leaderboard(fit)
+    assert board[["rank_lower", "rank_upper", "tier"]].isna().all().all()
     table = fit.intervals()
+    mu = table[table["quantity"] == "mu"].set_index("label")
     assert table["df"].max() < 4 and np.all(table["upper"] > table["lower"])
-    assert len(hb.leaderboard(fit, inference=fit.wald_inference("fisher")))
+    np.testing.assert_allclose(board.set_index("model").loc[mu.index, "score_lower"],
+                               mu["lower"], rtol=1e-12)
+    assert board.attrs["meta"]["critical_value"] is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.DataWarning)
+        hb.leaderboard(fit, style="arena")  # no joint column shown: nothing to say
+        fisher = hb.leaderboard(fit, inference=fit.wald_inference("fisher"))
+    assert fisher["tier"].notna().all()
 
 
 def test_a_quantity_the_clusters_say_nothing_about_is_refused():

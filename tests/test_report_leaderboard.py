@@ -414,7 +414,7 @@ def test_the_judge_table_shows_the_outcome_models_parameters(outcome, names):
         assert (table["nu_upper"][[0, 2]] > [0.8, 0.5]).all()
     # the report's headers, and the glossary that explains them
     from hja_bayes.reporting.formatting import column_label
-    from hja_bayes.reporting.sentences import glossary
+    from hja_bayes.reporting.glossary import glossary
 
     expected = {"nu": "ν lower", "gap_1": "Cut gap 1 lower"}[names[0]]
     assert column_label(f"{names[0]}_lower") == expected

@@ -113,9 +113,18 @@ def _joined_signed_values(argv: list[str]) -> list[str]:
     return out
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    text = " ".join(str(message).split())
-    print(f"hja-bayes: warning: {text}", file=sys.stderr)
+def _one_line_warnings():
+    """A ``warnings.showwarning`` that prints each warning on one line, once per command
+    (the leaderboard on the terminal and the report's would otherwise say it twice)."""
+    said: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in said:
+            said.add(text)
+            print(f"hja-bayes: warning: {text}", file=sys.stderr)
+
+    return show
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", HJAWarning)  # the library's warnings reach the user
-        warnings.showwarning = _one_line_warning
+        warnings.showwarning = _one_line_warnings()
         try:
             return args.run(args)
         except BrokenPipeError:  # the reader left (`... | head`): no traceback, no "error"

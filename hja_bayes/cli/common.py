@@ -119,6 +119,11 @@ def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",
     from ..summary import count_of
 
     shown = df.head(limit) if limit and len(df) > limit else df
+    nullable = [c for c in shown.columns  # na_rep does not reach pandas' own missing value
+                if isinstance(shown[c].dtype, pd.api.extensions.ExtensionDtype)
+                and shown[c].isna().any()]
+    if nullable:
+        shown = shown.astype({c: object for c in nullable}).fillna({c: "-" for c in nullable})
     with pd.option_context("display.width", 160, "display.max_columns", 30):
         print(shown.to_string(index=False, na_rep="-", float_format="{:.3f}".format))
     if len(shown) < len(df):

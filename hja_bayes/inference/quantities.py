@@ -26,17 +26,19 @@ class Quantities:
     def _judge_index(self, judge) -> np.ndarray:
         return indices_of(judge, self.judges, "judge")
 
-    def mu_covariance(self) -> tuple[np.ndarray, np.ndarray]:
+    def mu_covariance(self, joint: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Consensus scores mu and their covariance matrix (N x N, singular: sum(mu) = 0).
 
         The joint statements made from it (rank intervals, tiers) need the N - 1 free
         scores' covariance to be of full rank: a cluster-robust one from G clusters has rank
         at most G - 1, so with G < N it is refused (IdentifiabilityError, see
-        :meth:`check_joint`).
+        :meth:`check_joint`) unless ``joint=False``, for statements about one score or one
+        difference at a time, which that rank does not limit.
         """
         value, cov = self._core_covariance
         N = len(self.items)
-        self.check_joint(N - 1, f"the scores of {N} models")
+        if joint:
+            self.check_joint(N - 1, f"the scores of {N} models")
         return value[:N].copy(), cov[:N, :N].copy()
 
     def mu_degrees_of_freedom(self) -> tuple[np.ndarray, np.ndarray]:

@@ -212,24 +212,35 @@ class WaldInference(Quantities):
         column = f" of column {c['cluster_column']!r}" if c.get("cluster_column") else ""
         return f"G = {c.get('n_clusters', self.n_clusters)} clusters{column}"
 
+    def joint_refusal(self, count: int, what: str) -> str | None:
+        """Why a joint statement about ``count`` free quantities cannot be made (None when
+        it can): a cluster-robust covariance from G clusters has rank at most G - 1, so with
+        G - 1 < ``count`` some combination of them would get variance 0.  Statements about
+        one quantity at a time (an interval of mu_i, of mu_a - mu_b) are not affected."""
+        if self.cov_type != "cluster":
+            return None
+        G = self.clustering.get("n_clusters", self.n_clusters)
+        if count <= G - 1:
+            return None
+        return (f"{what} make {count} free statements at once, but a cluster-robust "
+                f"covariance from {self._clusters_text()} has rank at most G - 1 = {G - 1}, "
+                "so some combination of them would get variance 0")
+
     def check_joint(self, count: int, what: str) -> None:
         """Refuse a joint statement about ``count`` free quantities from a cluster-robust
-        covariance of rank at most G - 1 < count (some combination would get variance 0).
+        covariance of rank at most G - 1 < count (:meth:`joint_refusal`).
 
         Raises
         ------
         IdentifiabilityError
         """
-        if self.cov_type != "cluster":
-            return
-        G = self.clustering.get("n_clusters", self.n_clusters)
-        if count > G - 1:
+        refusal = self.joint_refusal(count, what)
+        if refusal is not None:
             raise IdentifiabilityError(
-                f"{what} make {count} free statements at once, but a cluster-robust "
-                f"covariance from {self._clusters_text()} has rank at most G - 1 = {G - 1}, so "
-                "some combination of them would get variance 0. Name the prompt column (more "
-                "clusters), use per-quantity intervals (fit.intervals(), fit.bootstrap(wild="
-                "True)), or cov_type='fisher' / 'sandwich' if the verdicts are independent")
+                f"{refusal}. Name the prompt column (more clusters), use per-quantity "
+                "intervals (fit.intervals(), the leaderboard's score intervals, "
+                "fit.bootstrap(wild=True)), or cov_type='fisher' / 'sandwich' if the verdicts "
+                "are independent")
 
     def _chart_covariance(self, G: np.ndarray) -> np.ndarray:
         """``G H G^T`` (or ``G H M H G^T``) for gradients ``G`` (q, chart.dim) in the factor

@@ -61,8 +61,10 @@ def leaderboard_by(
     DataFrame
         The leaderboards, each best first, with a first column ``category``.
         ``attrs["meta"]`` says what they are and which categories were left out (a
-        category whose comparisons do not link all its models, that cannot be fitted, or
-        whose prompts are too few for joint rank intervals, is left out with a DataWarning).
+        category whose comparisons do not link all its models, or that cannot be fitted, is
+        left out with a DataWarning).  A category with fewer prompts than models (under a
+        cluster-robust covariance) keeps its rows; its joint rank intervals and tiers are
+        empty (:func:`leaderboard`).
 
     Raises
     ------
@@ -76,7 +78,7 @@ def leaderboard_by(
     for name, fit in fits.items():
         try:
             board = leaderboard(fit, level=level, scale=scale, style=style, baseline=baseline)
-        except (DataError, IdentifiabilityError) as exc:  # e.g. fewer prompts than models
+        except (DataError, IdentifiabilityError) as exc:
             skipped[name] = " ".join(str(exc).split())
             continue
         board.insert(0, "category", name)

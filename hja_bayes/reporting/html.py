@@ -11,9 +11,12 @@ import base64
 import html
 import io
 
+import pandas as pd
+
 from .content import Report
 from .formatting import html_table
-from .sentences import glossary, width_sentence
+from .glossary import glossary
+from .sentences import width_sentence
 
 __all__ = ["CSS", "interval_words", "png", "render_html"]
 
@@ -115,7 +118,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
         return '<div class="row">' + "".join(figure(n) for n in names) + "</div>"
 
     def board_class(pos, r):
-        return "tier-odd" if int(r["tier"]) % 2 == 1 else ""
+        return "" if pd.isna(r["tier"]) else "tier-odd" if int(r["tier"]) % 2 == 1 else ""
 
     def judge_class(pos, r):
         return "flag" if "high_leverage" in r and bool(r["high_leverage"]) else ""
@@ -176,7 +179,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <h2>Leaderboard</h2>
 {html_table(rep.leaderboard, "leaderboard", rep.scale, board_class)}
 <p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; {e(interval_words(rep))}.
-Rows are shaded by tier.</p>
+{"" if rep.leaderboard["tier"].isna().all() else "Rows are shaded by tier."}</p>
 {fragility}
 {row("forest", "win_probability")}
 <h2>Judges</h2>

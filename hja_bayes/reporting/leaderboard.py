@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.special import ndtri
 
 from ..checks import check_choice, check_level, index_of
-from ..errors import ParameterError
+from ..errors import DataWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
@@ -148,6 +148,10 @@ class ScoreIntervals(NamedTuple):
     df, difference_df : ndarray (N,), (N, N)
         Degrees of freedom of the t quantiles of the scores and of their differences
         (Satterthwaite's under the CR2 cluster-robust covariance; inf: normal quantiles).
+    joint_refusal : str or None
+        Why no joint statement about all the scores can be made (a cluster-robust covariance
+        from fewer clusters than models: see
+        :meth:`~hja_bayes.inference.WaldInference.joint_refusal`); None when it can.
     """
 
     items: tuple[str, ...]
@@ -159,6 +163,7 @@ class ScoreIntervals(NamedTuple):
     covariance: np.ndarray
     df: np.ndarray | None = None
     difference_df: np.ndarray | None = None
+    joint_refusal: str | None = None
 
     def critical(self, level: float, which: str = "score") -> np.ndarray:
         """The two-sided critical values at ``level``: of the scores (N,) or of the
@@ -192,10 +197,11 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
     """
     check_fit(fit)
     N = len(fit.items)
-    df = difference_df = None
+    df = difference_df = refusal = None
     if is_hja(fit):
         inference = wald(fit) if inference is None else inference
-        est, C = inference.mu_covariance()
+        est, C = inference.mu_covariance(joint=False)
+        refusal = inference.joint_refusal(N - 1, f"the scores of {N} models")
         comparisons = counts(fit.data.comparisons_per_item())
         if inference.small_sample == "CR2":
             df, difference_df = inference.mu_degrees_of_freedom()
@@ -209,7 +215,7 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
     difference = est[:, None] - est[None, :]
     return ScoreIntervals(tuple(fit.items), np.asarray(est, float), np.asarray(se, float),
                           difference, dse, comparisons, np.asarray(C, float), df,
-                          difference_df)
+                          difference_df, refusal)
 
 
 def leaderboard(
@@ -275,6 +281,9 @@ def leaderboard(
           significantly different (at the joint level) from any model already in it, and
           opens a new tier otherwise: members of a tier are pairwise indistinguishable; the
           cut into consecutive tiers is a convention;
+        - ``rank_lower``, ``rank_upper``, ``tier``: empty (``<NA>``, with a DataWarning)
+          when a cluster-robust covariance has fewer prompts than models (no joint statement
+          then: ``attrs["meta"]["joint_refusal"]``);
         - ``comparisons``: comparisons the model took part in.
 
         With ``idata``, also: ``post_mean``, ``cred_lower``, ``cred_upper`` (posterior mean
@@ -318,8 +327,17 @@ def leaderboard(
     order = np.argsort(-est, kind="stable")
     lower, upper = est - z * se, est + z * se
     rank_ub = np.array([1 + int(np.sum(lower > upper[i])) for i in range(N)])
-    joint = rank_intervals(est, sc.covariance, level, df=sc.joint_df())
-    rank_lower, rank_upper, tier = joint.lower, joint.upper, joint.tier
+    critical_value = None
+    if sc.joint_refusal is None:
+        joint = rank_intervals(est, sc.covariance, level, df=sc.joint_df())
+        rank_lower, rank_upper, tier = joint.lower, joint.upper, joint.tier
+        critical_value = joint.critical_value
+    else:  # too few prompts for a joint statement: each score's own interval still stands
+        rank_lower = rank_upper = tier = pd.array([pd.NA] * N, dtype="Int64")
+        if style == "default":
+            warn(f"{sc.joint_refusal}: the joint rank intervals (rank_lower, rank_upper) "
+                 "and tiers are left empty; the score intervals, Rank(UB) and p_better_next, "
+                 "each about one quantity, stand. More prompts give them back", DataWarning)
     p_next = neighbour_probabilities(est, sc.covariance, sc.difference_df)
 
     shown, shown_lower, shown_upper = (to_scale(x, scale) for x in (est, lower, upper))
@@ -361,8 +379,9 @@ def leaderboard(
         position_bias=bool(getattr(fit, "position_bias", False)), bayes=idata is not None,
         n_draws=n_draws, meta=table_meta(fit, "leaderboard", level, scale,
                                          inference=inference if is_hja(fit) else None,
-                                         critical_value=joint.critical_value,
-                                         joint_df=sc.joint_df(), **extra))
+                                         critical_value=critical_value,
+                                         joint_df=sc.joint_df(),
+                                         joint_refusal=sc.joint_refusal, **extra))
     return table
 
 

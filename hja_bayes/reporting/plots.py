@@ -114,7 +114,7 @@ def forest_plot(
             fmt="s", markersize=4, color=CREDIBLE_COLOR, capsize=3,
             label=f"credible {level:.0%} (posterior mean)",
         )
-    tiers = board["tier"].to_numpy()
+    tiers = board["tier"].fillna(0).to_numpy()  # no tiers (too few prompts): no lines
     for pos in range(1, n):
         if tiers[pos] != tiers[pos - 1]:
             ax.axhline(y[pos] + 0.5, color=MUTED_COLOR, linestyle=":", linewidth=0.8)

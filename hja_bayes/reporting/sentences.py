@@ -13,9 +13,7 @@ from .formatting import format_value
 from .observed import unbeaten_or_winless
 from .pairwise import win_probability_meaning
 
-__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
-           "OUTCOME_GLOSSARY", "glossary",
-           "agreement_sentence", "biases_sentence", "captions", "clusters_note",
+__all__ = ["agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
            "judges_sentence", "plural", "prompt_method_sentence", "report_notes",
            "tiers_sentence", "width_sentence"]
@@ -24,107 +22,6 @@ __all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
 INVALID_NOTE = 0.2
 #: A judge with position bias whose share of pairs seen both ways is below this gets a note.
 BOTH_ORDERS_NOTE = 0.1
-
-GLOSSARY = (
-    ("Score", "consensus score μ_i, the mean of the judges' score rows; differences are log-odds "
-              "for a judge of average sensitivity (Elo scale: 400/ln10 · μ + 1000)."),
-    ("Lower / Upper", "Wald (delta-method) interval of the score."),
-    ("Rank (UB)", "1 + the number of models whose whole interval lies above this model's "
-                  "(the Chatbot Arena convention)."),
-    ("Rank from / to", "joint rank intervals: all of them cover the true ranks at once with "
-                       "the stated probability (simultaneous intervals of every score "
-                       "difference)."),
-    ("P(better than next)", "Φ(d / se(d)) for the score difference d to the next model down. "
-                            "The pair is the one the estimates put next to each other, so the "
-                            "value is at least 0.5 by construction and overstates how sure "
-                            "that order is (blank on the last row)."),
-    ("Tier", "going down the ranking, a model joins the tier when it is not significantly "
-             "different from any model already in it (at the joint level), else it opens the "
-             "next tier: members of one tier are pairwise indistinguishable; where to cut "
-             "between tiers is a convention."),
-    ("γ", "judge sensitivity: how strongly the judge's scores follow the consensus (mean 1; "
-          "negative: reversed)."),
-    ("β", "position bias: the judge's logit bonus for the answer shown first."),
-    ("Both orders", "share of the judge's pairs of models it saw in both presentation orders; "
-                    "at 0 its β rests on the model's structure alone."),
-    ("Leverage h / ρ", "size of the judge's structured disagreement ‖(UVᵀ)_k‖, absolute and "
-                       "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
-    ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
-                      "consensus and pulls away from it."),
-    ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
-    ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
-                  "alone) with the consensus ranking; blank when its comparisons do not link "
-                  "the models it saw."),
-    ("Observed win fraction / Comparisons", "the raw data: share of their meetings the row "
-     "model won (ties 1/2), and how often each pair met, all judges and orders pooled."),
-    ("Rank selection", "one row per candidate rank: its fit's NLL, free parameters and "
-                       "criterion (BIC or CV NLL). Stopped early: its BIC could not beat the "
-                       "smaller ranks' best even at its current pace, so its fit was not run "
-                       "to the end. Skipped: not fitted, the criterion having stopped "
-                       "improving at smaller ranks (fit_hja's patience)."),
-)
-
-#: Entries for the outcome model's per-judge parameters, by the judge-table column that shows
-#: them.
-OUTCOME_GLOSSARY = {
-    "nu": ("ν (ties)", "Davidson's tie propensity of the judge: P(tie) = ν / (e^(η/2) + "
-                       "e^(−η/2) + ν), so between two equal models it ties with probability "
-                       "ν / (2 + ν); no interval for a judge that never tied (ν held at 0)."),
-    "gap_1": ("Cut gap 1, 2, …", "the gaps between the judge's positive cut points on the "
-                                 "logit scale (t₁ = gap 1, t₂ = gap 1 + gap 2, …; the cut "
-                                 "points are ±t): its ordered verdict is neutral when its "
-                                 "latent preference lies within ±t₁ (an odd number of "
-                                 "levels), and strongest beyond the outermost t."),
-}
-
-BAYES_GLOSSARY = (
-    ("Posterior mean / Cred. lower / upper", "posterior mean and equal-tailed credible "
-     "interval of the score, from the NUTS draws (same level as the Wald interval)."),
-    ("Post. rank from / to, P(best)", "equal-tailed posterior interval of the model's rank and "
-     "the posterior probability that it ranks first."),
-    ("Post. P(better than next)", "share of posterior draws in which the model's score beats "
-     "the next model's."),
-    ("< 1/n", "a posterior probability estimated as 0 from n draws: all the draws can say is "
-              "that it is below about 1/n (likewise > 1 − 1/n)."),
-    ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not) and the "
-                   "effective sample sizes of the bulk and the tails of the draws."),
-)
-
-BIAS_GLOSSARY = (
-    ("β", "position bias: the logit bonus a judge gives the answer shown first."),
-    ("style:<feature>", "the logit pull of a difference of one standard deviation in the answers' "
-                        "feature (difference over sum, e.g. of their lengths); the consensus μ "
-                        "is then the ranking when both answers have the same style."),
-    ("(panel)", "the panel's value of a style coefficient: the mean over the judges, or the "
-                "one shared coefficient."),
-    ("self", "self-preference: the logit bonus a judge gives its own model."),
-    ("Rank change", "the model's rank without the bias terms minus its rank with them: "
-                    "positive, it ranks higher once style and self-preference are controlled."),
-)
-
-AGREEMENT_GLOSSARY = (
-    ("α (Krippendorff)", "agreement of the whole panel beyond chance over units (a prompt, a pair "
-                         "of models, a presentation order): 1 is perfect agreement, 0 no better "
-                         "than chance, below 0 systematic disagreement. Ordinal: a tie counts "
-                         "as closer to either win than the two wins are to each other."),
-    ("κ (Cohen)", "agreement of two judges beyond chance on the units both judged (unweighted)."),
-    ("Accuracy", "share of the units judged by both on which the judge's verdict (first wins, "
-                 "tie, second wins) is the reference's."),
-    ("α / κ / Accuracy lower, upper", "percentile interval of a bootstrap that resamples whole "
-                                      "prompts."),
-)
-
-
-def glossary(rep) -> tuple[tuple[str, str], ...]:
-    """The "Reading the tables" entries of a :class:`~hja_bayes.reporting.Report`: the
-    general ones, and those of the parts it shows (outcome parameters, posterior, biases,
-    agreement)."""
-    outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items()
-                    if column in rep.judges.columns)
-    return (GLOSSARY + outcome + (BAYES_GLOSSARY if rep.bayes else ())
-            + (BIAS_GLOSSARY if rep.biases is not None else ())
-            + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
-
 
 def plural(n: float, word: str, many: str | None = None) -> str:
     """``"1 judge"``, ``"3 judges"``, ``"1,200 comparisons"``."""
@@ -159,16 +56,18 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
     def f(x):
         return format_value(x, "score", scale)
 
+    first = (f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
+             f"{f(top['score_lower'])} to {f(top['score_upper'])}). ")
+    if board["tier"].isna().all():  # too few prompts for a joint statement
+        return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
     n_tiers = int(board["tier"].max())
-    return (f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
-            f"{f(top['score_lower'])} to {f(top['score_upper'])}). "
-            + ("No two models can be told apart at this level: they share one tier."
-               if n_tiers == 1 and len(board) > 1 else
-               f"{plural(n_tiers, 'tier')} — {tiers_sentence(board)}. Within a tier no two "
-               "models can be told apart (jointly, at this level); going down the ranking, a "
-               "model opens the next tier once it is clearly below one member of the "
-               "current tier, so it may still be indistinguishable from others there (the "
-               "rank intervals show which)."))
+    return first + ("No two models can be told apart at this level: they share one tier."
+                    if n_tiers == 1 and len(board) > 1 else
+                    f"{plural(n_tiers, 'tier')} — {tiers_sentence(board)}. Within a tier no "
+                    "two models can be told apart (jointly, at this level); going down the "
+                    "ranking, a model opens the next tier once it is clearly below one member "
+                    "of the current tier, so it may still be indistinguishable from others "
+                    "there (the rank intervals show which).")
 
 
 def judges_sentence(judges: pd.DataFrame) -> str:
@@ -208,9 +107,13 @@ def disagreement_sentence(fit) -> str:
 
 def clusters_note(meta: dict, few: float) -> str | None:
     """A note when the cluster-robust intervals rest on fewer than ``few`` effective
-    clusters (from a table's meta), else None."""
-    if meta.get("cov_type") != "cluster" or meta.get("effective_clusters", few) >= few:
+    clusters, or on too few for the joint rank intervals (from a table's meta), else None."""
+    if meta.get("cov_type") != "cluster":
         return None
+    joint = meta.get("joint_refusal")
+    joint = joint and f"There are no joint rank intervals or tiers: {joint}."
+    if meta.get("effective_clusters", few) >= few:
+        return joint or None
     column = meta.get("cluster_column")
     source = f" (column {column!r})" if column else ""
     how = ("bias-reduced CR2 covariance with t quantiles of Satterthwaite degrees of freedom"
@@ -218,8 +121,8 @@ def clusters_note(meta: dict, few: float) -> str | None:
            "which is too narrow there")
     return (f"The intervals rest on few prompts: {plural(meta['n_clusters'], 'cluster')}"
             f"{source}, {meta['effective_clusters']:.1f} effective once their sizes are "
-            f"weighed; they use the {how}. The joint rank intervals use the smallest of "
-            "those degrees of freedom.")
+            f"weighed; they use the {how}. " + (joint or "The joint rank intervals use the "
+                                                "smallest of those degrees of freedom."))
 
 
 def convergence_sentence(table: pd.DataFrame) -> str:
