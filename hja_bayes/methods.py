@@ -128,8 +128,9 @@ def uncontrolled(self, **options):
 def update(self, new_data, **options):
     """This fit with ``new_data``'s comparisons added, warm-started here.
 
-    See :func:`hja_bayes.design.update_fit` (same judges and models; new cells and prompts
-    allowed; the rank, terms and outcome model are kept).  The fit itself is not changed.
+    See :func:`hja_bayes.design.update_fit` (new cells and prompts allowed; new judges or
+    models too, the model then fitted afresh to all the verdicts; the rank, terms and
+    outcome model are kept).  The fit itself is not changed.
     """
     from .design.update import update_fit
 

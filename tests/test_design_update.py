@@ -143,16 +143,41 @@ def test_update_of_ordered_verdicts_with_position_bias():
     np.testing.assert_allclose(updated.beta, tight.beta, atol=1e-4)
 
 
+def test_new_judges_and_models_are_added_by_a_fit_of_all_the_verdicts():
+    """A judge and a model the fit has not seen: the update is the model (rank, position
+    bias, self-preference) fitted to all the verdicts, the same as fitting them read at once,
+    matched by name (the newcomers come last in the update's order)."""
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=800, seed=6,
+                          position_bias=0.3, questions=30, question_correlation=0.3)
+    rows = pd.concat(_split(data, 0.01, seed=2))
+    late = ((rows["judge"] == "judge3") | (rows["model_a"] == "item5")
+            | (rows["model_b"] == "item5"))
+    terms = dict(position_bias=True, self_preference={"judge0": "item0"})
+    old = hb.Comparisons.from_frame(rows[~late], cluster="question_id")
+    fit = hb.fit_hja(old, rank=1, **terms)
+    assert "judge3" not in fit.judges and "item5" not in fit.items
+    updated = fit.update(rows[late])
+    assert updated.judges == fit.judges + ("judge3",) and updated.items == fit.items + ("item5",)
+    everything = hb.Comparisons.from_frame(rows, cluster="question_id")
+    tight = hb.fit_hja(everything, rank=1, tol=1e-14, max_iter=20000, **terms)
+    assert updated.converged and updated.data.n_comparisons == everything.n_comparisons
+    # the solver's stopping rule (relative change of the objective below 1e-10) leaves
+    # a gap of a few times that
+    assert abs(updated.nll - tight.nll) <= 1e-8 * tight.nll
+
+    def by_name(f):
+        return (pd.Series(f.mu, f.items), pd.Series(f.gamma, f.judges),
+                pd.Series(f.beta, f.judges), pd.Series(f.coefficient("self"), f.judges))
+
+    for got, want in zip(by_name(updated), by_name(tight)):
+        np.testing.assert_allclose(got[want.index], want, atol=1e-4)
+
+
 def test_update_refuses_what_it_cannot_merge(panel):
     old, new = panel
     fit = hb.fit_hja(old, rank=1, position_bias=True)
     stranger = pd.DataFrame({"judge": ["judge9"], "model_a": ["item0"], "model_b": ["item1"],
                              "winner": ["model_a"], "question_id": ["q1"]})
-    with pytest.raises(DataError, match="judges the fit does not know"):
-        fit.update(stranger, cluster="question_id")
-    newcomer = stranger.assign(judge="judge0", model_b="item99")
-    with pytest.raises(DataError, match="items the fit does not know"):
-        fit.update(newcomer, cluster="question_id")
     with pytest.raises(DataError, match="prompts"):
         fit.update(hb.Comparisons.from_frame(stranger.assign(judge="judge0").drop(
             columns="question_id")))
@@ -259,16 +284,21 @@ def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, c
     assert main(["fit", str(verdict_files["old"]), "--rank", "0", "--quiet",
                  "--out", str(fit_dir)]) == 0
     capsys.readouterr()
-    # a judge the fit does not know: one line, exit 2, the folder untouched
+    # verdicts without the fit's prompts: one line, exit 2, the folder untouched
     frame = pd.read_csv(verdict_files["new"])
     stranger = tmp_path / "stranger.csv"
-    frame.assign(judge="judge_new").to_csv(stranger, index=False)
+    frame.drop(columns="question_id").to_csv(stranger, index=False)
     before = (fit_dir / "arrays.npz").read_bytes()
     assert main(["update", str(fit_dir), str(stranger), "--out", str(fit_dir), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("hja-bayes: error: the new data have judges the fit does not know")
+    assert err.startswith("hja-bayes: error: ") and "prompt" in err
     assert len(err.splitlines()) == 1
     assert (fit_dir / "arrays.npz").read_bytes() == before
+    # a judge the fit does not know is added, saying how
+    frame.assign(judge="judge_new").to_csv(stranger, index=False)
+    assert main(["update", str(fit_dir), str(stranger), "--out", str(tmp_path / "fit2")]) == 0
+    assert "new judges ['judge_new']: the model is fitted afresh" in capsys.readouterr().err
+    assert hb.load_fit(tmp_path / "fit2").judges[-1] == "judge_new"
     # in place over a posterior of the earlier data: refused before anything is read
     (fit_dir / "posterior.nc").write_bytes(b"")
     assert main(["update", str(fit_dir), str(verdict_files["new"]), "--out", str(fit_dir),

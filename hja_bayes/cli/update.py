@@ -14,6 +14,7 @@ __all__ = ["add_update_command"]
 
 
 def _cmd_update(args: argparse.Namespace) -> int:
+    from ..design.update import newcomers
     from ..errors import DataError
     from ..fit_folder import POSTERIOR
     from ..persistence import load_fit
@@ -36,6 +37,11 @@ def _cmd_update(args: argparse.Namespace) -> int:
     progress(f"adding {count_of(new.n_comparisons, 'comparison')} to the fit's "
              f"{number(fit.data.n_comparisons)} (rank {fit.rank} kept: "
              "'hja-bayes fit' on all the verdicts chooses it again)")
+    added = {what: names for what, names in newcomers(fit, new).items() if names}
+    if added:
+        progress("new " + " and new ".join(f"{what} {names}" for what, names in added.items())
+                 + f": the model is fitted afresh to all the verdicts at rank {fit.rank} (a "
+                 "warm start needs the fit's own judges and models)")
     fit = fit.update(new)
     steps = f"{fit.n_iter} step{'' if fit.n_iter == 1 else 's'}"
     progress(f"updated: {steps}, {'converged' if fit.converged else 'NOT converged'}")
@@ -50,14 +56,15 @@ def add_update_command(sub) -> None:
     """Register the ``update`` subcommand."""
     upd = sub.add_parser(
         "update", help="add verdicts to a saved fit, warm-started at it",
-        description="Add new verdicts to a fit saved by 'hja-bayes fit': the fit's judges,\n"
-                    "models, rank and terms are kept, and the model is fitted to all the\n"
-                    "verdicts starting from the saved fit (the same optimum as a refit at\n"
-                    "that rank). Prints and saves as 'fit' does.",
+        description="Add new verdicts to a fit saved by 'hja-bayes fit': the fit's rank and\n"
+                    "terms are kept, and the model is fitted to all the verdicts starting\n"
+                    "from the saved fit (the same optimum as a refit at that rank). New\n"
+                    "judges or models are added, the model then fitted afresh to all the\n"
+                    "verdicts (the fit's folder holds them). Prints and saves as 'fit' does.",
         epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options), its "
                "prompts from the\n  fit's prompt column unless --cluster-col names another, "
-               "and numeric verdicts on\n  the fit's --verdict-scale; new prompts and pairs "
-               "are fine, new judges or models\n  are not (refit with 'hja-bayes fit').\n\n"
+               "and numeric verdicts on\n  the fit's --verdict-scale; new prompts, pairs, "
+               "judges and models are fine.\n\n"
                "the loop of adaptive design:\n"
                "  hja-bayes next fit1 --budget 500 --goal top --out next.csv\n"
                "  (collect the verdicts next.csv asks for into new.csv)\n"

@@ -5,7 +5,9 @@ counts, a new cell joins; prompts are matched by name), and the solver restarts 
 fit's own solution (its blocks, term coefficients, outcome parameters and final proximal
 weight) at the fit's rank, terms, outcome model and ridge.  The optimum is the one a full
 refit of the merged data at that rank reaches; only the path is shorter.  The rank is kept:
-refit with ``fit_hja(..., rank="bic")`` to choose it again.
+refit with ``fit_hja(..., rank="bic")`` to choose it again.  New judges or models join after
+the fit's own; the model is then fitted afresh to the merged data (no warm start: the fit
+has no parameters for them).
 """
 
 from __future__ import annotations
@@ -26,29 +28,31 @@ from ..summary import number
 from ..verdicts import scale_of
 from .refine import refine
 
-__all__ = ["merge_comparisons", "refit_from", "update_fit"]
+__all__ = ["merge_comparisons", "newcomers", "refit_from", "refit_with_newcomers",
+           "update_fit"]
 
 
-def _codes(names, known, what: str) -> np.ndarray:
+def _codes(names, known) -> np.ndarray:
     lookup = {n: i for i, n in enumerate(known)}
-    missing = [n for n in names if n not in lookup]
-    if missing:
-        raise DataError(
-            f"the new data have {what}s the fit does not know: {missing[:5]}; update keeps the "
-            f"fit's {what}s (to add {what}s, refit on all the verdicts: fit_hja, or "
-            "'hja-bayes fit')")
     return np.array([lookup[n] for n in names], dtype=np.int64)
 
 
+def _extended(known: tuple[str, ...], names) -> tuple[str, ...]:
+    """``known`` followed by the names it lacks, in their order (old codes stay valid)."""
+    have = set(known)
+    return tuple(known) + tuple(n for n in names if n not in have)
+
+
 def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
-    """The cells of ``old`` with ``new``'s verdicts added (judges and items of ``old``).
+    """The cells of ``old`` with ``new``'s verdicts added.
+
+    The judges and items are ``old``'s, followed by those only ``new`` names (in its order).
 
     Raises
     ------
     DataError
-        When ``new`` names a judge or item that ``old`` lacks, uses another verdict scale,
-        lacks the prompts that ``old`` carries (or carries prompts that ``old`` lacks), or
-        carries style features.
+        When ``new`` uses another verdict scale, lacks the prompts that ``old`` carries (or
+        carries prompts that ``old`` lacks), or carries style features.
     """
     if not isinstance(new, Comparisons):
         raise ParameterError(f"new data must be Comparisons or a DataFrame of verdicts, got "
@@ -66,8 +70,8 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
     if old.feature_names or new.feature_names:
         raise DataError("update does not merge style features (their transform depends on the "
                         "whole data): refit on all the verdicts (fit_hja, or 'hja-bayes fit')")
-    jmap = _codes(new.judges, old.judges, "judge")
-    imap = _codes(new.items, old.items, "item")
+    judges, items = _extended(old.judges, new.judges), _extended(old.items, new.items)
+    jmap, imap = _codes(new.judges, judges), _codes(new.items, items)
     new_cells = (jmap[new.judge], imap[new.first], imap[new.second])
     names = cluster = None
     if old.clusters is not None:
@@ -78,7 +82,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
                 index[n] = len(names)
                 names.append(n)
         cluster = np.array([index[n] for n in new.clusters.names], dtype=np.int64)
-    merged = _merged_in_order(old, new, new_cells, names, cluster)
+    merged = _merged_in_order(old, new, new_cells, names, cluster, judges, items)
     if merged is not None:
         return merged
     # cells not in the readers' order: aggregate everything again
@@ -92,7 +96,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
         rows = [np.concatenate([a[oc.cell], b[nc.cell]]) for a, b in zip(cells[:3], added[:3])]
         rows.append(np.concatenate([oc.counts, nc.counts]))
         cluster = np.concatenate([oc.cluster, cluster[nc.cluster]])
-    return aggregate_cells(old.judges, old.items, *rows[:3], rows[3], cluster=cluster,
+    return aggregate_cells(judges, items, *rows[:3], rows[3], cluster=cluster,
                            cluster_names=names, **_record(old, new))
 
 
@@ -127,11 +131,12 @@ def _insert_rows(a: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.insert(a.view(row).ravel(), at, zero).view(a.dtype).reshape(-1, a.shape[1])
 
 
-def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
+def _merged_in_order(old, new, new_cells, names, cluster, judges,
+                     items) -> Comparisons | None:
     """The merge when ``old``'s cells (and prompt entries) are in the readers' order, strictly
     increasing keys: the few new keys are inserted, nothing is sorted again (None otherwise).
     The same cells, entries and order as :func:`aggregate_cells` on all the rows."""
-    N = old.n_items
+    N = len(items)
     old_keys = (old.judge * N + old.first) * N + old.second
     if np.any(np.diff(old_keys) <= 0):
         return None
@@ -158,7 +163,7 @@ def _merged_in_order(old, new, new_cells, names, cluster) -> Comparisons | None:
                   nc.counts)
         clusters = ClusterCounts(tuple(names), np.insert(oc.cluster, at, added // m),
                                  np.insert(old_cell, at, added % m), entry_counts, None)
-    return Comparisons(judges=old.judges, items=old.items, **cells, counts=counts,
+    return Comparisons(judges=judges, items=items, **cells, counts=counts,
                        clusters=clusters, **_record(old, new))
 
 
@@ -192,8 +197,10 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
     ----------
     fit : HJAFit
     new_data : Comparisons or DataFrame
-        New verdicts by the fit's judges on the fit's models (new cells and new prompts are
-        fine).  A DataFrame is read by :meth:`Comparisons.from_frame` with
+        New verdicts: new cells and new prompts are fine, and so are new judges and models
+        (then the model is fitted afresh to all the verdicts at the fit's rank and terms,
+        :func:`refit_with_newcomers`: a warm start needs the fit's own parameters).  A
+        DataFrame is read by :meth:`Comparisons.from_frame` with
         ``read_options``; by default its prompts from the fit's prompt column
         (``cluster=``) and numeric verdicts on the fit's scale (``scale=``).
     tol, max_iter
@@ -209,9 +216,9 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
     Raises
     ------
     DataError
-        New judges or models, another verdict scale, prompts on one side only, style
-        features, or verdicts by a judge the fit left out by its rules (those of a judge
-        left out on request, ``leave_out=``, are left out too, with a DataWarning).
+        Another verdict scale, prompts on one side only, style features, or verdicts by a
+        judge the fit left out by its rules (those of a judge left out on request,
+        ``leave_out=``, are left out too, with a DataWarning).
     """
     from ..hja.result import HJAFit
 
@@ -234,7 +241,31 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
                         f"({fit.excluded_judges[left_out[0]]}): refit on all the verdicts "
                         "(fit_hja, or 'hja-bayes fit')")
     data = merge_comparisons(fit.data, new)
+    if data.judges != fit.data.judges or data.items != fit.data.items:
+        return refit_with_newcomers(fit, data, tol=tol, max_iter=max_iter)
     return refit_from(fit, data, tol=tol, max_iter=max_iter)
+
+
+def newcomers(fit, data: Comparisons) -> dict[str, list[str]]:
+    """The judges and models of ``data`` that ``fit`` does not have (``{"judges": [...],
+    "models": [...]}``, empty lists where there are none)."""
+    return {"judges": [j for j in data.judges if j not in fit.judges],
+            "models": [i for i in data.items if i not in fit.items]}
+
+
+def refit_with_newcomers(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
+    """``fit``'s model (rank, position bias, self-preference, outcome model, ridge) fitted
+    afresh to ``data``, which add judges or models: :func:`~hja_bayes.hja.fit_hja`, whose
+    rules (judges with too few comparisons, a comparison graph that falls apart) apply to
+    the newcomers as to a first fit.  The judges the fit left out stay out."""
+    from ..hja.fit import fit_hja
+
+    position = next((t for t in fit.terms if t.name == "position"), False)
+    own = next((t for t in fit.terms if t.name == "self"), None)
+    new_fit = fit_hja(data, fit.rank, position_bias=position, self_preference=own,
+                      ridge=fit.ridge, outcome=fit.outcome, tol=tol, max_iter=max_iter)
+    return replace(new_fit, rank_table=None,
+                   excluded_judges={**fit.excluded_judges, **new_fit.excluded_judges})
 
 
 def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
