@@ -2,9 +2,12 @@
 and its criterion against a direct dense computation in the orthonormal chart."""
 
 import re
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 import hja_bayes as hb
 from hja_bayes.cli import main
@@ -249,6 +252,28 @@ def test_prompts_go_where_the_two_answers_were_shown_least():
                               judges={"judge0": ["item0", "item2"]})
     assert len(out) == 4
     assert sorted(out.prompt) == ["p3", "p4", "p5", "p6"]
+
+
+def test_a_pilot_with_fewer_prompts_than_models_is_answered_and_told_to_add_prompts():
+    """4 prompts for 5 models: the cluster-robust covariance makes no joint statement, so
+    the goal's critical value comes from the Fisher covariance (the joint rank intervals'
+    max-|t| over the 10 differences: between one interval's and Bonferroni's), with a
+    warning naming
+    the remedy; before, no design came at all."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=400, seed=4,
+                          questions=4, question_correlation=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # few prompts: said by the fit
+        fit = hb.fit_hja(data, rank=0)
+    with pytest.warns(hb.DataWarning, match=r"G - 1 = 3.*critical value from the Fisher "
+                                            r"covariance.*new prompts \(prompts="):
+        out = hb.next_comparisons(fit, 12, goal="top", k=2, prompts=["n1", "n2", "n3"])
+    assert len(out) == 12 and set(out.prompt) <= {"n1", "n2", "n3"}
+    critical = out.attrs["meta"]["critical_value"]
+    assert 1.96 < critical < float(norm.ppf(1 - 0.025 / 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.DataWarning)  # no joint statement in "pairs"
+        hb.next_comparisons(fit, 5, goal="pairs")
 
 
 @pytest.mark.parametrize("kwargs, message", [

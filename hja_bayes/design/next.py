@@ -80,6 +80,11 @@ class DesignContext:
         else:
             self.cov_type = fit.cov_type if cov_type is None else cov_type
             self.robust = fit.wald_inference(self.cov_type)
+        N = len(fit.items)
+        #: why the deciding covariance makes no joint statement (fewer prompts than
+        #: models), or None; the critical value then comes from the Fisher covariance
+        self.joint_refusal = None if self.robust is None else self.robust.joint_refusal(
+            N - 1, f"the scores of {N} models")
         chart = self.fisher.chart
         self.chart = chart
         self.sigma = self.fisher._chart_covariance(np.eye(chart.dim))
@@ -106,9 +111,10 @@ class DesignContext:
         return vF, quadratic_forms(G, self._robust_sigma)
 
     def critical_value(self, level: float) -> float:
-        """The max-|t| critical value of the joint rank intervals at ``level``."""
+        """The max-|t| critical value of the joint rank intervals at ``level`` (from the
+        Fisher covariance where the deciding one makes no joint statement)."""
         cov = (np.cov(self.draws, rowvar=False) if self.draws is not None
-               else self.robust.mu_covariance()[1])
+               else (self.fisher if self.joint_refusal else self.robust).mu_covariance()[1])
         return simultaneous_critical_value(cov, level)
 
 
@@ -294,6 +300,12 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     else:
         ctx = DesignContext(fit, cov_type, posterior)
     fit = ctx.fit
+    if ctx.joint_refusal and goal != "pairs":
+        warn(f"{ctx.joint_refusal}: the goal's joint intervals take their critical value from "
+             "the Fisher covariance, and the fit's leaderboard has no rank intervals until "
+             f"there are more prompts than models ({len(fit.items)}): ask for these "
+             "comparisons on new prompts (prompts=; hja-bayes next --prompts FILE)",
+             DataWarning)
     units = candidate_units(fit, judges=judges, cost=cost, candidates=candidates)
     units_total = units.size
     large = units.size * ctx.chart.dim > MAX_WORK
