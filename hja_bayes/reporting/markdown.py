@@ -5,7 +5,7 @@ from __future__ import annotations
 from .content import Report
 from .formatting import md_escape, md_table
 from .html import interval_words
-from .sentences import glossary
+from .glossary import glossary
 
 __all__ = ["render_markdown"]
 
