@@ -14,10 +14,16 @@ few-verdicts warning (``hja_bayes.inference.few_verdicts``) was raised.
 * ``--parts bayes``: on three of the designs, the 95% equal-tailed posterior intervals of
   ``sample_hja`` (2 chains x (300 + 500), default priors) against the Wald intervals of the
   same panels.
+* ``--parts many_judges``: panels of 50, 100 and 300 judges (crowd raters) over 10 models:
+  Wald coverage, the scores' inflation (the least-squares slope of the estimated on the
+  true differences, minus 1), the warning's ``inflation_shift`` and who is warned, with the
+  rule of median se(gamma_k) alone and with the shift as well; then the posterior on three
+  of those designs (``--many-seeds`` and ``--bayes-seeds`` panels).
 
 Usage: ``python benchmarks/bench_few_verdicts.py [--seeds 200] [--bayes-seeds 60]
-[--parts wald,higher_rank,bayes]``.  Writes ``benchmarks/results/few_verdicts.json`` and
-``.md``, keeping the parts not run from an earlier run.
+[--many-seeds 100] [--parts wald,higher_rank,bayes,many_judges]``.  Writes
+``benchmarks/results/few_verdicts.json`` and ``.md``, keeping the parts not run from an
+earlier run.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import hja_bayes as hb
-from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE
+from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE, INFLATION_SHIFT, inflation_shift
 
 OUT = Path(__file__).parent / "results"
 DESIGNS = [(3, 5), (5, 10), (10, 20), (20, 10)]  # (judges, models)
@@ -40,6 +46,8 @@ PER_JUDGE = (20, 50, 100, 200, 400)
 BAYES = [(20, 10, 0, 20), (5, 10, 0, 20), (10, 10, 1, 50)]  # (judges, models, rank, verdicts)
 HIGHER = [(5, 8, 1, 40), (5, 8, 1, 100), (10, 10, 1, 50), (10, 10, 1, 200), (5, 8, 2, 100)]
 BUCKETS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.4, np.inf)
+MANY = [(K, 10, n) for K in (50, 100, 300) for n in (20, 50, 100, 200)]
+MANY_BAYES = [(100, 10, 0, 20), (300, 10, 0, 20), (300, 10, 0, 100)]
 
 
 def covered(lower, upper, truth) -> float:
@@ -52,16 +60,22 @@ def wald_panel(K: int, N: int, per_judge: int, seed: int, rank: int = 0):
                               comparisons_per_judge=per_judge, seed=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = hb.fit_hja(data, rank=rank).intervals()
+        fit = hb.fit_hja(data, rank=rank)
+        table = fit.intervals()
+        mu, cov = fit.wald.mu_covariance()
     warned = any("rest on few verdicts" in str(w.message) for w in caught)
     drifted = any("drifting towards judges" in str(w.message) for w in caught)
     a, b = np.triu_indices(N, 1)
     diff = table[table.quantity == "mu_diff"]
     gamma = table[table.quantity == "gamma"]
+    true = truth.mu[a] - truth.mu[b]
+    estimate = mu[a] - mu[b]
     return data, truth, {
-        "mu_diff": covered(diff.lower.values, diff.upper.values, truth.mu[a] - truth.mu[b]),
+        "mu_diff": covered(diff.lower.values, diff.upper.values, true),
         "gamma": covered(gamma.lower.values, gamma.upper.values, truth.gamma),
-        "se_gamma": float(np.median(gamma.se.values)), "warned": warned, "drifted": drifted}
+        "se_gamma": float(np.median(gamma.se.values)), "warned": warned, "drifted": drifted,
+        "inflation": float(estimate @ true / (true @ true) - 1),
+        "shift": inflation_shift(gamma.se.values, mu, cov)}
 
 
 def mean_mcse(values) -> tuple[float, float]:
@@ -137,9 +151,27 @@ def part_higher_rank(seeds: int) -> dict:
     return {"designs": rows, "split": split_by_warning(panels)}
 
 
-def part_bayes(seeds: int) -> list[dict]:
+def part_many_judges(seeds: int) -> list[dict]:
     rows = []
-    for K, N, rank, per_judge in BAYES:
+    for K, N, per_judge in MANY:
+        t = time.time()
+        got = [wald_panel(K, N, per_judge, seed)[2] for seed in range(seeds)]
+        row = design_row(got, K=K, N=N, per_judge=per_judge, seeds=seeds)
+        row["inflation"], row["inflation_mcse"] = mean_mcse([g["inflation"] for g in got])
+        row["shift_median"] = float(np.median([g["shift"] for g in got]))
+        row["warned_by_se_alone"] = float(np.mean([g["se_gamma"] > FEW_VERDICTS_SE
+                                                   for g in got]))
+        rows.append(row)
+        print(f"K={K} N={N} {per_judge} verdicts/judge: mu_diff {row['mu_diff']:.3f} "
+              f"({row['mu_diff_mcse']:.3f}), inflation {row['inflation']:.3f}, shift "
+              f"{row['shift_median']:.2f}, warned {row['warned']:.2f} (by se alone "
+              f"{row['warned_by_se_alone']:.2f}) [{time.time() - t:.0f} s]", flush=True)
+    return rows
+
+
+def part_bayes(seeds: int, designs=BAYES) -> list[dict]:
+    rows = []
+    for K, N, rank, per_judge in designs:
         t = time.time()
         got = []
         for seed in range(seeds):
@@ -223,6 +255,33 @@ def markdown(result: dict) -> str:
                          f"{r['bayes_gamma']:.3f} ({r['bayes_gamma_mcse']:.3f}) | "
                          f"{r['wald_gamma']:.3f} ({r['wald_gamma_mcse']:.3f}) | "
                          f"{r['seconds']:.0f} |")
+    many = result.get("many_judges")
+    if many:
+        load = many.get("load")
+        at = f", load {min(load):.1f}-{max(load):.1f}" if load else ""
+        lines += ["", f"Many judges ({many['when']}{at}; `--parts many_judges`): rank-0 panels of "
+                  "10 models. Inflation: the least-squares slope of the estimated on the true "
+                  "differences, minus 1. Shift: the warning's `inflation_shift` (median over "
+                  f"panels); it warns above {INFLATION_SHIFT:g}, or where the median "
+                  f"se(gamma_k) is above {FEW_VERDICTS_SE:g} (the rule alone: 'by se').", "",
+                  "| judges | verdicts per judge | panels | mu_i - mu_j | gamma_k | inflation "
+                  "| median se(gamma_k) | shift | warned | by se |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in many["wald"]:
+            lines.append(f"| {r['K']} | {r['per_judge']} | {r['seeds']} | {r['mu_diff']:.3f} "
+                         f"({r['mu_diff_mcse']:.3f}) | {r['gamma']:.3f} | {r['inflation']:.3f}"
+                         f" ({r['inflation_mcse']:.3f}) | {r['se_gamma_median']:.3f} | "
+                         f"{r['shift_median']:.2f} | {r['warned']:.0%} | "
+                         f"{r['warned_by_se_alone']:.0%} |")
+        lines += ["", "The posterior on three of them, as above:", "",
+                  "| judges | verdicts per judge | panels | mu_i - mu_j posterior | Wald | "
+                  "gamma_k posterior | Wald | seconds |", "|---|---|---|---|---|---|---|---|"]
+        for r in many["bayes"]:
+            lines.append(f"| {r['K']} | {r['per_judge']} | {r['seeds']} | "
+                         f"{r['bayes_mu_diff']:.3f} ({r['bayes_mu_diff_mcse']:.3f}) | "
+                         f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
+                         f"{r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
+                         f"{r['seconds']:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -236,19 +295,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--bayes-seeds", type=int, default=60)
-    parser.add_argument("--parts", default="wald,higher_rank,bayes")
+    parser.add_argument("--many-seeds", type=int, default=100)
+    parser.add_argument("--parts", default="wald,higher_rank,bayes,many_judges")
     args = parser.parse_args()
     parts = args.parts.split(",")
-    load = [os.getloadavg()[0]]
     saved = OUT / "few_verdicts.json"
     result = json.loads(saved.read_text()) if saved.exists() else {}
-    result.update({"when": time.strftime("%Y-%m-%d %H:%M"), "version": hb.__version__})
+    first = [p for p in ("wald", "higher_rank", "bayes") if p in parts]
+    when, load = time.strftime("%Y-%m-%d %H:%M"), [os.getloadavg()[0]]
     for part, run in (("wald", part_wald), ("higher_rank", part_higher_rank),
                       ("bayes", part_bayes)):
         if part in parts:
             result[part] = run(args.bayes_seeds if part == "bayes" else args.seeds)
-    load.append(os.getloadavg()[0])
-    result["load"] = [min(load), max(load)]
+    if first:  # the header's time and load are those of the first three parts
+        load.append(os.getloadavg()[0])
+        result.update(when=when, load=[min(load), max(load)], version=hb.__version__)
+    if "many_judges" in parts:
+        many = {"when": time.strftime("%Y-%m-%d %H:%M"), "load": [os.getloadavg()[0]]}
+        many.update(wald=part_many_judges(args.many_seeds),
+                    bayes=part_bayes(args.bayes_seeds, MANY_BAYES))
+        many["load"] = [many["load"][0], os.getloadavg()[0]]
+        result["many_judges"] = many
     OUT.mkdir(exist_ok=True)
     (OUT / "few_verdicts.json").write_text(json.dumps(result, indent=1))
     (OUT / "few_verdicts.md").write_text(markdown(result))

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE
+from hja_bayes.inference.few_verdicts import (FEW_VERDICTS_SE, INFLATION_SHIFT, few_verdicts_note,
+                                              inflation_shift)
 
 
 def gamma_se(fit) -> np.ndarray:
@@ -33,6 +34,38 @@ def test_intervals_warn_when_the_judges_rest_on_few_verdicts():
     rank_1, _ = hb.simulate(n_judges=6, n_items=8, rank=1, comparisons_per_judge=20, seed=0)
     with pytest.warns(hb.DataWarning, match="rest on few verdicts each"):
         gamma_se(hb.fit_hja(rank_1, rank=1))
+
+
+def test_the_inflation_shift_is_the_median_difference_in_se_times_half_the_squared_se():
+    rng = np.random.default_rng(3)
+    mu, gse = rng.normal(size=8), rng.uniform(0.1, 0.5, size=12)
+    A = rng.normal(size=(8, 8))
+    cov = A @ A.T / 50
+    t = [abs(mu[i] - mu[j]) / np.sqrt(cov[i, i] + cov[j, j] - 2 * cov[i, j])
+         for i in range(8) for j in range(i + 1, 8)]
+    assert inflation_shift(gse, mu, cov) == pytest.approx(np.median(gse) ** 2 / 2
+                                                          * np.median(t), rel=1e-12)
+    assert inflation_shift(gse[:1], mu, cov) == 0.0  # one judge: gamma is 1 by definition
+
+
+def test_many_judges_warn_where_each_has_enough_verdicts_for_a_few():
+    """300 judges of 100 verdicts each: se(gamma_k) below the few-verdicts line, but the
+    scores' inflation (a few percent) is large against intervals this narrow: warned, the
+    text saying why; 5 judges of those 100 verdicts stay quiet."""
+    crowd, _ = hb.simulate(n_judges=300, n_items=10, rank=0, comparisons_per_judge=100, seed=2)
+    fit = hb.fit_hja(crowd, rank=0)
+    with pytest.warns(hb.DataWarning, match="rest on few verdicts each for this many judges "
+                                            r"\(median standard error of gamma_k 0\.[0-9]+, "
+                                            r"300 judges\).*with 300 judges the inflation"):
+        se = gamma_se(fit)
+    assert np.median(se) < FEW_VERDICTS_SE
+    mu, cov = fit.wald.mu_covariance()
+    assert inflation_shift(se, mu, cov) > INFLATION_SHIFT
+    note = few_verdicts_note(se, 0, False, mu, cov)  # the report's
+    assert note.startswith("The judges' sensitivities rest on few verdicts each for this many "
+                           "judges") and "With 300 judges the inflation" in note
+    panel, _ = hb.simulate(n_judges=5, n_items=10, rank=0, comparisons_per_judge=100, seed=2)
+    gamma_se(hb.fit_hja(panel, rank=0))  # warnings are errors here
 
 
 def test_a_fit_drifting_towards_no_consensus_says_so():

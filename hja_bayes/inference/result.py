@@ -361,7 +361,8 @@ class WaldInference(Quantities):
         value, G = self._core_gradient
         cov = self._chart_covariance(G)
         N, K = len(self.items), len(self.judges)
-        warn_few_verdicts(np.sqrt(np.diagonal(cov)[N:N + K]), self.rank)
+        warn_few_verdicts(np.sqrt(np.diagonal(cov)[N:N + K]), self.rank, value[:N],
+                          cov[:N, :N])
         return value, cov
 
     @cached_property
