@@ -100,13 +100,14 @@ def warn_few_verdicts(gamma_se: np.ndarray, rank: int, mu=None, mu_cov=None) -> 
             "standard errors: it does not shrink as judges are added, the intervals do, and "
             "the Wald intervals of mu_i - mu_j cover less than their level (simulated rank-0 "
             "panels of 50 to 300 judges where this fires: 0.61-0.91)")
+    pooled = "one pooled judge (judge=None; hja-bayes fit --judge-col -)"
     remedy = ("The Bayesian model's posterior covered 0.93-0.97 on such panels (sample_hja; "
-              "hja-bayes fit --bayes); more verdicts per judge, or one pooled judge "
-              "(judge=None) when only the consensus is wanted, also avoid it") if not many else (
+              f"hja-bayes fit --bayes); more verdicts per judge, or {pooled} when only the "
+              "consensus is wanted, also avoid it") if not many else (
         "The Bayesian model's posterior (sample_hja; hja-bayes fit --bayes) narrows the gap "
         "without closing it (100 judges of 20 verdicts: 0.91 against 0.78; 300: 0.82 against "
-        "0.62); more verdicts per judge close it, and one pooled judge (judge=None) avoids it "
-        "when only the consensus is wanted")
+        f"0.62); more verdicts per judge close it, and {pooled} avoids it when only the "
+        "consensus is wanted")
     warn("the judges' sensitivities rest on few verdicts each"
          + ("" if few else " for this many judges")
          + f" (median standard error of gamma_k {median:.2g}, "
