@@ -262,6 +262,9 @@ def test_cli_plan_from_assumed_scores(tmp_path, capsys):
                        (["--models", "3"], "give --gap"),
                        (["--models", "3", "--gap", "0.2", "--icc", "0.1"],
                         "--icc needs --prompts"),
+                       (["--models", "300", "--gap", "0.3"],  # not Elo points: too many models
+                        "spread over 89.7 logits, more than 30 (the far pairs never in doubt): "
+                        "give the scores you expect (--scores FILE"),
                        (["--scores", str(tmp_path / "bad.csv")], "no column score")):
         assert main(["plan", *args]) == 2
         err = capsys.readouterr().err

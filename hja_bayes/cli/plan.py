@@ -91,6 +91,13 @@ def _check_source(args: argparse.Namespace) -> str | None:
         return "--allocation is for a saved fit: assumed scores compare every pair equally often"
     if args.models is not None and args.gap is None:
         return "--models N spaces the models --gap apart: give --gap"
+    from ..design.assumed import LARGEST_SPREAD
+
+    if args.models is not None and (args.models - 1) * abs(args.gap) > LARGEST_SPREAD:
+        return (f"--models {args.models} spaced --gap {args.gap:g} apart spread over "
+                f"{(args.models - 1) * abs(args.gap):.4g} logits, more than {LARGEST_SPREAD:g} "
+                "(the far pairs never in doubt): give the scores you expect (--scores FILE, "
+                "e.g. your leaderboard's, in logits) and --gap for the difference to detect")
     if args.fit_dir is None and args.icc is not None and args.prompts is None:
         return "--icc needs --prompts: assumed scores have no prompts of their own"
     return None
