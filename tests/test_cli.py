@@ -381,6 +381,11 @@ def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
     oriented = hb.confidence.from_probability_table(new.features, new.human).features
     assert np.allclose(scored["confidence"], ranker.predict_confidence(oriented), rtol=0, atol=1e-12)
     assert np.array_equal(scored["agree"], new.agree) and np.array_equal(scored["verdict"], new.verdict)
+    # the file's own other columns lead each row, so a scored verdict can be found again
+    given = pd.read_csv(tmp_path / "new.csv")
+    kept = [c for c in given.columns if c not in ("p1", "p2", "p3")]
+    assert kept and list(scored.columns[:len(kept)]) == kept
+    pd.testing.assert_frame_equal(scored[kept], given[kept])
     threshold = meta["certificate"]["threshold"]
     assert np.array_equal(scored["trusted"], scored["confidence"] >= threshold if threshold is not None else False)
     # new data without human labels: scored all the same

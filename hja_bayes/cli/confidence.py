@@ -94,7 +94,7 @@ def _apply(args, folder: str) -> int:
     import numpy as np
 
     from ..confidence import load_ranker
-    from ..confidence.pipeline import apply_ranker, features_for_apply
+    from ..confidence.pipeline import NAMED_SOURCES, apply_ranker, features_for_apply
 
     progress = Progress(args.quiet)
     ranker = load_ranker(folder)
@@ -105,6 +105,13 @@ def _apply(args, folder: str) -> int:
     features, agree, _, verdict = features_for_apply(spec, args.data, data_dir=args.data_dir)
     frame, summary = apply_ranker(ranker, features, agree)
     frame.insert(0, "verdict", np.asarray(verdict))
+    if args.data not in NAMED_SOURCES:  # the file's own other columns (ids, ...) lead its rows
+        import pandas as pd
+
+        rows = pd.read_csv(args.data)
+        rows = rows.drop(columns=[c for c in spec.get("columns", ()) if c in rows.columns]
+                         + [c for c in frame.columns if c in rows.columns])
+        frame = pd.concat([rows.reset_index(drop=True), frame], axis=1)
     print(ranker.certificate_.describe())
     line = f"{summary['n']} verdicts: {summary['coverage']:.1%} trusted"
     if agree is not None and summary.get("agreement_trusted") is not None:
