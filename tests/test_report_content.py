@@ -152,3 +152,20 @@ def test_the_tiers_sentence_of_a_large_board_names_the_top_tiers_only():
     assert one.startswith("tier 1: m0, m1,") and one.endswith("m29 and 970 more")
     small = pd.DataFrame({"model": ["a", "b", "c"], "tier": [1, 2, 2]})
     assert tiers_sentence(small) == "tier 1: a; tier 2: b, c"
+
+
+def test_a_crowds_judge_lists_name_the_first_twenty_and_count_the_rest():
+    from hja_bayes.reporting.sentences import named, report_notes
+
+    assert named(["a", "b"], 5) == "a, b"
+    many = [f"j{i}" for i in range(45)]
+    assert named(many, 300) == (", ".join(many[:20]) + " and 25 more (45 of 300; the judges "
+                                "table has them all)")
+    fit = small_fit()
+    judges = pd.DataFrame({"judge": fit.judges, "gamma": 0.1, "gamma_lower": -1.0,
+                           "gamma_upper": 1.0})
+    judges = pd.concat([judges] * 6, ignore_index=True)  # 24 rows, every interval across 0
+    judges["judge"] = [f"rater{i}" for i in range(len(judges))]
+    flat = [n for n in report_notes(fit, judges, None) if "cannot be told from 0" in n]
+    assert len(flat) == 1 and flat[0].endswith("rater19 and 4 more (24 of 24; the judges "
+                                               "table has them all).")

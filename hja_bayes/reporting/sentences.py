@@ -15,7 +15,7 @@ from .pairwise import win_probability_meaning
 
 __all__ = ["agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
-           "judges_sentence", "plural", "prompt_method_sentence", "report_notes",
+           "judges_sentence", "named", "plural", "prompt_method_sentence", "report_notes",
            "tiers_sentence", "width_sentence"]
 
 #: A judge losing more than this share of its rows to invalid verdicts gets a note.
@@ -83,7 +83,7 @@ def judges_sentence(judges: pd.DataFrame) -> str:
     if "high_leverage" in judges.columns:
         flagged = [str(j) for j in judges.loc[judges["high_leverage"].astype(bool), "judge"]]
         parts.append("High sensitivity with high leverage: "
-                     + (", ".join(flagged) if flagged else "none") + ".")
+                     + (named(flagged, len(judges)) if flagged else "none") + ".")
     if "beta" in judges.columns:
         big = judges.loc[judges["beta"].abs().idxmax()]
         side = "first" if big["beta"] > 0 else "second"
@@ -233,6 +233,16 @@ def agreement_sentence(agreement) -> str:
     return text
 
 
+def named(names, of: int, most: int = 20) -> str:
+    """``names`` joined by commas, the first ``most`` of them and a count of the rest (a
+    crowd's judge list would fill the page), ``of`` saying how many there are in all."""
+    names = [str(n) for n in names]
+    if len(names) <= most:
+        return ", ".join(names)
+    return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names)} of "
+            f"{of}; the judges table has them all)")
+
+
 def _percent(x: float) -> str:
     return f"{100 * x:.1f}%" if x < 0.995 else "100%"
 
@@ -250,7 +260,8 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     elif "both_orders" in judges.columns:
         low = judges[judges["both_orders"] < BOTH_ORDERS_NOTE]
         if len(low):
-            shown = ", ".join(f"{r.judge} ({_percent(r.both_orders)})" for r in low.itertuples())
+            shown = named([f"{r.judge} ({_percent(r.both_orders)})" for r in low.itertuples()],
+                          len(judges))
             notes.append("Judges that saw (almost) every pair of models in one order only "
                          f"(share of pairs seen both ways): {shown}. Their β rests on the "
                          "model's structure, not on their own pairs; read it as confounded "
@@ -279,22 +290,23 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     if against:
         notes.append("Judge(s) whose sensitivity γ is below 0, interval included where there "
                      "is one (their ranking runs against the consensus): "
-                     + ", ".join(against) + ".")
+                     + named(against, len(judges)) + ".")
     flat = judges[(judges["gamma_lower"] <= 0) & (judges["gamma_upper"] >= 0)]["judge"].tolist()
     if flat:
         notes.append("Judge(s) whose sensitivity γ cannot be told from 0 (its interval "
                      "includes 0: no detectable agreement with the consensus): "
-                     + ", ".join(flat) + ".")
+                     + named(flat, len(judges)) + ".")
     if "invalid_share" in judges.columns:
         lost = judges[judges["invalid_share"] > INVALID_NOTE]
         if len(lost):
             notes.append("Judges whose verdict was unusable in many of their rows (those rows "
                          "left out of the fit; share of the judge's rows): "
-                         + ", ".join(f"{r.judge} {_percent(r.invalid_share)}"
-                                     for r in lost.itertuples()) + ".")
+                         + named([f"{r.judge} {_percent(r.invalid_share)}"
+                                  for r in lost.itertuples()], len(judges)) + ".")
     if data.dropped_judges:
         notes.append("Judges with no usable verdict at all, left out: "
-                     + ", ".join(data.dropped_judges) + ".")
+                     + named(data.dropped_judges, len(judges) + len(data.dropped_judges))
+                     + ".")
     if judges.attrs.get("conditional_beta"):
         notes.append("With prompt effects the posterior's position biases β are per prompt "
                      "(answers of typical quality), on another scale than the Wald β, which "
