@@ -57,6 +57,12 @@ class BTLFit:
     ridge: float
     comparisons: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        """One line: what was fitted and whether it converged (no arrays)."""
+        return (f"BTLFit({len(self.items)} models, {self.n_comparisons:,.0f} comparisons, "
+                f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
+                f"in {self.n_iter} iterations; .table(level) for the scores)")
+
     @property
     def se(self) -> np.ndarray:
         """Standard errors of the centred scores."""

@@ -16,6 +16,20 @@ def test_repr_of_a_fit_is_one_short_line():
     assert "converged" in text
 
 
+def test_results_print_as_one_short_line():
+    """What a notebook shows for a result: one line, no arrays (a wild bootstrap's default
+    repr ran to 26,000 characters)."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=300, seed=1,
+                          questions=40, question_correlation=0.2)
+    fit = hb.fit_hja(data, rank=0)
+    results = [fit.wald, fit.bootstrap(n=3, seed=1), fit.bootstrap(wild=True, n=20),
+               fit.fragility(), hb.fit_pooled_btl(small_fit().data)]
+    for result in results:
+        text = repr(result)
+        assert "\n" not in text and len(text) < 200 and "array" not in text, text
+        assert text.startswith(type(result).__name__ + "(")
+
+
 def test_mistakes_get_hints():
     fit = small_fit()
     frame = fit.data.to_frame()

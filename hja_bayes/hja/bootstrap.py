@@ -52,6 +52,14 @@ class Bootstrap(NamedTuple):
     items: tuple[str, ...]
     nu: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        """One line: what was resampled and how it went (no arrays)."""
+        n = len(self.converged)
+        return (f"Bootstrap({n:,} replicates resampling "
+                f"{'prompts' if self.cluster else 'comparisons'}, "
+                f"{int(np.sum(self.converged)):,} converged, {len(self.judges)} judges, "
+                f"{len(self.items)} models; .table(level) for intervals)")
+
     def table(self, level: float = 0.95) -> pd.DataFrame:
         """Bootstrap sd and percentile intervals of mu, gamma (and beta when it varies, nu
         with Davidson ties).

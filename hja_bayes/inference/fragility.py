@@ -87,6 +87,10 @@ class Fragility(NamedTuple):
     predicted: int | None
     refits: int
 
+    def __repr__(self) -> str:
+        """One line: the sentence, and where the set is (no table)."""
+        return f"Fragility({self.sentence[:-1]}; .items lists them)"
+
     @property
     def share(self) -> float:
         """``count / total`` (NaN when nothing was found)."""

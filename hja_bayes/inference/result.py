@@ -114,6 +114,13 @@ class WaldInference(Quantities):
     cluster_design: ClusterDesign | None = field(default=None, repr=False)
     clustering: dict = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line: the covariance, the panel and the rank (no arrays)."""
+        how = {"cluster": f"cluster-robust ({self.small_sample}, {self._clusters_text()})"}.get(
+            self.cov_type, self.cov_type)
+        return (f"WaldInference({how} covariance, {len(self.judges)} judges, "
+                f"{len(self.items)} models, rank {self.rank}; .intervals(level) for the table)")
+
     def __post_init__(self):
         K = len(self.judges)
         if self.coef is None:

@@ -85,6 +85,12 @@ class WildBootstrap(NamedTuple):
     items: tuple[str, ...]
     inference: object
 
+    def __repr__(self) -> str:
+        """One line: the replicates, their weights and clusters (no arrays)."""
+        return (f"WildBootstrap({self.n:,} replicates, {self.kind} weights on "
+                f"{self.weights.shape[1]:,} clusters, {len(self.judges)} judges, "
+                f"{len(self.items)} models; .table(level) for intervals)")
+
     @property
     def cluster(self) -> bool:
         """Always True: clusters are the unit."""
