@@ -19,9 +19,11 @@ few-verdicts warning (``hja_bayes.inference.few_verdicts``) was raised.
   true differences, minus 1), the warning's ``inflation_shift`` and who is warned, with the
   rule of median se(gamma_k) alone and with the shift as well; then the posterior on three
   of those designs (``--many-seeds`` and ``--bayes-seeds`` panels).
+* ``--parts empirical``: the posterior with ``HJAPriors(gamma_scale="empirical")`` on those
+  three designs and two small ones (20 and 5 judges of 20 verdicts).
 
 Usage: ``python benchmarks/bench_few_verdicts.py [--seeds 200] [--bayes-seeds 60]
-[--many-seeds 100] [--parts wald,higher_rank,bayes,many_judges]``.  Writes
+[--many-seeds 100] [--parts wald,higher_rank,bayes,many_judges,empirical]``.  Writes
 ``benchmarks/results/few_verdicts.json`` and ``.md``, keeping the parts not run from an
 earlier run.
 """
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 import hja_bayes as hb
+from hja_bayes.bayes import HJAPriors
 from hja_bayes.inference.few_verdicts import FEW_VERDICTS_SE, INFLATION_SHIFT, inflation_shift
 
 OUT = Path(__file__).parent / "results"
@@ -48,6 +51,7 @@ HIGHER = [(5, 8, 1, 40), (5, 8, 1, 100), (10, 10, 1, 50), (10, 10, 1, 200), (5, 
 BUCKETS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.4, np.inf)
 MANY = [(K, 10, n) for K in (50, 100, 300) for n in (20, 50, 100, 200)]
 MANY_BAYES = [(100, 10, 0, 20), (300, 10, 0, 20), (300, 10, 0, 100)]
+EMPIRICAL = MANY_BAYES + [(20, 10, 0, 20), (5, 10, 0, 20)]
 
 
 def covered(lower, upper, truth) -> float:
@@ -169,7 +173,7 @@ def part_many_judges(seeds: int) -> list[dict]:
     return rows
 
 
-def part_bayes(seeds: int, designs=BAYES) -> list[dict]:
+def part_bayes(seeds: int, designs=BAYES, priors=None) -> list[dict]:
     rows = []
     for K, N, rank, per_judge in designs:
         t = time.time()
@@ -179,7 +183,8 @@ def part_bayes(seeds: int, designs=BAYES) -> list[dict]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", hb.HJAWarning)
                 post = hb.sample_hja(data, rank=rank, num_chains=2, num_warmup=300,
-                                     num_samples=500, seed=seed, progress_bar=False)
+                                     num_samples=500, seed=seed, progress_bar=False,
+                                     priors=priors or HJAPriors())
             mu = post.posterior["mu"].values.reshape(-1, N)
             gamma = post.posterior["gamma"].values.reshape(-1, K)
             a, b = np.triu_indices(N, 1)
@@ -187,9 +192,11 @@ def part_bayes(seeds: int, designs=BAYES) -> list[dict]:
             glo, ghi = np.quantile(gamma, [0.025, 0.975], axis=0)
             got.append({"bayes_mu_diff": covered(lo, hi, truth.mu[a] - truth.mu[b]),
                         "bayes_gamma": covered(glo, ghi, truth.gamma),
-                        "wald_mu_diff": wald["mu_diff"], "wald_gamma": wald["gamma"]})
+                        "wald_mu_diff": wald["mu_diff"], "wald_gamma": wald["gamma"],
+                        "gamma_scale": float(post.posterior.attrs["gamma_scale"])})
         row = {"K": K, "N": N, "rank": rank, "per_judge": per_judge, "seeds": seeds,
-               "seconds": time.time() - t}
+               "seconds": time.time() - t,
+               "gamma_scale_median": float(np.median([g["gamma_scale"] for g in got]))}
         for q in ("bayes_mu_diff", "wald_mu_diff", "bayes_gamma", "wald_gamma"):
             row[q], row[q + "_mcse"] = mean_mcse([g[q] for g in got])
         rows.append(row)
@@ -282,6 +289,22 @@ def markdown(result: dict) -> str:
                          f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
                          f"{r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
                          f"{r['seconds']:.0f} |")
+    empirical = result.get("empirical")
+    if empirical:
+        lo, hi = empirical["load"]
+        lines += ["", f"The posterior with `HJAPriors(gamma_scale=\"empirical\")` "
+                  f"({empirical['when']}, load {min(lo, hi):.1f}-{max(lo, hi):.1f}; "
+                  "`--parts empirical`): the prior sd of gamma_k - 1 from the MAP, net of its "
+                  "noise (median over panels in the last column); Wald on the same panels:", "",
+                  "| judges | verdicts per judge | panels | mu_i - mu_j posterior | Wald | "
+                  "gamma_k posterior | Wald | seconds | gamma_scale |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in empirical["rows"]:
+            lines.append(f"| {r['K']} | {r['per_judge']} | {r['seeds']} | "
+                         f"{r['bayes_mu_diff']:.3f} ({r['bayes_mu_diff_mcse']:.3f}) | "
+                         f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
+                         f"{r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
+                         f"{r['seconds']:.0f} | {r['gamma_scale_median']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -296,7 +319,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--bayes-seeds", type=int, default=60)
     parser.add_argument("--many-seeds", type=int, default=100)
-    parser.add_argument("--parts", default="wald,higher_rank,bayes,many_judges")
+    parser.add_argument("--parts", default="wald,higher_rank,bayes,many_judges,empirical")
     args = parser.parse_args()
     parts = args.parts.split(",")
     saved = OUT / "few_verdicts.json"
@@ -316,6 +339,11 @@ def main() -> None:
                     bayes=part_bayes(args.bayes_seeds, MANY_BAYES))
         many["load"] = [many["load"][0], os.getloadavg()[0]]
         result["many_judges"] = many
+    if "empirical" in parts:
+        start, load0 = time.strftime("%Y-%m-%d %H:%M"), os.getloadavg()[0]
+        rows = part_bayes(args.bayes_seeds, EMPIRICAL, HJAPriors(gamma_scale="empirical"))
+        result["empirical"] = {"when": start, "load": [load0, os.getloadavg()[0]],
+                               "rows": rows}
     OUT.mkdir(exist_ok=True)
     (OUT / "few_verdicts.json").write_text(json.dumps(result, indent=1))
     (OUT / "few_verdicts.md").write_text(markdown(result))

@@ -51,3 +51,50 @@ def test_prior_predictive_outcomes_and_figure(design, prior):
     assert prior.draws["V"].shape == (DRAWS, 8, 1) and prior.judge_pairs.shape == (DRAWS, 4 * 28)
     fig = prior_predictive_plot(prior)
     assert type(fig) is Figure and len(fig.axes) == 2
+
+
+def test_an_empirical_gamma_scale_is_the_judges_spread_net_of_their_noise(monkeypatch):
+    """A crowd of 100 judges of 20 verdicts each, true sensitivities 1 + 0.3 z: the
+    estimates spread about 0.6 (mostly noise), the method of moments about 0.3 (its own
+    sampling sd about 0.04 here, so 0.15-0.45 is a wide margin); sample_hja samples with
+    it in place of "empirical"."""
+    import warnings
+
+    import hja_bayes as hb
+    import hja_bayes.bayes.run as run
+    from hja_bayes.bayes.priors import (EMPIRICAL_GAMMA_FLOOR, empirical_gamma_scale,
+                                        resolve_priors)
+
+    data, truth = simulate(100, 6, 0, 20, seed=5)
+    assert 0.2 < np.std(truth.gamma) < 0.4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # a crowd: warned
+        fit = hb.fit_hja(data, 0)
+        se = fit.wald.gamma().se
+    assert np.std(fit.gamma) > 0.45
+    scale = empirical_gamma_scale(fit)
+    assert scale == pytest.approx(np.sqrt(np.var(fit.gamma, ddof=1) - np.mean(se ** 2)))
+    assert 0.15 < scale < 0.45
+    assert resolve_priors(HJAPriors(gamma_scale="empirical"), fit).gamma_scale == scale
+    assert resolve_priors(HJAPriors(), fit) == HJAPriors()
+    for bad in ("auto", 0.0, -1.0):
+        with pytest.raises(hb.ParameterError, match="gamma_scale"):
+            resolve_priors(HJAPriors(gamma_scale=bad), fit)
+    # judges that agree more than their noise says: the floor
+    from types import SimpleNamespace
+
+    errors = SimpleNamespace(gamma=lambda: SimpleNamespace(se=np.full(5, 0.3)))
+    alike = SimpleNamespace(gamma=np.array([0.9, 1.0, 1.1, 1.0, 1.0]), wald=errors)
+    assert empirical_gamma_scale(alike) == EMPIRICAL_GAMMA_FLOOR
+    # sample_hja builds its model with the resolved scale
+    seen = {}
+
+    def capture(data, init, rank, pb, prompt, priors, *rest):
+        seen["priors"] = priors
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(run, "build_problem", capture)
+    with pytest.raises(RuntimeError, match="captured"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        hb.sample_hja(data, 0, init=fit, priors=HJAPriors(gamma_scale="empirical"))
+    assert seen["priors"].gamma_scale == scale

@@ -167,6 +167,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),
+    (("fit", "{csv}", "--bayes", "--gamma-scale", "0"), "a positive number or 'empirical'"),
     (("report", "{tmp}"), "no saved fit"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
     (("confidence", "apply", "{tmp}"), "usage"),
@@ -248,6 +249,23 @@ def test_prompt_effects_without_prompts_are_refused_before_the_fit(csv_file, cap
     assert err.strip().splitlines()[-1] == ("hja-bayes: error: --prompt-effects integrated "
                                             "needs prompts: name their column with --cluster-col")
     assert "fitting" not in err
+
+
+def test_the_gamma_scale_reaches_the_sampler(monkeypatch, capsys):
+    import hja_bayes.bayes
+
+    seen = []
+
+    def fake(*args, priors, **kwargs):
+        seen.append(priors.gamma_scale)
+        raise hb.DataError("stopped here")
+
+    monkeypatch.setattr(hja_bayes.bayes, "sample_hja", fake)
+    for given, wanted in ((["--gamma-scale", "empirical"], "empirical"), ([], 1.0),
+                          (["--gamma-scale", "0.4"], 0.4)):
+        assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--bayes", "--quiet",
+                     "--cluster-col", "-", *given]) == 2
+        assert "stopped here" in capsys.readouterr().err and seen[-1] == wanted
 
 
 def test_samples_are_checked_before_any_work(csv_file, capsys):
@@ -541,7 +559,7 @@ def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, caps
     asked = []
     monkeypatch.setattr(hja_bayes.bayes, "sample_hja",
                         lambda *a, **options: asked.append(options["progress_bar"]))
-    args = Namespace(bayes=True, samples=10, warmup=None, chains=2, seed=0)
+    args = Namespace(bayes=True, samples=10, warmup=None, chains=2, seed=0, gamma_scale=1.0)
     fit = Namespace(rank=0)
     for terminal, quiet in ((True, False), (False, False), (True, True)):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)

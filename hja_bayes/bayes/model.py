@@ -303,6 +303,9 @@ def hja_model(
     r = rank
     sizes = raw_sizes(K, N, r)
     z_mu = numpyro.sample("z_mu", dist.Normal(0.0, priors.mu_scale).expand([N - 1]).to_event(1))
+    if isinstance(priors.gamma_scale, str):
+        raise ParameterError(f"gamma_scale={priors.gamma_scale!r} is read from a fit: "
+                             "sample_hja resolves it (bayes.priors.resolve_priors)")
     z_gamma = numpyro.sample(
         "z_gamma", dist.Normal(0.0, priors.gamma_scale).expand([K - 1]).to_event(1))
     if r > 0:

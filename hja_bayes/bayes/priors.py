@@ -17,7 +17,11 @@ import numpy as np
 from ..checks import check_positive
 from ..errors import ParameterError, warn
 
-__all__ = ["HJAPriors", "aux_prior", "coefficient_scales"]
+__all__ = ["EMPIRICAL_GAMMA_FLOOR", "HJAPriors", "aux_prior", "coefficient_scales",
+           "empirical_gamma_scale", "resolve_priors"]
+
+#: The smallest spread ``gamma_scale="empirical"`` gives the judges' sensitivities.
+EMPIRICAL_GAMMA_FLOOR = 0.1
 
 
 class HJAPriors(NamedTuple):
@@ -27,8 +31,11 @@ class HJAPriors(NamedTuple):
     ----------
     mu_scale : float
         Standard deviation of the centred consensus scores mu (default 1.5).
-    gamma_scale : float
+    gamma_scale : float or "empirical"
         Standard deviation of ``gamma_k - 1`` on the plane ``sum(gamma) = K`` (default 1).
+        "empirical": the judges' own spread, estimated from the MAP the sampler starts at
+        (:func:`empirical_gamma_scale`), for panels of many judges with few verdicts each
+        (a crowd of raters), where sd 1 lets every judge's noise inflate the scores.
     U_scale : float
         Entry scale of the centred Gaussian judge loadings U (default 1).
     beta_scale : float
@@ -64,7 +71,7 @@ class HJAPriors(NamedTuple):
     """
 
     mu_scale: float = 1.5
-    gamma_scale: float = 1.0
+    gamma_scale: float | str = 1.0
     U_scale: float = 1.0
     beta_scale: float = 1.0
     gram_pin: float = 0.1
@@ -121,3 +128,40 @@ def coefficient_scales(names, priors: HJAPriors) -> np.ndarray:
         return priors.coef_scale
 
     return np.array([float(scale(str(n))) for n in names], dtype=float)
+
+
+def empirical_gamma_scale(fit) -> float:
+    """The judges' spread of sensitivities, net of their estimates' noise: the method of
+    moments ``sqrt(var(gamma_k) - mean(se(gamma_k)^2))`` over the fit's judges, at least
+    :data:`EMPIRICAL_GAMMA_FLOOR`.
+
+    The spread of the estimates is the true one plus their sampling variance; with many
+    judges of few verdicts each the latter dominates, and a prior as wide as the estimates
+    (the default sd 1) leaves each judge's small-sample inflation in the posterior of mu.
+    The estimate ignores its own uncertainty (an empirical-Bayes plug-in), so it suits
+    panels of many judges, not five.
+    """
+    gamma = np.asarray(fit.gamma, dtype=float)
+    if gamma.size < 2:
+        return 1.0
+    se = np.asarray(fit.wald.gamma().se, dtype=float)
+    spread = float(np.var(gamma, ddof=1) - np.mean(se ** 2))
+    return max(float(np.sqrt(max(spread, 0.0))), EMPIRICAL_GAMMA_FLOOR)
+
+
+def resolve_priors(priors: HJAPriors, fit) -> HJAPriors:
+    """``priors`` with a data-dependent scale (``gamma_scale="empirical"``) replaced by its
+    value from ``fit`` (the MAP the sampler starts at); other values are checked.
+
+    Raises
+    ------
+    ParameterError
+        For a ``gamma_scale`` that is neither a positive number nor "empirical".
+    """
+    if isinstance(priors.gamma_scale, str):
+        if priors.gamma_scale != "empirical":
+            raise ParameterError(f"gamma_scale must be a positive number or 'empirical', "
+                                 f"got {priors.gamma_scale!r}")
+        return priors._replace(gamma_scale=empirical_gamma_scale(fit))
+    check_positive(priors.gamma_scale, "gamma_scale")
+    return priors

@@ -67,7 +67,7 @@ from .chains import chains_bar, one_program
 from .integrated import SAMPLING_TOLERANCE
 from .laplace import laplace_at, posterior_mode, preconditioned, whitened_starts
 from .outcomes import held_aux
-from .priors import HJAPriors
+from .priors import HJAPriors, resolve_priors
 from .problem import (
     build_problem,
     prompt_setting,
@@ -280,6 +280,7 @@ def sample_hja(
     outcome = deprecated_ties(ties, outcome)
     init, r, pb, data = resolve_init(data, rank, init, position_bias, outcome, style,
                                       self_preference)
+    priors = resolve_priors(priors, init)
     if target_accept_prob is None:
         target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
@@ -361,6 +362,7 @@ def sample_hja(
              "num_warmup": int(num_warmup), "sampling_time": float(elapsed),
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
              "n_judges": data.n_judges, "n_items": data.n_items,
+             "gamma_scale": float(priors.gamma_scale),
              "prompt_method_reason": prompt_reason,
              "quadrature": ",".join(str(int(m)) for m in quadrature)}
     idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
@@ -428,6 +430,7 @@ def prompt_effects_mode(data: Comparisons, rank: int = 1, *, init: HJAFit | None
         raise ParameterError("prompt_effects_mode needs clusters: read the data with "
                              "cluster=<question column>")
     init, r, pb, data = resolve_init(data, rank, init, None, None)
+    priors = resolve_priors(priors, init)
     outcome = init.outcome_model
     problem = build_problem(data, init, r, pb, True, priors, outcome, held_aux(data, outcome))
     params = prompt_start(problem.potential, problem.params0, problem.answers)

@@ -68,6 +68,20 @@ def positive_int(text: str, least: int = 1) -> int:
     return value
 
 
+def gamma_scale_arg(text: str) -> float | str:
+    """``--gamma-scale``: "empirical", or a positive number."""
+    if text == "empirical":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'empirical', got "
+                                         f"{text!r}")
+    return value
+
+
 def number_arg(name: str, low: float, high: float = float("inf"), *,
                closed_low: bool = False):
     """An argument type: a number strictly between ``low`` and ``high`` (from ``low`` on

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
-from .common import (ROWS_HINT, Progress, add_common, positive_int, print_table, rank_arg,
-                     self_preference_pairs, table_style)
+from .common import (ROWS_HINT, Progress, add_common, gamma_scale_arg, positive_int,
+                     print_table, rank_arg, self_preference_pairs, table_style)
 from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
@@ -86,7 +86,7 @@ def _prompt_effects(data, args):
 def _sample(data, fit, args, progress, prompts):
     if not args.bayes:
         return None
-    from ..bayes import sample_hja
+    from ..bayes import HJAPriors, sample_hja
 
     warmup = args.samples if args.warmup is None else args.warmup
     asked, method, why = prompts
@@ -96,7 +96,7 @@ def _sample(data, fit, args, progress, prompts):
              + ("" if progress.bar else "; no progress bar: standard error is not a terminal"))
     idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
                        num_chains=args.chains, seed=args.seed, progress_bar=progress.bar,
-                       prompt_effects=asked)
+                       prompt_effects=asked, priors=HJAPriors(gamma_scale=args.gamma_scale))
     progress("posterior sampled")
     return idata
 
@@ -366,6 +366,10 @@ def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
                    help="with --bayes: warm-up steps per chain (default: --samples)")
     p.add_argument("--chains", type=positive_int, default=2,
                    help="with --bayes: chains (default 2)")
+    p.add_argument("--gamma-scale", type=gamma_scale_arg, default=1.0,
+                   help="with --bayes: prior sd of the judges' sensitivities around 1 (default "
+                        "1), or 'empirical': their spread net of noise, from the fit (a crowd "
+                        "of raters with few verdicts each)")
     p.add_argument("--prompt-effects", choices=tuple(PROMPT_EFFECTS), default="auto",
                    help="with --bayes and prompts (--cluster-col): answer-quality effects per "
                         "(prompt, model), sampled by NUTS or integrated out of the likelihood; "
