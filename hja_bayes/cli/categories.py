@@ -18,8 +18,9 @@ one vote as if one judge gave them all (Chatbot Arena's Bradley-Terry model), or
 --panel as a panel of judges (the HJA model at rank 0: each judge's sensitivity, a
 consensus score per model). With prompts (--cluster-col, or a recognised column) the
 intervals are cluster-robust within each category. A category whose verdicts do not link
-all its models, that cannot be fitted, or that has fewer prompts than models is left out
-with a warning saying why. bundled:prd_vicuna80 takes its questions' categories.
+all its models, or that cannot be fitted, is left out with a warning saying why; one with
+fewer prompts than models keeps its rows, without joint rank intervals and tiers (which
+--style arena does not show). bundled:prd_vicuna80 takes its questions' categories.
 
 output:
   On stdout the stacked leaderboards, one block per category, '(all)' first; with --out
