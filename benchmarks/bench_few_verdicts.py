@@ -283,12 +283,7 @@ def markdown(result: dict) -> str:
         lines += ["", "The posterior on three of them, as above:", "",
                   "| judges | verdicts per judge | panels | mu_i - mu_j posterior | Wald | "
                   "gamma_k posterior | Wald | seconds |", "|---|---|---|---|---|---|---|---|"]
-        for r in many["bayes"]:
-            lines.append(f"| {r['K']} | {r['per_judge']} | {r['seeds']} | "
-                         f"{r['bayes_mu_diff']:.3f} ({r['bayes_mu_diff_mcse']:.3f}) | "
-                         f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
-                         f"{r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
-                         f"{r['seconds']:.0f} |")
+        lines += [posterior_row(r) for r in many["bayes"]]
     empirical = result.get("empirical")
     if empirical:
         lo, hi = empirical["load"]
@@ -299,13 +294,17 @@ def markdown(result: dict) -> str:
                   "| judges | verdicts per judge | panels | mu_i - mu_j posterior | Wald | "
                   "gamma_k posterior | Wald | seconds | gamma_scale |",
                   "|---|---|---|---|---|---|---|---|---|"]
-        for r in empirical["rows"]:
-            lines.append(f"| {r['K']} | {r['per_judge']} | {r['seeds']} | "
-                         f"{r['bayes_mu_diff']:.3f} ({r['bayes_mu_diff_mcse']:.3f}) | "
-                         f"{r['wald_mu_diff']:.3f} ({r['wald_mu_diff_mcse']:.3f}) | "
-                         f"{r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
-                         f"{r['seconds']:.0f} | {r['gamma_scale_median']:.2f} |")
+        lines += [posterior_row(r) + f" {r['gamma_scale_median']:.2f} |"
+                  for r in empirical["rows"]]
     return "\n".join(lines) + "\n"
+
+
+def posterior_row(r: dict) -> str:
+    """A posterior-against-Wald row of the many-judges tables."""
+    return (f"| {r['K']} | {r['per_judge']} | {r['seeds']} | {r['bayes_mu_diff']:.3f} "
+            f"({r['bayes_mu_diff_mcse']:.3f}) | {r['wald_mu_diff']:.3f} "
+            f"({r['wald_mu_diff_mcse']:.3f}) | {r['bayes_gamma']:.3f} | {r['wald_gamma']:.3f} | "
+            f"{r['seconds']:.0f} |")
 
 
 def split_lines(split: dict) -> list[str]:
