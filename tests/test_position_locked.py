@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import hja_bayes as hb
+from hja_bayes.design.update import newcomers
 from hja_bayes.errors import DataWarning
 from hja_bayes.position_locked import LOCKED_SHARE, locked_judges, locked_note
 
@@ -188,6 +189,7 @@ def test_an_update_leaves_out_the_new_verdicts_of_a_judge_left_out_on_request():
     alone = fit.update(more.select_judges([f"j{k}" for k in range(5)]))
     np.testing.assert_allclose(updated.S, alone.S, atol=1e-12)
     assert updated.excluded_judges == fit.excluded_judges
+    assert newcomers(fit, more) == {"judges": [], "models": []}  # j5 is not new
     # a judge the rules left out (one comparison) still asks for a refit
     few = hb.Comparisons.from_counts(pd.concat([data.to_frame(), pd.DataFrame(
         {"judge": ["new"], "model_a": ["m0"], "model_b": ["m1"], "n": [1.0], "wins": [1.0],

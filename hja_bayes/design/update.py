@@ -247,9 +247,10 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
 
 
 def newcomers(fit, data: Comparisons) -> dict[str, list[str]]:
-    """The judges and models of ``data`` that ``fit`` does not have (``{"judges": [...],
-    "models": [...]}``, empty lists where there are none)."""
-    return {"judges": [j for j in data.judges if j not in fit.judges],
+    """The judges and models of ``data`` that ``fit`` has not seen (``{"judges": [...],
+    "models": [...]}``, empty lists where there are none): not the judges it left out."""
+    seen = set(fit.judges) | set(getattr(fit, "excluded_judges", None) or {})
+    return {"judges": [j for j in data.judges if j not in seen],
             "models": [i for i in data.items if i not in fit.items]}
 
 
