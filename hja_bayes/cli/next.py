@@ -53,12 +53,17 @@ def read_judges(path):
     return cost, judges
 
 
-def _read_prompts(path):
+def _read_prompts(path, data):
+    """Prompt ids, one per line; a first line naming the column (the fit's prompt column,
+    "prompt" or "prompt_id") rather than a prompt of the fit is a header and is skipped."""
     from ..errors import DataError
 
     if not Path(path).exists():
         raise DataError(f"no such file: {path}")
     prompts = [line.strip() for line in Path(path).read_text().splitlines() if line.strip()]
+    known = set(data.clusters.names) if data.clusters is not None else set()
+    if prompts and prompts[0] in {data.cluster_column, "prompt", "prompt_id"} - known:
+        prompts = prompts[1:]
     if not prompts:
         raise DataError(f"{path} names no prompt (one per line)")
     return prompts
@@ -89,7 +94,7 @@ def _cmd_next(args: argparse.Namespace) -> int:
         absent = [j for j in fit.judges if j not in cost]
         if absent:
             progress(f"not asked (not in {args.cost}): {', '.join(map(str, absent))}")
-    prompts = _read_prompts(args.prompts) if args.prompts else None
+    prompts = _read_prompts(args.prompts, fit.data) if args.prompts else None
     progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
     table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
                              cost=cost, prompts=prompts, seed=args.seed, level=args.level,
@@ -138,7 +143,9 @@ def add_next_command(sub) -> None:
     p.add_argument("--cost", default=None, metavar="JUDGES_CSV",
                    help="CSV of the judges that may be asked: judge, cost[, models]")
     p.add_argument("--prompts", default=None, metavar="FILE",
-                   help="prompt ids, one per line: each row gets one where its two answers "
+                   help="prompt ids, one per line (a first line naming the column, e.g. "
+                        "the fit's prompt column, is a header): each row gets one where its "
+                        "two answers "
                         "were shown least; a judge gives one verdict per ordered pair and "
                         "prompt, so prompts it has judged fully are passed over")
     p.add_argument("--tie-margin", dest="tie_margin", type=float, default=0.2,
