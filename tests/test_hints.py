@@ -23,7 +23,8 @@ def test_results_print_as_one_short_line():
                           questions=40, question_correlation=0.2)
     fit = hb.fit_hja(data, rank=0)
     results = [fit.wald, fit.bootstrap(n=3, seed=1), fit.bootstrap(wild=True, n=20),
-               fit.fragility(), hb.fit_pooled_btl(small_fit().data)]
+               fit.fragility(), hb.fit_pooled_btl(small_fit().data),
+               hb.reporting.build_report(small_fit())]
     for result in results:
         text = repr(result)
         assert "\n" not in text and len(text) < 200 and "array" not in text, text

@@ -117,6 +117,12 @@ class Report(NamedTuple):
         """Whether the report shows posterior draws."""
         return self.convergence is not None
 
+    def __repr__(self) -> str:
+        """One line: the title and what the report holds (no tables)."""
+        return (f"Report({self.title!r}: {len(self.leaderboard)} models, "
+                f"{len(self.judges)} judges, {len(self.figures)} figures, "
+                f"{len(self.notes)} notes{', posterior' if self.bayes else ''})")
+
 
 def build_report(
     fit,
