@@ -68,9 +68,22 @@ def test_a_category_with_fewer_prompts_than_models_keeps_its_rows_and_is_said_on
                  "default", "--no-overall", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert captured.err.count("fewer prompts than models") == 1
-    assert "1 category has fewer prompts than models" in captured.err
+    assert "categories with fewer prompts than models: ['math']" in captured.err
     math = captured.out.split("\nmath:\n")[1].split("\n\n")[0].splitlines()[1:]
     assert len(math) == 5 and all(line.split()[6:8] == ["-", "-"] for line in math)
+
+
+def test_leaderboard_by_names_the_categories_without_rank_intervals(prd_votes):
+    with pytest.warns(hb.DataWarning) as caught:
+        table = hb.leaderboard_by(prd_votes, by="category", cluster="question_id",
+                                  style="default", overall=False,
+                                  fitter=lambda data: hb.fit_hja(data, rank=0))
+    said = [str(w.message) for w in caught if "fewer prompts than models" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith(
+        "categories with fewer prompts than models: ['math']")
+    assert table.attrs["meta"]["unranked"] == ["math"]
+    assert table[table["category"] == "math"]["tier"].isna().all()
+    assert table[table["category"] != "math"]["tier"].notna().all()
 
 
 def test_categories_whose_judges_rest_on_few_verdicts_are_counted_once(prd_votes, capsys):

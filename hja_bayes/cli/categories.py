@@ -94,23 +94,14 @@ LOCKED_NAME = re.compile(r"""('[^']*'|"[^"]*") \(the (?:first|second)-shown""")
 
 
 def _rewarn(caught) -> None:
-    """The fits' warnings again, those of few prompts, of too few prompts for rank intervals,
-    of few verdicts per judge and of judges locked on one presentation slot (one per
-    category) each said once."""
+    """The fits' warnings again, those of few prompts, of few verdicts per judge and of
+    judges locked on one presentation slot (one per category) each said once."""
     few = [w for w in caught if "rest on few clusters" in str(w.message)]
     thin = [w for w in caught if "rest on few verdicts" in str(w.message)]
     locked = [w for w in caught if "chose one presentation slot" in str(w.message)]
-    unranked = [w for w in caught if "tiers are left empty" in str(w.message)]
     for w in caught:
-        if w not in few and w not in thin and w not in locked and w not in unranked:
+        if w not in few and w not in thin and w not in locked:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if unranked:
-        which, its = (("1 category has", "its") if len(unranked) == 1
-                      else (f"{len(unranked)} categories have", "their"))
-        warnings.warn(f"{which} fewer prompts than models: no joint statement about every "
-                      "score can be made from a cluster-robust covariance of so few prompts, "
-                      f"so {its} rank_lower, rank_upper and tier are left empty; {its} score "
-                      "intervals, Rank(UB) and p_better_next stand", unranked[0].category)
     if locked:
         names = sorted({name for w in locked
                         for name in re.findall(LOCKED_NAME, str(w.message))})

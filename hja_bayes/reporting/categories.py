@@ -8,6 +8,7 @@ fitter given), and this module stacks the leaderboards with a ``category`` colum
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import pandas as pd
@@ -64,7 +65,8 @@ def leaderboard_by(
         category whose comparisons do not link all its models, or that cannot be fitted, is
         left out with a DataWarning).  A category with fewer prompts than models (under a
         cluster-robust covariance) keeps its rows; its joint rank intervals and tiers are
-        empty (:func:`leaderboard`).
+        empty (:func:`leaderboard`), one DataWarning names such categories (default style)
+        and ``meta["unranked"]`` lists them.
 
     Raises
     ------
@@ -74,24 +76,34 @@ def leaderboard_by(
     level = check_level(level)
     fits, skipped = fit_by_category(rows, by, fitter=fitter, overall=overall, **columns)
     skipped = dict(skipped)
-    tables, last_fit = [], None
+    tables, last_fit, unranked = [], None, []
     for name, fit in fits.items():
         try:
-            board = leaderboard(fit, level=level, scale=scale, style=style, baseline=baseline)
+            with warnings.catch_warnings():  # said once below, naming the categories
+                warnings.filterwarnings("ignore", ".*tiers are left empty", DataWarning)
+                board = leaderboard(fit, level=level, scale=scale, style=style,
+                                    baseline=baseline)
         except (DataError, IdentifiabilityError) as exc:
             skipped[name] = " ".join(str(exc).split())
             continue
+        if board.attrs["meta"].get("joint_refusal"):
+            unranked.append(name)
         board.insert(0, "category", name)
         tables.append(board)
         last_fit = fit
     if skipped:
         warn(f"categories left out: {skipped}", DataWarning)
+    if unranked and style == "default":
+        warn(f"categories with fewer prompts than models: {unranked}: no joint statement about "
+             "every score can be made from a cluster-robust covariance of so few prompts, so "
+             "their rank_lower, rank_upper and tier are left empty; their score intervals, "
+             "Rank(UB) and p_better_next stand", DataWarning)
     if not tables:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")
     table = pd.concat(tables, ignore_index=True)
     meta = dict(tables[-1].attrs["meta"])
     meta.update(table_meta(last_fit, "leaderboard_by", level, tables[-1].attrs["scale"]),
                 style=style, by=by, categories=[t["category"].iloc[0] for t in tables],
-                skipped=skipped)
+                skipped=skipped, unranked=unranked)
     table.attrs.update(meta=meta, level=level, scale=tables[-1].attrs["scale"])
     return table
