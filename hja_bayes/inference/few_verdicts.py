@@ -75,16 +75,25 @@ def few_verdicts(gamma_se: np.ndarray) -> float | None:
     return median if median > FEW_VERDICTS_SE else None
 
 
-def warn_few_verdicts(gamma_se: np.ndarray, rank: int, mu=None, mu_cov=None) -> None:
-    """A DataWarning when :func:`few_verdicts` finds the judges resting on few verdicts, or
-    (given the scores ``mu`` and their covariance) :func:`inflation_shift` exceeds
-    :data:`INFLATION_SHIFT`."""
+def _diagnosis(gamma_se, mu, mu_cov):
+    """``(few, many, shift, median se)`` of the warning and the note, or None when neither
+    rule (:func:`few_verdicts`, :data:`INFLATION_SHIFT`) applies."""
     few = few_verdicts(gamma_se) is not None
     shift = 0.0 if mu is None else inflation_shift(gamma_se, mu, mu_cov)
     many = shift > INFLATION_SHIFT
     if not few and not many:
+        return None
+    return few, many, shift, float(np.median(np.asarray(gamma_se, dtype=float)))
+
+
+def warn_few_verdicts(gamma_se: np.ndarray, rank: int, mu=None, mu_cov=None) -> None:
+    """A DataWarning when :func:`few_verdicts` finds the judges resting on few verdicts, or
+    (given the scores ``mu`` and their covariance) :func:`inflation_shift` exceeds
+    :data:`INFLATION_SHIFT`."""
+    found = _diagnosis(gamma_se, mu, mu_cov)
+    if found is None:
         return
-    median = float(np.median(np.asarray(gamma_se, dtype=float)))
+    few, many, shift, median = found
     parts = []
     if few and rank == 0:
         parts.append("the Wald intervals of mu and gamma then cover less than their level "
@@ -121,12 +130,10 @@ def warn_few_verdicts(gamma_se: np.ndarray, rank: int, mu=None, mu_cov=None) -> 
 def few_verdicts_note(gamma_se: np.ndarray, rank: int, posterior: bool, mu=None,
                       mu_cov=None) -> str | None:
     """The report's note of :func:`warn_few_verdicts` (None where it does not apply)."""
-    few = few_verdicts(gamma_se) is not None
-    shift = 0.0 if mu is None else inflation_shift(gamma_se, mu, mu_cov)
-    many = shift > INFLATION_SHIFT
-    if not few and not many:
+    found = _diagnosis(gamma_se, mu, mu_cov)
+    if found is None:
         return None
-    median = float(np.median(np.asarray(gamma_se, dtype=float)))
+    few, many, shift, median = found
     if not few:
         what = ""
     elif rank == 0:
