@@ -8,7 +8,7 @@ import pytest
 
 import hja_bayes as hb
 from hja_bayes.inference.few_verdicts import (FEW_VERDICTS_SE, INFLATION_SHIFT, few_verdicts_note,
-                                              inflation_shift)
+                                              inflation_shift, warn_few_verdicts)
 
 
 def gamma_se(fit) -> np.ndarray:
@@ -95,3 +95,23 @@ def test_the_report_notes_what_the_warning_says():
     assert "the consensus scores μ and the sensitivities γ" in notes[0]
     many, _ = hb.simulate(n_judges=6, n_items=8, rank=0, comparisons_per_judge=400, seed=0)
     assert not any("few verdicts" in n for n in build_report(hb.fit_hja(many, rank=0)).notes)
+
+
+def test_a_small_panel_with_few_verdicts_gets_the_small_panel_wording_not_the_crowds():
+    """Three judges of 40 noisy verdicts: se(gamma_k) far above the rule and an inflation
+    shift above INFLATION_SHIFT too, but the crowd's sentence (calibrated on 50 to 300
+    judges) and its remedy are not said; from CROWD_JUDGES judges on they are."""
+    from hja_bayes.inference.few_verdicts import CROWD_JUDGES, _diagnosis
+    gse = np.full(3, 1.5)
+    mu = np.array([0.4, 0.0, -0.4, -0.8])
+    cov = np.eye(4) * 0.01
+    assert inflation_shift(gse, mu, cov) > INFLATION_SHIFT
+    few, many, _, _ = _diagnosis(gse, mu, cov)
+    assert few and not many
+    with pytest.warns(hb.DataWarning) as record:
+        warn_few_verdicts(gse, 0, mu, cov)
+    text = str(record[0].message)
+    assert "above 0.25 counts as few" in text and "inflation" not in text
+    assert "gamma_scale" not in text
+    few, many, _, _ = _diagnosis(np.full(CROWD_JUDGES, 1.5), mu, cov)
+    assert few and many

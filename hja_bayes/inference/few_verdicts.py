@@ -21,7 +21,9 @@ judges are added, while the intervals do.  :func:`inflation_shift` estimates how
 moves a typical difference in its own standard errors, ``(median se(gamma_k))^2 / 2`` times
 the median ``|mu_i - mu_j| / se(mu_i - mu_j)``; above :data:`INFLATION_SHIFT` the warning
 fires whatever the standard errors of gamma (simulated panels of 50 to 300 judges:
-``benchmarks/bench_few_verdicts.py --parts many_judges``).  The posterior with its default
+``benchmarks/bench_few_verdicts.py --parts many_judges``); on a panel of fewer than
+:data:`CROWD_JUDGES` judges that the few-verdicts rule already warns, the warning keeps its
+small-panel wording and remedy.  The posterior with its default
 prior narrows the gap there without closing it; with the judges' spread estimated from the
 data (``HJAPriors(gamma_scale="empirical")``, ``--parts empirical``) it covered 0.92-0.95.
 """
@@ -32,7 +34,7 @@ import numpy as np
 
 from ..errors import DataWarning, warn
 
-__all__ = ["FEW_VERDICTS_SE", "INFLATION_SHIFT", "few_verdicts", "few_verdicts_note",
+__all__ = ["CROWD_JUDGES", "FEW_VERDICTS_SE", "INFLATION_SHIFT", "few_verdicts", "few_verdicts_note",
            "inflation_shift", "warn_few_verdicts"]
 
 #: The judges' median standard error of gamma_k above which the Wald intervals of mu and
@@ -40,6 +42,10 @@ __all__ = ["FEW_VERDICTS_SE", "INFLATION_SHIFT", "few_verdicts", "few_verdicts_n
 FEW_VERDICTS_SE = 0.25
 #: The :func:`inflation_shift` above which the Wald intervals of mu are said to run short.
 INFLATION_SHIFT = 0.3
+#: Where the few-verdicts rule already applies, the crowd's sentence is added only from this
+#: many judges on: :data:`INFLATION_SHIFT` was calibrated on panels of 50 to 300 judges, and
+#: smaller panels with few verdicts each are what the few-verdicts rule was measured on.
+CROWD_JUDGES = 30
 #: At most this many models (evenly spaced in the ranking) enter the median over pairs.
 _SHIFT_MODELS = 200
 
@@ -77,10 +83,11 @@ def few_verdicts(gamma_se: np.ndarray) -> float | None:
 
 def _diagnosis(gamma_se, mu, mu_cov):
     """``(few, many, shift, median se)`` of the warning and the note, or None when neither
-    rule (:func:`few_verdicts`, :data:`INFLATION_SHIFT`) applies."""
+    rule (:func:`few_verdicts`, :data:`INFLATION_SHIFT`) applies.  ``many`` (the crowd's
+    sentence) needs :data:`CROWD_JUDGES` judges where ``few`` holds already."""
     few = few_verdicts(gamma_se) is not None
     shift = 0.0 if mu is None else inflation_shift(gamma_se, mu, mu_cov)
-    many = shift > INFLATION_SHIFT
+    many = shift > INFLATION_SHIFT and (not few or np.size(gamma_se) >= CROWD_JUDGES)
     if not few and not many:
         return None
     return few, many, shift, float(np.median(np.asarray(gamma_se, dtype=float)))
