@@ -106,7 +106,9 @@ def read_frame(
     Warns
     -----
     DataWarning
-        Judges with no usable verdict; names differing only in case or spaces; a judge
+        Judges with no usable verdict; names differing only in case or spaces; rows that
+        repeat an earlier row in every column (checked where the frame has a column besides
+        the verdict's, e.g. an id or a time, since bare verdicts may repeat); a judge
         column that looks like one of voters (many judges, few verdicts each: e.g.
         FastChat's ``judge`` column), where ``judge=None`` is probably meant.
 
@@ -153,6 +155,8 @@ def read_frame(
 
     _warn_near_duplicates(keys.items, "item")
     _warn_near_duplicates(keys.judge.names, "judge")
+    _warn_repeated_rows(df, {judge, "judge", model_a, model_b, winner, cluster,
+                             *ONE_HOT_COLUMNS})
 
     valid = ~is_invalid
     rejected, by_judge = {}, {}
@@ -365,6 +369,32 @@ def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
         raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {values.iloc[pos]!r}, "
                         "not a finite number")
     return numbers.to_numpy(dtype=float)
+
+
+def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
+    """Warn when rows repeat an earlier row in every column, where the frame has a column
+    besides the verdict's own (an id, a time, a score): a file read twice, or overlapping
+    exports.  Repeats of a bare ``judge, model_a, model_b, winner`` row (and prompt) may be
+    real repeated verdicts (an LLM judge sampled twice, a voter voting twice: a ``judge``
+    column pooled by ``judge=None`` counts as the verdict's), so those frames are not
+    checked.  Columns holding lists or
+    dicts (JSON logs) are left out of the comparison."""
+    if not set(df.columns) - verdict_columns:
+        return
+    columns = [c for c in df.columns if df[c].dtype != object
+               or isinstance(df[c].dropna().iloc[0] if df[c].notna().any() else "", str)]
+    try:
+        repeated = df.duplicated(subset=columns).to_numpy()
+    except TypeError:  # an unhashable value past a column's first
+        return
+    if repeated.any():
+        pos = int(np.argmax(repeated))
+        # no row before ``pos`` repeats another, so the only pair among them is pos's
+        first = int(np.argmax(df.iloc[:pos + 1].duplicated(subset=columns, keep=False)))
+        warn(f"{int(repeated.sum()):,} rows repeat an earlier row in every column (the first "
+             f"at position {pos:,} repeats position {first:,}, counting from 0): a file read "
+             "twice, or overlapping exports? They count as separate verdicts here (drop them "
+             "first, e.g. with DataFrame.drop_duplicates(), if they are not)", DataWarning)
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
