@@ -117,7 +117,23 @@ def test_a_judge_locked_on_one_slot_is_said_once_for_every_category(prd_votes, t
     assert flagged > 1
     err = capsys.readouterr().err
     assert f"{flagged} categories have judges locked on one presentation slot ('yes-man')" in err
-    assert err.count("presentation slot") == 1
+    assert err.count("presentation slot") == 1 and "--leave-out JUDGE" in err
+    # left out by name: no such warning, and the tables are those of the file without it
+    out, plain = tmp_path / "out.csv", tmp_path / "plain.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        for name, args in ((out, ["--leave-out", "yes-man"]), (plain, [])):
+            source = votes if args else tmp_path / "without.csv"
+            if not args:
+                prd_votes.to_csv(source, index=False)
+            assert main(["categories", str(source), "--by", "category", "--panel",
+                         "--cluster-col", "-", "--no-overall", "--out", str(name)] + args) == 0
+    err = capsys.readouterr().err
+    assert "presentation slot" not in err and f"leaving out {len(yes):,} verdicts" in err
+    pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(plain))
+    assert main(["categories", str(votes), "--by", "category", "--leave-out", "nobody"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "hja-bayes: error: --leave-out: no judge 'nobody' in column 'judge'")
 
 
 def test_a_missing_column_is_one_line_before_any_fit(tmp_path, capsys):

@@ -29,7 +29,8 @@ output:
 examples:
   hja-bayes categories bundled:prd_vicuna80 --by category
   hja-bayes categories battles.jsonl --by language --scale elo --out by_language.csv
-  hja-bayes categories votes.csv --by task --panel --judge-col grader --cluster-col prompt_id"""
+  hja-bayes categories votes.csv --by task --panel --judge-col grader --cluster-col prompt_id
+  hja-bayes categories votes.csv --by task --panel --leave-out locked-judge"""
 
 
 def add_categories_command(sub) -> None:
@@ -56,6 +57,10 @@ def add_categories_command(sub) -> None:
                    help="column naming each verdict's prompt: cluster-robust intervals "
                         f"(default: the first of {', '.join(CLUSTER_COLUMNS)} present; "
                         "'-': none)")
+    p.add_argument("--leave-out", action="append", default=[], metavar="JUDGE",
+                   help="leave this judge's verdicts out of every leaderboard, e.g. one locked "
+                        "on a presentation slot (repeat for several; read from --judge-col, "
+                        "default judge, pooled or not)")
     p.add_argument("--no-overall", dest="overall", action="store_false",
                    help="leave out the leaderboard over every verdict ('(all)')")
     p.add_argument("--style", type=table_style, default="arena", metavar="{default,arena}",
@@ -108,8 +113,8 @@ def _rewarn(caught) -> None:
         warnings.warn(f"{len(locked)} {'category has' if len(locked) == 1 else 'categories have'} "
                       f"judges locked on one presentation slot ({', '.join(names)}): their "
                       "verdicts follow where an answer was shown, not what it says; fitting such "
-                      "a category alone says what they do to it, and leaving them out of the "
-                      "file avoids it", locked[0].category)
+                      "a category alone says what they do to it, and --leave-out JUDGE leaves "
+                      "them out", locked[0].category)
     if few:
         sizes = sorted(int(re.search(r"G = (\d+)", str(w.message)).group(1)) for w in few)
         warnings.warn(f"{len(few)} categories rest on few prompts ({sizes[0]} to {sizes[-1]} "
@@ -131,6 +136,25 @@ def _rewarn(caught) -> None:
                       "what to do", thin[0].category)
 
 
+def _without_judges(rows, column: str, names, progress):
+    """The rows without those of the judges named by --leave-out (each must be there)."""
+    if not names:
+        return rows
+    from ..errors import DataError
+
+    if column not in rows.columns:
+        raise DataError(f"--leave-out needs the judge column {column!r} (--judge-col); the "
+                        f"columns there are {list(rows.columns)}")
+    judges = rows[column].astype(str)
+    missing = sorted(set(names) - set(judges))
+    if missing:
+        raise DataError(f"--leave-out: no judge {', '.join(map(repr, missing))} in column "
+                        f"{column!r}")
+    out = judges.isin(names).to_numpy()
+    progress(f"leaving out {int(out.sum()):,} verdicts of {', '.join(map(repr, names))}")
+    return rows[~out]
+
+
 def run_categories(args) -> int:
     """``hja-bayes categories``: read, fit each category, print and write the table."""
     if args.judge_col and not args.panel:
@@ -139,7 +163,7 @@ def run_categories(args) -> int:
         raise ParameterError("--judge-col needs --panel: without it every verdict is pooled")
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
-    rows = _rows(args)
+    rows = _without_judges(_rows(args), args.judge_col or "judge", args.leave_out, progress)
     cluster = args.cluster_col or next((c for c in CLUSTER_COLUMNS if c in rows.columns), None)
     columns = dict(model_a=args.model_a_col, model_b=args.model_b_col, winner=args.winner_col,
                    cluster=None if cluster == "-" else cluster,
