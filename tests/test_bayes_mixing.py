@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from hja_bayes.bayes.mixing import mixing, rank_rhat
+from hja_bayes.bayes.mixing import mixing, rank_rhat, rhat_by_chance
 
 az = pytest.importorskip("arviz")
 xr = pytest.importorskip("xarray")
@@ -87,3 +87,20 @@ def test_entries_in_chunks_give_the_same_values(draws, monkeypatch):
     for a, b in zip(mixing(draws), whole):  # the FFTs' rounding depends on the batch
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(rank_rhat(draws), whole.rhat, rtol=1e-12)
+
+
+@pytest.mark.parametrize("chains, draws_, rho", [(4, 200, 0.0), (4, 400, 0.5), (2, 1000, 0.7)])
+def test_rhat_by_chance_predicts_how_many_agreeing_chains_put_above_the_limit(chains, draws_,
+                                                                             rho):
+    """Stationary AR(1) chains from one distribution: the count of entries whose rank R-hat
+    exceeds 1.01 is the sum of the predicted probabilities, within a fifth of it (the
+    approximation: W taken as exact, bulk and folded independent) plus three Poisson sds;
+    chains that disagree (each shifted by 0.3 sd) go far beyond it."""
+    rng = np.random.default_rng(3)
+    x = ar1(rng, rho, chains=chains, draws=draws_, entries=2000) * np.sqrt(1 - rho ** 2)
+    observed = int((rank_rhat(x) > 1.01).sum())
+    predicted = float(rhat_by_chance(x, 1.01).sum())
+    assert predicted > 5
+    assert abs(observed - predicted) <= 0.2 * predicted + 3 * np.sqrt(predicted)
+    shifted = x + 0.3 * np.arange(chains)[:, None, None]
+    assert (rank_rhat(shifted) > 1.01).sum() > 2 * float(rhat_by_chance(shifted, 1.01).sum())

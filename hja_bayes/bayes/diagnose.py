@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConvergenceWarning, warn
-from .mixing import rank_rhat
+from .mixing import rank_rhat, rhat_by_chance
 
 __all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "divergence_report",
            "warn_on_diagnostics", "labels"]
@@ -121,14 +121,27 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             ConvergenceWarning)
     if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
         return
-    bad = []
+    bad, defined = [], 0
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
         values = rank_rhat(da.values).ravel()
+        defined += int(np.isfinite(values).sum())
         if np.any(values > limit):  # label the entries only then
             entries = da.isel(chain=0, draw=0, drop=True)
             bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
     if bad:
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
-        warn(f"R-hat above {limit} for {len(bad)} quantity(ies): {shown}"
-             + (advice if not n_div else ""), ConvergenceWarning)
+        warn(f"R-hat above {limit} for {len(bad)} quantity(ies) of {defined:,}: {shown}. "
+             + _by_chance(idata, limit) + (advice if not n_div else ""), ConvergenceWarning)
+
+
+def _by_chance(idata, limit: float) -> str:
+    """How many quantities chains that agree would put above ``limit`` at these effective
+    sample sizes (:func:`~hja_bayes.bayes.mixing.rhat_by_chance`), and what tells."""
+    expected = sum(float(np.nansum(rhat_by_chance(
+        da.transpose("chain", "draw", ...).values, limit)))
+        for da in idata.posterior.data_vars.values())
+    return (f"Chains that agree would show about {expected:.2g} such at these effective "
+            "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
+            "can be chance, many or far above it cannot; more draws (num_samples=; hja-bayes "
+            "fit --samples) tell the two apart")
