@@ -123,6 +123,7 @@ def read_frame(
     df = as_frame(df, "from_frame")
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
+    _check_padded_columns(df, (judge, model_a, model_b, winner, cluster))
     _check_judge_column(df, judge)
     verdict, labels = verdict_codes(df, winner, [c for c in (model_a, model_b) if c in df.columns])
     keys = row_keys(df, judge, model_a, model_b, cluster)
@@ -190,6 +191,18 @@ def read_frame(
                            rows_read=len(df), rows_used=int(valid.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
                            rejected_by_judge=by_judge, cluster_column=cluster, **style)
+
+
+def _check_padded_columns(df: pd.DataFrame, names) -> None:
+    """A named column missing where the frame has it with spaces around: a CSV written with
+    ', ' between its fields, whose values would carry the spaces too."""
+    padded = [c for c in df.columns if isinstance(c, str) and c != c.strip()
+              and c.strip() in names and c.strip() not in df.columns]
+    if padded:
+        raise DataError(
+            f"column names with spaces around them: {padded} (a CSV written with ', ' between "
+            "its fields? its values then carry the spaces too); write it without them, or "
+            "read it with pandas.read_csv(..., skipinitialspace=True) and pass the frame")
 
 
 def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:

@@ -106,6 +106,16 @@ def test_rows_repeated_in_every_column_warn_where_the_rows_carry_more_than_the_v
         Comparisons.from_frame(listed)
 
 
+def test_a_csv_with_spaces_after_its_commas_is_named_as_such(tmp_path):
+    path = tmp_path / "spaced.csv"
+    path.write_text("judge, model_a, model_b, winner\nj1, x, y, x\nj1, y, z, model_a\n")
+    with pytest.raises(DataError, match=r"column names with spaces around them: \[' model_a', "
+                                        r"' model_b', ' winner'\] \(a CSV written with ', '"):
+        Comparisons.from_csv(path)
+    data = Comparisons.from_frame(pd.read_csv(path, skipinitialspace=True))
+    assert list(data.items) == ["x", "y", "z"]
+
+
 def test_from_counts_matches_from_frame():
     rng = np.random.default_rng(3)
     items = ["a", "b", "c", "d"]
