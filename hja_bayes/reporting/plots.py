@@ -225,11 +225,22 @@ def _sensitivity_plot(judges, level: float) -> Figure:
     return fig
 
 
+#: The width of one character of an 8-point tick label, in inches (about).
+LABEL_INCH = 0.065
+
+
+def _grid_size(rows, n_cols: int) -> tuple[float, float]:
+    """Inches for a heat map of cells about 0.5 inch wide, beside its longest row label."""
+    label = max((len(str(r)) for r in rows), default=0) * LABEL_INCH
+    return 1.6 + label + 0.5 * n_cols, 1.6 + 0.42 * len(rows)
+
+
 def _heatmap(M, rows, cols, *, cmap, vmin, vmax, text, colorbar, title, xlabel, ylabel,
              hatch=None, light=None) -> Figure:
-    """A labelled heat map sized to its cells (about 0.5 inch each, numbers readable)."""
+    """A labelled heat map sized to its cells (about 0.5 inch each, numbers readable) and
+    to its row labels (long judge names would otherwise squeeze the cells)."""
     n_rows, n_cols = M.shape
-    fig = Figure(figsize=(2.4 + 0.5 * n_cols, 1.6 + 0.42 * n_rows), layout="constrained")
+    fig = Figure(figsize=_grid_size(rows, n_cols), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     light = light or (lambda v: False)
@@ -280,7 +291,7 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
         np.asarray(fit.judges, dtype=object)[judges]
     U, V, R = U[judges], V[models], R[np.ix_(judges, models)]
     K, N = R.shape
-    fig = Figure(figsize=(2.4 + 0.5 * N, 1.6 + 0.42 * K), layout="constrained")
+    fig = Figure(figsize=_grid_size(judge_names, N), layout="constrained")
     ax = fig.add_subplot()
     blocks = None
     if fit.rank > 0 and np.any(R):
