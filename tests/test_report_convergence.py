@@ -25,6 +25,13 @@ def test_convergence_table_flags_disagreeing_chains_and_counts_divergences():
     assert table.loc["gamma", "min_ess_bulk"] < 100
     a = convergence_table(idata).attrs
     assert a["divergences"] == 2 and a["n_draws"] == 2000 and a["n_chains"] == 4
+    # both shifted entries above 1.01, where agreeing chains of 500 iid draws would put
+    # almost none (each entry well under 1e-3)
+    assert a["rhat_above"] == 2 and a["rhat_entries"] == 5 and a["rhat_by_chance"] < 0.01
+    from hja_bayes.reporting.sentences import convergence_sentence
+
+    assert "(above 1.01 in 2 of 5 entries; chains that agree would put about" in \
+        convergence_sentence(convergence_table(idata))
 
 
 def test_the_sentence_says_how_the_answer_effects_were_handled_and_why():

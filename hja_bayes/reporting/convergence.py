@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bayes.mixing import mixing
+from ..bayes.mixing import mixing, rhat_by_chance
 
 __all__ = ["RHAT_LIMIT", "convergence_table"]
 
@@ -39,24 +39,34 @@ def convergence_table(idata) -> pd.DataFrame:
     DataFrame
         Columns ``quantity``, ``entries``, ``max_rhat``, ``min_ess_bulk``,
         ``min_ess_tail``.  ``attrs``: ``n_draws`` (all chains), ``n_chains``,
-        ``divergences`` (after warm-up), ``rhat_limit``, ``prompt_method`` ("sampled",
+        ``divergences`` (after warm-up), ``rhat_limit``, ``rhat_above`` (entries above it,
+        of ``rhat_entries`` with an R-hat), ``rhat_by_chance`` (how many chains that agree
+        would put above it at these effective sample sizes,
+        :func:`~hja_bayes.bayes.mixing.rhat_by_chance`; NaN when none is above),
+        ``prompt_method`` ("sampled",
         "integrated" or "none") and ``prompt_method_reason`` (why; empty for a posterior
         saved before the reason was recorded).
     """
     post = idata.posterior
     present = [q for q in post.data_vars if post[q].size > 0]
     names = [q for q in QUANTITIES if q in present] + [q for q in present if q not in QUANTITIES]
-    rows = []
+    rows, above, entries = [], 0, 0
     for name in names:
         r, b, t = (v.ravel() for v in mixing(post[name].transpose("chain", "draw", ...).values))
         rows.append((name, r.size, _nanmax(r), _nanmin(b), _nanmin(t)))
+        above += int(np.sum(r > RHAT_LIMIT))
+        entries += int(np.isfinite(r).sum())
+    by_chance = float("nan") if not above else sum(
+        float(np.nansum(rhat_by_chance(post[name].transpose("chain", "draw", ...).values,
+                                       RHAT_LIMIT))) for name in names)
     table = pd.DataFrame(rows, columns=["quantity", "entries", "max_rhat", "min_ess_bulk",
                                         "min_ess_tail"])
     stats = getattr(idata, "sample_stats", None)
     divergences = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
     table.attrs.update(n_draws=int(post.sizes["chain"] * post.sizes["draw"]),
                        n_chains=int(post.sizes["chain"]), divergences=divergences,
-                       rhat_limit=RHAT_LIMIT,
+                       rhat_limit=RHAT_LIMIT, rhat_above=above, rhat_entries=entries,
+                       rhat_by_chance=by_chance,
                        prompt_method=str(post.attrs.get("prompt_method", "none")),
                        prompt_method_reason=str(post.attrs.get("prompt_method_reason", "")))
     return table

@@ -130,10 +130,17 @@ def convergence_sentence(table: pd.DataFrame) -> str:
     a = table.attrs
     worst = table["max_rhat"].max()
     ess = table["min_ess_bulk"].min()
+    above = ""
+    if worst > a["rhat_limit"]:
+        above = f" (above {a['rhat_limit']}"
+        if a.get("rhat_above"):
+            above += (f" in {a['rhat_above']:,} of {a['rhat_entries']:,} entries; chains that "
+                      f"agree would put about {a['rhat_by_chance']:.2g} there by chance at "
+                      "these effective sample sizes")
+        above += ")"
     return (f"{plural(a['n_draws'], 'draw')} from {plural(a['n_chains'], 'chain')}, "
             f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
-            f"{worst:.3f}{' (above ' + str(a['rhat_limit']) + ')' if worst > a['rhat_limit'] else ''}"
-            f", smallest bulk ESS {ess:,.0f}.")
+            f"{worst:.3f}{above}, smallest bulk ESS {ess:,.0f}.")
 
 
 def prompt_method_sentence(table: pd.DataFrame) -> str:
