@@ -107,8 +107,9 @@ def read_frame(
     -----
     DataWarning
         Judges with no usable verdict; names differing only in case or spaces; rows that
-        repeat an earlier row in every column (checked where the frame has a column besides
-        the verdict's, e.g. an id or a time, since bare verdicts may repeat); a judge
+        repeat an earlier row in every column (checked where a column besides the verdict's
+        looks like an identifier, distinct in at least half the rows: bare verdicts, and
+        their categories, may repeat); a judge
         column that looks like one of voters (many judges, few verdicts each: e.g.
         FastChat's ``judge`` column), where ``judge=None`` is probably meant.
 
@@ -385,18 +386,21 @@ def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
-    """Warn when rows repeat an earlier row in every column, where the frame has a column
-    besides the verdict's own (an id, a time, a score): a file read twice, or overlapping
-    exports.  Repeats of a bare ``judge, model_a, model_b, winner`` row (and prompt) may be
-    real repeated verdicts (an LLM judge sampled twice, a voter voting twice: a ``judge``
-    column pooled by ``judge=None`` counts as the verdict's), so those frames are not
-    checked.  Columns holding lists or
-    dicts (JSON logs) are left out of the comparison."""
-    if not set(df.columns) - verdict_columns:
-        return
+    """Warn when rows repeat an earlier row in every column, where a column besides the
+    verdict's looks like an identifier (distinct values in at least half the rows: an id, a
+    time, a text; a log read twice still has each value twice): a file read twice, or
+    overlapping exports.  Without one, repeats may be real repeated verdicts (an LLM judge
+    sampled twice on a prompt, a voter voting twice; a category or a score repeats by
+    nature; a ``judge`` column pooled by ``judge=None`` counts as the verdict's), so those
+    frames are not checked.  Columns holding lists or dicts (JSON logs) are left out."""
     columns = [c for c in df.columns if df[c].dtype != object
                or isinstance(df[c].dropna().iloc[0] if df[c].notna().any() else "", str)]
     try:
+        ids = [c for c in columns if c not in verdict_columns
+               and 2 * df[c].nunique(dropna=False) >= len(df)]
+        # rows that repeat in every column repeat in the identifiers first (a cheap test)
+        if not ids or not df.duplicated(subset=ids).any():
+            return
         repeated = df.duplicated(subset=columns).to_numpy()
     except TypeError:  # an unhashable value past a column's first
         return
@@ -404,10 +408,11 @@ def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
         pos = int(np.argmax(repeated))
         # no row before ``pos`` repeats another, so the only pair among them is pos's
         first = int(np.argmax(df.iloc[:pos + 1].duplicated(subset=columns, keep=False)))
-        warn(f"{int(repeated.sum()):,} rows repeat an earlier row in every column (the first "
-             f"at position {pos:,} repeats position {first:,}, counting from 0): a file read "
-             "twice, or overlapping exports? They count as separate verdicts here (drop them "
-             "first, e.g. with DataFrame.drop_duplicates(), if they are not)", DataWarning)
+        warn(f"{int(repeated.sum()):,} rows repeat an earlier row in every column, "
+             f"{', '.join(map(repr, ids))} included (the first at position {pos:,} repeats "
+             f"position {first:,}, counting from 0): a file read twice, or overlapping "
+             "exports? They count as separate verdicts here (drop them first, e.g. with "
+             "DataFrame.drop_duplicates(), if they are not)", DataWarning)
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:

@@ -83,26 +83,31 @@ def test_names_differing_in_case_warn_and_are_not_merged():
     assert data.n_items == 3
 
 
-def test_rows_repeated_in_every_column_warn_where_the_rows_carry_more_than_the_verdict():
-    """A log read twice (ids and a score column alike) is named with its first repeat, and
-    the rows still count (a warning, not a change); bare verdicts, prompt included, may
-    repeat (an LLM judge sampled twice) and are not checked; list-valued JSON columns are
-    left out of the comparison."""
-    base = frame(judge=["j1", "j1", "j2"], model_a=["x", "y", "x"], model_b=["y", "x", "y"],
-                 winner=["model_a", "tie", "y"], question_id=[1, 1, 2], score=[0.9, 0.5, 0.7])
-    twice = pd.concat([base, base.iloc[1:]], ignore_index=True)
-    with pytest.warns(DataWarning, match=r"^2 rows repeat an earlier row in every column "
-                                         r"\(the first at position 3 repeats position 1"):
+def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identifier():
+    """A log read twice (an id column alike) is named with its first repeat, and the rows
+    still count (a warning, not a change); bare verdicts, prompt, category and score
+    included, may repeat (an LLM judge sampled twice) and are not checked; list-valued JSON
+    columns are left out of the comparison."""
+    rng = np.random.default_rng(0)
+    base = frame(judge=rng.choice(["j1", "j2"], 40), model_a=rng.choice(["x", "y"], 40),
+                 model_b=["z"] * 40, winner=rng.choice(["model_a", "tie", "model_b"], 40),
+                 question_id=np.arange(40) // 4, language=rng.choice(["en", "de"], 40),
+                 score=rng.choice([0.5, 0.9], 40), review_id=np.arange(40))
+    twice = pd.concat([base, base.iloc[10:25]], ignore_index=True)
+    with pytest.warns(DataWarning, match=r"^15 rows repeat an earlier row in every column, "
+                                         r"'review_id' included \(the first at position 40 "
+                                         r"repeats position 10"):
         data = Comparisons.from_frame(twice)
-    assert data.n_comparisons == 5
+    assert data.n_comparisons == 55
+    bare = twice.drop(columns="review_id")
+    assert bare.duplicated().sum() >= 15
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Comparisons.from_frame(base)
-        bare = twice.drop(columns="score")
         Comparisons.from_frame(bare, cluster="question_id")
-        Comparisons.from_frame(bare.drop(columns="question_id"))
-    listed = twice.assign(turns=[[1], [2], [3], [4], [5]])
-    with pytest.warns(DataWarning, match="^2 rows repeat"):
+        Comparisons.from_frame(bare)
+    listed = twice.assign(turns=[[i] for i in range(len(twice))])
+    with pytest.warns(DataWarning, match="^15 rows repeat"):
         Comparisons.from_frame(listed)
 
 
