@@ -109,6 +109,12 @@ def test_clear_errors():
     for largest in (0, 2.5):  # 0 had divided by zero and returned a plan of NaN powers
         with pytest.raises(ParameterError, match="max_per_judge"):
             hb.plan(SCORES, judges=2, max_per_judge=largest)
+    # a pooled fit had raised "float() argument must be ... not 'BTLFit'"
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=200, seed=0)
+    pooled = hb.fit_pooled_btl(data)
+    with pytest.raises(ParameterError, match=r"got BTLFit \(a pooled fit's scores: plan\(dict"):
+        hb.plan(pooled)
+    assert hb.plan(dict(zip(pooled.items, pooled.scores)), judges=2).comparisons_per_judge > 0
 
 
 @pytest.mark.parametrize("outcome", ["davidson", "ordinal"])

@@ -25,7 +25,15 @@ def assumed_fit(scores, judges, sensitivities, position_bias):
     elif isinstance(scores, dict):
         items, mu = tuple(str(i) for i in scores), np.array(list(scores.values()), dtype=float)
     else:
-        mu = np.asarray(scores, dtype=float).ravel()
+        try:
+            mu = np.asarray(scores, dtype=float).ravel()
+        except (TypeError, ValueError):
+            hint = (f" (a pooled fit's scores: plan(dict(zip(fit.items, fit.scores)), "
+                    "judges=...))" if hasattr(scores, "scores") else "")
+            raise ParameterError(
+                "plan reads a fitted HJA model (fit_hja, load_fit) or assumed scores (an "
+                f"array, Series or dict model -> logit); got {type(scores).__name__}"
+                + hint) from None
         items = tuple(f"model{i}" for i in range(mu.size))
     if mu.size < 2 or not np.all(np.isfinite(mu)):
         raise ParameterError("scores must hold at least two finite numbers")
