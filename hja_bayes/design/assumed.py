@@ -28,7 +28,7 @@ def assumed_fit(scores, judges, sensitivities, position_bias):
         try:
             mu = np.asarray(scores, dtype=float).ravel()
         except (TypeError, ValueError):
-            hint = (f" (a pooled fit's scores: plan(dict(zip(fit.items, fit.scores)), "
+            hint = (" (a pooled fit's scores: plan(dict(zip(fit.items, fit.scores)), "
                     "judges=...))" if hasattr(scores, "scores") else "")
             raise ParameterError(
                 "plan reads a fitted HJA model (fit_hja, load_fit) or assumed scores (an "
