@@ -92,6 +92,14 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
     if wild:
         from .inference.wild import wild_bootstrap
 
+        if self.data.clusters is None:
+            from .errors import ParameterError
+
+            raise ParameterError(
+                "the wild bootstrap reweights each prompt's scores: it needs clusters (read "
+                "the data with cluster=<column>, e.g. 'question_id'); without them, "
+                "bootstrap(cluster=False) resamples single comparisons")
+
         return wild_bootstrap(self.wald_inference("cluster"), 999 if n is None else n,
                               weights=weights, seed=seed)
     from .hja.bootstrap import bootstrap_fit

@@ -373,3 +373,12 @@ def test_the_report_names_the_clusters_and_notes_few_of_them(panel):
     words = interval_words(rep)
     assert "column 'question', 8 clusters" in words and "CR2" in words
     assert "Satterthwaite" in words
+
+
+def test_the_wild_bootstrap_without_clusters_says_what_it_needs():
+    """It had passed on the covariance's message, which named cov_type='sandwich', not an
+    argument of bootstrap."""
+    data, _ = hb.simulate(n_judges=2, n_items=3, rank=0, comparisons_per_judge=100, seed=0)
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.raises(hb.ParameterError, match=r"needs clusters .*bootstrap\(cluster=False\)"):
+        fit.bootstrap(wild=True)
