@@ -9,12 +9,18 @@ import numpy as np
 
 from .position_locked import LOCKED_SHARE, first_shown_shares, locked_judges
 
-__all__ = ["ComparisonSummary", "count_of", "number", "summarise"]
+__all__ = ["ComparisonSummary", "about", "count_of", "number", "summarise"]
 
 
 def number(n: float) -> str:
     """A count as people write it: "2,000,000"; a weighted count keeps its fraction, "2.5"."""
     return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.2f}".rstrip("0").rstrip(".")
+
+
+def about(x: float) -> str:
+    """An expected count as people say it: "0.0031", "1.4", "160" (two significant digits,
+    whole numbers from 10 on)."""
+    return f"{x:.2g}" if abs(x) < 10 else f"{round(x, -len(str(int(abs(x)))) + 2):,.0f}"
 
 
 def count_of(n: float, word: str) -> str:

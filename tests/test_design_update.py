@@ -339,3 +339,35 @@ def test_the_update_command_reads_prompts_as_the_fit_did(verdict_files, tmp_path
                  str(tmp_path / "plain_up")]) == 0
     assert "as the fit had none" in capsys.readouterr().err
     assert hb.load_fit(tmp_path / "plain_up").data.clusters is None
+
+
+def test_the_update_command_samples_a_posterior_of_all_the_verdicts_when_asked(
+        verdict_files, tmp_path, monkeypatch, capsys):
+    """A saved posterior is of the earlier verdicts: without --bayes it is said to be left
+    behind; with --bayes the sampler starts at the updated fit, on all the verdicts."""
+    import hja_bayes.bayes
+    from hja_bayes.cli import main
+
+    fit_dir = tmp_path / "fit"
+    assert main(["fit", str(verdict_files["old"]), "--rank", "0", "--quiet",
+                 "--out", str(fit_dir)]) == 0
+    (fit_dir / "posterior.nc").write_bytes(b"")  # only its presence is read
+    capsys.readouterr()
+    assert main(["update", str(fit_dir), str(verdict_files["new"]),
+                 "--out", str(tmp_path / "plain")]) == 0
+    assert "(posterior.nc) is of the earlier verdicts and is not carried over: --bayes" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "plain" / "posterior.nc").exists()
+    seen = {}
+
+    def fake(data, rank, *, init, num_samples, seed, **kwargs):
+        seen.update(n=data.n_comparisons, rank=rank, nll=init.nll, draws=num_samples, seed=seed)
+        raise hb.DataError("stopped here")
+
+    monkeypatch.setattr(hja_bayes.bayes, "sample_hja", fake)
+    assert main(["update", str(fit_dir), str(verdict_files["new"]), "--out", str(fit_dir),
+                 "--bayes", "--samples", "50", "--seed", "3", "--quiet"]) == 2
+    assert "stopped here" in capsys.readouterr().err
+    updated = hb.load_fit(tmp_path / "plain")
+    assert seen == dict(n=updated.data.n_comparisons, rank=0, nll=pytest.approx(updated.nll),
+                        draws=50, seed=3)

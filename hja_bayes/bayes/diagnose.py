@@ -141,7 +141,9 @@ def _by_chance(idata, limit: float) -> str:
     expected = sum(float(np.nansum(rhat_by_chance(
         da.transpose("chain", "draw", ...).values, limit)))
         for da in idata.posterior.data_vars.values())
-    return (f"Chains that agree would show about {expected:.2g} such at these effective "
+    from ..summary import about
+
+    return (f"Chains that agree would show about {about(expected)} such at these effective "
             "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
             "can be chance, many or far above it cannot; more draws (num_samples=; hja-bayes "
             "fit --samples) tell the two apart")

@@ -8,7 +8,7 @@ from pathlib import Path
 from .agreement import add_agreement
 from .common import Progress, add_common
 from .inputs import read_data
-from .panel import add_reader, publish, uncontrolled
+from .panel import _add_bayes, _prompt_effects, _sample, add_reader, publish, uncontrolled
 
 __all__ = ["add_update_command"]
 
@@ -24,10 +24,11 @@ def _cmd_update(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     fit_dir = Path(args.fit_dir)
     out = Path(args.out)
-    if out.resolve() == fit_dir.resolve() and (fit_dir / POSTERIOR).exists():
+    had_posterior = (fit_dir / POSTERIOR).exists()
+    if out.resolve() == fit_dir.resolve() and had_posterior and not args.bayes:
         raise DataError(f"{fit_dir} also holds a posterior of the earlier data, which an update "
-                        "in place would delete: write the update elsewhere with --out (a "
-                        "posterior is not updated; sample one with 'hja-bayes fit ... --bayes')")
+                        "in place would delete: write the update elsewhere with --out, or add "
+                        "--bayes to sample a posterior of all the verdicts in its place")
     progress(f"loading the fit from {fit_dir}")
     fit = load_fit(fit_dir)
     if args.scale_levels is None:  # a numeric scale is read as the fit's
@@ -45,11 +46,16 @@ def _cmd_update(args: argparse.Namespace) -> int:
     fit = fit.update(new)
     steps = f"{fit.n_iter} step{'' if fit.n_iter == 1 else 's'}"
     progress(f"updated: {steps}, {'converged' if fit.converged else 'NOT converged'}")
+    prompts = _prompt_effects(fit.data, args)
+    if had_posterior and not args.bayes:
+        progress(f"the posterior in {fit_dir} (posterior.nc) is of the earlier verdicts and is "
+                 "not carried over: --bayes samples one of all the verdicts")
     if args.format != "json":
         print(fit.data.summary())
     plain = uncontrolled(fit, progress)
+    idata = _sample(fit.data, fit, args, progress, prompts)
     return publish(fit.data, fit, args, progress, f"{fit_dir.name} with {name}", out,
-                   plain=plain)
+                   idata, plain)
 
 
 def add_update_command(sub) -> None:
@@ -60,7 +66,9 @@ def add_update_command(sub) -> None:
                     "terms are kept, and the model is fitted to all the verdicts starting\n"
                     "from the saved fit (the same optimum as a refit at that rank). New\n"
                     "judges or models are added, the model then fitted afresh to all the\n"
-                    "verdicts (the fit's folder holds them). Prints and saves as 'fit' does.",
+                    "verdicts (the fit's folder holds them). Prints and saves as 'fit' does;\n"
+                    "--bayes samples the posterior of all the verdicts from the updated fit\n"
+                    "(a saved posterior is of the earlier ones and is not carried over).",
         epilog="input:\n  DATA is read as by 'hja-bayes fit' (same columns and options), its "
                "prompts from the\n  fit's prompt column unless --cluster-col names another, "
                "and numeric verdicts on\n  the fit's --verdict-scale; new prompts, pairs, "
@@ -77,6 +85,9 @@ def add_update_command(sub) -> None:
     upd.add_argument("--out", required=True,
                      help="folder for the updated fit; FIT_DIR itself replaces it (each run "
                           "adds DATA's verdicts: adding them twice counts them twice)")
+    _add_bayes(upd, samples=1000)
+    upd.add_argument("--seed", type=int, default=0, help="with --bayes: the sampler's seed "
+                                                          "(default 0)")
     upd.add_argument("--report", action="store_true", help="also write the report to OUT/report")
     upd.add_argument("--title", default=None, help="with --report: its title")
     upd.add_argument("--format", choices=("text", "json"), default="text",

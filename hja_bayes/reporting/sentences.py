@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..summary import about
 from .formatting import format_value
 from .observed import unbeaten_or_winless
 from .pairwise import win_probability_meaning
@@ -135,7 +136,7 @@ def convergence_sentence(table: pd.DataFrame) -> str:
         above = f" (above {a['rhat_limit']}"
         if a.get("rhat_above"):
             above += (f" in {a['rhat_above']:,} of {a['rhat_entries']:,} entries; chains that "
-                      f"agree would put about {a['rhat_by_chance']:.2g} there by chance at "
+                      f"agree would put about {about(a['rhat_by_chance'])} there by chance at "
                       "these effective sample sizes")
         above += ")"
     return (f"{plural(a['n_draws'], 'draw')} from {plural(a['n_chains'], 'chain')}, "
