@@ -100,8 +100,8 @@ def test_the_report_notes_what_the_warning_says():
 def test_a_small_panel_with_few_verdicts_gets_the_small_panel_wording_not_the_crowds():
     """Three judges of 40 noisy verdicts: se(gamma_k) far above the rule and an inflation
     shift above INFLATION_SHIFT too, but the crowd's sentence (calibrated on 50 to 300
-    judges) and its remedy are not said; from CROWD_JUDGES judges on they are."""
-    from hja_bayes.inference.few_verdicts import CROWD_JUDGES, _diagnosis
+    judges) and its remedy are not said; from CROWD_SIZE judges on they are."""
+    from hja_bayes.inference.few_verdicts import CROWD_SIZE, _diagnosis
     gse = np.full(3, 1.5)
     mu = np.array([0.4, 0.0, -0.4, -0.8])
     cov = np.eye(4) * 0.01
@@ -113,5 +113,5 @@ def test_a_small_panel_with_few_verdicts_gets_the_small_panel_wording_not_the_cr
     text = str(record[0].message)
     assert "above 0.25 counts as few" in text and "inflation" not in text
     assert "gamma_scale" not in text
-    few, many, _, _ = _diagnosis(np.full(CROWD_JUDGES, 1.5), mu, cov)
+    few, many, _, _ = _diagnosis(np.full(CROWD_SIZE, 1.5), mu, cov)
     assert few and many

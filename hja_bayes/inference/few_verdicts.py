@@ -22,7 +22,7 @@ moves a typical difference in its own standard errors, ``(median se(gamma_k))^2 
 the median ``|mu_i - mu_j| / se(mu_i - mu_j)``; above :data:`INFLATION_SHIFT` the warning
 fires whatever the standard errors of gamma (simulated panels of 50 to 300 judges:
 ``benchmarks/bench_few_verdicts.py --parts many_judges``); on a panel of fewer than
-:data:`CROWD_JUDGES` judges that the few-verdicts rule already warns, the warning keeps its
+:data:`CROWD_SIZE` judges that the few-verdicts rule already warns, the warning keeps its
 small-panel wording and remedy.  The posterior with its default
 prior narrows the gap there without closing it; with the judges' spread estimated from the
 data (``HJAPriors(gamma_scale="empirical")``, ``--parts empirical``) it covered 0.92-0.95.
@@ -34,8 +34,8 @@ import numpy as np
 
 from ..errors import DataWarning, warn
 
-__all__ = ["CROWD_JUDGES", "FEW_VERDICTS_SE", "INFLATION_SHIFT", "few_verdicts", "few_verdicts_note",
-           "inflation_shift", "warn_few_verdicts"]
+__all__ = ["CROWD_SIZE", "FEW_VERDICTS_SE", "INFLATION_SHIFT", "few_verdicts",
+           "few_verdicts_note", "inflation_shift", "warn_few_verdicts"]
 
 #: The judges' median standard error of gamma_k above which the Wald intervals of mu and
 #: gamma are said to run short (see the module's notes).
@@ -45,7 +45,7 @@ INFLATION_SHIFT = 0.3
 #: Where the few-verdicts rule already applies, the crowd's sentence is added only from this
 #: many judges on: :data:`INFLATION_SHIFT` was calibrated on panels of 50 to 300 judges, and
 #: smaller panels with few verdicts each are what the few-verdicts rule was measured on.
-CROWD_JUDGES = 30
+CROWD_SIZE = 30
 #: At most this many models (evenly spaced in the ranking) enter the median over pairs.
 _SHIFT_MODELS = 200
 
@@ -84,10 +84,10 @@ def few_verdicts(gamma_se: np.ndarray) -> float | None:
 def _diagnosis(gamma_se, mu, mu_cov):
     """``(few, many, shift, median se)`` of the warning and the note, or None when neither
     rule (:func:`few_verdicts`, :data:`INFLATION_SHIFT`) applies.  ``many`` (the crowd's
-    sentence) needs :data:`CROWD_JUDGES` judges where ``few`` holds already."""
+    sentence) needs :data:`CROWD_SIZE` judges where ``few`` holds already."""
     few = few_verdicts(gamma_se) is not None
     shift = 0.0 if mu is None else inflation_shift(gamma_se, mu, mu_cov)
-    many = shift > INFLATION_SHIFT and (not few or np.size(gamma_se) >= CROWD_JUDGES)
+    many = shift > INFLATION_SHIFT and (not few or np.size(gamma_se) >= CROWD_SIZE)
     if not few and not many:
         return None
     return few, many, shift, float(np.median(np.asarray(gamma_se, dtype=float)))
