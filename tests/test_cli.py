@@ -296,7 +296,7 @@ def test_fit_reads_stdin_and_prints_json(csv_file, tmp_path, monkeypatch, capsys
                  "--quiet"]) == 0
     out = capsys.readouterr().out
     result = json.loads(out)  # stdout holds the JSON and nothing else
-    assert set(result) == {"data", "fit", "leaderboard", "judges"}
+    assert set(result) == {"data", "fit", "leaderboard", "judges", "warnings"}
     assert result["data"]["n_judges"] == 3 and result["fit"]["rank"] == 0
     board = result["leaderboard"]
     assert board["meta"]["style"] == "arena" and board["meta"]["cov_type"] == "fisher"
@@ -361,6 +361,26 @@ def test_fastchat_battles_as_one_judge(tmp_path, capsys):
                  "--format", "json", "--out", str(tmp_path / "g")]) == 0
     rows = json.loads(capsys.readouterr().out)["leaderboard"]["rows"]
     assert [r["model"] for r in rows][0] == "gpt-4" and sum(r["comparisons"] for r in rows) == 800
+
+
+def test_the_json_output_carries_the_warnings_said_on_stderr(tmp_path, capsys):
+    """A pipeline that reads stdout and drops stderr still sees what the fit warned of."""
+    import json
+
+    votes = tmp_path / "votes.csv"
+    rows = ["judge,model_a,model_b,winner"] + [
+        f"j{k},{a},{b},{w}" for k in range(3) for a, b, w in
+        [("x", "y", "model_a"), ("y", "z", "model_b"), ("z", "x", "tie"), ("x", "z", "model_a"),
+         ("y", "x", "model_b"), ("z", "y", "model_a")] * 4]
+    votes.write_text("\n".join(rows) + "\n")
+    assert main(["fit", str(votes), "--rank", "0", "--quiet", "--format", "json",
+                 "--out", str(tmp_path / "f")]) == 0
+    captured = capsys.readouterr()
+    said = json.loads(captured.out)["warnings"]
+    stderr = [x[len("hja-bayes: warning: "):] for x in captured.err.splitlines()
+              if x.startswith("hja-bayes: warning: ")]
+    assert said and [w["message"] for w in said] == stderr
+    assert {w["category"] for w in said} <= {"DataWarning", "ConvergenceWarning", "HJAWarning"}
 
 
 def _probability_csv(path, n, seed):

@@ -113,15 +113,14 @@ def _joined_signed_values(argv: list[str]) -> list[str]:
     return out
 
 
-def _one_line_warnings():
+def _one_line_warnings(said: list):
     """A ``warnings.showwarning`` that prints each warning on one line, once per command
-    (the leaderboard on the terminal and the report's would otherwise say it twice)."""
-    said: set[str] = set()
-
+    (the leaderboard on the terminal and the report's would otherwise say it twice), and
+    keeps it in ``said`` as ``{"category", "message"}`` (``--format json`` prints them)."""
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
-        if text not in said:
-            said.add(text)
+        if all(w["message"] != text for w in said):
+            said.append({"category": category.__name__, "message": text})
             print(f"hja-bayes: warning: {text}", file=sys.stderr)
 
     return show
@@ -153,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", HJAWarning)  # the library's warnings reach the user
-        warnings.showwarning = _one_line_warnings()
+        args.said_warnings = []
+        warnings.showwarning = _one_line_warnings(args.said_warnings)
         try:
             return args.run(args)
         except BrokenPipeError:  # the reader left (`... | head`): no traceback, no "error"

@@ -174,7 +174,7 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
         print("hja-bayes: no cluster column (--cluster-col -): comparisons are treated as "
               "independent (Fisher intervals)", file=sys.stderr)
         return
-    line = ("hja-bayes: warning: no prompt column named (--cluster-col) or recognised "
+    line = ("no prompt column named (--cluster-col) or recognised "
             f"({', '.join(CLUSTER_COLUMNS)}): comparisons are treated as independent, and the "
             "intervals are too narrow if the judges rated shared prompts")
     candidates = prompt_like_columns(frame, exclude=used, judge=judge)
@@ -182,4 +182,6 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
         column, n_values, judges = candidates[0]
         line += (f". Column {column!r} looks like one ({n_values} values, each seen by "
                  f"{judges:.1f} judges on average): pass --cluster-col {column}")
-    print(line, file=sys.stderr)
+    from ..errors import DataWarning, warn
+
+    warn(line, DataWarning)  # said on one line by the command, and kept for --format json

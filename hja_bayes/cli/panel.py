@@ -162,7 +162,7 @@ def _fragility(fit, args, progress) -> list:
     return out
 
 
-def _json_summary(data, fit, board, judges, out, fragile=(), agree=None) -> str:
+def _json_summary(data, fit, board, judges, out, fragile=(), agree=None, said=()) -> str:
     import dataclasses
 
     from ..reporting.files import table_dict, to_json
@@ -185,6 +185,7 @@ def _json_summary(data, fit, board, judges, out, fragile=(), agree=None) -> str:
                 "clustering": fit.clustering},
         "leaderboard": table_dict(board),
         "judges": table_dict(judges),
+        "warnings": list(said),  # as said on stderr, up to here
         **extra,
     })
 
@@ -212,7 +213,8 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
     agree = panel_agreement(fit.data, args, progress)
     fit.save(out, idata=idata)
     if args.format == "json":
-        print(_json_summary(data, fit, board, judges, out, fragile, agree), end="")
+        print(_json_summary(data, fit, board, judges, out, fragile, agree,
+                            getattr(args, "said_warnings", ())), end="")
     else:
         _show(board, judges, args, progress, idata, fit, inference)
         for f in fragile:
