@@ -393,14 +393,15 @@ def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
     sampled twice on a prompt, a voter voting twice; a category or a score repeats by
     nature; a ``judge`` column pooled by ``judge=None`` counts as the verdict's), so those
     frames are not checked.  Columns holding lists or dicts (JSON logs) are left out."""
-    columns = [c for c in df.columns if df[c].dtype != object
-               or isinstance(df[c].dropna().iloc[0] if df[c].notna().any() else "", str)]
+    extra = [c for c in df.columns if c not in verdict_columns and _scalar_column(df[c])]
+    if not extra:  # the common case, and the cheap one
+        return
     try:
-        ids = [c for c in columns if c not in verdict_columns
-               and 2 * df[c].nunique(dropna=False) >= len(df)]
+        ids = [c for c in extra if 2 * df[c].nunique(dropna=False) >= len(df)]
         # rows that repeat in every column repeat in the identifiers first (a cheap test)
         if not ids or not df.duplicated(subset=ids).any():
             return
+        columns = [c for c in df.columns if c in verdict_columns or c in extra]
         repeated = df.duplicated(subset=columns).to_numpy()
     except TypeError:  # an unhashable value past a column's first
         return
@@ -413,6 +414,15 @@ def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
              f"position {first:,}, counting from 0): a file read twice, or overlapping "
              "exports? They count as separate verdicts here (drop them first, e.g. with "
              "DataFrame.drop_duplicates(), if they are not)", DataWarning)
+
+
+def _scalar_column(values: pd.Series) -> bool:
+    """Whether a column holds scalars (numbers, text), judged by its first value when its
+    values are Python objects: JSON logs carry lists and dicts, which do not hash."""
+    if values.dtype != object:
+        return True
+    valid = values.notna().to_numpy()
+    return not valid.any() or isinstance(values.iat[int(valid.argmax())], (str, int, float))
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
