@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConvergenceWarning, warn
-from .mixing import rank_rhat, rhat_by_chance
+from .mixing import rank_rhat_by_chance
 
 __all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "divergence_report",
            "warn_on_diagnostics", "labels"]
@@ -121,29 +121,22 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             ConvergenceWarning)
     if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
         return
-    bad, defined = [], 0
+    bad, defined, expected = [], 0, 0.0
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
-        values = rank_rhat(da.values).ravel()
+        values, chance = (v.ravel() for v in rank_rhat_by_chance(da.values, limit))
         defined += int(np.isfinite(values).sum())
+        expected += float(np.nansum(chance))
         if np.any(values > limit):  # label the entries only then
             entries = da.isel(chain=0, draw=0, drop=True)
             bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
     if bad:
+        from ..summary import about
+
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
         warn(f"R-hat above {limit} for {len(bad)} quantity(ies) of {defined:,}: {shown}. "
-             + _by_chance(idata, limit) + (advice if not n_div else ""), ConvergenceWarning)
-
-
-def _by_chance(idata, limit: float) -> str:
-    """How many quantities chains that agree would put above ``limit`` at these effective
-    sample sizes (:func:`~hja_bayes.bayes.mixing.rhat_by_chance`), and what tells."""
-    expected = sum(float(np.nansum(rhat_by_chance(
-        da.transpose("chain", "draw", ...).values, limit)))
-        for da in idata.posterior.data_vars.values())
-    from ..summary import about
-
-    return (f"Chains that agree would show about {about(expected)} such at these effective "
-            "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
-            "can be chance, many or far above it cannot; more draws (num_samples=; hja-bayes "
-            "fit --samples) tell the two apart")
+             f"Chains that agree would show about {about(expected)} such at these effective "
+             "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
+             "can be chance, many or far above it cannot; more draws (num_samples=; hja-bayes "
+             "fit --samples) tell the two apart" + (advice if not n_div else ""),
+             ConvergenceWarning)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Mixing", "mixing", "rank_rhat", "rhat_by_chance"]
+__all__ = ["Mixing", "mixing", "rank_rhat", "rank_rhat_by_chance", "rhat_by_chance"]
 
 #: Blom's offset in the normal scores of ranks, ``(rank - 3/8) / (n + 1/4)``.
 BLOM = 3 / 8
@@ -127,13 +127,28 @@ def _scores_of_ranks(ranks, n: int) -> np.ndarray:
     return ndtri((ranks - BLOM) / (n + 1 - 2 * BLOM))
 
 
-def _rhat(x: np.ndarray, split: np.ndarray, bulk_scores: np.ndarray) -> np.ndarray:
+def _folded_scores(split: np.ndarray) -> np.ndarray:
+    """Normal scores of the split chains' distances from their median."""
+    return _normal_scores(np.abs(split - np.median(split, axis=(0, 1))))
+
+
+def _rhat(x: np.ndarray, bulk_scores: np.ndarray, folded_scores: np.ndarray) -> np.ndarray:
     from numpyro.diagnostics import gelman_rubin
 
-    folded = np.abs(split - np.median(split, axis=(0, 1)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        rhat = np.maximum(gelman_rubin(bulk_scores), gelman_rubin(_normal_scores(folded)))
+        rhat = np.maximum(gelman_rubin(bulk_scores), gelman_rubin(folded_scores))
     return np.where(_varies(x), rhat, np.nan)
+
+
+def _chance(x: np.ndarray, bulk_scores: np.ndarray, folded_scores: np.ndarray,
+            limit: float) -> np.ndarray:
+    """:func:`rhat_by_chance` of one chunk, from its split chains' scores."""
+    from scipy.stats import chi2
+
+    m, n = bulk_scores.shape[:2]
+    above = [chi2.sf((m - 1) * _within_ess(scores) * (limit ** 2 - 1 + 1 / n), m - 1)
+             for scores in (bulk_scores, folded_scores)]
+    return np.where(_varies(x), 1 - (1 - above[0]) * (1 - above[1]), np.nan)
 
 
 def _ess(chains: np.ndarray) -> np.ndarray:
@@ -146,6 +161,12 @@ def _ess(chains: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         ess = effective_sample_size(np.where(varies, chains, filler))
     return np.where(varies, ess, chains.shape[0] * chains.shape[1])
+
+
+def _within_ess(chains: np.ndarray) -> np.ndarray:
+    """The mean effective size of one chain, each chain's own (no between-chain term, which
+    chains that disagree would shrink)."""
+    return np.mean([_ess(chains[c:c + 1]) for c in range(chains.shape[0])], axis=0)
 
 
 def rank_rhat(draws) -> np.ndarray:
@@ -163,9 +184,22 @@ def rank_rhat(draws) -> np.ndarray:
 
     def diagnose(chunk):
         split = _split(chunk)
-        return (_rhat(chunk, split, _normal_scores(split)),)
+        return (_rhat(chunk, _normal_scores(split), _folded_scores(split)),)
 
     return _chunked(diagnose, x, 1)[0].reshape(shape)
+
+
+def rank_rhat_by_chance(draws, limit: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rank_rhat` and :func:`rhat_by_chance` together, from one set of normal scores
+    (their cost; the chance adds a tenth)."""
+    x, shape = _entries(draws, min_chains=2)
+
+    def diagnose(chunk):
+        split = _split(chunk)
+        bulk, folded = _normal_scores(split), _folded_scores(split)
+        return _rhat(chunk, bulk, folded), _chance(chunk, bulk, folded, limit)
+
+    return tuple(v.reshape(shape) for v in _chunked(diagnose, x, 2))
 
 
 def mixing(draws) -> Mixing:
@@ -187,19 +221,13 @@ def mixing(draws) -> Mixing:
     def diagnose(chunk):
         split = _split(chunk)
         bulk_scores = _normal_scores(split)
-        rhat = (_rhat(chunk, split, bulk_scores) if chunk.shape[0] >= 2
+        rhat = (_rhat(chunk, bulk_scores, _folded_scores(split)) if chunk.shape[0] >= 2
                 else np.full(chunk.shape[2], np.nan))
         quantiles = np.quantile(chunk, TAIL, axis=(0, 1))
         tail = np.minimum(*(_ess((split <= q).astype(float)) for q in quantiles))
         return rhat, _ess(bulk_scores), tail
 
     return Mixing(*(v.reshape(shape) for v in _chunked(diagnose, x, 3)))
-
-
-def _within_ess(chains: np.ndarray) -> np.ndarray:
-    """The mean effective size of one chain, each chain's own (no between-chain term, which
-    chains that disagree would shrink)."""
-    return np.mean([_ess(chains[c:c + 1]) for c in range(chains.shape[0])], axis=0)
 
 
 def rhat_by_chance(draws, limit: float) -> np.ndarray:
@@ -228,16 +256,4 @@ def rhat_by_chance(draws, limit: float) -> np.ndarray:
     ndarray, shape ``draws.shape[2:]``
         NaN where R-hat is undefined.
     """
-    from scipy.stats import chi2
-
-    x, shape = _entries(draws, min_chains=2)
-
-    def diagnose(chunk):
-        split = _split(chunk)
-        m, n = split.shape[:2]
-        folded = np.abs(split - np.median(split, axis=(0, 1)))
-        above = [chi2.sf((m - 1) * _within_ess(scores) * (limit ** 2 - 1 + 1 / n), m - 1)
-                 for scores in (_normal_scores(split), _normal_scores(folded))]
-        return (np.where(_varies(chunk), 1 - (1 - above[0]) * (1 - above[1]), np.nan),)
-
-    return _chunked(diagnose, x, 1)[0].reshape(shape)
+    return rank_rhat_by_chance(draws, limit)[1]
