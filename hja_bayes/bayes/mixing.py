@@ -47,6 +47,7 @@ class Mixing(NamedTuple):
     rhat: np.ndarray
     ess_bulk: np.ndarray
     ess_tail: np.ndarray
+    rhat_by_chance: np.ndarray
 
 
 def _entries(draws, min_chains: int) -> tuple[np.ndarray, tuple]:
@@ -202,32 +203,39 @@ def rank_rhat_by_chance(draws, limit: float) -> tuple[np.ndarray, np.ndarray]:
     return tuple(v.reshape(shape) for v in _chunked(diagnose, x, 2))
 
 
-def mixing(draws) -> Mixing:
+def mixing(draws, limit: float = 1.01) -> Mixing:
     """Rank R-hat, bulk ESS and tail ESS of every entry, sharing their ranks.
 
     Parameters
     ----------
     draws : array, shape (chain, draw, ...)
+    limit : float
+        The R-hat limit of ``rhat_by_chance``.
 
     Returns
     -------
     Mixing
         ``rhat`` as :func:`rank_rhat` (NaN with one chain); ``ess_bulk``, the ESS of the
         rank-normalised split chains; ``ess_tail``, the smaller ESS of the split chains'
-        indicators of their 5% and 95% quantiles.
+        indicators of their 5% and 95% quantiles; ``rhat_by_chance`` as
+        :func:`rhat_by_chance` at ``limit`` (NaN with one chain).
     """
     x, shape = _entries(draws, min_chains=1)
 
     def diagnose(chunk):
         split = _split(chunk)
         bulk_scores = _normal_scores(split)
-        rhat = (_rhat(chunk, bulk_scores, _folded_scores(split)) if chunk.shape[0] >= 2
-                else np.full(chunk.shape[2], np.nan))
+        if chunk.shape[0] >= 2:
+            folded = _folded_scores(split)
+            rhat = _rhat(chunk, bulk_scores, folded)
+            chance = _chance(chunk, bulk_scores, folded, limit)
+        else:
+            rhat = chance = np.full(chunk.shape[2], np.nan)
         quantiles = np.quantile(chunk, TAIL, axis=(0, 1))
         tail = np.minimum(*(_ess((split <= q).astype(float)) for q in quantiles))
-        return rhat, _ess(bulk_scores), tail
+        return rhat, _ess(bulk_scores), tail, chance
 
-    return Mixing(*(v.reshape(shape) for v in _chunked(diagnose, x, 3)))
+    return Mixing(*(v.reshape(shape) for v in _chunked(diagnose, x, 4)))
 
 
 def rhat_by_chance(draws, limit: float) -> np.ndarray:

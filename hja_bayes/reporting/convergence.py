@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bayes.mixing import mixing, rhat_by_chance
+from ..bayes.mixing import mixing
 
 __all__ = ["RHAT_LIMIT", "convergence_table"]
 
@@ -50,15 +50,15 @@ def convergence_table(idata) -> pd.DataFrame:
     post = idata.posterior
     present = [q for q in post.data_vars if post[q].size > 0]
     names = [q for q in QUANTITIES if q in present] + [q for q in present if q not in QUANTITIES]
-    rows, above, entries = [], 0, 0
+    rows, above, entries, by_chance = [], 0, 0, 0.0
     for name in names:
-        r, b, t = (v.ravel() for v in mixing(post[name].transpose("chain", "draw", ...).values))
+        r, b, t, c = (v.ravel() for v in mixing(post[name].transpose("chain", "draw", ...).values,
+                                                RHAT_LIMIT))
         rows.append((name, r.size, _nanmax(r), _nanmin(b), _nanmin(t)))
         above += int(np.sum(r > RHAT_LIMIT))
         entries += int(np.isfinite(r).sum())
-    by_chance = float("nan") if not above else sum(
-        float(np.nansum(rhat_by_chance(post[name].transpose("chain", "draw", ...).values,
-                                       RHAT_LIMIT))) for name in names)
+        by_chance += float(np.nansum(c))
+    by_chance = by_chance if above else float("nan")
     table = pd.DataFrame(rows, columns=["quantity", "entries", "max_rhat", "min_ess_bulk",
                                         "min_ess_tail"])
     stats = getattr(idata, "sample_stats", None)
