@@ -431,6 +431,23 @@ def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
     assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "unlabelled.csv"), "--quiet"]) == 0
     again = pd.read_csv(tmp_path / "rk" / "applied.csv")
     assert "agree" not in again and np.allclose(again["confidence"], scored["confidence"], rtol=0, atol=1e-12)
+    # half the rows labelled: agreement over those alone (a missing label had counted as a
+    # disagreement), the others' agree cell empty
+    part = pd.read_csv(tmp_path / "new.csv")
+    part.loc[part.index % 2 == 1, "human"] = np.nan
+    part.to_csv(tmp_path / "part.csv", index=False)
+    capsys.readouterr()
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "part.csv")]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    half = pd.read_csv(tmp_path / "rk" / "applied.csv")
+    assert half["agree"].isna().sum() == 150
+    labelled = scored[part["human"].notna().to_numpy()]
+    assert f"(all of the 150 with a human label: {labelled['agree'].mean():.1%})" in line
+    # a label that is neither 1, 2 nor empty is named
+    part.loc[4, "human"] = 3
+    part.to_csv(tmp_path / "part.csv", index=False)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "part.csv")]) == 2
+    assert "holds 3.0 at row 4" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")

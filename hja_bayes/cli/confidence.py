@@ -115,8 +115,10 @@ def _apply(args, folder: str) -> int:
     print(ranker.certificate_.describe())
     line = f"{summary['n']} verdicts: {summary['coverage']:.1%} trusted"
     if agree is not None and summary.get("agreement_trusted") is not None:
-        line += (f"; agreement among trusted {summary['agreement_trusted']:.1%} "
-                 f"(all: {summary['agreement_all']:.1%})")
+        among = ("" if summary["labelled"] == summary["n"] else
+                 f" of the {summary['labelled']} with a human label")
+        line += (f"; agreement among trusted{among} {summary['agreement_trusted']:.1%} "
+                 f"(all{among}: {summary['agreement_all']:.1%})")
     print(line)
     out = Path(args.out) if args.out else Path(folder) / "applied.csv"
     frame.to_csv(out, index=False)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
-from .examples import ConfidenceData, check_features
+from .examples import ConfidenceData
 from .loaders import from_probability_table, load_prd_vicuna80_confidence, load_trust_or_escalate_confidence
 from .metrics import auroc, ranking_loss
 from .ranker import ConfidenceRanker
@@ -75,15 +75,9 @@ def read_confidence_source(source: str, *, judge: str | None = None, human_col: 
         return load_trust_or_escalate_confidence(judge or "gpt-4-turbo", data_dir=data_dir)
     frame = _read_csv(source)
     columns = _probability_columns(frame, human_col, group_col, need_human=True)
-    try:
-        probs = frame[columns].to_numpy(dtype=float)
-    except ValueError as exc:
-        raise DataError(f"every column but {human_col!r} must hold probabilities: {exc}") from None
-    outside = [c for c, x in zip(columns, probs.T) if np.any((x < 0) | (x > 1))]
-    if outside:
-        raise DataError(f"column(s) {outside} hold values outside [0, 1]: every column but the "
-                        f"human label ({human_col!r}) and the groups (group_col=, --group-col) "
-                        "must be a probability of preferring response 1; drop the others")
+    probs = _probabilities(frame, columns, human_col)
+    if _labels(frame, human_col, missing_ok=False) is None:
+        raise DataError(f"the human label column {human_col!r} is empty")
     groups = None if group_col is None else frame[group_col].to_numpy()
     base = from_probability_table(probs, frame[human_col].to_numpy(),
                                   judge=judge or Path(source).stem, feature_names=columns)
@@ -99,6 +93,44 @@ def feature_spec(source: str, data: ConfidenceData, *, human_col: str = "human",
         return {"kind": source, "judge": data.judge}
     return {"kind": "probability_table", "columns": list(data.feature_names), "human_col": human_col,
             "group_col": group_col, "judge": data.judge}
+
+
+def _probabilities(frame: pd.DataFrame, columns, human_col: str) -> np.ndarray:
+    """The probability columns as floats, each bad value named by column and row."""
+    try:
+        probs = frame[columns].to_numpy(dtype=float)
+    except ValueError as exc:
+        raise DataError(f"every column but {human_col!r} must hold probabilities: "
+                        f"{exc}") from None
+    missing = ~np.isfinite(probs)
+    if missing.any():
+        row, col = np.argwhere(missing)[0]
+        raise DataError(f"{int(missing.sum())} missing or non-finite probabilities, the first "
+                        f"in column {columns[col]!r} at row {frame.index[row]!r}: drop or fill "
+                        "those rows")
+    outside = [c for c, x in zip(columns, probs.T) if np.any((x < 0) | (x > 1))]
+    if outside:
+        raise DataError(f"column(s) {outside} hold values outside [0, 1]: every column but the "
+                        f"human label ({human_col!r}) and the groups (group_col=, --group-col) "
+                        "must be a probability of preferring response 1; drop the others")
+    return probs
+
+
+def _labels(frame: pd.DataFrame, human_col: str, missing_ok: bool) -> np.ndarray | None:
+    """The human labels (1 or 2) as floats, NaN where missing (allowed with ``missing_ok``);
+    None when every one is missing.  Any other value is an error naming its row."""
+    human = pd.to_numeric(frame[human_col], errors="coerce")
+    missing = frame[human_col].isna().to_numpy()
+    bad = ~human.isin([1, 2]).to_numpy() & (~missing if missing_ok else True)
+    if bad.any():
+        row = int(np.argmax(bad))
+        value = frame[human_col].iloc[row]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise DataError(f"the human label column {human_col!r} holds {value!r} at row "
+                        f"{frame.index[row]!r} ({int(bad.sum())} such rows): labels are 1 "
+                        "(response 1 preferred) or 2" + (", or empty where unknown"
+                                                         if missing_ok else ""))
+    return None if missing.all() else human.to_numpy(dtype=float)
 
 
 def _read_csv(source: str) -> pd.DataFrame:
@@ -147,12 +179,14 @@ def features_for_apply(spec: dict, source: str, *, data_dir: str | None = None):
     missing = [c for c in spec["columns"] if c not in frame.columns]
     if missing:
         raise DataError(f"{source} lacks the probability columns the ranker was trained on: {missing}")
-    p = check_features(frame[spec["columns"]].to_numpy(dtype=float), name="probabilities", unit=True)
+    human_col = spec.get("human_col")
+    p = _probabilities(frame, list(spec["columns"]), human_col)
     verdict = np.where(p.mean(axis=1) >= 0.5, 1, 2)
     features = np.where(verdict[:, None] == 1, p, 1.0 - p)
     agree = None
-    if spec.get("human_col") in frame.columns:
-        agree = verdict == frame[spec["human_col"]].to_numpy()
+    labels = _labels(frame, human_col, missing_ok=True) if human_col in frame.columns else None
+    if labels is not None:  # NA where a row has no human label
+        agree = pd.array(np.where(np.isnan(labels), None, verdict == labels), dtype="boolean")
     group_col = spec.get("group_col")
     groups = frame[group_col].to_numpy() if group_col and group_col in frame.columns else None
     return features, agree, groups, verdict
@@ -211,21 +245,25 @@ def apply_ranker(ranker: ConfidenceRanker, features, agree=None) -> tuple[pd.Dat
     Returns
     -------
     (predictions, summary)
-        ``predictions`` has columns confidence, trusted (and agree when known); ``summary``
-        the coverage and, with labels, the agreement among trusted and all examples, AUROC.
+        ``predictions`` has columns confidence, trusted (and agree when known: NA for a row
+        without a human label); ``summary`` the coverage and, with labels, ``labelled`` (the
+        rows with one) and the agreement among trusted and all labelled examples, AUROC.
     """
     confidence = ranker.predict_confidence(features)
     threshold = ranker.certificate_.threshold
     trusted = np.zeros(len(confidence), dtype=bool) if threshold is None else confidence >= threshold
     frame = pd.DataFrame({"confidence": confidence, "trusted": trusted})
     summary = {"n": int(len(confidence)), "threshold": threshold, "coverage": float(trusted.mean())}
-    if agree is not None:
-        agree = np.asarray(agree, dtype=bool)
+    if agree is not None:  # NA where a row has no human label: measured on the others
+        agree = pd.array(agree, dtype="boolean")
         frame["agree"] = agree
-        summary["agreement_trusted"] = float(agree[trusted].mean()) if trusted.any() else None
-        summary["agreement_all"] = float(agree.mean())
-        if 0 < agree.sum() < len(agree):
-            summary["auroc"] = auroc(confidence, agree)
+        known = ~np.asarray(agree.isna())
+        a, t = agree[known].to_numpy(dtype=bool), trusted[known]
+        summary["labelled"] = int(known.sum())
+        summary["agreement_trusted"] = float(a[t].mean()) if t.any() else None
+        summary["agreement_all"] = float(a.mean()) if a.size else None
+        if 0 < a.sum() < a.size:
+            summary["auroc"] = auroc(confidence[known], a)
     return frame, summary
 
 
