@@ -85,6 +85,9 @@ def read_meta(folder: Path) -> dict:
     """The saved fit's description (its JSON file) in ``folder``; a clear error where
     there is none or it cannot be read."""
     file = folder / FIT_JSON
+    if not Path(folder).is_dir():
+        raise DataError(f"no such folder: {folder} (a fit is saved by 'hja-bayes fit --out "
+                        "DIR' or fit.save(DIR))")
     if not file.is_file():
         raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")
     try:

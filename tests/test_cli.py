@@ -169,6 +169,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),
     (("fit", "{csv}", "--bayes", "--gamma-scale", "0"), "a positive number or 'empirical'"),
     (("report", "{tmp}"), "no saved fit"),
+    (("report", "{tmp}/absent"), "no such folder"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
     (("confidence", "apply", "{tmp}"), "usage"),
     (("confidence", "apply", "{tmp}", "bundled:prd_vicuna80"), "no saved confidence ranker"),
