@@ -134,6 +134,21 @@ def test_a_judge_locked_on_one_slot_is_said_once_for_every_category(prd_votes, t
     assert main(["categories", str(votes), "--by", "category", "--leave-out", "nobody"]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "hja-bayes: error: --leave-out: no judge 'nobody' in column 'judge'")
+    # with a position term each category's fit leaves the judge out by its own rule (every
+    # verdict to one slot): said once for all the categories, and the tables again equal
+    # those of the file without it (PRD's judges get their own position term too)
+    biased, alone = tmp_path / "biased.csv", tmp_path / "alone.csv"
+    for name, source in ((biased, votes), (alone, tmp_path / "without.csv")):
+        assert main(["categories", str(source), "--by", "category", "--panel", "--cluster-col",
+                     "-", "--no-overall", "--position-bias", "--quiet", "--out",
+                     str(name)]) == 0
+        err = capsys.readouterr().err
+        if source == votes:
+            n = yes["category"].nunique()
+            assert err.count("left out") == 1 and "presentation slot" not in err
+            assert f"judges left out of the fits of {n} categories (yes-man); in the first: " \
+                   "judge 'yes-man' chose the first-shown answer in all" in err
+    pd.testing.assert_frame_equal(pd.read_csv(biased), pd.read_csv(alone))
 
 
 def test_a_missing_column_is_one_line_before_any_fit(tmp_path, capsys):

@@ -61,6 +61,9 @@ def add_categories_command(sub) -> None:
                    help="leave this judge's verdicts out of every leaderboard, e.g. one locked "
                         "on a presentation slot (repeat for several; read from --judge-col, "
                         "default judge, pooled or not)")
+    p.add_argument("--position-bias", action="store_true",
+                   help="give each judge (or the pooled judge) a bonus for the first-shown "
+                        "answer, e.g. for judges locked on one slot")
     p.add_argument("--no-overall", dest="overall", action="store_false",
                    help="leave out the leaderboard over every verdict ('(all)')")
     p.add_argument("--style", type=table_style, default="arena", metavar="{default,arena}",
@@ -104,16 +107,27 @@ def _rewarn(caught) -> None:
     few = [w for w in caught if "rest on few clusters" in str(w.message)]
     thin = [w for w in caught if "rest on few verdicts" in str(w.message)]
     locked = [w for w in caught if "chose one presentation slot" in str(w.message)]
+    left = [w for w in caught if str(w.message).startswith("left out of the fit: ")]
     for w in caught:
-        if w not in few and w not in thin and w not in locked:
+        if w not in few and w not in thin and w not in locked and w not in left:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if len(left) == 1:
+        warnings.warn_explicit(left[0].message, left[0].category, left[0].filename,
+                               left[0].lineno)
+    elif left:
+        names = sorted({name for w in left for name in re.findall(r"judge '([^']*)'",
+                                                                  str(w.message))})
+        first = str(left[0].message)[len("left out of the fit: "):]
+        warnings.warn(f"judges left out of the fits of {len(left)} categories "
+                      f"({', '.join(names)}); in the first: {first}", left[0].category)
     if locked:
         names = sorted({name for w in locked
                         for name in re.findall(LOCKED_NAME, str(w.message))})
         warnings.warn(f"{len(locked)} {'category has' if len(locked) == 1 else 'categories have'} "
                       f"judges locked on one presentation slot ({', '.join(names)}): their "
                       "verdicts follow where an answer was shown, not what it says; fitting such "
-                      "a category alone says what they do to it, and --leave-out JUDGE leaves "
+                      "a category alone says what they do to it; --position-bias gives each "
+                      "judge's slot preference a term of its own, --leave-out JUDGE leaves "
                       "them out", locked[0].category)
     if few:
         sizes = sorted(int(re.search(r"G = (\d+)", str(w.message)).group(1)) for w in few)
@@ -173,7 +187,7 @@ def run_categories(args) -> int:
     from ..reporting import leaderboard_by
 
     def fitter(data):  # pooled (one judge) or a panel: at rank 0, cluster-robust with prompts
-        return fit_hja(data, rank=0)
+        return fit_hja(data, rank=0, position_bias=args.position_bias)
 
     # every row read once as a whole: what is used and what is left out, said before the fits
     print(Comparisons.from_frame(rows, **columns).summary())
