@@ -404,7 +404,8 @@ def add_panel_commands(sub) -> None:
                                                    "the file name and the data)")
     fit.add_argument("--format", choices=("text", "json"), default="text",
                      help="stdout: tables as text, or one JSON object (data summary, fit, "
-                          "leaderboard and judges as {meta, rows}) (default text)")
+                          "leaderboard and judges as {meta, rows}, the warnings) (default "
+                          "text)")
     fit.add_argument("--style", type=table_style, default="default", metavar="{default,arena}",
                      help="leaderboard columns: ours, or FastChat's (rating, variance, "
                           "rank_ub, num_battles; Elo) (default default)")
