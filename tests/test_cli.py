@@ -227,18 +227,18 @@ def test_prompt_effects_are_read_before_any_fitting():
     data before the MAP is fitted."""
     from argparse import Namespace
 
-    from hja_bayes.cli.panel import _prompt_effects
+    from hja_bayes.cli.panel import prompt_effects_of
 
     data, _ = hb.simulate(3, 4, 1, 60, seed=1, questions=10)
     plain, _ = hb.simulate(3, 4, 1, 60, seed=1)
-    assert _prompt_effects(data, Namespace(bayes=False, prompt_effects="auto")) is None
-    asked, method, why = _prompt_effects(data, Namespace(bayes=True, prompt_effects="auto"))
+    assert prompt_effects_of(data, Namespace(bayes=False, prompt_effects="auto")) is None
+    asked, method, why = prompt_effects_of(data, Namespace(bayes=True, prompt_effects="auto"))
     assert asked is None and method == "sampled" and "answer effects" in why
-    assert _prompt_effects(data, Namespace(bayes=True, prompt_effects="integrated"))[:2] == \
+    assert prompt_effects_of(data, Namespace(bayes=True, prompt_effects="integrated"))[:2] == \
         ("integrated", "integrated")
-    assert _prompt_effects(data, Namespace(bayes=True, prompt_effects="none"))[:2] == \
+    assert prompt_effects_of(data, Namespace(bayes=True, prompt_effects="none"))[:2] == \
         (False, False)
-    assert _prompt_effects(plain, Namespace(bayes=True, prompt_effects="auto"))[:2] == \
+    assert prompt_effects_of(plain, Namespace(bayes=True, prompt_effects="auto"))[:2] == \
         (None, False)
 
 
@@ -592,7 +592,7 @@ def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, caps
 
     import hja_bayes.bayes
     from hja_bayes.cli.common import Progress
-    from hja_bayes.cli.panel import _sample
+    from hja_bayes.cli.panel import sample_posterior
 
     asked = []
     monkeypatch.setattr(hja_bayes.bayes, "sample_hja",
@@ -601,7 +601,7 @@ def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, caps
     fit = Namespace(rank=0)
     for terminal, quiet in ((True, False), (False, False), (True, True)):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
-        _sample(None, fit, args, Progress(quiet), (None, None, None))
+        sample_posterior(None, fit, args, Progress(quiet), (None, None, None))
         err = capsys.readouterr().err
         assert ("no progress bar: standard error is not a terminal" in err) == \
             (not terminal and not quiet)

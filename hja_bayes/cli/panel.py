@@ -11,7 +11,8 @@ from .common import (ROWS_HINT, Progress, add_common, gamma_scale_arg, positive_
                      print_table, rank_arg, self_preference_pairs, table_style)
 from .inputs import CLUSTER_COLUMNS, read_data
 
-__all__ = ["add_panel_commands", "add_reader", "publish", "uncontrolled"]
+__all__ = ["add_bayes", "add_panel_commands", "add_reader", "prompt_effects_of", "publish",
+           "sample_posterior", "uncontrolled"]
 
 
 FIT_EPILOG = """\
@@ -69,7 +70,7 @@ def _fit(data, args, progress):
 PROMPT_EFFECTS = {"auto": None, "sampled": "sampled", "integrated": "integrated", "none": False}
 
 
-def _prompt_effects(data, args):
+def prompt_effects_of(data, args):
     """``--prompt-effects`` checked against the data (before any fitting), and what the
     sampler will do: ``(prompt_effects, method, why)``; None when not sampling."""
     if not getattr(args, "bayes", False):
@@ -83,7 +84,8 @@ def _prompt_effects(data, args):
     return (asked, *prompt_setting(data, asked))
 
 
-def _sample(data, fit, args, progress, prompts):
+def sample_posterior(data, fit, args, progress, prompts):
+    """With --bayes: the posterior by NUTS from the fit, as the options ask (else None)."""
     if not args.bayes:
         return None
     from ..bayes import HJAPriors, sample_hja
@@ -184,8 +186,7 @@ def _json_summary(data, fit, board, judges, out, fragile=(), agree=None, said=()
                 "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {}),
                 "clustering": fit.clustering},
         "leaderboard": table_dict(board),
-        "judges": table_dict(judges),
-        "warnings": list(said),  # as said on stderr, up to here
+        "judges": table_dict(judges), "warnings": list(said),  # as on stderr, up to here
         **extra,
     })
 
@@ -194,13 +195,13 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
     data, name = read_data(args)
-    prompts = _prompt_effects(data, args)
+    prompts = prompt_effects_of(data, args)
     check_agreement(data, args)
     if args.format != "json":
         print(data.summary())
     fit = _fit(data, args, progress)
     plain = uncontrolled(fit, progress)
-    idata = _sample(data, fit, args, progress, prompts)
+    idata = sample_posterior(data, fit, args, progress, prompts)
     return publish(data, fit, args, progress, name, Path(args.out), idata, plain)
 
 
@@ -268,14 +269,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     args.data = "bundled:prd_vicuna80"
     progress("reading the bundled PRD Vicuna80 judgments")
     data, _ = read_data(args)
-    prompts = _prompt_effects(data, args)
+    prompts = prompt_effects_of(data, args)
     print("PRD Vicuna80 —", PRD_CITATION)
     print(data.summary())
     fit = _fit(data, args, progress)
     print()
     print(fit.summary())
     plain = uncontrolled(fit, progress)
-    idata = _sample(data, fit, args, progress, prompts)
+    idata = sample_posterior(data, fit, args, progress, prompts)
     progress("Wald intervals")
     inference, board, judges = _tables(fit, args, idata, plain)
     _show(board, judges, args, progress, idata, fit, inference)
@@ -358,7 +359,8 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool,
                    help="seed of the cross-validation folds and of the sampler (default 0)")
 
 
-def _add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
+def add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
+    """--bayes and the sampler's options (fit, update, demo)."""
     p.add_argument("--bayes", action="store_true",
                    help="also sample the posterior (NUTS from the MAP): credible columns, "
                         "posterior rank and predictive checks")
@@ -397,7 +399,7 @@ def add_panel_commands(sub) -> None:
                           "column, 'model' and one numeric column per feature")
     _add_style(fit, bundled=False)
     _add_model(fit, rank_default="bic", bias_default=False)
-    _add_bayes(fit, samples=1000)
+    add_bayes(fit, samples=1000)
     fit.add_argument("--out", default="hja_fit", help="folder for the saved fit (default hja_fit)")
     fit.add_argument("--report", action="store_true", help="also write the report to OUT/report")
     fit.add_argument("--title", default=None, help="with --report: its title (default: from "
@@ -443,6 +445,6 @@ def add_panel_commands(sub) -> None:
     demo.add_argument("--out", default="report", help="report folder (default report)")
     _add_model(demo, rank_default="bic", bias_default=True, self_default=True)
     _add_style(demo, bundled=True)
-    _add_bayes(demo, samples=500)
+    add_bayes(demo, samples=500)
     add_common(demo)
     demo.set_defaults(run=_cmd_demo)

@@ -8,7 +8,8 @@ from pathlib import Path
 from .agreement import add_agreement
 from .common import Progress, add_common
 from .inputs import read_data
-from .panel import _add_bayes, _prompt_effects, _sample, add_reader, publish, uncontrolled
+from .panel import (add_bayes, add_reader, prompt_effects_of, publish, sample_posterior,
+                    uncontrolled)
 
 __all__ = ["add_update_command"]
 
@@ -46,14 +47,14 @@ def _cmd_update(args: argparse.Namespace) -> int:
     fit = fit.update(new)
     steps = f"{fit.n_iter} step{'' if fit.n_iter == 1 else 's'}"
     progress(f"updated: {steps}, {'converged' if fit.converged else 'NOT converged'}")
-    prompts = _prompt_effects(fit.data, args)
+    prompts = prompt_effects_of(fit.data, args)
     if had_posterior and not args.bayes:
         progress(f"the posterior in {fit_dir} (posterior.nc) is of the earlier verdicts and is "
                  "not carried over: --bayes samples one of all the verdicts")
     if args.format != "json":
         print(fit.data.summary())
     plain = uncontrolled(fit, progress)
-    idata = _sample(fit.data, fit, args, progress, prompts)
+    idata = sample_posterior(fit.data, fit, args, progress, prompts)
     return publish(fit.data, fit, args, progress, f"{fit_dir.name} with {name}", out,
                    idata, plain)
 
@@ -85,7 +86,7 @@ def add_update_command(sub) -> None:
     upd.add_argument("--out", required=True,
                      help="folder for the updated fit; FIT_DIR itself replaces it (each run "
                           "adds DATA's verdicts: adding them twice counts them twice)")
-    _add_bayes(upd, samples=1000)
+    add_bayes(upd, samples=1000)
     upd.add_argument("--seed", type=int, default=0, help="with --bayes: the sampler's seed "
                                                           "(default 0)")
     upd.add_argument("--report", action="store_true", help="also write the report to OUT/report")
