@@ -49,13 +49,17 @@ def test_a_polars_table_is_scanned_by_polars_without_naming_it():
         Comparisons.scan(lazy, engine="duckdb", cluster="question_id")
 
 
-def test_a_duckdb_relation_is_refused_with_the_ways_that_work():
+def test_a_duckdb_relation_is_refused_with_the_ways_that_work(tmp_path, monkeypatch):
+    import tempfile
+
     import duckdb
 
     path = bundled_prd()
     relation = duckdb.sql(f"SELECT * FROM read_csv('{path}', all_varchar = true)")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the engine's folder goes
     with pytest.raises(DataError, match=r"DuckDB relation: pass the path.*relation.df\(\)"):
         Comparisons.scan(relation, cluster="question_id")
+    assert list(tmp_path.iterdir()) == []  # the refused source left no folder behind
     reference = Comparisons.from_frame(read_as_text(path), cluster="question_id")
     assert_same_data(Comparisons.scan(relation.df(), cluster="question_id"), reference)
 

@@ -85,16 +85,20 @@ class DuckDBEngine:
             else os.fspath(temp_directory)
         os.makedirs(self.temp, exist_ok=True)
         self.con = duckdb.connect()
-        self.con.execute(f"SET memory_limit = {_lit(memory_limit)}")
-        self.con.execute(f"SET temp_directory = {_lit(os.path.join(self.temp, 'spill'))}")
-        self.con.execute("SET preserve_insertion_order = false")
-        if threads is not None:
-            self.con.execute(f"SET threads = {int(threads)}")
         self.files = None
         self.format = None
-        self._source(source)
         self.plan = None
         self._partitions = None
+        try:
+            self.con.execute(f"SET memory_limit = {_lit(memory_limit)}")
+            self.con.execute(f"SET temp_directory = {_lit(os.path.join(self.temp, 'spill'))}")
+            self.con.execute("SET preserve_insertion_order = false")
+            if threads is not None:
+                self.con.execute(f"SET threads = {int(threads)}")
+            self._source(source)
+        except BaseException:  # a source refused: no connection or folder left behind
+            self.close()
+            raise
 
     # ----------------------------------------------------------------- source
     def _source(self, source) -> None:
