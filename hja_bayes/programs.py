@@ -291,6 +291,7 @@ def _read(path: Path, description: str):
 def _write(path: Path, description: str, program) -> None:
     from jax.experimental.serialize_executable import serialize
 
+    temporary = None
     try:
         blob = pickle.dumps((description, *serialize(program)))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -300,6 +301,8 @@ def _write(path: Path, description: str, program) -> None:
         os.replace(temporary, path)
         _bound(path.parent.parent, len(blob))
     except Exception:  # noqa: BLE001  (not serialisable, or no room: keep it in memory)
+        if temporary is not None:  # a partial file is no use to the next process
+            Path(temporary).unlink(missing_ok=True)
         return
 
 

@@ -110,3 +110,14 @@ def test_the_store_stays_under_its_size(store_folder, monkeypatch):
     for n in (4, 5, 6):
         f(np.ones((3, n)) + np.eye(3, n), 1)
     assert len(list(store_folder.glob("*/*.program"))) <= 1
+
+
+def test_a_program_that_cannot_be_stored_leaves_no_partial_file(store_folder, monkeypatch):
+    def no_room(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(programs.os, "replace", no_room)  # the write fails at its last step
+    f = light_jit(canonical_decomposition, static_argnames="rank")
+    S = np.ones((3, 7)) + np.eye(3, 7)
+    np.testing.assert_allclose(f(S, 1)[0], canonical_decomposition(S, 1)[0], rtol=1e-12)
+    assert list(store_folder.rglob("*.part")) == [] and files(store_folder.parent) == []
