@@ -585,6 +585,18 @@ def test_a_reader_that_leaves_early_stops_the_command_without_an_error(tmp_path)
     assert out.stderr.strip() == "hja-bayes: stopped: the reader of the output closed it"
 
 
+def test_an_interrupted_command_says_so_in_one_line(monkeypatch, capsys):
+    # Ctrl-C during a long --bayes run had printed the traceback of wherever JAX was
+    from hja_bayes.cli import panel
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(panel, "_cmd_fit", interrupted)
+    assert main(["fit", "bundled:prd_vicuna80", "--quiet"]) == 130
+    assert capsys.readouterr().err.strip() == "hja-bayes: interrupted"
+
+
 def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, capsys):
     """A bar redrawn in place is noise in a log file: with standard error not a terminal
     (or --quiet) the sampler is asked for none, and the progress line says so."""

@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0 on success, 2 on bad input (one line on stderr, no traceback), 1 when the reader
-        of the output closed it before the end (``| head``).
+        of the output closed it before the end (``| head``), 130 when interrupted (Ctrl-C).
     """
     if "matplotlib" in sys.modules:
         sys.modules["matplotlib"].use("Agg")
@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())  # the exit's flush would fail again
             print("hja-bayes: stopped: the reader of the output closed it", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # Ctrl-C: a line, not the traceback of wherever it was
+            print("\nhja-bayes: interrupted", file=sys.stderr)
+            return 130
         except (ValueError, OSError, KeyError) as exc:  # HJAError is a ValueError
             text = " ".join(str(exc).split()) or type(exc).__name__
             if "cov_type='fisher'" in text:  # the library's advice, said for the command line
