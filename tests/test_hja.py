@@ -213,6 +213,8 @@ def test_fit_intervals_and_contrast(panel):
     iv = fit.contrast(lambda S, beta: hb.canonicalize(S, 1).gamma[2], 0.9)
     assert float(iv.se) == pytest.approx(row.se, rel=1e-8)
     assert fit.leverage().h.shape == (4,)
+    with pytest.raises(hb.ParameterError, match=r"function q\(S, beta\).*intervals\(pairs="):
+        fit.contrast("item0", "item1")  # two names: said where that difference is
 
 
 def test_nearly_separated_judge_does_not_trap_the_start():

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..errors import IdentifiabilityError, warn
+from ..errors import IdentifiabilityError, ParameterError, warn
 from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
 from .few_verdicts import warn_few_verdicts
@@ -348,6 +348,10 @@ class WaldInference(Quantities):
         strength ``D_1`` of the canonical decomposition:
         ``inference.contrast(lambda S, b: canonicalize(S, 1).D[0])``.
         """
+        if not callable(q):
+            raise ParameterError(
+                f"contrast takes a function q(S, beta) of the scores, got {type(q).__name__}; "
+                "the difference of two models' scores is in intervals(pairs=[(a, b)])")
         return self._interval_of_terms(lambda S, Z, theta: q(S, self._beta_of(Z)), level)
 
     # ------------------------------------------------------ standard quantities
