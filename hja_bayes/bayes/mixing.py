@@ -9,8 +9,9 @@ their normal scores with Blom's offset) and handed to NumPyro's array functions:
   rank-normalised draws and of their folded (``|x - median|``) ranks;
 * :func:`mixing` adds the bulk and tail effective sample sizes: NumPyro's estimator
   (Geyer's initial monotone sequence, as ArviZ's, without ArviZ's refinement at the lag
-  where the sequence is cut, and its floor) of ArviZ's inputs, the rank-normalised split
-  chains and the split chains' indicators of the 5% and 95% quantiles (the smaller ESS).
+  where the sequence is cut, with its bound of ``n log10(n)`` for ``n`` draws) of ArviZ's
+  inputs, the rank-normalised split chains and the split chains' indicators of the 5% and
+  95% quantiles (the smaller ESS).
 
 * :func:`rhat_by_chance`: the probability that chains drawing from one and the same
   distribution, with these effective sample sizes, show a rank R-hat above a limit.
@@ -153,15 +154,21 @@ def _chance(x: np.ndarray, bulk_scores: np.ndarray, folded_scores: np.ndarray,
 
 
 def _ess(chains: np.ndarray) -> np.ndarray:
-    """NumPyro's effective sample size over (chain, draw, entries); every draw counts where
-    an entry does not vary."""
+    """NumPyro's effective sample size over (chain, draw, entries), at most ArviZ's
+    ``n log10(n)`` of ``n`` draws; every draw counts where an entry does not vary.
+
+    The bound is ArviZ's floor on the autocorrelation time, ``1 / log10(n)``: strongly
+    antithetic draws (a lag-1 autocorrelation near -1) have a Geyer sum below 1/2, and
+    NumPyro's estimate ``n / tau`` is then huge or negative (-4,376 for one chain of 100)."""
     from numpyro.diagnostics import effective_sample_size
 
     varies = _varies(chains)
     filler = np.arange(chains.shape[1], dtype=float)[:, None]  # any varying series
+    n = chains.shape[0] * chains.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         ess = effective_sample_size(np.where(varies, chains, filler))
-    return np.where(varies, ess, chains.shape[0] * chains.shape[1])
+    most = n * np.log10(n)
+    return np.where(varies, np.where((ess <= 0) | (ess > most), most, ess), n)
 
 
 def _within_ess(chains: np.ndarray) -> np.ndarray:
