@@ -184,6 +184,13 @@ def test_divergences_warn():
         warn_on_diagnostics(_fake_idata(shift=0.0, diverging=False))
 
 
+def test_one_chain_or_a_few_draws_say_that_r_hat_was_not_computed():
+    idata = _fake_idata(shift=0.0, diverging=False)
+    for short in (idata.isel(chain=[0]), idata.isel(draw=slice(0, 3))):
+        with pytest.warns(ConvergenceWarning, match=r"R-hat not computed.*nothing checks"):
+            warn_on_diagnostics(short)
+
+
 def test_divergences_with_an_empty_last_component_suggest_a_lower_rank():
     rng = np.random.default_rng(0)
     D = np.stack([1.0 + 0.05 * rng.normal(size=(2, 200)),

@@ -32,6 +32,9 @@ def test_convergence_table_flags_disagreeing_chains_and_counts_divergences():
 
     assert "(above 1.01 in 2 of 5 entries; chains that agree would put about" in \
         convergence_sentence(convergence_table(idata))
+    # one chain: no R-hat, said in words (it had printed "largest R-hat nan")
+    one = convergence_sentence(convergence_table(idata.isel(chain=[0])))
+    assert "R-hat not computed" in one and "nan" not in one
 
 
 def test_the_sentence_says_how_the_answer_effects_were_handled_and_why():

@@ -119,7 +119,12 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             "at cosine below 0.5 with the MAP's; summarise S, mu, gamma and D, which are "
             f"unaffected, rather than single columns of U and V{advice}",
             ConvergenceWarning)
-    if idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"] < 8:
+    chains, draws = idata.posterior.sizes["chain"], idata.posterior.sizes["draw"]
+    if chains < 2 or draws < 4:  # split R-hat compares chains of at least 4 draws
+        warn(f"R-hat not computed: it compares 2 or more chains of at least 4 draws each, and "
+             f"these are {chains} chain(s) of {draws} draw(s), so nothing checks that the "
+             "sampler converged; run more (num_chains= / num_samples=; hja-bayes fit --chains "
+             "/ --samples)", ConvergenceWarning)
         return
     bad, defined, expected = [], 0, 0.0
     for da in idata.posterior.data_vars.values():

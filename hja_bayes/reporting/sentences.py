@@ -139,9 +139,12 @@ def convergence_sentence(table: pd.DataFrame) -> str:
                       f"agree would put about {about(a['rhat_by_chance'])} there by chance at "
                       "these effective sample sizes")
         above += ")"
+    rhat = f"largest R-hat {worst:.3f}{above}" if np.isfinite(worst) else (
+        "R-hat not computed (it compares 2 or more chains of at least 4 draws: nothing checks "
+        "that the sampler converged)")
     return (f"{plural(a['n_draws'], 'draw')} from {plural(a['n_chains'], 'chain')}, "
-            f"{plural(a['divergences'], 'divergent transition')}; largest R-hat "
-            f"{worst:.3f}{above}, smallest bulk ESS {ess:,.0f}.")
+            f"{plural(a['divergences'], 'divergent transition')}; {rhat}, smallest bulk ESS "
+            f"{ess:,.0f}.")
 
 
 def prompt_method_sentence(table: pd.DataFrame) -> str:
