@@ -317,6 +317,30 @@ def test_text_output_has_no_nan(csv_file, tmp_path, capsys):
     assert "1200.000" in board and "-" in board.splitlines()[-2]  # last P(better than next)
 
 
+def test_the_report_pins_the_baseline_the_terminal_pinned(csv_file, tmp_path, capsys):
+    # `fit --baseline --report` had printed the pinned scores and written unpinned ones to
+    # the report; `report` had no --baseline
+    import pandas as pd
+
+    fit_dir = tmp_path / "fit"
+    assert main(["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--out", str(fit_dir), "--quiet", "--scale", "elo", "--baseline",
+                 "item0=1200", "--report"]) == 0
+    printed = capsys.readouterr().out.split("Leaderboard")[1].split("Judges")[0]
+    written = pd.read_csv(fit_dir / "report" / "leaderboard.csv").set_index("model")
+    assert written.loc["item0", ["score", "score_lower", "score_upper"]].tolist() == [1200] * 3
+    for model, row in written.iterrows():
+        assert f"{model} {row['score']:.3f}" in " ".join(printed.split())
+    assert "item0 is pinned at 1200" in (fit_dir / "report" / "report.html").read_text()
+    assert main(["report", str(fit_dir), "--scale", "elo", "--baseline", "item1=1000",
+                 "--out", str(tmp_path / "again"), "--quiet"]) == 0
+    again = pd.read_csv(tmp_path / "again" / "leaderboard.csv").set_index("model")
+    np.testing.assert_allclose(again["score"] - again.loc["item1", "score"],
+                               written["score"] - written.loc["item1", "score"])
+    assert again.loc["item1", "score"] == 1000
+
+
 def test_long_tables_print_their_top_rows_and_count_the_rest(csv_file, tmp_path, capsys):
     args = ["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
             "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",

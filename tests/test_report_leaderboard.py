@@ -277,6 +277,15 @@ def test_bayesian_columns_arrange_the_posterior():
     gamma = np.asarray(idata.posterior["gamma"]).reshape(-1, len(fit.judges))
     np.testing.assert_allclose(judges["gamma_cred_upper"], np.quantile(gamma, 0.975, axis=0))
     assert {"beta_cred_lower", "beta_cred_upper"} <= set(judges.columns)
+    # a pinned baseline pins the credible columns too (they had stayed unpinned, 26 Elo
+    # points from the score beside them): each draw's difference to the baseline
+    base = board["model"][2]
+    pinned = hb.leaderboard(fit, idata, level=0.9, scale="elo", baseline=(base, 1200))
+    differences = draws - draws[:, [fit.items.index(base)]]
+    np.testing.assert_allclose(pinned["post_mean"], ELO_FACTOR * differences.mean(0)[idx] + 1200)
+    np.testing.assert_allclose(pinned["cred_upper"],
+                               ELO_FACTOR * np.quantile(differences, 0.95, axis=0)[idx] + 1200)
+    assert pinned.loc[2, ["post_mean", "cred_lower", "cred_upper"]].tolist() == [1200.0] * 3
 
 
 def test_posterior_of_another_model_is_refused(fit):

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
@@ -102,6 +103,18 @@ def number_arg(name: str, low: float, high: float = float("inf"), *,
     return read
 
 
+def baseline_arg(text: str) -> tuple[str, float]:
+    """``--baseline MODEL=SCORE``: the model (its name may hold '=') and its pinned score."""
+    model, _, value = text.rpartition("=")
+    try:
+        score = float(value)
+    except ValueError:
+        score = float("nan")
+    if not model or not np.isfinite(score):
+        raise argparse.ArgumentTypeError(f"expected MODEL=SCORE, e.g. gpt-4=1200, got {text!r}")
+    return model, score
+
+
 #: ``--level``: a confidence level strictly between 0 and 1.
 level_arg = number_arg("level", 0.0, 1.0)
 
@@ -145,14 +158,19 @@ def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",
         print(f"... {more} not shown{': ' + where if where else ''}")
 
 
-def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = True) -> None:
+def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = True,
+               baseline: bool = False) -> None:
     """Register the options every table-printing command shares: ``--level``, and
-    ``--scale`` and ``--rows`` unless turned off."""
+    ``--scale`` and ``--rows`` unless turned off (``--baseline`` where asked for)."""
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
     if scale:
         p.add_argument("--scale", choices=("logit", "elo"), default="logit",
                        help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
+    if baseline:
+        p.add_argument("--baseline", type=baseline_arg, default=None, metavar="MODEL=SCORE",
+                       help="pin one model's score, e.g. gpt-4=1200 with --scale elo (every "
+                            "other interval is then that of the difference to it)")
     if rows:
         p.add_argument("--rows", type=lambda text: positive_int(text, least=0), default=SHOW_ROWS, metavar="N",
                        help=f"rows of each table printed on the terminal, the top ones; 0 prints "

@@ -103,18 +103,6 @@ def sample_posterior(data, fit, args, progress, prompts):
     return idata
 
 
-def _baseline(args):
-    text = getattr(args, "baseline", None)
-    if not text:
-        return None
-    model, _, value = text.rpartition("=")
-    try:
-        return model, float(value)
-    except ValueError:
-        raise ParameterError(f"--baseline must be MODEL=SCORE, e.g. gpt-4=1200, got {text!r}") \
-            from None
-
-
 def uncontrolled(fit, progress):
     """The fit without its bias terms (for the rank change), or None when it has none."""
     if not any(t.name in ("style", "self") for t in fit.terms):
@@ -129,7 +117,8 @@ def _tables(fit, args, idata=None, uncontrolled=None):
     inference = wald(fit)
     style = getattr(args, "style", "default")
     board = leaderboard(fit, idata, level=args.level, scale=args.scale, style=style,
-                        baseline=_baseline(args), inference=inference, uncontrolled=uncontrolled)
+                        baseline=getattr(args, "baseline", None), inference=inference,
+                        uncontrolled=uncontrolled)
     return inference, board, judge_table(fit, idata, level=args.level, inference=inference)
 
 
@@ -232,7 +221,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
                        + default_title(data), uncontrolled=plain, fragility=fragile,
-                       agreement=agree)
+                       agreement=agree, baseline=args.baseline)
         progress(f"report written: {files.html}")
     elif (out / "report").exists():
         progress(f"{out / 'report'} still shows the fit before: --report (or 'hja-bayes "
@@ -255,7 +244,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     agree = panel_agreement(fit.data, args, progress)
     progress("computing intervals and drawing figures")
     files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title,
-                   agreement=agree)
+                   agreement=agree, baseline=args.baseline)
     progress("done")
     print(files.html)
     return 0
@@ -411,14 +400,12 @@ def add_panel_commands(sub) -> None:
     fit.add_argument("--style", type=table_style, default="default", metavar="{default,arena}",
                      help="leaderboard columns: ours, or FastChat's (rating, variance, "
                           "rank_ub, num_battles; Elo) (default default)")
-    fit.add_argument("--baseline", default=None, metavar="MODEL=SCORE",
-                     help="pin one model's score, e.g. gpt-4=1200 with --scale elo")
     fit.add_argument("--fragility", action="store_true",
                      help="also find how few verdicts (and, with prompts, how few prompts) "
                           "would put another model first, each set confirmed by an exact "
                           "refit (printed, in the JSON and in the report)")
     add_agreement(fit)
-    add_common(fit)
+    add_common(fit, baseline=True)
     fit.set_defaults(run=_cmd_fit)
 
     rep = sub.add_parser(
@@ -426,13 +413,14 @@ def add_panel_commands(sub) -> None:
         description="Write the report of a fit saved by 'hja-bayes fit': report.html\n"
                     "(self-contained), report.md with figures/, and every table as CSV and\n"
                     "JSON.",
-        epilog="example:\n  hja-bayes report hja_fit --scale elo --level 0.9 --out board",
+        epilog="examples:\n  hja-bayes report hja_fit --scale elo --level 0.9 --out board\n"
+               "  hja-bayes report hja_fit --scale elo --baseline gpt-4=1200",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
     rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
     rep.add_argument("--title", default=None, help="report title (default: from the data)")
     add_agreement(rep)
-    add_common(rep, rows=False)
+    add_common(rep, rows=False, baseline=True)
     rep.set_defaults(run=_cmd_report)
 
     demo = sub.add_parser(

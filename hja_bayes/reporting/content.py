@@ -135,6 +135,7 @@ def build_report(
     agreement=None,
     uncontrolled=None,
     fragility=(),
+    baseline: tuple[str, float] | None = None,
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -162,6 +163,8 @@ def build_report(
     fragility : sequence of Fragility, optional
         Audits of how few verdicts or prompts would change the ranking
         (:meth:`hja_bayes.hja.HJAFit.fragility`), said in the report.
+    baseline : (str, float), optional
+        Pin one model's score on ``scale`` (:func:`~hja_bayes.reporting.leaderboard`).
 
     Returns
     -------
@@ -184,7 +187,7 @@ def build_report(
     _check_agreement(agreement, fit)
     inference = wald(fit) if inference is None else inference
     board = leaderboard(fit, idata, level=level, scale=scale, inference=inference,
-                        uncontrolled=uncontrolled)
+                        uncontrolled=uncontrolled, baseline=baseline)
     judges = judge_table(fit, idata, level=level, inference=inference)
     biases = None  # position alone is in the judge table
     if set(fit.coef_names) - {"position"} or fit.theta_names:

@@ -107,6 +107,7 @@ def report(
     agreement=None,
     uncontrolled=None,
     fragility=(),
+    baseline: tuple[str, float] | None = None,
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
@@ -149,13 +150,17 @@ def report(
         Fragility audits (:meth:`hja_bayes.hja.HJAFit.fragility`): their sentences go
         under the leaderboard and the units they removed to ``fragility_verdicts`` /
         ``fragility_prompts`` (.csv, .json).
+    baseline : (str, float), optional
+        Pin one model's score on ``scale``, e.g. ``("gpt-4", 1200)`` with ``scale="elo"``
+        (:func:`~hja_bayes.reporting.leaderboard`).
 
     Returns
     -------
     ReportFiles
     """
     rep = build_report(fit, idata, level, scale, title=title, inference=inference,
-                       agreement=agreement, uncontrolled=uncontrolled, fragility=fragility)
+                       agreement=agreement, uncontrolled=uncontrolled, fragility=fragility,
+                       baseline=baseline)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"

@@ -86,6 +86,10 @@ def interval_words(rep: Report) -> str:
         if rep.leaderboard.attrs.get("posterior_consensus") == "mu_marginal":
             text += (" (with prompt effects: of the population-averaged consensus "
                      "mu_marginal, on the Wald intervals' scale)")
+    pin = meta.get("baseline")
+    if pin:
+        text += (f"; {pin['model']} is pinned at {pin['score']:g}, and every other interval is "
+                 "that of the model's difference to it")
     return text
 
 

@@ -27,17 +27,8 @@ from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
 from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
 
-__all__ = [
-    "ELO_BASE",
-    "ELO_FACTOR",
-    "ScoreIntervals",
-    "check_fit",
-    "leaderboard",
-    "score_intervals",
-    "table_meta",
-    "to_scale",
-    "wald",
-]
+__all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "check_fit", "leaderboard",
+           "score_intervals", "table_meta", "to_scale", "wald"]
 
 Style = Literal["default", "arena"]
 
@@ -369,7 +360,8 @@ def leaderboard(
                      _rank_change(sc, uncontrolled))
     n_draws = None
     if idata is not None:
-        n_draws = _add_posterior_columns(table, fit, idata, level, scale, order)
+        n_draws = _add_posterior_columns(table, fit, idata, level, scale, order,
+                                         None if pinned is None else (pinned, float(value)))
     table = table.iloc[order].reset_index(drop=True)
     extra = {"style": style, "n_draws": n_draws}
     if baseline is not None:
@@ -415,8 +407,9 @@ def credible(draws: np.ndarray, level: float):
             np.quantile(draws, 1.0 - tail, axis=0))
 
 
-def _add_posterior_columns(table, fit, idata, level, scale, order) -> int:
-    """Credible interval, posterior rank and P(best) columns; returns the number of draws."""
+def _add_posterior_columns(table, fit, idata, level, scale, order, pinned=None) -> int:
+    """Credible interval, posterior rank and P(best) columns; returns the number of draws.
+    ``pinned`` (index, score): each draw's difference to that model, as the Wald columns."""
     from ..bayes import rank_posterior
     from ..bayes.ranks import consensus_name
 
@@ -425,10 +418,12 @@ def _add_posterior_columns(table, fit, idata, level, scale, order) -> int:
     name = consensus_name(idata)
     draws = posterior_draws(idata, name, fit.items, "item")
     table.attrs["posterior_consensus"] = name
-    mean, lower, upper = credible(draws, level)
-    table["post_mean"] = to_scale(mean, scale)
-    table["cred_lower"] = to_scale(lower, scale)
-    table["cred_upper"] = to_scale(upper, scale)
+    if pinned is None:
+        shown = [to_scale(v, scale) for v in credible(draws, level)]
+    else:
+        shown = [to_scale(v, scale, difference=True) + pinned[1]
+                 for v in credible(draws - draws[:, [pinned[0]]], level)]
+    table["post_mean"], table["cred_lower"], table["cred_upper"] = shown
     ranks = rank_posterior(idata, level).table.set_index("item")
     table["post_rank_lower"] = [int(ranks.loc[m, "lower"]) for m in fit.items]
     table["post_rank_upper"] = [int(ranks.loc[m, "upper"]) for m in fit.items]

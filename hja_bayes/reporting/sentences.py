@@ -57,7 +57,10 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
     def f(x):
         return format_value(x, "score", scale)
 
-    first = (f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
+    pin = board.attrs.get("meta", {}).get("baseline") or {}
+    first = (f"{top['model']} ranks first (score {f(top['score'])}, the pinned baseline). "
+             if pin.get("model") == top["model"] else
+             f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
              f"{f(top['score_lower'])} to {f(top['score_upper'])}). ")
     if board["tier"].isna().all():  # too few prompts for a joint statement
         return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
