@@ -56,6 +56,17 @@ def test_a_panel_per_category_and_json(tmp_path, capsys):
     categories = {row["category"] for row in saved["rows"]}
     assert "(all)" not in categories and "math" in categories  # independent: no prompt limit
     assert saved["meta"]["cov_type"] == "fisher" and saved["meta"]["by"] == "category"
+    # --baseline pins one model in every category, the distances kept
+    assert main(["categories", "bundled:prd_vicuna80", "--by", "category", "--panel",
+                 "--cluster-col", "-", "--no-overall", "--style", "default", "--baseline",
+                 "claude=1000", "--out", str(tmp_path / "pinned.json"), "--quiet"]) == 0
+    pinned = pd.DataFrame(json.loads((tmp_path / "pinned.json").read_text())["rows"])
+    plain = pd.DataFrame(saved["rows"])
+    for frame in (pinned, plain):
+        frame["gap"] = frame["score"] - frame.groupby("category")["score"].transform(
+            lambda s: s[frame.loc[s.index, "model"] == "claude"].iloc[0])
+    assert (pinned.loc[pinned["model"] == "claude", "score"] == 1000).all()
+    np.testing.assert_allclose(pinned["gap"], plain["gap"] * 400 / np.log(10), rtol=1e-9)
 
 
 def test_a_category_with_fewer_prompts_than_models_keeps_its_rows_and_is_said_once(

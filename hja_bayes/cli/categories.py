@@ -29,6 +29,7 @@ output:
 examples:
   hja-bayes categories bundled:prd_vicuna80 --by category
   hja-bayes categories battles.jsonl --by language --scale elo --out by_language.csv
+  hja-bayes categories battles.jsonl --by language --baseline gpt-4=1200
   hja-bayes categories votes.csv --by task --panel --judge-col grader --cluster-col prompt_id
   hja-bayes categories votes.csv --by task --panel --leave-out locked-judge"""
 
@@ -71,7 +72,7 @@ def add_categories_command(sub) -> None:
                         "variance, rank_ub, num_battles)")
     p.add_argument("--scale", choices=("logit", "elo"), default="elo",
                    help="score scale: Elo = 400/ln10*mu + 1000, or logit (default elo)")
-    add_common(p, scale=False)
+    add_common(p, scale=False, baseline=True)
     p.add_argument("--out", default=None,
                    help="file for every row: JSON where the name ends in .json, else CSV")
     p.set_defaults(run=run_categories)
@@ -197,7 +198,7 @@ def run_categories(args) -> int:
         warnings.simplefilter("always")
         table = leaderboard_by(rows, by=args.by, fitter=fitter, style=args.style,
                                level=args.level, scale=args.scale, overall=args.overall,
-                               **columns)
+                               baseline=args.baseline, **columns)
     _rewarn(caught)
     meta = table.attrs["meta"]
     kind = {"cluster": f", cluster-robust by {cluster!r}"}.get(meta.get("cov_type"), "")
