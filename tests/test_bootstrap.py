@@ -18,8 +18,11 @@ def test_row_bootstrap_spread_matches_fisher_se_on_independent_comparisons():
     ratio = boot.mu.std(0, ddof=1) / se
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
     assert boot.converged.all() and boot.mu.shape == (150, 5)
-    table = boot.table()
+    table = boot.table(0.9)  # 7.5 replicates beyond each limit
     assert set(table.quantity) == {"mu", "gamma"} and (table.lower <= table.upper).all()
+    with pytest.warns(hb.HJAWarning, match="150 bootstrap replicates leave 3.8 beyond each "
+                                           "limit of a 95% percentile interval.*200 or more"):
+        boot.table()  # too few for 95% limits: said
 
 
 def test_cluster_bootstrap_resamples_whole_questions():

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
-from ..errors import ParameterError
+from ..errors import HJAWarning, ParameterError, warn
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
 from .result import HJAFit
@@ -22,6 +22,12 @@ from .solve import make_fit, solve
 from .state import SolverState, scores
 
 __all__ = ["Bootstrap", "bootstrap_fit", "refit_without"]
+
+#: Replicates a percentile interval needs beyond each of its limits: with fewer, each limit
+#: moves between runs by more than a tenth of the interval's half-width (a normal
+#: distribution's 2.5% quantile from n draws has sd ``2.7 sigma / sqrt(n)``: n = 200, 5
+#: beyond each limit of a 95% interval, gives 0.19 sigma against a half-width of 1.96 sigma).
+MIN_BEYOND = 5
 
 
 class Bootstrap(NamedTuple):
@@ -64,10 +70,18 @@ class Bootstrap(NamedTuple):
         """Bootstrap sd and percentile intervals of mu, gamma (and beta when it varies, nu
         with Davidson ties).
 
-        Columns: quantity, label, mean, sd, lower, upper.
+        Columns: quantity, label, mean, sd, lower, upper.  An HJAWarning says when fewer
+        than :data:`MIN_BEYOND` replicates lie beyond each limit (n < 200 at 95%).
         """
         level = check_level(level)
         q = [(1 - level) / 2, (1 + level) / 2]
+        n = len(self.converged)
+        if n * q[0] < MIN_BEYOND - 1e-9:
+            warn(f"{n} bootstrap replicates leave {n * q[0]:.2g} beyond each limit of a "
+                 f"{level:.0%} percentile interval: its limits are read off the most extreme "
+                 f"replicates and move from run to run; {MIN_BEYOND / q[0]:,.0f} or more "
+                 "replicates give each limit at least 5 beyond it (bootstrap(n=...))",
+                 HJAWarning)
         frames = []
         for name, draws, labels in (("mu", self.mu, self.items), ("gamma", self.gamma, self.judges),
                                     ("beta", self.beta, self.judges), ("nu", self.nu, self.judges)):
