@@ -88,7 +88,7 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     """
     if str(source) == "-":
         raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
         if fmt is None:
             first = text.lstrip()[:1]
             fmt = "json" if first == "[" else "jsonl" if first == "{" else "csv"
@@ -106,7 +106,7 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
             raise DataError(f"{path}: not a readable parquet file ({exc})") from None
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
+        with opener(path, "rt", encoding="utf-8-sig") as fh:  # a leading BOM dropped
             text = fh.read()
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise DataError(f"cannot read {path}: {exc}") from None

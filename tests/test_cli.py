@@ -290,6 +290,8 @@ def test_fit_reads_stdin_and_prints_json(csv_file, tmp_path, monkeypatch, capsys
     import io
     import json
 
+    import pandas as pd
+
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(csv_file.read_bytes())))
     assert main(["fit", "-", "--judge-col", "grader", "--model-a-col", "first",
                  "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
@@ -298,6 +300,14 @@ def test_fit_reads_stdin_and_prints_json(csv_file, tmp_path, monkeypatch, capsys
     out = capsys.readouterr().out
     result = json.loads(out)  # stdout holds the JSON and nothing else
     assert set(result) == {"data", "fit", "leaderboard", "judges", "warnings"}
+    # JSON Lines with a byte-order mark on stdin: recognised as JSON (had been read as CSV)
+    rows = pd.read_csv(csv_file).to_json(orient="records", lines=True).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + rows)))
+    assert main(["fit", "-", "--judge-col", "grader", "--model-a-col", "first",
+                 "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+                 "--format", "json", "--out", str(tmp_path / "fit2"), "--quiet"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["data"] == result["data"]
     assert result["data"]["n_judges"] == 3 and result["fit"]["rank"] == 0
     board = result["leaderboard"]
     assert board["meta"]["style"] == "arena" and board["meta"]["cov_type"] == "fisher"

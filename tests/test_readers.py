@@ -155,6 +155,14 @@ def test_csv_and_jsonl_readers(tmp_path):
     a = Comparisons.from_csv(tmp_path / "x.csv").to_frame()
     b = Comparisons.from_jsonl(tmp_path / "x.jsonl").to_frame()
     pd.testing.assert_frame_equal(a, b)
+    # a leading byte-order mark (Windows editors, PowerShell's UTF-8) is not part of the data:
+    # the JSON Lines file had been "line 1: not valid JSON (Unexpected UTF-8 BOM ...)"
+    from hja_bayes.sources import read_table
+
+    for name in ("x.csv", "x.jsonl"):
+        marked = tmp_path / f"bom_{name}"
+        marked.write_bytes(b"\xef\xbb\xbf" + (tmp_path / name).read_bytes())
+        pd.testing.assert_frame_equal(read_table(marked), read_table(tmp_path / name))
 
 
 
