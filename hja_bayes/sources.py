@@ -10,6 +10,7 @@ A malformed JSON line is a :class:`~hja_bayes.errors.DataError` naming its line 
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
@@ -78,7 +79,9 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     Returns
     -------
     DataFrame
-        CSV and TSV cells as strings (empty cells as ``""``); JSON values as parsed.
+        CSV and TSV cells as strings (empty cells as ``""``); JSON values as parsed.  Text
+        is read as UTF-8 (a leading byte-order mark dropped), or as UTF-16 where it starts
+        with UTF-16's byte-order mark.
 
     Raises
     ------
@@ -88,7 +91,8 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     """
     if str(source) == "-":
         raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+        text = _decoded(raw, "standard input") if isinstance(raw, bytes) \
+            else raw.removeprefix("\ufeff")
         if fmt is None:
             first = text.lstrip()[:1]
             fmt = "json" if first == "[" else "jsonl" if first == "{" else "csv"
@@ -106,11 +110,23 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
             raise DataError(f"{path}: not a readable parquet file ({exc})") from None
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig") as fh:  # a leading BOM dropped
-            text = fh.read()
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
         raise DataError(f"cannot read {path}: {exc}") from None
-    return _parse_text(text, fmt, str(path))
+    return _parse_text(_decoded(raw, str(path)), fmt, str(path))
+
+
+def _decoded(raw: bytes, name: str) -> str:
+    """UTF-8 text, its byte-order mark dropped; UTF-16 where a byte-order mark says so
+    (Windows PowerShell 5 writes redirected output that way)."""
+    try:
+        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            return raw.decode("utf-16")
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"cannot read {name}: not UTF-8 text ({exc}); save it as UTF-8") \
+            from None
 
 
 def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:

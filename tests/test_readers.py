@@ -160,9 +160,16 @@ def test_csv_and_jsonl_readers(tmp_path):
     from hja_bayes.sources import read_table
 
     for name in ("x.csv", "x.jsonl"):
-        marked = tmp_path / f"bom_{name}"
-        marked.write_bytes(b"\xef\xbb\xbf" + (tmp_path / name).read_bytes())
-        pd.testing.assert_frame_equal(read_table(marked), read_table(tmp_path / name))
+        text = (tmp_path / name).read_text()
+        marked, wide = tmp_path / f"bom_{name}", tmp_path / f"utf16_{name}"
+        marked.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        wide.write_bytes(text.encode("utf-16"))  # with its BOM: PowerShell 5's redirection
+        for other in (marked, wide):
+            pd.testing.assert_frame_equal(read_table(other), read_table(tmp_path / name))
+    (tmp_path / "latin.csv").write_bytes("judge,model_a,model_b,winner\nj,\u00e9,b,tie\n"
+                                         .encode("latin-1"))
+    with pytest.raises(DataError, match="latin.csv: not UTF-8 text.*save it as UTF-8"):
+        read_table(tmp_path / "latin.csv")
 
 
 
