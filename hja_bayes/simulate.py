@@ -207,6 +207,8 @@ def simulate(
     >>> data.n_comparisons, truth.S.shape
     (300.0, (3, 5))
     """
+    check_integer(n_judges, "n_judges", 1)
+    check_integer(n_items, "n_items", 2)
     check_rank(rank, n_judges, n_items)
     check_integer(comparisons_per_judge, "comparisons_per_judge", 1)
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)

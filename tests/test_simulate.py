@@ -68,3 +68,13 @@ def test_davidson_with_prompts_keeps_the_marginals():
         expected = np.sum(data.n[m] * p_tie[m])
         sd = np.sqrt(np.sum(data.n[m] * p_tie[m] * (1 - p_tie[m])))
         assert abs(data.ties[m].sum() - expected) < 4.5 * sd
+
+
+def test_a_panel_without_judges_or_with_one_model_is_a_parameter_error():
+    # n_judges=0 had been "rank 1 is not identifiable ... the maximum rank is -1"
+    from hja_bayes.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="n_judges must be an integer >= 1, got 0"):
+        simulate(n_judges=0)
+    with pytest.raises(ParameterError, match="n_items must be an integer >= 2, got 1"):
+        simulate(n_items=1)
