@@ -35,6 +35,10 @@ def test_rank_zero_says_so_in_one_sentence_and_draws_no_residual():
     assert "residual" not in rep.figures and "judge_map" in rep.figures
     rep1 = build_report(small_fit())
     assert "residual" in rep1.figures and "rank 1" in rep1.sentences["disagreement"]
+    # one judge: its sensitivity is 1 by definition, said in words, not drawn as a lone dot
+    data, _ = hb.simulate(n_judges=1, n_items=4, rank=0, comparisons_per_judge=300, seed=0)
+    alone = build_report(hb.fit_hja(data, rank=0))
+    assert "judge_map" not in alone.figures and "by definition" in alone.sentences["judges"]
 
 
 def test_a_judge_seeing_pairs_one_way_only_gets_a_note():

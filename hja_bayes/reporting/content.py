@@ -200,8 +200,9 @@ def build_report(
         "forest": forest_plot(fit, level=level, scale=scale, table=board),
         # p_win and significance are the same on either scale
         "win_probability": win_probability_heatmap(fit, level, table=pairs),
-        "judge_map": judge_map(fit, level, table=judges),
     }
+    if len(fit.judges) > 1:  # one judge's sensitivity is 1 by definition: nothing to plot
+        figures["judge_map"] = judge_map(fit, level, table=judges)
     if fit.rank > 0:
         figures["residual"] = residual_heatmap(fit)
     if biases is not None:
