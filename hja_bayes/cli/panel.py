@@ -398,8 +398,9 @@ def add_panel_commands(sub) -> None:
                           "leaderboard and judges as {meta, rows}, the warnings) (default "
                           "text)")
     fit.add_argument("--style", type=table_style, default="default", metavar="{default,arena}",
-                     help="leaderboard columns: ours, or FastChat's (rating, variance, "
-                          "rank_ub, num_battles; Elo) (default default)")
+                     help="columns of the leaderboard on stdout (text or JSON): ours, or "
+                          "FastChat's (rating, variance, rank_ub, num_battles; Elo); the "
+                          "report keeps its own (default default)")
     fit.add_argument("--fragility", action="store_true",
                      help="also find how few verdicts (and, with prompts, how few prompts) "
                           "would put another model first, each set confirmed by an exact "
