@@ -60,6 +60,27 @@ def test_long_names_and_many_models_still_fit():
     assert hb.win_probability_heatmap(fit).get_size_inches()[0] >= 0.45 * 17
 
 
+def test_a_very_long_name_is_shortened_in_the_figures_not_squeezing_them():
+    # a 120-character model name had collapsed the heat maps' layout (matplotlib:
+    # "constrained_layout not applied because axes sizes collapsed to zero")
+    from hja_bayes.reporting.plots import LABEL_CHARS
+
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=400, seed=1)
+    long = "x" * 120
+    frame = data.to_frame()
+    for column in ("model_a", "model_b"):
+        frame[column] = frame[column].replace("item0", long)
+    fit = hb.fit_hja(hb.Comparisons.from_counts(frame), rank=1)
+    for fig in (hb.forest_plot(fit), hb.residual_heatmap(fit), hb.win_probability_heatmap(fit),
+                hb.observed_heatmap(fit.data)):
+        _text_fits(fig)  # drawn; a collapsed layout warns, an error in the suite
+        labels = [t.get_text() for ax in fig.axes[:1]
+                  for t in ax.get_xticklabels() + ax.get_yticklabels()]
+        assert "x" * 24 + "…" + "x" * 25 in labels and long not in labels
+        assert all(len(label) <= LABEL_CHARS for label in labels)
+    assert long in set(hb.leaderboard(fit)["model"])  # the tables keep the whole name
+
+
 def test_rank_zero_figures():
     fit = evil_fit()
     assert "rank 0" in hb.residual_heatmap(fit).axes[0].get_title(loc="left")

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from ..checks import check_level
 from ..inference import WaldInference
 from .leaderboard import check_fit, table_meta, wald
+from .plots import tick_labels
 
 __all__ = ["PANEL", "bias_columns", "bias_plot", "bias_table"]
 
@@ -87,7 +88,7 @@ def bias_plot(table: pd.DataFrame, level: float = 0.95) -> Figure:
     """
     columns = [c for c in table.columns if c != "judge" and not c.endswith(("_lower", "_upper"))]
     n = len(table)
-    width = max((len(str(j)) for j in table["judge"]), default=5)
+    width = max((len(j) for j in tick_labels(table["judge"])), default=5)
     fig = Figure(figsize=(1.4 + 0.07 * width + 2.6 * max(len(columns), 1), 1.3 + 0.35 * n),
                  layout="constrained")
     y = np.arange(n)[::-1]
@@ -102,7 +103,7 @@ def bias_plot(table: pd.DataFrame, level: float = 0.95) -> Figure:
                 ax.errorbar(est[rows], y[rows], xerr=[est[rows] - lo[rows], hi[rows] - est[rows]],
                             fmt=marker, color=color, capsize=3, markersize=5)
         ax.axvline(0.0, color="#555555", linewidth=0.8, linestyle=":")
-        ax.set_yticks(y, [str(j) for j in table["judge"]] if p == 0 else [""] * n)
+        ax.set_yticks(y, tick_labels(table["judge"]) if p == 0 else [""] * n)
         ax.set_ylim(-0.6, n - 0.4)
         ax.set_title("position β" if column == "beta" else column.replace("style:", "style: "),
                      fontsize=9)

@@ -42,9 +42,25 @@ CREDIBLE_COLOR = "#e67e22"
 MUTED_COLOR = "#555555"
 
 
+#: The longest name a figure writes in full; longer ones lose their middle there (the tables
+#: keep them whole): a name of 120 characters had squeezed a heat map's cells to nothing.
+LABEL_CHARS = 50
+
+
+def tick_labels(names) -> list[str]:
+    """Names as a figure's tick labels, each at most :data:`LABEL_CHARS` characters: a longer
+    one keeps its start and end (an organisation, a version) around "…", unless that would
+    make two labels alike."""
+    full = [str(n) for n in names]
+    head = (LABEL_CHARS - 1) // 2
+    short = [s if len(s) <= LABEL_CHARS else s[:head] + "…" + s[head + 1 - LABEL_CHARS:]
+             for s in full]
+    return short if len(set(short)) == len(set(full)) else full
+
+
 def _label_inches(labels, fontsize: float = 8) -> float:
     """Width taken by the longest tick label (about 0.6 em per character)."""
-    longest = max((len(str(x)) for x in labels), default=0)
+    longest = max((len(x) for x in tick_labels(labels)), default=0)
     return 0.6 * fontsize / 72 * longest
 
 
@@ -118,7 +134,7 @@ def forest_plot(
     for pos in range(1, n):
         if tiers[pos] != tiers[pos - 1]:
             ax.axhline(y[pos] + 0.5, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
-    ax.set_yticks(y, [str(m) for m in board["model"]])
+    ax.set_yticks(y, tick_labels(board["model"]))
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(_scale_label(scale))
     ax.set_title(f"Consensus scores, {level:.0%} intervals{_of(n, len(table))}", fontsize=10)
@@ -215,7 +231,7 @@ def _sensitivity_plot(judges, level: float) -> Figure:
                 xerr=[board["gamma"] - board["gamma_lower"], board["gamma_upper"] - board["gamma"]],
                 fmt="o", color=WALD_COLOR, capsize=3)
     ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
-    ax.set_yticks(y, [str(j) for j in board["judge"]], fontsize=8)
+    ax.set_yticks(y, tick_labels(board["judge"]), fontsize=8)
     ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel(f"sensitivity γ_k, {level:.0%} Wald interval (mean 1)")
     note = "" if n == len(judges) else \
@@ -229,10 +245,12 @@ def _sensitivity_plot(judges, level: float) -> Figure:
 LABEL_INCH = 0.065
 
 
-def _grid_size(rows, n_cols: int) -> tuple[float, float]:
-    """Inches for a heat map of cells about 0.5 inch wide, beside its longest row label."""
-    label = max((len(str(r)) for r in rows), default=0) * LABEL_INCH
-    return 1.6 + label + 0.5 * n_cols, 1.6 + 0.42 * len(rows)
+def _grid_size(rows, cols) -> tuple[float, float]:
+    """Inches for a heat map of cells about 0.5 inch wide, beside its longest row label and
+    above its longest column label (written at 45 degrees: as far left as down)."""
+    row, col = (max((len(x) for x in tick_labels(names)), default=0) * LABEL_INCH
+                for names in (rows, cols))
+    return 1.6 + max(row, 0.71 * col) + 0.5 * len(cols), 1.2 + 0.42 * len(rows) + 0.71 * col
 
 
 def _heatmap(M, rows, cols, *, cmap, vmin, vmax, text, colorbar, title, xlabel, ylabel,
@@ -240,7 +258,7 @@ def _heatmap(M, rows, cols, *, cmap, vmin, vmax, text, colorbar, title, xlabel, 
     """A labelled heat map sized to its cells (about 0.5 inch each, numbers readable) and
     to its row labels (long judge names would otherwise squeeze the cells)."""
     n_rows, n_cols = M.shape
-    fig = Figure(figsize=_grid_size(rows, n_cols), layout="constrained")
+    fig = Figure(figsize=_grid_size(rows, cols), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     light = light or (lambda v: False)
@@ -251,8 +269,8 @@ def _heatmap(M, rows, cols, *, cmap, vmin, vmax, text, colorbar, title, xlabel, 
                         color="white" if light(M[a, b]) else "black")
             if hatch is not None and hatch[a, b]:
                 ax.add_patch(_hatch(a, b))
-    ax.set_xticks(range(n_cols), [str(m) for m in cols], rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(n_rows), [str(m) for m in rows], fontsize=8)
+    ax.set_xticks(range(n_cols), tick_labels(cols), rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(n_rows), tick_labels(rows), fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     fig.colorbar(image, ax=ax, label=colorbar, shrink=min(1.0, 0.4 + 0.06 * n_rows))
@@ -291,7 +309,7 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
         np.asarray(fit.judges, dtype=object)[judges]
     U, V, R = U[judges], V[models], R[np.ix_(judges, models)]
     K, N = R.shape
-    fig = Figure(figsize=_grid_size(judge_names, N), layout="constrained")
+    fig = Figure(figsize=_grid_size(judge_names, names), layout="constrained")
     ax = fig.add_subplot()
     blocks = None
     if fit.rank > 0 and np.any(R):
@@ -319,8 +337,8 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
             ax.axhline(a + 0.5, color="black", linewidth=1.2)
         for b in np.flatnonzero(np.diff(il)):
             ax.axvline(b + 0.5, color="black", linewidth=1.2)
-    ax.set_xticks(range(N), [str(names[i]) for i in io], rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(K), [str(judge_names[k]) for k in jo], fontsize=8)
+    ax.set_xticks(range(N), tick_labels(names[io]), rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(K), tick_labels(judge_names[jo]), fontsize=8)
     ax.set_xlabel("model")
     ax.set_ylabel("judge")
     fig.colorbar(image, ax=ax, label="(UVᵀ)_ki, logit", shrink=min(1.0, 0.4 + 0.06 * K))

@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .plots import tick_labels
+
 __all__ = [
     "plot_calibration",
     "plot_ppc_win_rates",
@@ -100,7 +102,7 @@ def plot_rank_posterior(result, ax=None):
         ax = Figure(figsize=size, layout="constrained").add_subplot()
     im = ax.imshow(probs.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(probs.shape[1]), [str(c) for c in probs.columns])
-    ax.set_yticks(range(probs.shape[0]), list(probs.index))
+    ax.set_yticks(range(probs.shape[0]), tick_labels(probs.index))
     ax.set_xlabel("rank")
     ax.figure.colorbar(im, ax=ax, label="posterior probability")
     return ax
