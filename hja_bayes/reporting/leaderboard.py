@@ -382,8 +382,10 @@ def _baseline(baseline, items) -> tuple[int, float]:
         model, value = baseline
         value = float(value)
     except (TypeError, ValueError):
+        value = float("nan")
+    if not np.isfinite(value):  # a NaN score had made every score NaN
         raise ParameterError(
-            f"baseline must be (model, score), e.g. ('gpt-4', 1200), got {baseline!r}") from None
+            f"baseline must be (model, score), e.g. ('gpt-4', 1200), got {baseline!r}")
     return index_of(model, items, "model"), value
 
 
