@@ -80,6 +80,9 @@ def test_an_empirical_gamma_scale_is_the_judges_spread_net_of_their_noise(monkey
     for bad in ("auto", 0.0, -1.0):
         with pytest.raises(hb.ParameterError, match="gamma_scale"):
             resolve_priors(HJAPriors(gamma_scale=bad), fit)
+    for name in ("mu_scale", "tau_scale", "style_scale"):  # a NaN scale had reached NUTS
+        with pytest.raises(hb.ParameterError, match=f"{name} must be finite and > 0"):
+            resolve_priors(HJAPriors(**{name: float("nan")}), fit)
     # judges that agree more than their noise says: the floor
     from types import SimpleNamespace
 

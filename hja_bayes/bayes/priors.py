@@ -156,8 +156,12 @@ def resolve_priors(priors: HJAPriors, fit) -> HJAPriors:
     Raises
     ------
     ParameterError
-        For a ``gamma_scale`` that is neither a positive number nor "empirical".
+        For a ``gamma_scale`` that is neither a positive number nor "empirical", or another
+        scale that is not a finite positive number.
     """
+    for name in ("mu_scale", "U_scale", "beta_scale", "gram_pin", "tau_scale", "self_scale",
+                 "style_scale", "coef_scale"):
+        check_positive(getattr(priors, name), name)  # a NaN scale had reached the sampler
     if isinstance(priors.gamma_scale, str):
         if priors.gamma_scale != "empirical":
             raise ParameterError(f"gamma_scale must be a positive number or 'empirical', "
