@@ -82,9 +82,12 @@ def _per_judge(value, K: int, name: str, width: int | None = None) -> np.ndarray
         out = np.asarray(value, dtype=float)
         if width is not None and out.ndim == 1 and out.shape[0] == width and width != K:
             out = out[None, :]
-        return np.broadcast_to(out, shape).copy()
+        out = np.broadcast_to(out, shape).copy()
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must broadcast to {shape}, got {value!r}") from None
+    if not np.all(np.isfinite(out)):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return out
 
 
 def simulate(
@@ -212,6 +215,7 @@ def simulate(
     check_rank(rank, n_judges, n_items)
     check_integer(comparisons_per_judge, "comparisons_per_judge", 1)
     check_positive(heterogeneity, "heterogeneity", allow_zero=True)
+    _per_judge(position_bias, 1, "position_bias")  # any finite number
     check_probability(tie_prob, "tie_prob", open_high=True)
     if ties is not None:
         warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)

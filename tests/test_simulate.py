@@ -78,3 +78,6 @@ def test_a_panel_without_judges_or_with_one_model_is_a_parameter_error():
         simulate(n_judges=0)
     with pytest.raises(ParameterError, match="n_items must be an integer >= 2, got 1"):
         simulate(n_items=1)
+    for name in ("position_bias", "self_preference"):  # a NaN had simulated silently
+        with pytest.raises(ParameterError, match=f"{name} must be finite"):
+            simulate(**{name: float("nan")})
