@@ -197,6 +197,8 @@ def test_malformed_pairs_gaps_and_sizes_are_refused_by_name():
     for sizes in ([], [[100, 200]], "many"):
         with pytest.raises(ParameterError, match="comparisons_per_judge"):
             hb.plan(SCORES, judges=2, comparisons_per_judge=sizes)
+    with pytest.raises(ParameterError, match="position_bias must be finite"):  # not LinAlgError
+        hb.plan(SCORES, judges=2, position_bias=float("nan"))
     # a leaderboard's Elo points are not logits (PRD's spread over 296 of them "logits")
     with pytest.raises(ParameterError, match="not Elo points"):
         hb.plan({"gpt4": 1174.2, "claude": 1102.2, "llama-13b": 878.0}, judges=3)

@@ -63,6 +63,8 @@ def assumed_fit(scores, judges, sensitivities, position_bias):
     gamma *= K / gamma.sum()
     beta = np.zeros(K) if position_bias is None else np.broadcast_to(
         np.asarray(position_bias, dtype=float), (K,)).copy()
+    if not np.all(np.isfinite(beta)):  # a NaN had ended in "Eigenvalues did not converge"
+        raise ParameterError(f"position_bias must be finite, got {position_bias!r}")
     ring = np.arange(N if N > 2 else 1)
     i = np.concatenate([ring, (ring + 1) % N])
     j = np.concatenate([(ring + 1) % N, ring])
