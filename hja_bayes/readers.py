@@ -380,8 +380,10 @@ def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
     bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
     if bad.any():
         pos = int(np.argmax(bad))
-        raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {values.iloc[pos]!r}, "
-                        "not a finite number")
+        value = values.iloc[pos]  # a string quoted, a number as written (not np.float64(inf))
+        shown = repr(value) if isinstance(value, str) else value
+        raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {shown}, not a "
+                        "finite number")
     return numbers.to_numpy(dtype=float)
 
 

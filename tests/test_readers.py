@@ -259,6 +259,9 @@ def test_empty_names_are_refused_from_a_frame_and_from_a_csv(tmp_path):
 
 def test_count_columns_say_which_value_is_wrong():
     df = frame(model_a=["x", "y"], model_b=["y", "x"], n=["5", "five"], wins=[2, 1])
+    with pytest.raises(DataError, match=r"row 0: column 'n' holds inf, not a finite number"):
+        Comparisons.from_counts(frame(judge=["j"], model_a=["a"], model_b=["b"], n=[np.inf],
+                                      wins=[1.0]))  # had said "holds np.float64(inf)"
     with pytest.raises(DataError, match=r"row 1: column 'n' holds 'five', not a finite number"):
         Comparisons.from_counts(df, judge=None)
     with pytest.raises(DataError, match="missing value"):
