@@ -48,7 +48,8 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     Warns
     -----
     DataWarning
-        Rows without a category (missing values): they count in the overall fit only.
+        Rows without a category (missing values, empty text): they count in the overall fit
+        only.
     """
     from .readers import read_frame
     from .sources import as_frame
@@ -59,6 +60,9 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     if fitter is None:
         from .btl import fit_pooled_btl as fitter
     columns.setdefault("judge", None)
+    blank = frame[by].map(lambda v: isinstance(v, str) and not v.strip())
+    if blank.any():  # an empty CSV cell is read as "": no category, not one named ""
+        frame = frame.assign(**{by: frame[by].mask(blank)})
     unlabelled = int(frame[by].isna().sum())
     if unlabelled:
         where = "the overall fit only" if overall else "no fit"

@@ -332,6 +332,14 @@ def test_one_leaderboard_per_category_equals_fitting_each_category():
             in [str(w.message) for w in caught])
     overall = partial[partial.category == "(all)"]
     assert overall["num_battles"].sum() == 2 * len(df)  # every row, each counted per model
+    # an empty cell of a CSV read as text is "" (or blanks): no category either, where it
+    # had made one named "" (printed as ":")
+    blank = unlabelled.assign(language=unlabelled.language.fillna(" "))
+    with pytest.warns(hb.DataWarning) as caught:
+        again = hb.leaderboard_by(blank, by="language")
+    assert "120 of 1202 rows have no 'language'" in " ".join(str(w.message) for w in caught)
+    pd.testing.assert_frame_equal(again, partial)
+    assert (blank.language == " ").sum() == 120  # the caller's frame is left as it was
 
 
 def test_kendall_tau_matches_scipy_with_and_without_ties():
