@@ -109,5 +109,10 @@ def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
     if cluster is None:
         return None, None
     column = coded(df[cluster])
+    empty = np.array([not v.strip() for v in column.names], dtype=bool)[column.codes] & keep
+    if empty.any():  # an empty CSV cell is "": it had made one prompt of every such verdict
+        raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty prompt in column "
+                        f"{cluster!r} ({int(empty.sum())} such rows): every verdict needs its "
+                        "prompt for cluster-robust intervals")
     codes, present = pd.factorize(column.codes[keep])
     return codes, tuple(column.names[present])

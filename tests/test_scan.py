@@ -228,6 +228,15 @@ def test_row_errors_match_the_readers(tmp_path, engine):
     missing.to_parquet(tmp_path / "m.parquet")
     with pytest.raises(DataError, match=r"m\.parquet, row 1 .*missing value"):
         Comparisons.scan(tmp_path / "m.parquet", engine=engine)
+    # an empty prompt (a CSV's empty cell) had made one prompt of all such verdicts
+    blank = frame(judge=["j"] * 3, model_a=["a", "b", "a"], model_b=["b", "a", "b"],
+                  winner=["tie"] * 3, question_id=["q1", "", " "])
+    blank.to_parquet(tmp_path / "q.parquet")
+    with pytest.raises(DataError, match=r"row 1: empty prompt in column 'question_id' \(2 such"):
+        Comparisons.from_frame(blank, cluster="question_id")
+    with pytest.raises(DataError, match=r"q\.parquet, row 1 .*'question_id' has a missing or "
+                                        r"empty value.*\(2 such rows in all\)"):
+        Comparisons.scan(tmp_path / "q.parquet", engine=engine, cluster="question_id")
     with pytest.raises(ParameterError, match="scale"):
         Comparisons.scan(missing, scale="1..1")
 

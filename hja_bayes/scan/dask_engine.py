@@ -189,7 +189,8 @@ class DaskEngine:
             roles = roles[1:]
         parts = [texts.groupby(verdict, dropna=False).size()]
         parts += [texts.groupby(c, dropna=False).size() for _, c in roles]
-        parts += [texts["g"].isna().sum(), texts.shape[0]]
+        no_prompt = texts["g"].fillna("").astype(str).str.strip() == ""  # missing, or ""
+        parts += [no_prompt.sum(), texts.shape[0]]
         done = self._compute(*parts)
         verdicts = done[0].reset_index(name="n")
         names = {}

@@ -179,7 +179,8 @@ class DuckDBEngine:
         verdict = [f"v{p}" for p in range(len(self.spec.verdicts))]
         args = verdict + ["jn", "an", "bn"]
         sets = [verdict, ["jn"], ["an"], ["bn"], []]
-        gnull = "count(*) FILTER (WHERE g IS NULL)" if self.spec.cluster is not None else "0"
+        gnull = ("count(*) FILTER (WHERE g IS NULL OR trim(g) = '')"  # no prompt, or ""
+                 if self.spec.cluster is not None else "0")
         sql = (f"SELECT GROUPING({', '.join(args)}) AS gs, {', '.join(args)}, count(*) AS n, "
                f"{gnull} AS gnull FROM texts GROUP BY GROUPING SETS ("
                + ", ".join("(" + ", ".join(s) + ")" for s in sets) + ")")

@@ -164,8 +164,11 @@ def _check_names(engine, spec: Spec, distinct: Distinct) -> None:
             raise _located(engine, ("equals", {column: value}),
                            f"empty name in column {column!r}", count)
     if distinct.cluster_missing:
-        raise _located(engine, ("null", spec.cluster),
-                       f"column {spec.cluster!r} has a missing value", distinct.cluster_missing)
+        null = ("null", spec.cluster)  # else an empty text: the row shown is one of those
+        raise _located(engine, null if engine.example(null) is not None
+                       else ("equals", {spec.cluster: ""}),
+                       f"column {spec.cluster!r} has a missing or empty value (every verdict "
+                       "needs its prompt for cluster-robust intervals)", distinct.cluster_missing)
 
 
 def make_plan(engine, spec: Spec, *, scale, invalid_labels) -> tuple[Plan, int]:

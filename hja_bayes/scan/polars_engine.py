@@ -120,8 +120,9 @@ class PolarsEngine:
         pl = self.pl
         texts = self._texts()
         verdict = [f"v{p}" for p in range(len(self.spec.verdicts))]
+        no_prompt = pl.col("g").is_null() | (pl.col("g").str.strip_chars() == "")  # or ""
         queries = [texts.group_by(verdict).len("n"),
-                   texts.select(pl.len().alias("n"), pl.col("g").is_null().sum().alias("gnull"))]
+                   texts.select(pl.len().alias("n"), no_prompt.sum().alias("gnull"))]
         roles = [("judge", "jn"), ("model_a", "an"), ("model_b", "bn")]
         if self.spec.judge is None:
             roles = roles[1:]

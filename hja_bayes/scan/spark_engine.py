@@ -171,7 +171,8 @@ class SparkEngine:
             roles = roles[1:]
         verdicts = self._collect(texts.groupBy(*verdict).agg(F.count(F.lit(1)).alias("n")))
         total = self._collect(texts.agg(F.count(F.lit(1)).alias("n"),
-                                        F.sum(F.col("g").isNull().cast("long")).alias("gnull")))
+                                        F.sum((F.col("g").isNull() | (F.trim(F.col("g")) == ""))
+                                              .cast("long")).alias("gnull")))
         names = {}
         for role, column in roles:
             frame = self._collect(texts.groupBy(column).agg(F.count(F.lit(1)).alias("n")))
