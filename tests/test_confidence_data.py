@@ -132,6 +132,13 @@ def test_a_probability_csv_that_does_not_fit_says_what_to_do(tmp_path):
     data = read_confidence_source(str(tmp_path / "probs.csv"), human_col="human_label",
                                   group_col="example_id")
     assert data.feature_names == ("p_judge",) and data.features.shape == (40, 1)
+    # an empty group cell: named, where it had been a TypeError from NumPy's sort
+    frame.astype({"example_id": object}).assign(
+        example_id=lambda f: f.example_id.where(f.index % 9 != 4, "")).to_csv(
+            tmp_path / "blank.csv", index=False)
+    with pytest.raises(DataError, match=r"group column 'example_id' is empty at row 4 \(4 such"):
+        read_confidence_source(str(tmp_path / "blank.csv"), human_col="human_label",
+                               group_col="example_id")
     release = pd.DataFrame({"example_id": np.arange(40), "human_preference": 1,
                             "p_output1__a": p, "p_output2__a": 1 - p})
     release.to_csv(tmp_path / "release.csv", index=False)

@@ -78,7 +78,7 @@ def read_confidence_source(source: str, *, judge: str | None = None, human_col: 
     probs = _probabilities(frame, columns, human_col)
     if _labels(frame, human_col, missing_ok=False) is None:
         raise DataError(f"the human label column {human_col!r} is empty")
-    groups = None if group_col is None else frame[group_col].to_numpy()
+    groups = None if group_col is None else _groups(frame, group_col)
     base = from_probability_table(probs, frame[human_col].to_numpy(),
                                   judge=judge or Path(source).stem, feature_names=columns)
     return ConfidenceData(features=base.features, verdict=base.verdict, human=base.human,
@@ -131,6 +131,20 @@ def _labels(frame: pd.DataFrame, human_col: str, missing_ok: bool) -> np.ndarray
                         "(response 1 preferred) or 2" + (", or empty where unknown"
                                                          if missing_ok else ""))
     return None if missing.all() else human.to_numpy(dtype=float)
+
+
+def _groups(frame: pd.DataFrame, group_col: str) -> np.ndarray:
+    """The group labels as text; a missing or empty one is an error naming its row (an empty
+    cell had mixed NaN with the names and failed deep in NumPy's sort)."""
+    column = frame[group_col]
+    text = column.astype(str).str.strip()
+    bad = (column.isna() | (text == "")).to_numpy()
+    if bad.any():
+        raise DataError(f"the group column {group_col!r} is empty at row "
+                        f"{frame.index[int(np.argmax(bad))]!r} ({int(bad.sum())} such rows): "
+                        "every example needs its group (a certificate treats groups as "
+                        "independent)")
+    return column.astype(str).to_numpy(dtype=object)
 
 
 def _read_csv(source: str) -> pd.DataFrame:
@@ -188,7 +202,7 @@ def features_for_apply(spec: dict, source: str, *, data_dir: str | None = None):
     if labels is not None:  # NA where a row has no human label
         agree = pd.array(np.where(np.isnan(labels), None, verdict == labels), dtype="boolean")
     group_col = spec.get("group_col")
-    groups = frame[group_col].to_numpy() if group_col and group_col in frame.columns else None
+    groups = _groups(frame, group_col) if group_col and group_col in frame.columns else None
     return features, agree, groups, verdict
 
 
