@@ -395,9 +395,11 @@ def _from_table(frame, table, cluster, model_a, model_b, rows):
 
 
 def _numeric(column: pd.Series, name, where: str = "the frame") -> np.ndarray:
-    """A column as floats (missing values as NaN); text is an error naming the column."""
+    """A column as floats (missing values and empty text, a CSV's empty cell, as NaN); other
+    text is an error naming the column."""
     if column.dtype == bool:
         return column.to_numpy(dtype=float)
+    column = column.mask(column.map(lambda v: isinstance(v, str) and not v.strip()))
     numbers_ = pd.to_numeric(column, errors="coerce")
     bad = numbers_.isna() & column.notna()
     if bad.any():

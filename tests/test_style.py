@@ -173,6 +173,12 @@ def test_feature_errors_say_what_to_do():
                                cluster="prompt", features=table())
     with pytest.raises(DataError, match="'tag' of the feature table is not numeric"):
         Comparisons.from_frame(votes(), cluster="question_id", features=table().assign(tag="t"))
+    # an empty cell (a CSV read as text) is a missing value, named where a comparison needs
+    # it, not "not numeric (e.g. '')"
+    empty = table().astype({"bold": object})
+    empty.loc[2, "bold"] = ""
+    with pytest.raises(DataError, match=r"row 2: feature 'bold' is missing or not finite"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=empty)
     with pytest.raises(DataError, match="two rows for model 'x' on prompt '1'"):
         Comparisons.from_frame(votes(), cluster="question_id",
                                features=pd.concat([table(), table().iloc[:1]]))
