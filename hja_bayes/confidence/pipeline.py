@@ -137,14 +137,14 @@ def _groups(frame: pd.DataFrame, group_col: str) -> np.ndarray:
     """The group labels as text; a missing or empty one is an error naming its row (an empty
     cell had mixed NaN with the names and failed deep in NumPy's sort)."""
     column = frame[group_col]
-    text = column.astype(str).str.strip()
-    bad = (column.isna() | (text == "")).to_numpy()
+    text = column.astype(str)
+    bad = (column.isna() | (text.str.strip() == "")).to_numpy()
     if bad.any():
         raise DataError(f"the group column {group_col!r} is empty at row "
                         f"{frame.index[int(np.argmax(bad))]!r} ({int(bad.sum())} such rows): "
                         "every example needs its group (a certificate treats groups as "
                         "independent)")
-    return column.astype(str).to_numpy(dtype=object)
+    return text.to_numpy(dtype=object)
 
 
 def _read_csv(source: str) -> pd.DataFrame:
