@@ -148,11 +148,15 @@ def read_frame(
         kind = np.where(category < 0, 4, 1)
     if np.any(kind == 0):
         pos = int(np.argmax(kind == 0))
+        label = labels[verdict[pos]]
+        numeric = pd.notna(pd.to_numeric(pd.Series([label]), errors="coerce")[0])
         raise DataError(
-            f"row {df.index[pos]!r}: winner {labels[verdict[pos]]!r} is neither 'model_a', "
+            f"row {df.index[pos]!r}: winner {label!r} is neither 'model_a', "
             f"'model_b', a tie label {sorted(TIE_LABELS)}, an invalid marker "
             f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
-            f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})")
+            f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})"
+            + ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI "
+               "--verdict-scale), higher favouring model_a" if numeric else ""))
     is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
     _warn_near_duplicates(keys.items, "item")

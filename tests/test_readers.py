@@ -26,8 +26,15 @@ def test_winner_may_be_the_item_name_and_judge_none_means_one_judge():
 
 def test_unknown_winner_label_names_row_and_value():
     df = frame(model_a=["a", "b"], model_b=["b", "c"], winner=["model_a", "banana"])
-    with pytest.raises(DataError, match=r"row 1.*'banana'"):
+    with pytest.raises(DataError, match=r"row 1.*'banana'") as caught:
         Comparisons.from_frame(df, judge=None)
+    assert "scale=" not in str(caught.value)  # the hint is for numbers
+    # 0/1 winners: the error says how numbers are read, and that reading works
+    numbers = frame(model_a=["a", "b"], model_b=["b", "c"], winner=[1, 0])
+    with pytest.raises(DataError, match=r"winner '1'.*numbers are read as ordered verdicts "
+                                        r"with scale='LO..HI' \(CLI --verdict-scale\)"):
+        Comparisons.from_frame(numbers, judge=None)
+    assert Comparisons.from_frame(numbers, judge=None, scale="0..1").counts.sum() == 2
 
 
 def test_self_comparison_rejected():
