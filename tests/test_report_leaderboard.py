@@ -138,6 +138,8 @@ def test_baseline_pins_one_rating_and_keeps_the_ranks(fit):
     assert pinned.attrs["meta"]["baseline"] == {"model": base, "score": 1114.0}
     with pytest.raises(hb.ParameterError, match="model"):
         hb.leaderboard(fit, baseline=("no such model", 1000))
+    with pytest.warns(hb.HJAWarning, match=r"at 1200 on the logit scale.*scale='elo'"):
+        hb.leaderboard(fit, baseline=(base, 1200))  # Elo points meant
     for bad in ("m1=1000", (base,), (base, "high"), (base, float("nan"))):  # NaN: every score
         with pytest.raises(hb.ParameterError, match=r"baseline must be \(model, score\)"):
             hb.leaderboard(fit, baseline=bad)

@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.special import ndtri
 
 from ..checks import check_choice, check_level, index_of
-from ..errors import DataWarning, ParameterError, warn
+from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
@@ -336,6 +336,10 @@ def leaderboard(
     pinned = None
     if baseline is not None:
         pinned, value = _baseline(baseline, sc.items)
+        if scale == "logit" and abs(value) > 100:  # 1200 logits: Elo points meant
+            warn(f"the baseline pins {sc.items[pinned]!r} at {value:g} on the logit scale, "
+                 "where scores differ by a few units: Elo points? (scale='elo'; --scale elo)",
+                 HJAWarning)
         shift = float(value) - shown[pinned]
         shown_se = to_scale(Dse[:, pinned], scale, difference=True)
         shown = shown + shift
