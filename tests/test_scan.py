@@ -218,6 +218,8 @@ def test_row_errors_match_the_readers(tmp_path, engine):
          "empty name in column 'model_a'"),
         (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "a"], winner=["A>B", "x"]),
          "mixes another kind of verdict"),
+        (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "c"], winner=["1", "0"]),
+         r"winner '1' is neither.*numbers are read as ordered verdicts with scale='LO..HI'"),
     ]
     for df, message in cases:
         with pytest.raises(DataError, match=message):

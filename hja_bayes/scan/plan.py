@@ -229,6 +229,9 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
         else:
             what = (f"winner {verdict!r} is neither 'model_a', 'model_b', a tie label, an "
                     f"invalid marker, nor one of the row's items ({a!r}, {b!r})")
+            if pd.notna(pd.to_numeric(pd.Series([verdict]), errors="coerce")[0]):
+                what += ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI "
+                         "--verdict-scale), higher favouring model_a")
         raise DataError(f"{place}: {what}; {count} such rows in all (every row was read and "
                         "counted; nothing was fitted)")
 
