@@ -32,6 +32,7 @@ from .verdicts import (
     SECOND_LABELS,
     TIE_LABELS,
     check_ambiguous,
+    numeric_hint,
     ordered_verdicts,
     verdict_codes,
 )
@@ -149,14 +150,12 @@ def read_frame(
     if np.any(kind == 0):
         pos = int(np.argmax(kind == 0))
         label = labels[verdict[pos]]
-        numeric = pd.notna(pd.to_numeric(pd.Series([label]), errors="coerce")[0])
         raise DataError(
             f"row {df.index[pos]!r}: winner {label!r} is neither 'model_a', "
             f"'model_b', a tie label {sorted(TIE_LABELS)}, an invalid marker "
             f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
             f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})"
-            + ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI "
-               "--verdict-scale), higher favouring model_a" if numeric else ""))
+            + numeric_hint(label))
     is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
     _warn_near_duplicates(keys.items, "item")

@@ -67,7 +67,7 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
                              np.array([SINGLE_JUDGE], dtype=object)))
             continue
         values = coded(df[col])
-        empty = np.array([not v.strip() for v in values.names], dtype=bool)[values.codes]
+        empty = _blank(values)
         if empty.any():
             raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty name in column "
                             f"{col!r} ({int(empty.sum())} such rows)")
@@ -103,13 +103,18 @@ def tally(codes: np.ndarray, names: np.ndarray):
                                                         key=lambda c: names[c])]
 
 
+def _blank(column: Coded) -> np.ndarray:
+    """Rows whose name is empty or blanks (an empty CSV cell is read as "")."""
+    return np.array([not v.strip() for v in column.names], dtype=bool)[column.codes]
+
+
 def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
     """Cluster index of every kept row and the cluster names (None, None without clusters),
     numbered in the order they first appear among the kept rows."""
     if cluster is None:
         return None, None
     column = coded(df[cluster])
-    empty = np.array([not v.strip() for v in column.names], dtype=bool)[column.codes] & keep
+    empty = _blank(column) & keep
     if empty.any():  # an empty CSV cell is "": it had made one prompt of every such verdict
         raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty prompt in column "
                         f"{cluster!r} ({int(empty.sum())} such rows): every verdict needs its "

@@ -35,7 +35,7 @@ import pandas as pd
 from .errors import DataError, ParameterError
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
-           "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "ordered_verdicts",
+           "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "numeric_hint", "ordered_verdicts",
            "scale_bounds", "scale_of", "verdict_codes", "zero_one"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
@@ -183,3 +183,11 @@ def check_ambiguous(df, by_label, by_name, codes, labels) -> None:
         f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
         f"Models named like verdict labels ({names}): rename them, or give the verdicts as "
         "model_a / model_b / tie")
+
+
+def numeric_hint(label) -> str:
+    """What an unknown verdict that is a number may mean, for its error ("" for text)."""
+    if pd.isna(pd.to_numeric(pd.Series([label]), errors="coerce")[0]):
+        return ""
+    return ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI --verdict-scale), "
+            "higher favouring model_a")

@@ -25,6 +25,7 @@ from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError
 from ..readers import _warn_crowd, _warn_dropped, _warn_near_duplicates
 from ..row_keys import SINGLE_JUDGE
+from ..verdicts import numeric_hint
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
                      kind_meaning)
 
@@ -228,10 +229,8 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
                     "model_b / tie")
         else:
             what = (f"winner {verdict!r} is neither 'model_a', 'model_b', a tie label, an "
-                    f"invalid marker, nor one of the row's items ({a!r}, {b!r})")
-            if pd.notna(pd.to_numeric(pd.Series([verdict]), errors="coerce")[0]):
-                what += ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI "
-                         "--verdict-scale), higher favouring model_a")
+                    f"invalid marker, nor one of the row's items ({a!r}, {b!r})"
+                    + numeric_hint(verdict))
         raise DataError(f"{place}: {what}; {count} such rows in all (every row was read and "
                         "counted; nothing was fitted)")
 
