@@ -414,11 +414,13 @@ def _warn_repeated_rows(df: pd.DataFrame, verdict_columns: set) -> None:
         pos = int(np.argmax(repeated))
         # no row before ``pos`` repeats another, so the only pair among them is pos's
         first = int(np.argmax(df.iloc[:pos + 1].duplicated(subset=columns, keep=False)))
+        # list-valued columns are unhashable: drop_duplicates() itself would fail on them
+        subset = "" if len(columns) == df.shape[1] else f"subset={columns!r}"
         warn(f"{int(repeated.sum()):,} rows repeat an earlier row in every column, "
              f"{', '.join(map(repr, ids))} included (the first at position {pos:,} repeats "
              f"position {first:,}, counting from 0): a file read twice, or overlapping "
              "exports? They count as separate verdicts here (drop them first, e.g. with "
-             "DataFrame.drop_duplicates(), if they are not)", DataWarning)
+             f"DataFrame.drop_duplicates({subset}), if they are not)", DataWarning)
 
 
 def _scalar_column(values: pd.Series) -> bool:

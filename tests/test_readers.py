@@ -1,6 +1,8 @@
 """Readers: rows (frames, CSV, JSON Lines, counts) into Comparisons, validated once."""
 
+import ast
 import json
+import re
 import warnings
 
 import numpy as np
@@ -113,9 +115,17 @@ def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identif
         Comparisons.from_frame(base)
         Comparisons.from_frame(bare, cluster="question_id")
         Comparisons.from_frame(bare)
-    listed = twice.assign(turns=[[i] for i in range(len(twice))])
-    with pytest.warns(DataWarning, match="^15 rows repeat"):
+    with pytest.warns(DataWarning, match=r"drop_duplicates\(\), if"):
+        Comparisons.from_frame(twice)
+    assert len(twice.drop_duplicates()) == 40
+    # the advice, followed as written, works where list-valued columns were left out
+    listed = twice.assign(turns=[[i] for i in twice.review_id])
+    with pytest.warns(DataWarning, match="^15 rows repeat") as caught:
         Comparisons.from_frame(listed)
+    subset = re.search(r"drop_duplicates\(subset=(\[.*?\])\)", str(caught[0].message))[1]
+    assert len(listed.drop_duplicates(subset=ast.literal_eval(subset))) == 40
+    with pytest.raises(TypeError):
+        listed.drop_duplicates()
 
 
 def test_a_csv_with_spaces_after_its_commas_is_named_as_such(tmp_path):
