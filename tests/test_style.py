@@ -303,3 +303,51 @@ def test_the_benchmark_runs_and_renders(tmp_path):
     for heading in ("## Parity", "## Coverage", "## PRD Vicuna80", "## Held-out agreement",
                     "## Speed", "## SPEC §10's reference figures"):
         assert heading in text
+
+
+def test_a_shared_style_fit_matches_a_direct_logistic_regression_under_every_covariance():
+    """One judge (PRD's gpt4, gamma = 1), rank 0, a style term shared by the panel: the model
+    is the logistic regression logit P(first wins) = mu_i - mu_j + theta' x with ties as 1/2.
+    Its estimates from scipy's optimiser and its expected information J' W J, computed here,
+    give the fit's estimates and Fisher standard errors; the other covariances give a row
+    too (a shared coefficient's interval had failed for every one but CR2)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    prd = hb.datasets.load_prd_vicuna80()
+    rows = prd.judgments[prd.judgments.judge == "gpt4"].reset_index(drop=True)
+    features = hb.style_features(prd.answers).drop(columns="headers")  # never varies
+    joined = join_features(rows, features, cluster="question_id")
+    data = Comparisons.from_frame(rows, cluster="question_id", features=features)
+    fit = hb.fit_hja(data, rank=0, ridge=0.0, tol=0.0, style="shared")
+
+    items = list(data.items)
+    N, F = len(items), len(joined.feature_names)
+    D = np.zeros((len(rows), N))
+    D[np.arange(len(rows)), rows.model_a.map(items.index)] += 1.0
+    D[np.arange(len(rows)), rows.model_b.map(items.index)] -= 1.0
+    X = np.column_stack([D[:, :-1] - D[:, -1:], joined.features])  # mu_N = -(the others' sum)
+    y = (rows.winner == "model_a") + 0.5 * (rows.winner == "tie").to_numpy()
+
+    def nll(b):
+        eta = X @ b
+        return np.sum(np.logaddexp(0, eta) - y * eta), X.T @ (expit(eta) - y)
+
+    b = minimize(nll, np.zeros(X.shape[1]), jac=True, method="BFGS", tol=1e-12).x
+    p = expit(X @ b)
+    cov = np.linalg.inv(X.T @ (X * (p * (1 - p))[:, None]))
+    A = np.zeros((N + F, N - 1 + F))  # (mu_1..mu_N, theta) from the free parameters
+    A[:N - 1, :N - 1] = np.eye(N - 1)
+    A[N - 1, :N - 1] = -1.0
+    A[N:, N - 1:] = np.eye(F)
+    estimate, se = A @ b, np.sqrt(np.diag(A @ cov @ A.T))
+
+    names = [f"style:{f}" for f in joined.feature_names]
+    for cov_type in ("fisher", "sandwich", "CR1", "CR2"):
+        table = fit.intervals(cov_type=cov_type, pairs="none")
+        ours = pd.concat([table[table.quantity == "mu"].set_index("label").loc[items],
+                          table[table.quantity.isin(names)].set_index("quantity").loc[names]])
+        assert np.all(np.isfinite(ours.se)) and np.all(ours.lower < ours.upper)
+        np.testing.assert_allclose(ours.estimate, estimate, atol=1e-6)
+        if cov_type == "fisher":
+            np.testing.assert_allclose(ours.se, se, rtol=1e-5)

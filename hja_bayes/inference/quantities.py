@@ -97,7 +97,7 @@ class Quantities:
         if name in self.theta_names:
             index = N + K + K * q + self.theta_names.index(name)
             iv = self._core_interval(np.array([index]), level)
-            return Interval(*(x[0] for x in iv))
+            return Interval(*(None if x is None else x[0] for x in iv))  # df: CR2's only
         raise IdentifiabilityError(f"the fit has no term coefficient {name!r}; it has "
                                    f"{list(self.coef_names) + list(self.theta_names)}")
 
