@@ -139,3 +139,64 @@ def test_the_sampler_leaves_out_the_judges_the_map_left_out():
     assert "newcomer" not in fit.judges
     for posterior in (idata, alone):
         assert list(posterior.posterior["gamma"].coords["judge"].values) == list(fit.judges)
+
+
+def _lost_directions(S, judges, owners, rank):
+    """How many own-model moves the scores cannot tell apart at ``rank``: the rank the
+    Jacobian of ``(A, B, delta) -> A B^T - delta_k at (judge k, own model)``, each judge's
+    shift removed, lacks for a full count, by finite differences at S's rank-(r+1) factors."""
+    m = rank + 1
+    centred = S - S.mean(axis=1, keepdims=True)
+    u, sv, vt = np.linalg.svd(centred)
+    (K, N), n = S.shape, len(judges)
+
+    def scores(p):
+        A, B, delta = p[:K * m].reshape(K, m), p[K * m:-n].reshape(N, m), p[-n:]
+        out = A @ B.T
+        out[judges, owners] -= delta
+        return (out - out.mean(axis=1, keepdims=True)).ravel()
+
+    p0 = np.concatenate([(u[:, :m] * sv[:m]).ravel(), vt[:m].T.ravel(), np.zeros(n)])
+    step = 1e-6
+    J = np.column_stack([(scores(p0 + step * e) - scores(p0 - step * e)) / (2 * step)
+                         for e in np.eye(len(p0))])
+
+    def rank_of(M):
+        s = np.linalg.svd(M, compute_uv=False)
+        return int((s > 1e-7 * s[0]).sum())
+    return rank_of(J[:, :-n]) + n - rank_of(J)
+
+
+def test_self_preference_is_refused_where_the_disagreement_absorbs_it(prd):
+    """PRD's five judges are five of its models.  At rank 2 (S of rank 3, known up to a shift
+    per judge) scores can trade self-preference for disagreement: the Jacobian of the scores
+    in their factors and the own-model moves, by finite differences, lacks three of the five
+    moves' directions, so the data cannot tell lambda apart, and the fit refuses it; at rank
+    1 it lacks none and the fit goes on.  Four judges owning the same model: one direction
+    lost at rank 1 (at most K - r - 1 = 3 of them), none at rank 0."""
+    data = hb.Comparisons.from_frame(prd)
+    every = np.arange(5), np.array([data.items.index(j) for j in data.judges])
+    four = np.array([0, 1, 2, 4]), np.full(4, data.items.index("gpt4"))
+    cases = [(1, every, True, 0, None),
+             (2, every, True, 3, r"at rank 2: 5 judges have a coefficient, .* all but 2 single "
+                                 r"judge-model cells"),
+             (0, four, False, 0, None),
+             (1, four, False, 1, r"at rank 1: 4 judges own 'gpt4', and at rank 1 at most 3 "
+                                 r"\(K - r - 1\)")]
+    for rank, (judges, owners), position_bias, lost, refused in cases:
+        S = hb.fit_hja(data, rank=rank, position_bias=position_bias).S
+        own = dict(zip(np.array(data.judges)[judges], np.array(data.items)[owners]))
+        assert _lost_directions(S, judges, owners, rank) == lost
+        if refused:
+            with pytest.raises(hb.IdentifiabilityError, match=refused):
+                hb.fit_hja(data, rank=rank, position_bias=position_bias, self_preference=own)
+        else:
+            fit = hb.fit_hja(data, rank=rank, position_bias=position_bias, self_preference=own)
+            with warnings.catch_warnings():  # at rank 1 gamma rests on few verdicts
+                warnings.simplefilter("ignore", hb.DataWarning)
+                se = fit.wald.coefficients("self").se
+            assert np.all(np.isfinite(se[judges])) and np.isnan(se).sum() == 5 - len(judges)
+    with pytest.raises(hb.IdentifiabilityError, match="at rank 3: it is the full rank"):
+        hb.fit_hja(data, rank=3, self_preference=True)
+    searched = hb.fit_hja(data, rank="bic", max_rank=3, patience=None, self_preference=True)
+    assert list(searched.rank_table["rank"]) == [0, 1]

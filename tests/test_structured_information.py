@@ -119,7 +119,7 @@ def test_information_with_terms_equals_the_dense_sum_over_units(outcome, blocks,
     if blocks == "one pass per block":
         monkeypatch.setattr(info_module, "_DENSE_PAIRS_PER_UNIT", 0)
         monkeypatch.setattr(info_module, "_DENSE_PAIRS", 0)
-    data, truth = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=600,
+    data, truth = hb.simulate(n_judges=4, n_items=5, rank=1, comparisons_per_judge=600,
                               questions=20, style=np.array([[0.8]]), self_preference=0.5,
                               position_bias=0.3, tie_prob=0.2, seed=8)
     fit = hb.fit_hja(data, rank=1, position_bias=True, style="shared",
@@ -131,7 +131,7 @@ def test_information_with_terms_equals_the_dense_sum_over_units(outcome, blocks,
     chart = factor_chart(fit.S, 1, coef_free=design.free, n_aux=model_of.n_aux,
                          free=None if log_aux is None else free_aux(log_aux),
                          n_global=len(design.global_names))
-    assert chart.n_global == 1 and chart.coef.size == 2 * 3  # position and self, per judge
+    assert chart.n_global == 1 and chart.coef.size == 2 * 4  # position and self, per judge
     units, design, eta, aux = model.units()
     K, N, m = chart.shape
     k, i, j = units.judge, units.first, units.second
@@ -153,7 +153,7 @@ def test_information_with_terms_equals_the_dense_sum_over_units(outcome, blocks,
     F = chart_information(model, chart)
     np.testing.assert_allclose(F, dense, rtol=0, atol=1e-10 * np.abs(dense).max())
     if outcome == "davidson":
-        assert chart.free.size == 3
+        assert chart.free.size == 4
 
 
 @pytest.mark.parametrize("spectrum", ["geometric", "even"])

@@ -103,7 +103,9 @@ def fit_hja(
         are summed per (prompt, cell) entry instead of per cell.
     self_preference : None, True, mapping judge -> model, or :class:`~hja_bayes.likelihood.terms.SelfPreference`
         Add ``lambda_k`` for judge k's own model (True: judges named like a model).  Not
-        identified at the full rank, where it is refused.
+        identified at the full rank nor where more judges have one than the disagreement
+        leaves room for ((K - r - 1)(N - r - 2) in all): refused there, and left out of a
+        rank search.
     patience : int or None
         For "bic"/"cv": the search goes up the ranks and stops once this many consecutive
         candidates have not lowered the best BIC (or held-out NLL) so far; the larger ranks
@@ -174,8 +176,8 @@ def fit_hja(
             raise ParameterError(f"rank must be an integer, 'bic' or 'cv', got {rank!r}")
         rule = rank.lower()
         ranks = candidate_ranks(data, max_rank)
-        if any(t.name == "self" for t in terms):
-            ranks = [r for r in ranks if not _full_rank(data, r)] or ranks[:1]
+        _refuse_unidentified_self(data, terms, design, ranks[0])  # then at every rank
+        ranks = [r for r in ranks if not _self_unidentified(data, terms, design, r)]
         table, solutions = rank_search(
             data, ranks, design=design, cells=cells,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
@@ -190,11 +192,7 @@ def fit_hja(
                            excluded_judges=excluded)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
-        if any(t.name == "self" for t in terms) and _full_rank(data, r):
-            raise IdentifiabilityError(
-                f"self-preference is not identified at rank {r}: it is the full rank for "
-                f"{data.n_judges} judges and {data.n_items} models, where each judge's own "
-                "score absorbs it; fit a smaller rank")
+        _refuse_unidentified_self(data, terms, design, r)
     result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge, tol=tol,
                       max_iter=max_iter, reanchored=reanchor, progress=printer, outcome=outcome,
                       quick_compile=quick_compile)
@@ -219,9 +217,45 @@ def uncontrolled(fit: HJAFit, **options) -> HJAFit:
                    outcome=fit.outcome, **options)
 
 
-def _full_rank(data: Comparisons, rank: int) -> bool:
-    """Whether ``rank`` is the full (per-judge BTL) rank of the data's panel."""
-    return rank + 1 >= min(data.n_judges, data.n_items - 1)
+def _refuse_unidentified_self(data: Comparisons, terms, design, rank: int) -> None:
+    why = _self_unidentified(data, terms, design, rank)
+    if why:
+        raise IdentifiabilityError(f"self-preference is not identified at rank {rank}: {why}"
+                                   + ("; fit a smaller rank" if rank else ""))
+
+
+def _self_unidentified(data: Comparisons, terms, design, rank: int) -> str:
+    """Why the self-preference coefficients cannot be told from the scores at ``rank`` ("" if
+    they can, as far as counting shows).
+
+    ``lambda_k`` moves one cell of S, judge k's score of its own model.  Scores are known up
+    to a shift per judge, so S lives in K x (N - 1) dimensions, and the model's S (rank
+    r + 1) can move along every direction but a (K - r - 1)(N - r - 2)-dimensional normal
+    space; the coefficients are identified only if their cells, projected there, are
+    independent, so at most that many in all, and at most K - r - 1 for judges owning the
+    same model.  At the full rank (per-judge Bradley–Terry) none is.
+    """
+    term = next((t for t in terms if t.name == "self"), None)
+    if term is None:
+        return ""
+    K, N = data.n_judges, data.n_items
+    own = term.own_items(data)[design.free[:, design.column("self")]]
+    if not len(own):  # no judge's own model among its verdicts: nothing to identify
+        return ""
+    normal = max(K - rank - 1, 0) * max(N - rank - 2, 0)
+    if normal == 0:
+        return (f"it is the full rank for {K} judges and {N} models, where each judge's own "
+                "score absorbs it")
+    if len(own) > normal:
+        return (f"{len(own)} judges have a coefficient, and the disagreement U V^T of rank "
+                f"{rank} absorbs all but {normal} single judge-model cells of the scores "
+                f"((K - r - 1)(N - r - 2) for {K} judges and {N} models)")
+    shared = np.bincount(own).max()
+    if shared > K - rank - 1:
+        return (f"{shared} judges own {data.items[int(np.argmax(np.bincount(own)))]!r}, and at "
+                f"rank {rank} at most {K - rank - 1} (K - r - 1) can have a coefficient for the "
+                "same model")
+    return ""
 
 
 def _report_candidate(row: dict) -> None:
