@@ -382,3 +382,36 @@ def test_the_wild_bootstrap_without_clusters_says_what_it_needs():
     fit = hb.fit_hja(data, rank=0)
     with pytest.raises(hb.ParameterError, match=r"needs clusters .*bootstrap\(cluster=False\)"):
         fit.bootstrap(wild=True)
+
+
+def test_a_model_on_two_prompts_widens_its_own_pairs_only_and_is_named():
+    """Six models on 60 prompts, one of them kept on 2: its differences get about 1 df.  A
+    pair's joint critical value is the t quantile, with the pair's own df, of the normal
+    max-|t| value's tail probability (recomputed here with scipy.stats), so the other
+    models keep narrow rank intervals; under the smallest df for every pair (the rule
+    before) every rank interval spanned the board.  The warning names the model.  The
+    coverage of the rule: benchmarks/bench_rare_model.py."""
+    from scipy import stats
+
+    from hja_bayes.inference.ranking import simultaneous_critical_value
+
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=600, seed=4,
+                          questions=60, question_correlation=0.6)
+    c = data.clusters
+    rare = (data.first == 5) | (data.second == 5)
+    data = data.without(np.where((rare[c.cell] & (c.cluster >= 2))[:, None], c.counts, 0.0))
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.warns(hb.DataWarning, match=r"'item5' \(2 prompts\) appear on far fewer "
+                                            r"prompts than the others \(median 60\)"):
+        board = hb.leaderboard(fit).set_index("model").loc[list(data.items)]
+    estimate, cov = fit.wald.mu_covariance()
+    df = fit.wald.mu_degrees_of_freedom()[1]
+    assert df[5, :5].max() < 3 and df[:5, :5][np.triu_indices(5, 1)].min() > 30
+    crit = stats.t.ppf(stats.norm.cdf(simultaneous_critical_value(cov, 0.95)), df)
+    se = np.sqrt(np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov)
+    better = (estimate[:, None] - estimate[None, :] - crit * se > 0) & ~np.eye(6, dtype=bool)
+    np.testing.assert_array_equal(board["rank_lower"], 1 + better.sum(axis=0))
+    np.testing.assert_array_equal(board["rank_upper"], 6 - better.sum(axis=1))
+    others = board.drop(index="item5")
+    assert (others["rank_upper"] - others["rank_lower"]).max() <= 2
+    assert (board.loc["item5", "rank_lower"], board.loc["item5", "rank_upper"]) == (1, 6)

@@ -144,6 +144,21 @@ def test_the_judges_sentence_of_one_judge_and_of_several():
                                         "(γ = 0.50).")
 
 
+def test_the_first_models_interval_says_when_it_is_a_difference_to_a_pinned_baseline():
+    from hja_bayes.reporting.sentences import glance_sentence
+
+    board = pd.DataFrame({"model": ["a", "b"], "score": [1246.0, 1200.0],
+                          "score_lower": [1189.0, 1200.0], "score_upper": [1304.0, 1200.0],
+                          "tier": [1, 1]})
+    board.attrs["meta"] = {"baseline": {"model": "b", "score": 1200.0}}
+    assert glance_sentence(board, 0.95, "elo").startswith(
+        "a ranks first (score 1246, 95% interval 1189 to 1304, of its difference to b, "
+        "pinned at 1200). ")
+    board.attrs["meta"] = {}
+    assert glance_sentence(board, 0.95, "elo").startswith(
+        "a ranks first (score 1246, 95% interval 1189 to 1304). ")
+
+
 def test_the_tiers_sentence_of_a_large_board_names_the_top_tiers_only():
     from hja_bayes.reporting.sentences import tiers_sentence
 

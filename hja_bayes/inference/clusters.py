@@ -53,7 +53,7 @@ from ..likelihood import information, score
 
 __all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BELOW_DF", "EXACT_BUDGET", "FEW_CLUSTERS",
            "cr2_numbers", "SMALL_SAMPLE", "cluster_design", "cluster_record", "satterthwaite",
-           "warn_few_clusters"]
+           "warn_few_clusters", "warn_models_on_few_prompts"]
 
 #: Small-sample corrections of the cluster-robust covariance (``cov_type="cluster"`` is CR2).
 SMALL_SAMPLE = ("CR2", "CR1")
@@ -404,3 +404,30 @@ def warn_few_clusters(data, small_sample: str) -> None:
         f"comparisons per cluster; below {FEW_CLUSTERS} effective counts as few): {how}. "
         "If these are not the prompts, name the prompt column instead.",
         DataWarning)
+
+
+def warn_models_on_few_prompts(data) -> None:
+    """A DataWarning naming the models seen on far fewer prompts than the rest (under
+    :data:`FEW_CLUSTERS`, and under a quarter of the median model's): a new model with a
+    handful of verdicts.  Its own intervals rest on those prompts, and every centred score
+    shares its uncertainty through the mean of the scores."""
+    c = data.clusters
+    seen = c.counts.sum(axis=1) > 0
+    cell, cluster = c.cell[seen], c.cluster[seen].astype(np.int64)
+    item = np.concatenate([data.first[cell], data.second[cell]]).astype(np.int64)
+    pairs = np.unique(item * (int(cluster.max(initial=0)) + 1) + np.tile(cluster, 2))
+    prompts = np.bincount(pairs // (int(cluster.max(initial=0)) + 1), minlength=data.n_items)
+    typical = float(np.median(prompts))
+    few = np.flatnonzero((prompts < FEW_CLUSTERS) & (4 * prompts < typical))
+    if not few.size:
+        return
+    names = ", ".join(f"{data.items[i]!r} ({prompts[i]} prompt{'' if prompts[i] == 1 else 's'})"
+                      for i in few)
+    warn(f"model(s) {names} appear on far fewer prompts than the others (median {typical:g}): "
+         "their cluster-robust intervals rest on those prompts, and every centred score "
+         "shares their uncertainty through the mean of the scores, so the score intervals "
+         "and Rank(UB) of every model widen; the joint rank intervals, tiers and "
+         "p_better_next are about differences and are not affected. Pin a well-measured "
+         "model (leaderboard(..., baseline=(model, score)); --baseline MODEL=SCORE) for "
+         "intervals of differences to it, or fit without them until they have more verdicts",
+         DataWarning)

@@ -5,10 +5,14 @@ Pairwise intervals at level 95% each do not make the ranks 95% sure: with N mode
 N(N-1)/2 comparisons.  Here the differences ``mu_a - mu_b`` get *simultaneous* intervals:
 ``d_ab +- c se_ab`` with ``c`` the ``level`` quantile of ``max_ab |Z_a - Z_b| / se_ab`` for
 ``Z ~ N(0, Sigma)`` (the covariance of the estimates; a max-|t| critical value, found by
-simulation with a fixed seed), or for ``Z`` multivariate t with ``df`` degrees of freedom when
-the covariance is estimated from few clusters (``df``: the smallest Satterthwaite df of the
-differences, a conservative choice).  When all of them cover, which happens with probability
-``level``, every true rank lies in its interval: the rank intervals are joint.
+simulation with a fixed seed).  When the covariance is estimated from few clusters (CR2), each
+difference has its own Satterthwaite degrees of freedom ``df_ab``, and its critical value is
+the t quantile with ``df_ab`` of the same tail probability, ``t_df_ab^-1(Phi(c))``: a model
+measured on a few prompts widens its own pairs, not every pair (the smallest df for all, the
+rule before, made every rank interval span the board when one new model had been seen on
+two prompts; ``benchmarks/bench_rare_model.py``).  When all of them cover,
+which happens with probability about ``level``, every true rank lies in its interval: the
+rank intervals are joint.
 
 * rank interval of model i: ``[1 + #{j significantly above i}, N - #{j significantly below i}]``;
 * tiers: going down the estimated order, a model joins the current tier when it is not
@@ -25,6 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import ndtr, stdtr, stdtrit
 
 from ..checks import check_level
 from ..errors import ParameterError
@@ -46,7 +51,8 @@ class RankIntervals(NamedTuple):
     better : ndarray of bool (N, N)
         ``better[a, b]``: a is significantly above b at the joint level.
     critical_value : float
-        The simultaneous critical value ``c`` (1.96 would be the unadjusted one at 95%).
+        The simultaneous critical value ``c`` (1.96 would be the unadjusted one at 95%); with
+        per-pair degrees of freedom, on the normal scale (each pair's is its t quantile).
     level : float
     """
 
@@ -209,10 +215,11 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
         (asymptotically).
     seed, draws
         Of the simulation of the critical value.
-    df : float
-        Degrees of freedom of the multivariate t behind the critical value (inf: normal);
-        with a CR2 cluster-robust covariance, the smallest Satterthwaite df of the
-        differences.
+    df : float or array (N, N)
+        A number: degrees of freedom of the multivariate t behind the critical value (inf:
+        normal).  An array: each difference's own (Satterthwaite's, with a CR2
+        cluster-robust covariance; inf where normal), its critical value the t quantile of
+        the normal critical value's tail probability (see the module notes).
 
     Returns
     -------
@@ -227,10 +234,13 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     estimate, covariance = _check(estimate, covariance)
     level = check_level(level)
     N = estimate.size
-    c = simultaneous_critical_value(covariance, level, seed=seed, draws=draws, df=df)
+    per_pair = np.ndim(df) == 2
+    c = simultaneous_critical_value(covariance, level, seed=seed, draws=draws,
+                                    df=np.inf if per_pair else df)
+    critical = _per_pair_critical(c, df, N) if per_pair else c
     se = _difference_se(covariance)
     diff = estimate[:, None] - estimate[None, :]
-    better = (diff - c * se > 0) & ~np.eye(N, dtype=bool)
+    better = (diff - critical * se > 0) & ~np.eye(N, dtype=bool)
     lower = 1 + better.sum(axis=0)
     upper = N - better.sum(axis=1)
     order = np.argsort(-estimate, kind="stable")
@@ -244,6 +254,18 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     return RankIntervals(lower, upper, tier, better, c, level)
 
 
+def _per_pair_critical(c: float, df, N: int) -> np.ndarray:
+    """``t_df_ab^-1(Phi(c))`` per pair (``c`` where ``df_ab`` is inf)."""
+    df = np.asarray(df, dtype=float)
+    if df.shape != (N, N) or not np.all(df > 0):
+        raise ParameterError(f"df must be positive, one per pair ({N} x {N}), got shape "
+                             f"{df.shape}")
+    finite = np.isfinite(df)
+    out = np.full((N, N), float(c))
+    out[finite] = stdtrit(df[finite], ndtr(c))
+    return out
+
+
 def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
     """``Phi(d / se)`` for each model and the next one down in the estimated order.
 
@@ -252,8 +274,6 @@ def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
     estimated order is right.  With ``df`` (N x N degrees of freedom of the differences,
     inf for normal), the t distribution's cdf instead of Phi.
     """
-    from scipy.special import ndtr, stdtr
-
     estimate, covariance = _check(estimate, covariance)
     se = _difference_se(covariance)
     order = np.argsort(-estimate, kind="stable")

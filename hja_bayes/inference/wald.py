@@ -30,6 +30,7 @@ from .clusters import (
     cluster_record,
     cr2_numbers,
     warn_few_clusters,
+    warn_models_on_few_prompts,
 )
 from .information import (
     Model,
@@ -264,6 +265,7 @@ def wald_inference(
     if cov_type == "cluster":
         check_clusters(data)
         warn_few_clusters(data, small_sample)
+        warn_models_on_few_prompts(data)
     if ties is not None:
         warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
         outcome = ties

@@ -166,8 +166,7 @@ class ScoreIntervals(NamedTuple):
         return quantile(level, df)
 
     def joint_df(self) -> float:
-        """The smallest degrees of freedom of the differences (inf when none is finite): the
-        multivariate t of the joint rank intervals."""
+        """The smallest degrees of freedom of the differences (inf when none is finite)."""
         if self.difference_df is None:
             return np.inf
         return float(np.min(self.difference_df))
@@ -317,10 +316,10 @@ def leaderboard(
     est, se, Dse = sc.estimate, sc.se, sc.difference_se
     order = np.argsort(-est, kind="stable")
     lower, upper = est - z * se, est + z * se
-    rank_ub = np.array([1 + int(np.sum(lower > upper[i])) for i in range(N)])
     critical_value = None
     if sc.joint_refusal is None:
-        joint = rank_intervals(est, sc.covariance, level, df=sc.joint_df())
+        joint = rank_intervals(est, sc.covariance, level,
+                               df=np.inf if sc.difference_df is None else sc.difference_df)
         rank_lower, rank_upper, tier = joint.lower, joint.upper, joint.tier
         critical_value = joint.critical_value
     else:  # too few prompts for a joint statement: each score's own interval still stands
@@ -346,6 +345,8 @@ def leaderboard(
         zp = sc.critical(level, "difference")[:, pinned]
         shown_lower, shown_upper = shown - zp * shown_se, shown + zp * shown_se
 
+    # Arena's Rank(UB), of the intervals shown (a pinned baseline's are of differences to it)
+    rank_ub = np.array([1 + int(np.sum(shown_lower > shown_upper[i])) for i in range(N)])
     if style == "arena":
         table = pd.DataFrame({
             "model": list(sc.items), "rating": shown, "rating_lower": shown_lower,

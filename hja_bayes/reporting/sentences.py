@@ -61,7 +61,9 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
     first = (f"{top['model']} ranks first (score {f(top['score'])}, the pinned baseline). "
              if pin.get("model") == top["model"] else
              f"{top['model']} ranks first (score {f(top['score'])}, {level:.0%} interval "
-             f"{f(top['score_lower'])} to {f(top['score_upper'])}). ")
+             f"{f(top['score_lower'])} to {f(top['score_upper'])}"
+             + (f", of its difference to {pin['model']}, pinned at {f(pin['score'])}). "
+                if pin else "). "))
     if board["tier"].isna().all():  # too few prompts for a joint statement
         return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
     n_tiers = int(board["tier"].max())
