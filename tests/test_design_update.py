@@ -173,6 +173,24 @@ def test_new_judges_and_models_are_added_by_a_fit_of_all_the_verdicts():
         np.testing.assert_allclose(got[want.index], want, atol=1e-4)
 
 
+def test_new_names_like_the_fits_own_are_named():
+    """A judge and a model written another way (case, punctuation) are new names to the
+    update, and it says which of the fit's they look like; another version is not named."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=1)
+    fit = hb.fit_hja(data, rank=0)
+    rows = pd.DataFrame({"judge": ["Judge 0", "judge1", "judge1"],
+                         "model_a": ["item0", "item1", "ITEM-1"],
+                         "model_b": ["ITEM-1", "item1-v2", "item2"],
+                         "winner": ["model_a", "model_b", "tie"]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit.update(rows)
+    said = [str(w.message) for w in caught if "typos?" in str(w.message)]
+    assert said == ["new names like ones the fit has: 'Judge 0' (the fit's 'judge0'), 'ITEM-1' "
+                    "(the fit's 'item1'): typos? They are added as new judges or models; "
+                    "correct them in the new verdicts if they are the same"]
+
+
 def test_update_refuses_what_it_cannot_merge(panel):
     old, new = panel
     fit = hb.fit_hja(old, rank=1, position_bias=True)

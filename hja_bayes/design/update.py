@@ -242,6 +242,7 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
                         "(fit_hja, or 'hja-bayes fit')")
     data = merge_comparisons(fit.data, new)
     if data.judges != fit.data.judges or data.items != fit.data.items:
+        _warn_near_names(fit, newcomers(fit, data))
         return refit_with_newcomers(fit, data, tol=tol, max_iter=max_iter)
     return refit_from(fit, data, tol=tol, max_iter=max_iter)
 
@@ -252,6 +253,27 @@ def newcomers(fit, data: Comparisons) -> dict[str, list[str]]:
     seen = set(fit.judges) | set(getattr(fit, "excluded_judges", None) or {})
     return {"judges": [j for j in data.judges if j not in seen],
             "models": [i for i in data.items if i not in fit.items]}
+
+
+def _warn_near_names(fit, new: dict[str, list[str]]) -> None:
+    """A DataWarning for new judges or models named like one the fit has (alike once case
+    and everything but letters and digits are dropped: ``gpt-35-turbo``, ``GPT-3.5 Turbo``
+    for ``gpt-3.5-turbo``): such a slip would otherwise add a model silently.  (Names one
+    letter apart are often other versions, ``claude-v2`` beside ``claude-v1``: not named.)"""
+    def key(name):
+        return "".join(ch for ch in name.casefold() if ch.isalnum())
+
+    near = []
+    for what, known in (("judges", list(fit.judges)), ("models", list(fit.items))):
+        keys = {key(k): k for k in known}
+        for name in new[what]:
+            match = keys.get(key(name))
+            if match is not None:
+                near.append(f"{name!r} (the fit's {match!r})")
+    if near:
+        warn(f"new names like ones the fit has: {', '.join(near)}: typos? They are added as "
+             "new judges or models; correct them in the new verdicts if they are the same",
+             DataWarning)
 
 
 def refit_with_newcomers(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
