@@ -1,5 +1,6 @@
 """plan(): analytic power against a small simulation, and what prompts and multiplicity do."""
 
+import io
 import re
 
 import numpy as np
@@ -222,6 +223,13 @@ def test_cli_plan(tmp_path, capsys):
     table = pd.read_csv(tmp_path / "plan.csv")
     assert list(table.columns) == ["model_a", "model_b", "gap", "sd", "se", "power"]
     np.testing.assert_allclose(table.power, expected.table.power, rtol=1e-9)
+    # --out -: the CSV alone on stdout (the summary and the curve had come first), the rest
+    # on stderr
+    assert main(["plan", str(tmp_path / "fit"), "--pairs", "top", "--k", "2", "--gap", "0.5",
+                 "--prompts", "400", "--out", "-", "--quiet"]) == 0
+    said = capsys.readouterr()
+    pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(said.out)), table)
+    assert said.err.startswith(f"{expected.comparisons_per_judge:,} comparisons per judge")
     # out of reach with few prompts: the hint names the option, not the function's argument
     assert main(["plan", str(tmp_path / "fit"), "--gap", "0.05", "--prompts", "3",
                  "--power", "0.95", "--quiet"]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext, redirect_stdout
 
 from .common import Progress, level_arg, number_arg, positive_int, print_table
 
@@ -56,6 +57,19 @@ def _cmd_plan(args: argparse.Namespace) -> int:
                       seed=args.seed, **assumed)
     except ParameterError as error:  # the library's argument, said as the option
         raise ParameterError(str(error).replace("(prompts=)", "(--prompts)")) from None
+    # with --out -, stdout is the CSV alone: the summary and the curve go to stderr
+    with redirect_stdout(sys.stderr) if args.out == "-" else nullcontext():
+        _print_summary(result)
+    if args.out:
+        target = sys.stdout if args.out == "-" else args.out
+        result.table.to_csv(target, index=False)
+        if args.out != "-":
+            progress(f"wrote {len(result.table)} pairs to {args.out}")
+    return 0
+
+
+def _print_summary(result) -> None:
+    """The answer in a sentence, the plan's notes, and the power curve."""
     every = "every pair asked at once" if result.target == "all" else "the weakest pair"
     notes = [note.replace("plan(..., prompts=)", "--prompts") for note in result.notes]
     if result.comparisons_per_judge is None:  # the note that says so, and why, goes first
@@ -71,12 +85,6 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         print(f"  {note}")
     print()
     print_table(result.curve)
-    if args.out:
-        target = sys.stdout if args.out == "-" else args.out
-        result.table.to_csv(target, index=False)
-        if args.out != "-":
-            progress(f"wrote {len(result.table)} pairs to {args.out}")
-    return 0
 
 
 def _check_source(args: argparse.Namespace) -> str | None:
