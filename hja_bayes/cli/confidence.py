@@ -22,12 +22,19 @@ __all__ = ["add_confidence_command"]
 
 
 def _read(args, progress):
-    from ..confidence.pipeline import read_confidence_source
+    from ..confidence.pipeline import NAMED_SOURCES, read_confidence_source
 
     progress(f"reading {args.data}")
     data = read_confidence_source(args.data, judge=args.judge, human_col=args.human_col,
                                   group_col=args.group_col, data_dir=args.data_dir)
     print(data)
+    names = ", ".join(data.feature_names)
+    if args.data in NAMED_SOURCES:
+        progress(f"features: {names}")
+    else:
+        others = " and ".join(repr(c) for c in (args.human_col, args.group_col) if c)
+        progress(f"features: {names} ({data.n_features} columns of probabilities of response 1: "
+                 f"every column but {others})")
     return data
 
 
@@ -94,7 +101,7 @@ def _apply(args, folder: str) -> int:
     import numpy as np
 
     from ..confidence import load_ranker
-    from ..confidence.pipeline import NAMED_SOURCES, apply_ranker, features_for_apply
+    from ..confidence.pipeline import NAMED_SOURCES, apply_ranker, feature_columns, features_for_apply
 
     progress = Progress(args.quiet)
     ranker = load_ranker(folder)
@@ -102,14 +109,23 @@ def _apply(args, folder: str) -> int:
         raise ParameterError(f"the ranker in {folder} carries no certificate: train it with 'confidence train'")
     spec = ranker.saved_extra_.get("features", {})
     progress(f"reading {args.data}")
-    features, agree, _, verdict = features_for_apply(spec, args.data, data_dir=args.data_dir)
+    features, agree, _, verdict = features_for_apply(spec, args.data, judge=args.judge,
+                                                     data_dir=args.data_dir)
+    columns = feature_columns(spec)
+    if args.data not in NAMED_SOURCES and spec.get("kind") == "trust_or_escalate":
+        progress(f"features from {', '.join(columns)} (the Trust-or-Escalate layout the ranker "
+                 "was trained on)")
+    elif args.data not in NAMED_SOURCES:
+        progress(f"features: {', '.join(columns)} (the columns the ranker was trained on)")
+    elif spec.get("feature_names"):
+        progress(f"features: {', '.join(spec['feature_names'])}")
     frame, summary = apply_ranker(ranker, features, agree)
     frame.insert(0, "verdict", np.asarray(verdict))
     if args.data not in NAMED_SOURCES:  # the file's own other columns (ids, ...) lead its rows
         import pandas as pd
 
         rows = pd.read_csv(args.data)
-        rows = rows.drop(columns=[c for c in spec.get("columns", ()) if c in rows.columns]
+        rows = rows.drop(columns=[c for c in columns if c in rows.columns]
                          + [c for c in frame.columns if c in rows.columns])
         frame = pd.concat([rows.reset_index(drop=True), frame], axis=1)
     print(ranker.certificate_.describe())
@@ -156,7 +172,8 @@ def add_confidence_command(sub) -> None:
                       help="DATA: bundled:prd_vicuna80, trust_or_escalate, or a CSV of per-prompt "
                            "probabilities of preferring response 1 plus a human column (1/2)")
     conf.add_argument("--judge", default=None,
-                      help="judge to assess (default gpt4 / gpt-4-turbo / the file name)")
+                      help="judge to assess (default gpt4 / gpt-4-turbo / the file name; apply "
+                           "scores the judge its ranker was trained for, and refuses another)")
     conf.add_argument("--human-col", default="human", help="CSV: human label column (default human)")
     conf.add_argument("--group-col", default=None,
                       help="CSV: column of group labels (e.g. question ids); certificates then treat "

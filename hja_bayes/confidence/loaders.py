@@ -30,6 +30,7 @@ __all__ = [
     "from_probability_table",
     "load_prd_vicuna80_confidence",
     "load_trust_or_escalate_confidence",
+    "trust_or_escalate_features",
 ]
 
 #: Judges in the Trust-or-Escalate calibration split, in the order of the peers' cascade
@@ -148,29 +149,63 @@ def load_trust_or_escalate_confidence(
         judge's top probability (which is also Jung et al.'s max-mean, the release holding
         only the averaged probabilities).
     """
-    if judge not in TE_JUDGES:
-        raise DataError(f"unknown Trust-or-Escalate judge {judge!r}; choose one of {TE_JUDGES}")
+    _check_te_judge(judge)
     df = load_trust_or_escalate(data_dir)
-    human = df["human_preference"].to_numpy()
+    features, verdict, names = trust_or_escalate_features(df, judge, orient=orient, panel=panel)
     p1 = df[f"p_output1__{judge}"].to_numpy(dtype=np.float64)
     p2 = df[f"p_output2__{judge}"].to_numpy(dtype=np.float64)
-    verdict = np.where(p1 >= p2, 1, 2)
-    judges = (judge,) + tuple(j for j in TE_JUDGES if j != judge) if panel else (judge,)
-    cols = []
-    for j in judges:
-        q1 = df[f"p_output1__{j}"].to_numpy(dtype=np.float64)
-        q2 = df[f"p_output2__{j}"].to_numpy(dtype=np.float64)
-        cols.append(np.where(verdict == 1, q1, q2) if orient else q1)
-    # the released pairs (p1, p2) sum to 1 up to ~4e-2; clip stray rounding above 1
-    features = np.clip(np.column_stack(cols), 0.0, 1.0)
     return ConfidenceData(
         features=features,
         verdict=verdict,
-        human=human,
-        feature_names=tuple(f"p_{'chosen' if orient else 'output1'}__{j}" for j in judges),
+        human=df["human_preference"].to_numpy(),
+        feature_names=names,
         judge=judge,
         baselines={"predictive_probability": np.maximum(p1, p2)},
     )
+
+
+def _check_te_judge(judge: str) -> None:
+    if judge not in TE_JUDGES:
+        raise DataError(f"unknown Trust-or-Escalate judge {judge!r}; choose one of {TE_JUDGES}")
+
+
+def trust_or_escalate_features(frame: pd.DataFrame, judge: str = "gpt-4-turbo", *,
+                               orient: bool = True, panel: bool = True):
+    """Features and verdicts of one judge from a table in the Trust-or-Escalate layout.
+
+    The table holds ``p_output1__<judge>`` and ``p_output2__<judge>`` for the judges used
+    (all three with ``panel``), as the release does; it is how
+    :func:`load_trust_or_escalate_confidence` builds its features, and how a ranker trained
+    on them scores new rows of that layout.
+
+    Returns
+    -------
+    (features, verdict, feature_names)
+        Features of shape (n, 3) with ``panel`` (the target judge first), else (n, 1);
+        verdicts 1 / 2.
+
+    Raises
+    ------
+    DataError
+        For an unknown judge, or a table lacking some of the columns needed (named).
+    """
+    _check_te_judge(judge)
+    judges = (judge,) + tuple(j for j in TE_JUDGES if j != judge) if panel else (judge,)
+    missing = [f"p_output{k}__{j}" for j in judges for k in (1, 2)
+               if f"p_output{k}__{j}" not in frame.columns]
+    if missing:
+        raise DataError(f"the Trust-or-Escalate layout lacks the column(s) {missing}")
+    p1 = frame[f"p_output1__{judge}"].to_numpy(dtype=np.float64)
+    p2 = frame[f"p_output2__{judge}"].to_numpy(dtype=np.float64)
+    verdict = np.where(p1 >= p2, 1, 2)
+    cols = []
+    for j in judges:
+        q1 = frame[f"p_output1__{j}"].to_numpy(dtype=np.float64)
+        q2 = frame[f"p_output2__{j}"].to_numpy(dtype=np.float64)
+        cols.append(np.where(verdict == 1, q1, q2) if orient else q1)
+    # the released pairs (p1, p2) sum to 1 up to ~4e-2; clip stray rounding above 1
+    features = np.clip(np.column_stack(cols), 0.0, 1.0)
+    return features, verdict, tuple(f"p_{'chosen' if orient else 'output1'}__{j}" for j in judges)
 
 
 # --------------------------------------------------------------------------------------

@@ -20,7 +20,13 @@ import pandas as pd
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
 from .examples import ConfidenceData
-from .loaders import from_probability_table, load_prd_vicuna80_confidence, load_trust_or_escalate_confidence
+from .loaders import (
+    TE_JUDGES,
+    from_probability_table,
+    load_prd_vicuna80_confidence,
+    load_trust_or_escalate_confidence,
+    trust_or_escalate_features,
+)
 from .metrics import auroc, ranking_loss
 from .ranker import ConfidenceRanker
 from .selective import is_grouped
@@ -29,6 +35,7 @@ __all__ = [
     "NAMED_SOURCES",
     "PipelineResult",
     "apply_ranker",
+    "feature_columns",
     "feature_spec",
     "features_for_apply",
     "group_split",
@@ -67,7 +74,15 @@ def read_confidence_source(source: str, *, judge: str | None = None, human_col: 
     ``source`` is ``bundled:prd_vicuna80``, ``trust_or_escalate``, or a CSV whose columns are
     the judge's probabilities of preferring response 1, a human label column (1/2) and
     optionally a group column.  :func:`feature_spec` says how the features were built, so
-    :func:`features_for_apply` can rebuild them on new data.
+    :func:`features_for_apply` can rebuild them on new data; ``feature_names`` of the result
+    are the columns taken as features.
+
+    Raises
+    ------
+    DataError
+        For a CSV column (other than the labels and groups) that is not a probability:
+        text, values outside ``[0, 1]``, or only 0 and 1 (a flag or a label, such as whether
+        the judge was right, would leak into the features).
     """
     if source == "bundled:prd_vicuna80":
         return load_prd_vicuna80_confidence(judge or "gpt4")
@@ -76,6 +91,13 @@ def read_confidence_source(source: str, *, judge: str | None = None, human_col: 
     frame = _read_csv(source)
     columns = _probability_columns(frame, human_col, group_col, need_human=True)
     probs = _probabilities(frame, columns, human_col)
+    flags = [c for c, x in zip(columns, probs.T) if np.all((x == 0) | (x == 1))]
+    if flags:
+        raise DataError(f"column(s) {flags} hold only 0 and 1: flags or labels, not a judge's "
+                        "probabilities of preferring response 1 (as features they would leak "
+                        "into the ranker or mislead it); drop them from the file, or name the "
+                        "human labels with human_col= (--human-col) and the groups with "
+                        "group_col= (--group-col)")
     if _labels(frame, human_col, missing_ok=False) is None:
         raise DataError(f"the human label column {human_col!r} is empty")
     groups = None if group_col is None else _groups(frame, group_col)
@@ -90,25 +112,28 @@ def feature_spec(source: str, data: ConfidenceData, *, human_col: str = "human",
                  group_col: str | None = None) -> dict:
     """How the features of ``data`` (read from ``source``) were built, as a JSON-able dict."""
     if source in NAMED_SOURCES:
-        return {"kind": source, "judge": data.judge}
+        return {"kind": source, "judge": data.judge, "feature_names": list(data.feature_names)}
     return {"kind": "probability_table", "columns": list(data.feature_names), "human_col": human_col,
             "group_col": group_col, "judge": data.judge}
 
 
-def _probabilities(frame: pd.DataFrame, columns, human_col: str) -> np.ndarray:
-    """The probability columns as floats, each bad value named by column and row."""
-    try:
-        probs = frame[columns].to_numpy(dtype=float)
-    except ValueError as exc:
-        raise DataError(f"every column but {human_col!r} must hold probabilities: "
-                        f"{exc}") from None
+def _probabilities(frame: pd.DataFrame, columns, human_col: str, slack: float = 0.0) -> np.ndarray:
+    """The probability columns as floats, each bad value named by column and row (``slack``:
+    rounding allowed outside ``[0, 1]``)."""
+    text = [c for c in columns if frame[c].notna().any()
+            and pd.to_numeric(frame[c], errors="coerce").isna().gt(frame[c].isna()).any()]
+    if text:
+        raise DataError(f"column(s) {text} hold text: every column but the human label "
+                        f"({human_col!r}) and the groups (group_col=, --group-col) must be a "
+                        "probability of preferring response 1; drop the others")
+    probs = frame[list(columns)].to_numpy(dtype=float)
     missing = ~np.isfinite(probs)
     if missing.any():
         row, col = np.argwhere(missing)[0]
         raise DataError(f"{int(missing.sum())} missing or non-finite probabilities, the first "
                         f"in column {columns[col]!r} at row {frame.index[row]!r}: drop or fill "
                         "those rows")
-    outside = [c for c, x in zip(columns, probs.T) if np.any((x < 0) | (x > 1))]
+    outside = [c for c, x in zip(columns, probs.T) if np.any((x < -slack) | (x > 1 + slack))]
     if outside:
         raise DataError(f"column(s) {outside} hold values outside [0, 1]: every column but the "
                         f"human label ({human_col!r}) and the groups (group_col=, --group-col) "
@@ -172,24 +197,61 @@ def _probability_columns(frame, human_col, group_col, *, need_human: bool) -> li
     return [c for c in frame.columns if c not in (human_col, group_col)]
 
 
-def features_for_apply(spec: dict, source: str, *, data_dir: str | None = None):
+def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
+                       data_dir: str | None = None):
     """Features (built as in training), human labels if present, groups: for :func:`apply_ranker`.
 
     Parameters
     ----------
     spec : dict
-        How the training features were built (``ConfidenceData.spec``, saved with the ranker).
+        How the training features were built (:func:`feature_spec`, saved with the ranker).
     source : str
-        A named source or a CSV with the same probability columns (human labels optional).
+        The named source the ranker was trained on, or a CSV: with the same probability
+        columns for a ranker trained on a CSV, in the release's layout (``p_output1__<judge>``
+        and ``p_output2__<judge>`` for the three judges) for one trained on
+        ``trust_or_escalate``; human labels optional.  A ranker trained on
+        ``bundled:prd_vicuna80`` applies to that data set only.
+    judge : str, optional
+        The judge whose verdicts are scored: must be the one the ranker was trained for (a
+        ranker's features are ordered and oriented by its judge's verdicts, and its threshold
+        certified on that judge's agreement with humans).
+    data_dir : path, optional
+        Folder of the unbundled data sets.
 
     Returns
     -------
     (features, agree or None, groups or None, verdict)
+
+    Raises
+    ------
+    ParameterError
+        For a ``judge`` other than the ranker's.
+    DataError
+        For data the ranker cannot read, saying what it needs.
     """
+    kind, trained = spec.get("kind", "probability_table"), spec.get("judge")
+    if judge is not None and trained is not None and judge != trained:
+        raise ParameterError(
+            f"this ranker was trained for judge {trained!r} and scores that judge's verdicts only "
+            "(its features are ordered and oriented by that judge's verdict, its threshold "
+            f"certified on that judge's agreement with humans); to assess {judge!r}, train a "
+            f"ranker for it (hja-bayes confidence train DATA --judge {judge} --out DIR), or "
+            "leave the judge (--judge) out")
     if source in NAMED_SOURCES:
-        data = read_confidence_source(source, judge=spec.get("judge"), data_dir=data_dir)
+        if kind != source:
+            what = (f"a CSV of probabilities (columns {list(spec.get('columns', ()))})"
+                    if kind == "probability_table" else kind)
+            raise DataError(f"this ranker was trained on {what}: apply it to data of that kind, "
+                            f"not to {source}")
+        data = read_confidence_source(source, judge=trained, data_dir=data_dir)
         return data.features, data.agree, data.groups if is_grouped(data.groups) else None, data.verdict
     frame = _read_csv(source)
+    if kind == "trust_or_escalate":
+        return _trust_or_escalate_rows(frame, trained or "gpt-4-turbo", source)
+    if kind != "probability_table":
+        raise DataError(f"this ranker was trained on {kind}, whose features are built from that "
+                        "data set's judgments (each verdict's agreement with the other judges', "
+                        f"in both orders), not read from a CSV: apply it to {kind}")
     missing = [c for c in spec["columns"] if c not in frame.columns]
     if missing:
         raise DataError(f"{source} lacks the probability columns the ranker was trained on: {missing}")
@@ -197,13 +259,44 @@ def features_for_apply(spec: dict, source: str, *, data_dir: str | None = None):
     p = _probabilities(frame, list(spec["columns"]), human_col)
     verdict = np.where(p.mean(axis=1) >= 0.5, 1, 2)
     features = np.where(verdict[:, None] == 1, p, 1.0 - p)
-    agree = None
-    labels = _labels(frame, human_col, missing_ok=True) if human_col in frame.columns else None
-    if labels is not None:  # NA where a row has no human label
-        agree = pd.array(np.where(np.isnan(labels), None, verdict == labels), dtype="boolean")
     group_col = spec.get("group_col")
     groups = _groups(frame, group_col) if group_col and group_col in frame.columns else None
-    return features, agree, groups, verdict
+    return features, _agree(frame, human_col, verdict), groups, verdict
+
+
+def feature_columns(spec: dict) -> list[str]:
+    """The columns of a CSV that a ranker saved with ``spec`` reads its features from."""
+    if spec.get("kind") == "trust_or_escalate":
+        return list(_TE_COLUMNS)
+    return list(spec.get("columns", ()))
+
+
+#: The columns of the Trust-or-Escalate release that its features are built from.
+_TE_COLUMNS = tuple(f"p_output{k}__{j}" for j in TE_JUDGES for k in (1, 2))
+
+
+def _trust_or_escalate_rows(frame: pd.DataFrame, judge: str, source: str):
+    """Features of a CSV in the Trust-or-Escalate release's layout (see features_for_apply)."""
+    missing = [c for c in _TE_COLUMNS if c not in frame.columns]
+    if missing:
+        lacks = (f"lacks {missing}" if len(missing) < len(_TE_COLUMNS)
+                 else f"has none of them (its columns: {list(frame.columns)})")
+        raise DataError(f"this ranker was trained on trust_or_escalate for {judge!r}: a CSV must "
+                        f"hold that release's columns {list(_TE_COLUMNS)} (each judge's "
+                        "probability of each output; human_preference, 1 or 2, optional), as "
+                        f"calibration_judge_probs.csv does; {source} {lacks}")
+    p = _probabilities(frame, _TE_COLUMNS, "human_preference", slack=1e-3)
+    features, verdict, _ = trust_or_escalate_features(pd.DataFrame(p, columns=_TE_COLUMNS), judge)
+    return features, _agree(frame, "human_preference", verdict), None, verdict
+
+
+def _agree(frame: pd.DataFrame, human_col: str | None, verdict: np.ndarray):
+    """Agreement of the verdicts with the file's human labels: None without the column, NA
+    where a row has no label."""
+    labels = _labels(frame, human_col, missing_ok=True) if human_col in frame.columns else None
+    if labels is None:
+        return None
+    return pd.array(np.where(np.isnan(labels), None, verdict == labels), dtype="boolean")
 
 
 def group_split(groups, fractions, seed) -> list[np.ndarray]:
@@ -311,7 +404,8 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
     c_test = frame["confidence"].to_numpy()
     cert = ranker.certificate_
     summary = {
-        "judge": data.judge, "alpha": alpha, "delta": delta, "seed": seed,
+        "judge": data.judge, "features": list(data.feature_names),
+        "alpha": alpha, "delta": delta, "seed": seed,
         "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
         "threshold": cert.threshold, "grouped_certificate": cert.grouped,
         "certificate": cert.describe(), "margin": float(ranker.margin_),
