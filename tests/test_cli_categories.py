@@ -124,10 +124,12 @@ def test_a_judge_locked_on_one_slot_is_said_once_for_every_category(prd_votes, t
         assert main(["categories", str(votes), "--by", "category", "--panel", "--cluster-col",
                      "-", "--no-overall", "--quiet"]) == 0
     # a category names the judge where it made at least 20 verdicts there (all first-shown)
-    flagged = int((yes.groupby("category").size() >= 20).sum())
-    assert flagged > 1
+    sizes = yes.groupby("category").size()
+    flagged = list(sizes[sizes >= 20].index)
+    assert len(flagged) > 1
     err = capsys.readouterr().err
-    assert f"{flagged} categories have judges locked on one presentation slot ('yes-man')" in err
+    assert (f"{len(flagged)} categories have judges locked on one presentation slot ('yes-man'; "
+            f"category {', '.join(map(repr, flagged))}): " in err)
     assert err.count("presentation slot") == 1 and "--leave-out JUDGE" in err
     # left out by name: no such warning, and the tables are those of the file without it
     out, plain = tmp_path / "out.csv", tmp_path / "plain.csv"
@@ -175,3 +177,81 @@ def test_a_missing_column_is_one_line_before_any_fit(tmp_path, capsys):
     assert main(["categories", str(votes), "--by", "language", "--judge-col", "grader"]) == 2
     assert capsys.readouterr().err.strip() == (
         "hja-bayes: error: --judge-col needs --panel: without it every verdict is pooled")
+
+
+def test_a_category_on_one_prompt_is_left_out_naming_it(prd_votes, tmp_path, capsys):
+    """One prompt gives no cluster-robust intervals: that category is left out, saying
+    why, as a disconnected one is; the others are reported (it had failed the command)."""
+    votes = tmp_path / "votes.csv"
+    prd_votes.assign(category=prd_votes["category"].mask(
+        prd_votes["question_id"] == 68, "one")).to_csv(votes, index=False)
+    assert main(["categories", str(votes), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert ("categories left out: {'one': \"its verdicts come from 1 prompt (column "
+            "'question_id'): cluster-robust intervals need at least two;") in captured.err
+    assert "\nmath:\n" in captured.out and "\none:\n" not in captured.out
+    assert "(10 fitted;" in captured.out
+
+
+def test_a_category_without_the_baseline_model_is_left_out_naming_it(prd_votes, tmp_path,
+                                                                       capsys):
+    votes = tmp_path / "votes.csv"
+    in_math = (prd_votes["category"] == "math") & (
+        (prd_votes["model_a"] == "gpt4") | (prd_votes["model_b"] == "gpt4"))
+    prd_votes[~in_math].to_csv(votes, index=False)
+    out = tmp_path / "pinned.csv"
+    assert main(["categories", str(votes), "--baseline", "gpt4=1200", "--out", str(out),
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "categories left out: {'math': \"no model 'gpt4' to pin (baseline; CLI: " \
+           "--baseline): its models are [" in err
+    pinned = pd.read_csv(out)
+    assert "math" not in set(pinned["category"]) and len(set(pinned["category"])) == 9
+    assert (pinned.loc[pinned["model"] == "gpt4", "rating"] == 1200).all()
+    # a model that no category has is the command's error, as before
+    assert main(["categories", str(votes), "--baseline", "gpt5=1200", "--quiet"]) == 2
+    assert "unknown model 'gpt5'" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_the_json_meta_holds_for_every_category_and_the_rest_per_category(tmp_path, capsys):
+    out = tmp_path / "by_category.json"
+    assert main(["categories", "bundled:prd_vicuna80", "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    meta = json.loads(out.read_text())["meta"]
+    assert meta["cov_type"] == "cluster" and meta["table"] == "leaderboard_by"
+    for key in ("n_clusters", "effective_clusters", "critical_value"):
+        assert key not in meta  # they differ by category: only under per_category
+    per = meta["per_category"]
+    assert list(per) == meta["categories"]
+    assert per["(all)"]["n_clusters"] == 80 and per["math"]["n_clusters"] == 3
+    assert per["(all)"]["critical_value"] != per["coding"]["critical_value"]
+    assert per["math"]["critical_value"] is None and per["math"]["joint_refusal"]
+
+
+def test_out_dash_writes_the_csv_alone_on_stdout(tmp_path, capsys):
+    out = tmp_path / "by_category.csv"
+    assert main(["categories", "bundled:prd_vicuna80", "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["categories", "bundled:prd_vicuna80", "--out", "-", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert not (tmp_path / "-").exists()
+    assert captured.out == out.read_text()
+    assert "pooled comparison graph" in captured.err  # the summary, on stderr
+
+
+def test_a_pooled_category_locked_on_one_slot_is_named(prd_votes, tmp_path, capsys):
+    """Pooled, each category's verdicts are one judge's, named 'judge' by the reader: the
+    warning names the category instead (here --by judge: the judge)."""
+    bard = prd_votes[prd_votes.judge == "bard"].reset_index(drop=True)
+    yes = bard.assign(judge="yes-man", winner=bard["winner"].where(bard.index % 40 == 0,
+                                                                   "model_a"))
+    votes = tmp_path / "votes.csv"
+    pd.concat([prd_votes, yes], ignore_index=True).to_csv(votes, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        assert main(["categories", str(votes), "--by", "judge", "--cluster-col", "-",
+                     "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert ("1 category has judges locked on one presentation slot (every verdict pooled as "
+            "one judge's; judge 'yes-man'): ") in err
+    assert "('judge')" not in err

@@ -119,6 +119,17 @@ def test_arena_style_has_fastchat_columns_on_the_elo_scale(fit):
     assert arena.attrs["meta"]["style"] == "arena"
 
 
+def test_rank_ub_counts_the_pinned_intervals_shown():
+    """PRD, gpt4 pinned: bard's interval lies below three others' (gpt4's, claude's and one
+    more), and its Rank(UB) says so (it had said 4, counted on the unpinned intervals)."""
+    prd = hb.datasets.load_prd_vicuna80().judgments
+    fit = hb.fit_hja(hb.Comparisons.from_frame(prd, cluster="question_id"), rank=0)
+    board = hb.leaderboard(fit, style="arena", baseline=("gpt4", 1000))
+    for _, r in board.iterrows():
+        assert r["rank_ub"] == 1 + sum(board["rating_lower"] > r["rating_upper"])
+    assert board.set_index("model").loc["gpt4", "rating_lower"] == 1000
+
+
 def test_baseline_pins_one_rating_and_keeps_the_ranks(fit):
     free = hb.leaderboard(fit, style="arena", level=0.9)
     base = free["model"].iloc[2]
@@ -134,7 +145,10 @@ def test_baseline_pins_one_rating_and_keeps_the_ranks(fit):
             continue
         q = wald(fit).contrast(lambda S, beta: S.mean(0)[i] - S.mean(0)[b], 0.9)
         assert r["rating_upper"] - 1114 == pytest.approx(ELO_FACTOR * q.upper, rel=1e-6)
-    assert list(pinned["rank_ub"]) == list(free["rank_ub"])
+    # Rank(UB) of the intervals shown (Arena's ratings are pinned too); it had been the
+    # unpinned ones', contradicting the table beside it
+    for _, r in pinned.iterrows():
+        assert r["rank_ub"] == 1 + sum(pinned["rating_lower"] > r["rating_upper"])
     assert pinned.attrs["meta"]["baseline"] == {"model": base, "score": 1114.0}
     with pytest.raises(hb.ParameterError, match="model"):
         hb.leaderboard(fit, baseline=("no such model", 1000))
@@ -458,3 +472,49 @@ def test_the_win_probability_names_the_bias_terms_held_fixed():
     assert "style" not in win_probability_meaning(fake("position"))
     both = win_probability_meaning(fake("position", "style", "self"))
     assert "comparing answers of the same style, neither model its own" in both
+
+
+def prd_by_category():
+    prd = hb.datasets.load_prd_vicuna80()
+    return prd.judgments.merge(prd.questions[["question_id", "category"]], on="question_id")
+
+
+def test_leaderboard_by_with_prompts_is_cluster_robust_as_the_cli():
+    """Given the prompts (cluster=), the default pooled fit's intervals are cluster-robust,
+    as ``hja-bayes categories`` gives them (they had been Fisher's, with a warning)."""
+    votes = prd_by_category()
+    with pytest.warns(hb.DataWarning) as caught:  # few prompts per category
+        table = hb.leaderboard_by(votes, by="category", cluster="question_id")
+    said = [str(w.message) for w in caught]
+    assert not [m for m in said if "Fisher's" in m]
+    assert table.attrs["meta"]["cov_type"] == "cluster"
+    coding = votes[votes["category"] == "coding"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        alone = hb.leaderboard(hb.fit_hja(hb.Comparisons.from_frame(
+            coding, judge=None, cluster="question_id"), rank=0), style="arena")
+    part = table[table.category == "coding"].drop(columns="category").reset_index(drop=True)
+    pd.testing.assert_frame_equal(part, alone)
+    # each category's own warnings name it
+    assert [m for m in said if m.startswith("category 'coding': cluster-robust intervals "
+                                             "rest on few clusters")]
+
+
+def test_leaderboard_by_leaves_out_what_it_cannot_table_and_says_the_rest_per_category():
+    votes = prd_by_category()
+    votes["category"] = votes["category"].mask(votes["question_id"] == 68, "one")
+    no_gpt4 = (votes["category"] == "fermi") & ((votes["model_a"] == "gpt4")
+                                                | (votes["model_b"] == "gpt4"))
+    with pytest.warns(hb.DataWarning) as caught:
+        table = hb.leaderboard_by(votes[~no_gpt4], by="category", cluster="question_id",
+                                  baseline=("gpt4", 1000))
+    meta = table.attrs["meta"]
+    assert set(meta["skipped"]) == {"one", "fermi"}
+    assert meta["skipped"]["one"].startswith("its verdicts come from 1 prompt")
+    assert meta["skipped"]["fermi"].startswith("no model 'gpt4' to pin")
+    assert [str(w.message) for w in caught if "categories left out" in str(w.message)]
+    assert set(table["category"]) == set(meta["categories"]) and len(meta["categories"]) == 9
+    # at the top what holds for all (a pinned Elo scale, cluster-robust), the rest by category
+    assert meta["baseline"] == {"model": "gpt4", "score": 1000.0} and "n_clusters" not in meta
+    assert meta["per_category"]["(all)"]["n_clusters"] == 80
+    assert meta["per_category"]["math"]["n_clusters"] == 2

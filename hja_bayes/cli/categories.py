@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import warnings
 
 from .common import Progress, add_common, print_table, table_style
@@ -18,13 +19,15 @@ one vote as if one judge gave them all (Chatbot Arena's Bradley-Terry model), or
 --panel as a panel of judges (the HJA model at rank 0: each judge's sensitivity, a
 consensus score per model). With prompts (--cluster-col, or a recognised column) the
 intervals are cluster-robust within each category. A category whose verdicts do not link
-all its models, or that cannot be fitted, is left out with a warning saying why; one with
-fewer prompts than models keeps its rows, without joint rank intervals and tiers (which
---style arena does not show). bundled:prd_vicuna80 takes its questions' categories.
+all its models, come from one prompt or lack the --baseline model, or that cannot be
+fitted, is left out with a warning naming it and saying why; one with fewer prompts than
+models keeps its rows, without joint rank intervals and tiers (which --style arena does not
+show). bundled:prd_vicuna80 takes its questions' categories.
 
 output:
   On stdout the stacked leaderboards, one block per category, '(all)' first; with --out
-  every row, as CSV or (a name ending in .json) JSON.
+  every row, as CSV or (a name ending in .json) JSON; --out - writes the CSV to stdout
+  instead of the blocks (the summary of the verdicts then goes to stderr).
 
 examples:
   hja-bayes categories bundled:prd_vicuna80 --by category
@@ -74,7 +77,8 @@ def add_categories_command(sub) -> None:
                    help="score scale: Elo = 400/ln10*mu + 1000, or logit (default elo)")
     add_common(p, scale=False, baseline=True)
     p.add_argument("--out", default=None,
-                   help="file for every row: JSON where the name ends in .json, else CSV")
+                   help="file for every row: JSON where the name ends in .json, else CSV; "
+                        "'-' for CSV on stdout")
     p.set_defaults(run=run_categories)
 
 
@@ -102,13 +106,29 @@ def _rows(args):
 LOCKED_NAME = re.compile(r"""('[^']*'|"[^"]*") \(the (?:first|second)-shown""")
 
 
-def _rewarn(caught) -> None:
+def _split(w, by: str) -> tuple[str | None, str]:
+    """A fit's warning as (its category, as leaderboard_by names it in front, or None; the
+    rest of the message)."""
+    text = str(w.message)
+    found = re.match(rf"""{re.escape(by)} ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"): """, text)
+    return (found.group(1), text[found.end():]) if found else (None, text)
+
+
+def _listed(names, most: int = 10) -> str:
+    """Names, the first ``most`` of them and how many more."""
+    names = list(names)
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _rewarn(caught, by: str, pooled: bool) -> None:
     """The fits' warnings again, those of few prompts, of few verdicts per judge and of
-    judges locked on one presentation slot (one per category) each said once."""
+    judges locked on one presentation slot (one per category) each said once, naming the
+    categories (and, for a panel, the locked judges)."""
     few = [w for w in caught if "rest on few clusters" in str(w.message)]
     thin = [w for w in caught if "rest on few verdicts" in str(w.message)]
     locked = [w for w in caught if "chose one presentation slot" in str(w.message)]
-    left = [w for w in caught if str(w.message).startswith("left out of the fit: ")]
+    left = [w for w in caught if _split(w, by)[1].startswith("left out of the fit: ")]
     for w in caught:
         if w not in few and w not in thin and w not in locked and w not in left:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -118,14 +138,17 @@ def _rewarn(caught) -> None:
     elif left:
         names = sorted({name for w in left for name in re.findall(r"judge '([^']*)'",
                                                                   str(w.message))})
-        first = str(left[0].message)[len("left out of the fit: "):]
+        first = _split(left[0], by)[1][len("left out of the fit: "):]
         warnings.warn(f"judges left out of the fits of {len(left)} categories "
                       f"({', '.join(names)}); in the first: {first}", left[0].category)
     if locked:
+        where = _listed(dict.fromkeys(c for c, _ in (_split(w, by) for w in locked) if c))
         names = sorted({name for w in locked
-                        for name in re.findall(LOCKED_NAME, str(w.message))})
+                        for name in re.findall(LOCKED_NAME, _split(w, by)[1])})
+        # pooled, the one judge is every verdict of the category, not a judge of the file
+        who = "every verdict pooled as one judge's" if pooled else ", ".join(names)
         warnings.warn(f"{len(locked)} {'category has' if len(locked) == 1 else 'categories have'} "
-                      f"judges locked on one presentation slot ({', '.join(names)}): their "
+                      f"judges locked on one presentation slot ({who}; {by} {where}): their "
                       "verdicts follow where an answer was shown, not what it says; fitting such "
                       "a category alone says what they do to it; --position-bias gives each "
                       "judge's slot preference a term of its own, --leave-out JUDGE leaves "
@@ -191,7 +214,9 @@ def run_categories(args) -> int:
         return fit_hja(data, rank=0, position_bias=args.position_bias)
 
     # every row read once as a whole: what is used and what is left out, said before the fits
-    print(Comparisons.from_frame(rows, **columns).summary())
+    to_stdout = args.out == "-"  # the CSV alone on stdout; the summary on stderr
+    print(Comparisons.from_frame(rows, **columns).summary(),
+          file=sys.stderr if to_stdout else sys.stdout)
     how = "a panel of judges (HJA, rank 0)" if args.panel else "every verdict pooled"
     progress(f"one fit per value of {args.by!r}, {how}")
     with warnings.catch_warnings(record=True) as caught:
@@ -199,7 +224,10 @@ def run_categories(args) -> int:
         table = leaderboard_by(rows, by=args.by, fitter=fitter, style=args.style,
                                level=args.level, scale=args.scale, overall=args.overall,
                                baseline=args.baseline, **columns)
-    _rewarn(caught)
+    _rewarn(caught, args.by, pooled=not args.panel)
+    if to_stdout:
+        table.to_csv(sys.stdout, index=False)
+        return 0
     meta = table.attrs["meta"]
     kind = {"cluster": f", cluster-robust by {cluster!r}"}.get(meta.get("cov_type"), "")
     print(f"\nLeaderboards by {args.by!r} ({len(meta['categories'])} fitted; {args.level:.0%} "

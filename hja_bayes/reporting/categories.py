@@ -16,7 +16,7 @@ import pandas as pd
 from ..by_category import ALL, fit_by_category
 from ..checks import check_level
 from ..errors import DataError, DataWarning, IdentifiabilityError, warn
-from .leaderboard import Scale, Style, leaderboard, table_meta
+from .leaderboard import Scale, Style, cov_type, leaderboard
 
 __all__ = ["ALL", "leaderboard_by"]
 
@@ -42,15 +42,16 @@ def leaderboard_by(
     by : str
         The column that names each row's category (default ``"category"``).
     fitter : callable, optional
-        ``fitter(comparisons) -> fit`` for one category's data; default
-        :func:`hja_bayes.fit_pooled_btl` (Arena style: every vote pooled; Fisher intervals,
-        so with ``cluster=`` among the columns it warns).  E.g.
-        ``lambda d: hja_bayes.fit_hja(d, rank=0)`` for a panel of judges, or for the pooled
-        model with cluster-robust intervals (``judge`` None, the default).
+        ``fitter(comparisons) -> fit`` for one category's data.  Default, as ``hja-bayes
+        categories``: every vote pooled (Arena style), by :func:`hja_bayes.fit_pooled_btl`
+        (Fisher intervals), or where ``cluster=`` names the prompts (``judge`` None, the
+        default) by ``hja_bayes.fit_hja(d, rank=0)``: the same MLE with cluster-robust
+        intervals.  E.g. ``lambda d: hja_bayes.fit_hja(d, rank=0)`` with ``judge="judge"``
+        for a panel of judges.
     style, level, scale, baseline
         As in :func:`~hja_bayes.reporting.leaderboard` (default: Arena columns on the Elo
-        scale).  A baseline must be a model that every category has (else a
-        ParameterError).
+        scale).  A category without the baseline model is left out (DataWarning); a
+        baseline that no category has is a ParameterError.
     overall : bool
         Also a leaderboard over all rows, labelled ``"(all)"``, first.
     **columns
@@ -62,8 +63,12 @@ def leaderboard_by(
     DataFrame
         The leaderboards, each best first, with a first column ``category``.
         ``attrs["meta"]`` says what they are and which categories were left out (a
-        category whose comparisons do not link all its models, or that cannot be fitted, is
-        left out with a DataWarning).  A category with fewer prompts than models (under a
+        category whose comparisons do not link all its models, that cannot be fitted, whose
+        verdicts come from one prompt under a cluster-robust covariance, or that lacks the
+        baseline model is left out with a DataWarning saying why): at its top what holds
+        for every leaderboard, under ``"per_category"`` what differs (e.g. ``n_models``,
+        ``n_clusters``, ``critical_value``).  A category's fit and table warnings are said
+        with the category in front.  A category with fewer prompts than models (under a
         cluster-robust covariance) keeps its rows; its joint rank intervals and tiers are
         empty (:func:`leaderboard`), one DataWarning names such categories (default style)
         and ``meta["unranked"]`` lists them.
@@ -74,23 +79,37 @@ def leaderboard_by(
         When the column ``by`` is missing, or no category could be fitted.
     """
     level = check_level(level)
-    fits, skipped = fit_by_category(rows, by, fitter=fitter, overall=overall, **columns)
+    if fitter is None and columns.get("cluster") is not None and columns.get("judge") is None:
+        fitter = _pooled_cluster_robust  # as the CLI: the pooled MLE, cluster-robust
+    said: dict = {}  # each fit's warnings, said below naming its category
+    fits, skipped = fit_by_category(rows, by, fitter=_recording(fitter, said),
+                                    overall=overall, **columns)
     skipped = dict(skipped)
-    tables, last_fit, unranked = [], None, []
+    model = baseline[0] if isinstance(baseline, (tuple, list)) and baseline else None
+    pinned = isinstance(model, str) and any(model in fit.items for fit in fits.values())
+    tables, metas, unranked = [], {}, []
     for name, fit in fits.items():
+        _say(said.pop(id(fit), []), f"{by} {name!r}: ")
+        why = _why_not(fit, model if pinned else None)
+        if why:
+            skipped[name] = why
+            continue
         try:
-            with warnings.catch_warnings():  # said once below, naming the categories
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # said once below, naming the categories:
                 warnings.filterwarnings("ignore", ".*tiers are left empty", DataWarning)
                 board = leaderboard(fit, level=level, scale=scale, style=style,
                                     baseline=baseline)
         except (DataError, IdentifiabilityError) as exc:
             skipped[name] = " ".join(str(exc).split())
             continue
+        finally:
+            _say(caught, f"{by} {name!r}: ")
         if board.attrs["meta"].get("joint_refusal"):
             unranked.append(name)
         board.insert(0, "category", name)
         tables.append(board)
-        last_fit = fit
+        metas[name] = board.attrs["meta"]
     if skipped:
         warn(f"categories left out: {skipped}", DataWarning)
     if unranked and style == "default":
@@ -101,9 +120,84 @@ def leaderboard_by(
     if not tables:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")
     table = pd.concat(tables, ignore_index=True)
-    meta = dict(tables[-1].attrs["meta"])
-    meta.update(table_meta(last_fit, "leaderboard_by", level, tables[-1].attrs["scale"]),
-                style=style, by=by, categories=[t["category"].iloc[0] for t in tables],
-                skipped=skipped, unranked=unranked)
-    table.attrs.update(meta=meta, level=level, scale=tables[-1].attrs["scale"])
+    table.attrs.update(meta=_stacked_meta(metas, style=style, by=by, skipped=skipped,
+                                          unranked=unranked),
+                       level=level, scale=tables[-1].attrs["scale"])
     return table
+
+
+def _pooled_cluster_robust(data):
+    """The default fitter where the rows name their prompts (``cluster=``): the pooled
+    Bradley-Terry MLE (data read with ``judge=None``) with cluster-robust intervals, as
+    ``hja-bayes categories`` fits it."""
+    from ..hja import fit_hja
+
+    return fit_hja(data, rank=0)
+
+
+def _recording(fitter, said: dict):
+    """``fitter`` (default :func:`hja_bayes.fit_pooled_btl`) keeping each fit's warnings in
+    ``said``, by the fit's id, to be said naming its category; those of a fit that fails are
+    said at once, as they came (the category is left out, saying why)."""
+    if fitter is None:
+        from ..btl import fit_pooled_btl as fitter
+
+    def fit(data):
+        caught: list = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = fitter(data)
+        except BaseException:
+            _say(caught, "")
+            raise
+        said[id(result)] = caught
+        return result
+    return fit
+
+
+def _say(caught, prefix: str) -> None:
+    """Warnings caught while fitting or tabling one category, said again with ``prefix``
+    (the category) in front."""
+    for w in caught:
+        warnings.warn_explicit(prefix + str(w.message), w.category, w.filename, w.lineno)
+
+
+def _why_not(fit, baseline_model: str | None) -> str | None:
+    """Why a category's fit cannot be tabled (None where it can): cluster-robust intervals
+    from fewer than two prompts, or no baseline model to pin."""
+    data = getattr(fit, "data", None)
+    if cov_type(fit) == "cluster" and data is not None and data.clusters is not None:
+        from ..inference.information import occupied_clusters
+
+        n = occupied_clusters(data.clusters)
+        if n < 2:
+            return (f"its verdicts come from {n} prompt{'' if n == 1 else 's'} (column "
+                    f"{data.cluster_column!r}): cluster-robust intervals need at least two; "
+                    "read the rows without prompts (cluster=None; CLI: --cluster-col -) for "
+                    "Fisher intervals, or merge it into another category")
+    if baseline_model is not None and baseline_model not in fit.items:
+        return (f"no model {baseline_model!r} to pin (baseline; CLI: --baseline): its models "
+                f"are {list(fit.items)}; table it without a baseline, or pin a model it has")
+    return None
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays, or values that do not compare
+        return False
+
+
+def _stacked_meta(metas: dict, **extra) -> dict:
+    """The stacked table's meta: at the top only what holds for every category's
+    leaderboard (the level, scale, model, covariance type, ...), and under
+    ``per_category`` what differs, by category (its number of models, prompts, critical
+    value, ...)."""
+    first, *rest = metas.values()
+    common = {k: v for k, v in first.items()
+              if all(k in m and _same(m[k], v) for m in rest)}
+    per_category = {name: {k: v for k, v in m.items() if k not in common}
+                    for name, m in metas.items()}
+    return {**common, "table": "leaderboard_by", **extra, "categories": list(metas),
+            "per_category": per_category}
