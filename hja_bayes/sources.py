@@ -134,10 +134,13 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
         if not text.strip():
             raise DataError(f"{name} is empty")
         try:
-            return pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", dtype=str,
-                               keep_default_na=False)
+            frame = pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",",
+                                dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, ValueError) as exc:
             raise DataError(f"{name}: not a readable {fmt.upper()} file ({exc})") from None
+        if frame.empty:
+            raise DataError(f"{name} has a header but no rows")
+        return frame
     if fmt == "jsonl":
         return _records(_json_lines(text, name), name)
     if fmt == "json":

@@ -676,3 +676,26 @@ def test_a_prompt_column_with_one_prompt_is_refused_before_the_fit(csv_file, tmp
                                    winner="verdict", cluster="question_id")
     with pytest.raises(ParameterError, match="got 1: read the data without the cluster column"):
         hb.fit_hja(data, rank=0).intervals()
+
+
+def test_empty_files_are_named_in_one_line(tmp_path, capsys):
+    """A header without rows, an empty cost or score file, an empty score cell: one line
+    naming the file (they had said "the frame is empty", pandas' "No columns to parse from
+    file", or "np.float64(nan)")."""
+    header = tmp_path / "header.csv"
+    header.write_text("judge,model_a,model_b,winner\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    scores = tmp_path / "scores.csv"
+    scores.write_text("model,score\na,0.5\nb,\nc,0.1\n")
+    hb.fit_hja(hb.simulate(2, 3, 0, 100, seed=0)[0], rank=0).save(tmp_path / "fit")
+    for args, said in ((["fit", str(header)], f"{header} has a header but no rows"),
+                       (["next", str(tmp_path / "fit"), "--budget", "2", "--cost", str(empty),
+                         "--out", str(tmp_path / "n.csv")],
+                        f"{empty} is empty (it needs the columns judge and cost)"),
+                       (["plan", "--scores", str(empty)], f"{empty} is empty"),
+                       (["plan", "--scores", str(scores)],
+                        "the score of 'b' is not a number (an empty cell)")):
+        assert main([*args, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err

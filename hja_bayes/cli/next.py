@@ -35,7 +35,10 @@ def read_judges(path):
 
     if not Path(path).exists():
         raise DataError(f"no such file: {path}")
-    frame = pd.read_csv(path, dtype={"judge": str})
+    try:
+        frame = pd.read_csv(path, dtype={"judge": str})
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path} is empty (it needs the columns judge and cost)") from None
     missing = [c for c in ("judge", "cost") if c not in frame]
     if missing:
         raise DataError(f"{path} needs the columns judge and cost; missing {missing}")

@@ -56,7 +56,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
                       prompts=args.prompts, icc=args.icc, max_per_judge=args.max_per_judge,
                       seed=args.seed, **assumed)
     except ParameterError as error:  # the library's argument, said as the option
-        raise ParameterError(str(error).replace("(prompts=)", "(--prompts)")) from None
+        raise ParameterError(str(error).replace("(prompts=)", "(--prompts)")
+                             .replace("pass gap=", "pass --gap")) from None
     # with --out -, stdout is the CSV alone: the summary and the curve go to stderr
     with redirect_stdout(sys.stderr) if args.out == "-" else nullcontext():
         _print_summary(result)
@@ -117,7 +118,10 @@ def _read_scores(path: str):
 
     from ..errors import DataError
 
-    table = pd.read_csv(path)
+    try:
+        table = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path} is empty (it needs the columns model and score)") from None
     missing = [c for c in ("model", "score") if c not in table.columns]
     if missing:
         raise DataError(f"{path}: no column {' or '.join(missing)} (the columns are "
@@ -128,8 +132,9 @@ def _read_scores(path: str):
     scores = pd.to_numeric(table.score, errors="coerce")
     if scores.isna().any():
         row = int(scores.isna().to_numpy().argmax())
+        value = table.score.iloc[row]
         raise DataError(f"{path}: the score of {table.model.iloc[row]!r} is not a number "
-                        f"({table.score.iloc[row]!r})")
+                        f"({'an empty cell' if pd.isna(value) else repr(value)})")
     return pd.Series(scores.to_numpy(dtype=float), index=table.model.astype(str))
 
 
