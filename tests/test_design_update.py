@@ -206,6 +206,13 @@ def test_update_refuses_what_it_cannot_merge(panel):
     by_default = fit.update(stranger.assign(judge="judge0"))
     assert by_default.data.clusters.names == as_told.data.clusters.names
     np.testing.assert_array_equal(by_default.S, as_told.S)
+    # ordered verdicts on a three-outcome fit: the error says what to do
+    finer = stranger.assign(judge="judge0", winner="A>>B")
+    with pytest.raises(DataError, match=r"collapse them to three outcomes first "
+                                        r"\(Comparisons.collapsed\(\)\)"):
+        fit.update(finer, scale=None)
+    collapsed = hb.Comparisons.from_frame(finer, cluster="question_id").collapsed()
+    np.testing.assert_array_equal(fit.update(collapsed).S, as_told.S)
 
 
 def test_the_chord_stopping_rule_bounds_the_gap_left():

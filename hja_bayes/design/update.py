@@ -58,8 +58,12 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
         raise ParameterError(f"new data must be Comparisons or a DataFrame of verdicts, got "
                              f"{type(new).__name__}")
     if new.categories != old.categories:
+        finer = len(new.categories) > len(old.categories) == 3
         raise DataError(f"the new verdicts use the scale {list(new.categories)}, the fit's data "
-                        f"{list(old.categories)}")
+                        f"{list(old.categories)}: "
+                        + ("collapse them to three outcomes first (Comparisons.collapsed()), or "
+                           "fit all the verdicts afresh on the finer scale"
+                           if finer else "fit all the verdicts afresh on one scale"))
     if new.order_known != old.order_known:
         raise DataError("the new data and the fit's data disagree on whether presentation "
                         "order is known")
