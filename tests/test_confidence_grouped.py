@@ -108,6 +108,12 @@ def test_singleton_groups_are_the_ungrouped_test_and_bad_groups_raise():
         fixed_sequence_threshold(c, a, 0.2, 0.1, groups=np.arange(200) // 2, method="jung")
     cert = certify_threshold(c, a, 0.2, 0.1, groups=np.arange(200) // 4)
     assert cert.grouped and cert.n_groups == 50 and "50 groups" in cert.describe()
+    # a target out of reach: abstain, saying what may certify one
+    none = certify_threshold(c, a, 0.01, 0.1, groups=np.arange(200) // 4)
+    assert none.threshold is None and none.describe().startswith(
+        "No threshold certifies agreement >= 99% with probability >= 90% on these calibration "
+        "examples: abstain on everything (a larger alpha or delta, or more calibration data "
+        "than the 50 groups here, may certify one).")
 
 
 def test_cascade_splits_delta_and_passes_groups():

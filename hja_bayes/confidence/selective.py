@@ -300,7 +300,10 @@ class Certificate(NamedTuple):
         """One paragraph stating the certificate and its assumption."""
         target = f"agreement >= {1 - self.alpha:.0%} with probability >= {1 - self.delta:.0%}"
         if self.threshold is None:
-            head = f"No threshold certifies {target} on these calibration examples: abstain on everything."
+            held = f"{self.n_groups} groups" if self.grouped else f"{self.n_calibration} examples"
+            head = (f"No threshold certifies {target} on these calibration examples: abstain on "
+                    f"everything (a larger alpha or delta, or more calibration data than the "
+                    f"{held} here, may certify one).")
         else:
             head = f"Threshold {self.threshold:.4f}: trust verdicts with confidence >= it ({target})."
         return f"{head} Assumes {self.assumption}."
