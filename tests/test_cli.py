@@ -699,3 +699,19 @@ def test_empty_files_are_named_in_one_line(tmp_path, capsys):
         assert main([*args, "--quiet"]) == 2
         err = capsys.readouterr().err
         assert said in err and err.count("\n") == 1, err
+
+
+def test_posterior_probabilities_printed_say_how_fine_the_draws_are(capsys):
+    """With a posterior of 300 draws a printed 1.000 means above 1 - 1/300 (the report says
+    so in words; the terminal had printed 1.000 alone)."""
+    from argparse import Namespace
+
+    from hja_bayes.cli.panel import _show
+    from hja_bayes.reporting import judge_table, leaderboard
+
+    fit = hb.fit_hja(hb.simulate(2, 3, 0, 1000, seed=0)[0], rank=0)
+    board, judges = leaderboard(fit), judge_table(fit)
+    board.attrs["n_draws"] = 300
+    _show(board, judges, Namespace(level=0.95, rows=None), print)
+    assert ("(posterior probabilities from 300 draws: 0.000 and 1.000 mean below 1/300 and "
+            "above 1 - 1/300)") in capsys.readouterr().out

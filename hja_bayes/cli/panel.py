@@ -131,6 +131,10 @@ def _show(board, judges, args, progress, idata=None, fit=None, inference=None):
     scale = board.attrs["scale"]
     print(f"\nLeaderboard ({args.level:.0%} {kind} intervals, {scale} scale):")
     print_table(board, args.rows, "model", ROWS_HINT)
+    n = board.attrs.get("n_draws")
+    if n:  # 1.000 would read as certainty
+        print(f"(posterior probabilities from {n:,} draws: 0.000 and 1.000 mean below 1/{n:,} "
+              f"and above 1 - 1/{n:,})")
     print("\nJudges:")
     print_table(judges, args.rows, "judge", ROWS_HINT)
     if fit is not None and (set(fit.coef_names) - {"position"} or fit.theta_names):
