@@ -84,6 +84,11 @@ def test_prompts_through_a_design_effect():
     assert clustered.curve.design_effect.max() > 1
     few = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=3, power=0.95)
     assert few.comparisons_per_judge is None and "unreachable" in repr(few)
+    # the table and its design-effect note at the cap tried, not four times it
+    capped = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=3, power=0.95,
+                     icc=clustered.icc, comparisons_per_judge=[10_000_000])
+    np.testing.assert_allclose(few.table.power, capped.table.power, rtol=1e-12)
+    assert any("at 10000000 comparisons per judge" in note for note in few.notes)
     # the note names the fewest prompts that reach the power within max_per_judge
     fewest = int(re.search(r"at least (\d+) prompts", " ".join(few.notes)).group(1))
     for prompts, reached in ((fewest - 1, False), (fewest, True)):

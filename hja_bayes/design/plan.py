@@ -70,7 +70,10 @@ class Plan:
         Achieved power at ``comparisons_per_judge`` (joint or smallest per-pair power,
         see ``target``); NaN when unreachable.
     table : DataFrame
-        Per contrast at that size: model_a, model_b, gap, se, power.
+        Per contrast at that size (at ``max_per_judge`` when unreachable): model_a,
+        model_b, gap, sd (the estimate's true standard deviation, design effect included),
+        se (the standard error the test will use: sd with the cluster-robust ``G/(G-1)``
+        factor where there are prompts), power (``Phi((gap - c se) / sd)``).
     curve : DataFrame
         comparisons_per_judge, power_all (every pair detected), power_min (the weakest
         pair), design_effect, over a range of sizes (or those asked for).
@@ -405,7 +408,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
         curve.append((int(s), joint, float(each.min()), deff))
     curve = pd.DataFrame(curve, columns=["comparisons_per_judge", "power_all", "power_min",
                                          "design_effect"])
-    at = best if best is not None else int(sizes[-1])
+    # out of reach: the table at the largest size asked, or at the cap of the search
+    at = best if best is not None else (int(sizes[-1]) if comparisons_per_judge is not None
+                                        else max_per_judge)
     joint, each, sd, se, deff = evaluate(at)
     items = np.asarray(fit.items, dtype=object)
     table = pd.DataFrame({"model_a": items[index[:, 0]], "model_b": items[index[:, 1]],
