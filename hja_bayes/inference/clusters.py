@@ -410,8 +410,11 @@ def warn_models_on_few_prompts(data) -> None:
     """A DataWarning naming the models seen on far fewer prompts than the rest (under
     :data:`FEW_CLUSTERS`, and under a quarter of the median model's): a new model with a
     handful of verdicts.  Its own intervals rest on those prompts, and every centred score
-    shares its uncertainty through the mean of the scores."""
+    shares its uncertainty through the mean of the scores.  (Not for a scan whose (prompt,
+    cell) incidence stays in its engine.)"""
     c = data.clusters
+    if getattr(c, "in_engine", False):  # a scan's incidence kept in its engine: not read here
+        return
     seen = c.counts.sum(axis=1) > 0
     cell, cluster = c.cell[seen], c.cluster[seen].astype(np.int64)
     item = np.concatenate([data.first[cell], data.second[cell]]).astype(np.int64)
