@@ -260,9 +260,13 @@ def _per_pair_critical(c: float, df, N: int) -> np.ndarray:
     if df.shape != (N, N) or not np.all(df > 0):
         raise ParameterError(f"df must be positive, one per pair ({N} x {N}), got shape "
                              f"{df.shape}")
-    finite = np.isfinite(df)
+    a, b = np.triu_indices(N, 1)  # symmetric: each pair once
+    upper = df[a, b]
+    finite = np.isfinite(upper)
+    values = np.full(a.size, float(c))
+    values[finite] = stdtrit(upper[finite], ndtr(c))
     out = np.full((N, N), float(c))
-    out[finite] = stdtrit(df[finite], ndtr(c))
+    out[a, b] = out[b, a] = values
     return out
 
 
