@@ -415,3 +415,10 @@ def test_a_model_on_two_prompts_widens_its_own_pairs_only_and_is_named():
     others = board.drop(index="item5")
     assert (others["rank_upper"] - others["rank_lower"]).max() <= 2
     assert (board.loc["item5", "rank_lower"], board.loc["item5", "rank_upper"]) == (1, 6)
+    # the report says it among its notes
+    from hja_bayes.reporting import build_report
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        notes = build_report(fit).notes
+    assert any(n.startswith("Model(s) 'item5' (2 prompts) appear on far fewer") for n in notes)

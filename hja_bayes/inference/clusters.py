@@ -53,7 +53,8 @@ from ..likelihood import information, score
 
 __all__ = ["CR2_MAX_NUMBERS", "ClusterDesign", "EXACT_BELOW_DF", "EXACT_BUDGET", "FEW_CLUSTERS",
            "cr2_numbers", "SMALL_SAMPLE", "cluster_design", "cluster_record", "satterthwaite",
-           "warn_few_clusters", "warn_models_on_few_prompts"]
+           "models_on_few_prompts", "warn_few_clusters",
+           "warn_models_on_few_prompts"]
 
 #: Small-sample corrections of the cluster-robust covariance (``cov_type="cluster"`` is CR2).
 SMALL_SAMPLE = ("CR2", "CR1")
@@ -406,15 +407,15 @@ def warn_few_clusters(data, small_sample: str) -> None:
         DataWarning)
 
 
-def warn_models_on_few_prompts(data) -> None:
-    """A DataWarning naming the models seen on far fewer prompts than the rest (under
+def models_on_few_prompts(data) -> str | None:
+    """What to say of the models seen on far fewer prompts than the rest (under
     :data:`FEW_CLUSTERS`, and under a quarter of the median model's): a new model with a
-    handful of verdicts.  Its own intervals rest on those prompts, and every centred score
-    shares its uncertainty through the mean of the scores.  (Not for a scan whose (prompt,
-    cell) incidence stays in its engine.)"""
+    handful of verdicts, say.  Its own intervals rest on those prompts, and every centred
+    score shares its uncertainty through the mean of the scores.  None when there is none,
+    without prompts, or for a scan whose (prompt, cell) incidence stays in its engine."""
     c = data.clusters
-    if getattr(c, "in_engine", False):  # a scan's incidence kept in its engine: not read here
-        return
+    if c is None or getattr(c, "in_engine", False):
+        return None
     seen = c.counts.sum(axis=1) > 0
     cell, cluster = c.cell[seen], c.cluster[seen].astype(np.int64)
     item = np.concatenate([data.first[cell], data.second[cell]]).astype(np.int64)
@@ -423,14 +424,20 @@ def warn_models_on_few_prompts(data) -> None:
     typical = float(np.median(prompts))
     few = np.flatnonzero((prompts < FEW_CLUSTERS) & (4 * prompts < typical))
     if not few.size:
-        return
+        return None
     names = ", ".join(f"{data.items[i]!r} ({prompts[i]} prompt{'' if prompts[i] == 1 else 's'})"
                       for i in few)
-    warn(f"model(s) {names} appear on far fewer prompts than the others (median {typical:g}): "
-         "their cluster-robust intervals rest on those prompts, and every centred score "
-         "shares their uncertainty through the mean of the scores, so the score intervals "
-         "and Rank(UB) of every model widen; the joint rank intervals, tiers and "
-         "p_better_next are about differences and are not affected. Pin a well-measured "
-         "model (leaderboard(..., baseline=(model, score)); --baseline MODEL=SCORE) for "
-         "intervals of differences to it, or fit without them until they have more verdicts",
-         DataWarning)
+    return (f"model(s) {names} appear on far fewer prompts than the others (median "
+            f"{typical:g}): their cluster-robust intervals rest on those prompts, and every "
+            "centred score shares their uncertainty through the mean of the scores, so the "
+            "score intervals and Rank(UB) of every model widen; the joint rank intervals, tiers "
+            "and p_better_next are about differences and are not affected. Pin a well-measured "
+            "model (leaderboard(..., baseline=(model, score)); --baseline MODEL=SCORE) for "
+            "intervals of differences to it, or fit without them until they have more verdicts")
+
+
+def warn_models_on_few_prompts(data) -> None:
+    """:func:`models_on_few_prompts` as a DataWarning, where it says anything."""
+    said = models_on_few_prompts(data)
+    if said:
+        warn(said, DataWarning)

@@ -15,7 +15,7 @@ import pandas as pd
 from ..checks import check_level
 from ..inference import WaldInference
 from .biases import bias_plot, bias_table
-from ..inference.clusters import FEW_CLUSTERS
+from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
 from ..inference.few_verdicts import few_verdicts_note
 from ..position_locked import locked_note
 from .convergence import convergence_table
@@ -236,6 +236,9 @@ def build_report(
     few = clusters_note(board.attrs.get("meta", {}), FEW_CLUSTERS)
     if few:
         notes.insert(0, few)
+    rare = models_on_few_prompts(fit.data) if inference.cov_type == "cluster" else None
+    if rare:
+        notes.insert(0, rare[0].upper() + rare[1:] + ".")
     locked = None if fit.position_bias else locked_note(fit.data)
     if locked:
         notes.insert(0, locked)

@@ -127,8 +127,8 @@ def clusters_note(meta: dict, few: float) -> str | None:
            "which is too narrow there")
     return (f"The intervals rest on few prompts: {plural(meta['n_clusters'], 'cluster')}"
             f"{source}, {meta['effective_clusters']:.1f} effective once their sizes are "
-            f"weighed; they use the {how}. " + (joint or "The joint rank intervals use the "
-                                                "smallest of those degrees of freedom."))
+            f"weighed; they use the {how}. " + (joint or "In the joint rank intervals each "
+                                                "difference has its own degrees of freedom."))
 
 
 def convergence_sentence(table: pd.DataFrame) -> str:
