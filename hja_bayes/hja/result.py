@@ -54,7 +54,11 @@ class HJAFit:
         ridge); the "half" and "davidson" values are likelihoods of different things and
         are not comparable.
     bic : float
-        ``2 nll + r (K + N - r - 3) log n`` (SPEC §3; constant terms dropped).
+        ``2 nll + r (K + N - r - 3) log n`` (SPEC §3): the parameters a rank adds to rank 0
+        are counted, those common to every rank of one model are not (the base scores,
+        the terms, the outcome model's), so it compares ranks of one model only.  Fits with
+        other terms or outcome models compare by ``2 nll + n_params log n``
+        (:attr:`n_params`; n = ``data.n_comparisons``).
     n_iter : int
     converged : bool
     judges, items : tuple of str
