@@ -55,3 +55,23 @@ def test_next_comparisons_decided_by_a_posterior():
 
     with pytest.raises(ParameterError, match="different models"):
         next_comparisons(fit_hja(data, 0, position_bias=True), 5, posterior=idata)
+
+
+def test_a_posterior_of_another_model_or_a_fit_in_its_place_is_refused_naming_why():
+    """leaderboard and judge_table had taken a posterior of another rank or without position
+    bias silently (credible columns of another model), and a fit passed where the draws go
+    (the uncontrolled fit, say) had ended in an AttributeError."""
+    from hja_bayes import ParameterError, fit_hja, judge_table, leaderboard
+
+    data, _, fit, idata = panel()
+    plain = fit_hja(data, 1)
+    for table in (leaderboard, judge_table, compare_intervals):
+        with pytest.raises(ParameterError, match=r"different models \(position bias True "
+                                                 r"against the fit's False\)"):
+            table(plain, idata)
+        with pytest.raises(ParameterError, match=r"must be the InferenceData of sample_hja.*"
+                                                 r"got HJAFit; a fit without its bias terms "
+                                                 r"goes as uncontrolled="):
+            table(fit, plain)
+    with pytest.raises(ParameterError, match=r"different models \(rank 1 against the fit's 0\)"):
+        leaderboard(fit_hja(data, 0, position_bias=True), idata)

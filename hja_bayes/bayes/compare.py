@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 
 from ..checks import check_level
-from ..errors import IdentifiabilityError
+from ..errors import ParameterError
 from .convert import coordinate_names
 
-__all__ = ["compare_intervals", "describes", "interval_summaries"]
+__all__ = ["check_posterior", "compare_intervals", "describes", "interval_summaries", "mismatch"]
 
 
 def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]:
@@ -29,23 +29,57 @@ def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]
     }
 
 
-def describes(idata, fit) -> bool:
-    """Whether a posterior is of the fit's model: the same rank, position bias, outcome
-    model, terms, judges and items (in order)."""
+def mismatch(idata, fit) -> str | None:
+    """What differs between a posterior's model and the fit's: rank, position bias, outcome
+    model, terms, judges or items (in order); None when nothing does."""
     post = getattr(idata, "posterior", None)
     if post is None or "rank" not in post.attrs or not {"judge", "item"} <= set(post.coords):
-        return False
+        return "the posterior carries no model description (not from sample_hja?)"
 
-    def names(dim, fitted):
+    def names(dim):
         have = [str(v) for v in post.coords[dim].values] if dim in post.coords else []
-        return [n for n in have if n != "position"] == [n for n in fitted if n != "position"]
+        return [n for n in have if n != "position"]
 
-    return (int(post.attrs["rank"]) == fit.rank
-            and bool(post.attrs.get("position_bias", 0)) == fit.position_bias
-            and str(post.attrs.get("outcome", "half")) == str(fit.outcome)
-            and names("term", fit.coef_names) and names("shared_term", fit.theta_names)
-            and coordinate_names(idata, "judge") == list(fit.judges)
-            and coordinate_names(idata, "item") == list(fit.items))
+    pairs = (("rank", int(post.attrs["rank"]), fit.rank),
+             ("position bias", bool(post.attrs.get("position_bias", 0)), fit.position_bias),
+             ("outcome model", str(post.attrs.get("outcome", "half")), str(fit.outcome)),
+             ("terms", names("term"), [n for n in fit.coef_names if n != "position"]),
+             ("shared terms", names("shared_term"), list(fit.theta_names)),
+             ("judges", coordinate_names(idata, "judge"), list(fit.judges)),
+             ("models", coordinate_names(idata, "item"), list(fit.items)))
+    for what, theirs, ours in pairs:
+        if theirs != ours:
+            if isinstance(ours, list) and len(ours) > 6:
+                return f"{what}: {len(theirs)} against the fit's {len(ours)}, or in another order"
+            return f"{what} {theirs!r} against the fit's {ours!r}"
+    return None
+
+
+def describes(idata, fit) -> bool:
+    """Whether a posterior is of the fit's model (:func:`mismatch` finds nothing)."""
+    return mismatch(idata, fit) is None
+
+
+def check_posterior(idata, fit) -> None:
+    """Refuse posterior draws that do not go with ``fit``, saying why.
+
+    Raises
+    ------
+    ParameterError
+        Not an InferenceData with a posterior (a fit passed where the draws go, say), a
+        pooled BTL fit, or a posterior of another model (what differs is named).
+    """
+    if not hasattr(idata, "posterior"):
+        also = ("; a fit without its bias terms goes as uncontrolled="
+                if hasattr(idata, "coef_names") else "")
+        raise ParameterError("the posterior (idata) must be the InferenceData of sample_hja or "
+                             f"load_posterior, got {type(idata).__name__}{also}")
+    if not hasattr(fit, "coef_names"):
+        raise ParameterError("posterior draws (idata) go with an HJA fit, not a BTL fit")
+    why = mismatch(idata, fit)
+    if why:
+        raise ParameterError(f"the posterior and the fit describe different models ({why}): "
+                             "sample the fit's model, e.g. sample_hja(data, rank, init=fit)")
 
 
 def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
@@ -84,16 +118,12 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
 
     Raises
     ------
-    IdentifiabilityError
-        When ``fit`` and ``idata`` disagree on rank, position bias, outcome model, terms,
-        judges or items.
+    ParameterError
+        When ``idata`` is not a posterior of ``fit``'s model (:func:`check_posterior`).
     """
     level = check_level(level)
+    check_posterior(idata, fit)
     post = idata.posterior
-    if not describes(idata, fit):
-        raise IdentifiabilityError(
-            "fit and posterior describe different models (rank, position bias, outcome model, "
-            "terms, judges or items)")
     # the fit's own (default covariance, its ridge's curvature): the leaderboard's intervals
     wald = fit.wald
     table = wald.intervals(level, pairs="all")  # rows aligned with the draws below

@@ -23,17 +23,11 @@ def consensus_draws(fit, posterior) -> np.ndarray:
     ParameterError
         Not an InferenceData with a posterior group, another model, or fewer than two draws.
     """
-    from ..bayes.compare import describes
+    from ..bayes.compare import check_posterior
     from ..bayes.convert import posterior_draws
     from ..bayes.ranks import consensus_name
 
-    if not hasattr(posterior, "posterior"):
-        raise ParameterError("posterior must be the InferenceData of sample_hja (or "
-                             f"load_posterior); got {type(posterior).__name__}")
-    if not describes(posterior, fit):
-        raise ParameterError("the posterior and the fit describe different models (rank, "
-                             "position bias, outcome model, terms, judges or models): sample "
-                             "the fit's model, e.g. sample_hja(data, rank, init=fit)")
+    check_posterior(posterior, fit)
     draws = np.asarray(posterior_draws(posterior, consensus_name(posterior)), dtype=float)
     if draws.shape[0] < 2 or not np.all(np.isfinite(draws)):
         raise ParameterError("the posterior needs at least two finite draws of the consensus")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..bayes.compare import check_posterior
 from ..checks import check_level
 from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
@@ -76,6 +77,8 @@ def judge_table(
     check_fit(fit, "judge_table")
     if not is_hja(fit):
         raise ParameterError("judge_table needs an HJA fit: a pooled BTL fit has no judges")
+    if idata is not None:
+        check_posterior(idata, fit)
     level = check_level(level)
     inference = wald(fit) if inference is None else inference
     g = inference.gamma(level)

@@ -25,6 +25,7 @@ from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
+from ..bayes.compare import check_posterior
 from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
 
 __all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "check_fit", "leaderboard",
@@ -167,9 +168,7 @@ class ScoreIntervals(NamedTuple):
 
     def joint_df(self) -> float:
         """The smallest degrees of freedom of the differences (inf when none is finite)."""
-        if self.difference_df is None:
-            return np.inf
-        return float(np.min(self.difference_df))
+        return np.inf if self.difference_df is None else float(np.min(self.difference_df))
 
 
 def score_intervals(fit, inference: WaldInference | None = None) -> ScoreIntervals:
@@ -308,8 +307,8 @@ def leaderboard(
     level = check_level(level)
     style = check_choice(style, "style", ("default", "arena"))
     scale = "elo" if style == "arena" else check_scale(scale)
-    if idata is not None and not is_hja(fit):
-        raise ParameterError("posterior draws (idata) go with an HJA fit, not a BTL fit")
+    if idata is not None:
+        check_posterior(idata, fit)
     sc = score_intervals(fit, inference)
     N = len(sc.items)
     z = sc.critical(level)
