@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .checks import check_level, check_positive, index_of
+from .checks import check_comparisons, check_level, check_positive, index_of
 from .comparisons import Comparisons
 from .errors import ConvergenceWarning, DataWarning, ParameterError, warn
 from .likelihood import HALF, log_likelihood, score
@@ -293,6 +293,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     >>> round(fit.predict_proba("a", "b"), 6)
     0.5
     """
+    check_comparisons(data)
     check_positive(ridge, "ridge", allow_zero=True)
     data.check_connected()
     if data.clusters is not None:

@@ -111,3 +111,16 @@ def indices_of(x, names: Sequence[str], what: str) -> np.ndarray:
     arr = np.asarray(x, dtype=object)
     flat = [index_of(v.item() if isinstance(v, np.generic) else v, names, what) for v in arr.ravel()]
     return np.asarray(flat, dtype=np.int64).reshape(arr.shape)
+
+
+def check_comparisons(data) -> None:
+    """A :class:`~hja_bayes.Comparisons`, or a DataError saying how to build one (a DataFrame
+    of verdicts is read by ``Comparisons.from_frame``)."""
+    from .comparisons import Comparisons
+    from .errors import DataError
+
+    if not isinstance(data, Comparisons):
+        hint = ""
+        if type(data).__name__ == "DataFrame":
+            hint = ": build one first, e.g. Comparisons.from_frame(df)"
+        raise DataError(f"expected Comparisons, got {type(data).__name__}{hint}")

@@ -96,6 +96,16 @@ def test_fit_arguments_of_the_wrong_kind_are_refused_before_any_work():
         with pytest.raises(hb.ParameterError, match=message):
             hb.sample_hja(data, 0, **{"num_samples": 1, "num_warmup": 1, name: value})
     assert hb.fit_hja(data, rank=0, position_bias=np.bool_(True)).position_bias  # NumPy's: fine
+    # the rows themselves where Comparisons go: how to build them (fit_pooled_btl and the
+    # observed tables and heat map had ended in pandas' AttributeError)
+    rows = hb.datasets.load_prd_vicuna80().judgments
+    from hja_bayes.reporting import battle_counts, observed_win_fraction
+
+    for function in (hb.fit_hja, hb.fit_pooled_btl, hb.observed_heatmap, battle_counts,
+                     observed_win_fraction):
+        with pytest.raises(hb.DataError, match=r"expected Comparisons, got DataFrame: build one "
+                                               r"first, e.g. Comparisons.from_frame\(df\)"):
+            function(rows)
 
 
 def test_warnings_name_the_callers_line():

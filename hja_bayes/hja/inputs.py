@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..categories import collapse_counts
-from ..checks import check_flag
+from ..checks import check_comparisons, check_flag
 from ..comparisons import Comparisons
-from ..errors import DataError, DataWarning, IdentifiabilityError, warn
+from ..errors import DataWarning, IdentifiabilityError, warn
 from ..graphs import item_graph
 from ..likelihood import judge_totals
 from ..likelihood.terms import Position
@@ -108,11 +108,7 @@ def check_fit_inputs(data, position_bias: bool) -> None:
         For judges whose verdicts are perfectly separated, and for items that won or lost
         every comparison.
     """
-    if not isinstance(data, Comparisons):
-        hint = ""
-        if type(data).__name__ == "DataFrame":
-            hint = ": build one first, e.g. Comparisons.from_frame(df)"
-        raise DataError(f"expected Comparisons, got {type(data).__name__}{hint}")
+    check_comparisons(data)
     if not isinstance(position_bias, Position):  # a Position term carries its own ridge
         check_flag(position_bias, "position_bias")
     data.check_connected()

@@ -12,11 +12,14 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..checks import check_comparisons
+
 __all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction",
            "unbeaten_or_winless"]
 
 
 def _order(data, order: Sequence[str] | None) -> np.ndarray:
+    check_comparisons(data)
     if order is None:
         return np.arange(data.n_items)
     index = {m: i for i, m in enumerate(data.items)}

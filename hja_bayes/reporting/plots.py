@@ -414,9 +414,10 @@ def observed_heatmap(data, kind: str = "win_fraction", order=None) -> Figure:
         Blank cells: the two models never met.  At most the first :data:`HEATMAP_MODELS`
         models of ``order`` (the title says so).
     """
-    from ..checks import check_choice
+    from ..checks import check_choice, check_comparisons
 
     kind = check_choice(kind, "kind", ("win_fraction", "battles"))
+    check_comparisons(data)
     note = _of(HEATMAP_MODELS, data.n_items, which="first" if order is None else "top")
     if kind == "win_fraction":
         table = observed_win_fraction(data, order).iloc[:HEATMAP_MODELS, :HEATMAP_MODELS]
