@@ -215,6 +215,12 @@ def test_fit_intervals_and_contrast(panel):
     assert fit.leverage().h.shape == (4,)
     with pytest.raises(hb.ParameterError, match=r"function q\(S, beta\).*intervals\(pairs="):
         fit.contrast("item0", "item1")  # two names: said where that difference is
+    # an index beyond the 7 models (JAX clamps it to the last silently), a q of S alone
+    with pytest.raises(hb.ParameterError, match=r"indexes beyond the scores .*order of "
+                                                r"fit.items"):
+        fit.contrast(lambda S, beta: S.mean(0)[17])
+    with pytest.raises(hb.ParameterError, match=r"q must take \(S, beta\)"):
+        fit.contrast(lambda S: S.mean(0)[0])
 
 
 def test_nearly_separated_judge_does_not_trap_the_start():

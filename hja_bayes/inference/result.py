@@ -352,6 +352,8 @@ class WaldInference(Quantities):
             raise ParameterError(
                 f"contrast takes a function q(S, beta) of the scores, got {type(q).__name__}; "
                 "the difference of two models' scores is in intervals(pairs=[(a, b)])")
+        _check_contrast(q, np.asarray(self.S), np.asarray(self._beta_of(self.coef)),
+                        len(self.items))
         return self._interval_of_terms(lambda S, Z, theta: q(S, self._beta_of(Z)), level)
 
     # ------------------------------------------------------ standard quantities
@@ -395,3 +397,22 @@ class WaldInference(Quantities):
             self._check_variance(self._core_whitened[:, index], df[index])
             df = df[index]
         return interval(value[index], np.diagonal(cov)[index], level, df)
+
+
+def _check_contrast(q: Callable, S: np.ndarray, beta: np.ndarray, N: int) -> None:
+    """``q`` evaluated once on NumPy arrays, where an index beyond the models is an error
+    (under JAX it is clamped silently: ``S.mean(0)[17]`` of 5 models is the last one's)."""
+    try:
+        value = np.asarray(q(S, beta), dtype=float)
+    except IndexError as exc:
+        raise ParameterError(f"q(S, beta) indexes beyond the scores ({exc}): S is judges x "
+                             f"models ({S.shape[0]} x {N}), in the order of fit.items") from None
+    except TypeError as exc:
+        raise ParameterError(f"q must take (S, beta), the judges x models scores and the "
+                             f"position biases, and return numbers: {exc}") from None
+    except ValueError as exc:
+        raise ParameterError(f"q(S, beta) must return numbers: {exc}") from None
+    except AttributeError:  # JAX's own array methods (S.at[...]): checked by JAX alone
+        return
+    if not np.all(np.isfinite(value)):
+        raise ParameterError("q(S, beta) is not finite at the estimates")
