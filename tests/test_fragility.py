@@ -121,6 +121,10 @@ def test_targets_units_and_errors():
         fit.fragility("best")
     with pytest.raises(hb.ParameterError, match="twice"):
         fit.fragility(("item0", "item0"))
+    with pytest.raises(hb.ParameterError, match=r"unknown model 'itme1'; the models are"):
+        fit.fragility(("item0", "itme1"))  # had said "target must be 'top', 'tiers' or ..."
+    with pytest.raises(hb.ParameterError, match=r"target must be 'top', 'tiers' or \(model_a"):
+        fit.fragility(("item0", "item1", "item2"))
     with pytest.raises(hb.ParameterError, match="unit"):
         fit.fragility("top", "judge")
     plain, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=100, seed=1)

@@ -351,3 +351,6 @@ def test_a_shared_style_fit_matches_a_direct_logistic_regression_under_every_cov
         np.testing.assert_allclose(ours.estimate, estimate, atol=1e-6)
         if cov_type == "fisher":
             np.testing.assert_allclose(ours.se, se, rtol=1e-5)
+    for lookup in (fit.wald.coefficients, fit.coefficient):  # a typo is an argument's error
+        with pytest.raises(ParameterError, match="no term coefficient 'style:lenght'; it has"):
+            lookup("style:lenght")

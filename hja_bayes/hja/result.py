@@ -11,7 +11,7 @@ import pandas as pd
 from ..checks import index_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
-from ..errors import DataError, warn
+from ..errors import DataError, ParameterError, warn
 from ..likelihood import outcome_model, probabilities
 from ..likelihood.terms import terms_of
 from ..summary import count_of
@@ -164,7 +164,7 @@ class HJAFit:
             return np.asarray(self.coef)[:, self.coef_names.index(name)].copy()
         if name in self.theta_names:
             return np.full(len(self.judges), float(self.theta[self.theta_names.index(name)]))
-        raise DataError(f"the fit has no term coefficient {name!r}; it has "
+        raise ParameterError(f"the fit has no term coefficient {name!r}; it has "
                         f"{list(self.coef_names) + list(self.theta_names)}")
 
     def logits(self, k, i, j) -> np.ndarray:

@@ -289,11 +289,10 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
         before = (f"{items[int(np.argmax(fit.mu))]} first" if target == "top" else
                   candidates[0].describe(fit) if candidates else "one tier")
     else:
-        try:
-            a, b = (index_of(x, items, "model") for x in target)
-        except (TypeError, ValueError):
+        if not isinstance(target, (tuple, list)) or len(target) != 2:
             raise ParameterError(f"target must be 'top', 'tiers' or (model_a, model_b), got "
-                                 f"{target!r}") from None
+                                 f"{target!r}")
+        a, b = (index_of(x, items, "model") for x in target)  # a typo named as such
         if a == b:
             raise ParameterError(f"target names one model twice: {target!r}")
         if fit.mu[a] < fit.mu[b]:

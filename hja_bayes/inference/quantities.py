@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..checks import indices_of
-from ..errors import IdentifiabilityError
+from ..errors import IdentifiabilityError, ParameterError
 from .intervals import Interval, interval, quantile
 from .pairs import item_pairs
 
@@ -78,7 +78,7 @@ class Quantities:
 
         Raises
         ------
-        IdentifiabilityError
+        ParameterError
             When the fit has no such coefficient (the message lists those it has).
         """
         N, K = len(self.items), len(self.judges)
@@ -98,7 +98,7 @@ class Quantities:
             index = N + K + K * q + self.theta_names.index(name)
             iv = self._core_interval(np.array([index]), level)
             return Interval(*(None if x is None else x[0] for x in iv))  # df: CR2's only
-        raise IdentifiabilityError(f"the fit has no term coefficient {name!r}; it has "
+        raise ParameterError(f"the fit has no term coefficient {name!r}; it has "
                                    f"{list(self.coef_names) + list(self.theta_names)}")
 
     def panel_coefficient(self, name: str, level: float = 0.95) -> Interval:
