@@ -460,6 +460,12 @@ def test_the_judge_table_shows_the_outcome_models_parameters(outcome, names):
 
     entry = {"nu": "ν (ties)", "gap_1": "Cut gap 1, 2, …"}[names[0]]
     assert entry in terms(table) and entry not in terms(table.drop(columns=names[0]))
+    # entries of columns and tables the report does not show are left out, none twice
+    assert "Leverage h / ρ" not in terms(table) and "Rank selection" not in terms(table)
+    biased = SimpleNamespace(judges=table.assign(beta=0.0), bayes=False, agreement=None,
+                             biases=pd.DataFrame())
+    listed = [term for term, _ in glossary(biased)]
+    assert listed.count("β") == 1 and len(listed) == len(set(listed))
 
 
 def test_the_win_probability_names_the_bias_terms_held_fixed():

@@ -155,6 +155,10 @@ def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
     assert said["win_probability"].endswith("The figure shows 8 of the 12 models; "
                                             "pairwise.csv has them all.")
     assert "10 of the 12 models; leaderboard.csv" in said["forest"]
+    assert said["forest"].startswith("Consensus scores with 95% Wald intervals, best first")
+    assert captions(fit, 0.95, bayes=True)["forest"].startswith(  # the plot draws both
+        "Consensus scores with 95% Wald intervals and, below each, the posterior mean with its "
+        "credible interval, best first")
 
 
 def test_many_judges_at_rank_zero_show_the_most_and_least_sensitive(monkeypatch):

@@ -72,7 +72,6 @@ BAYES_GLOSSARY = (
 )
 
 BIAS_GLOSSARY = (
-    ("β", "position bias: the logit bonus a judge gives the answer shown first."),
     ("style:<feature>", "the logit pull of a difference of one standard deviation in the answers' "
                         "feature (difference over sum, e.g. of their lengths); the consensus μ "
                         "is then the ranking when both answers have the same style."),
@@ -98,10 +97,16 @@ AGREEMENT_GLOSSARY = (
 
 def glossary(rep) -> tuple[tuple[str, str], ...]:
     """The "Reading the tables" entries of a :class:`~hja_bayes.reporting.Report`: the
-    general ones, and those of the parts it shows (outcome parameters, posterior, biases,
-    agreement)."""
-    outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items()
-                    if column in rep.judges.columns)
-    return (GLOSSARY + outcome + (BAYES_GLOSSARY if rep.bayes else ())
+    general ones of the columns and tables it shows, and those of the parts it shows
+    (outcome parameters, posterior, biases, agreement)."""
+    columns = set(rep.judges.columns)
+    shown = {"β": "beta" in columns, "Both orders": "both_orders" in columns,
+             "Leverage h / ρ": "leverage" in columns,
+             "High leverage": "high_leverage" in columns,
+             "Invalid": "invalid_share" in columns,
+             "Rank selection": getattr(rep, "rank_table", None) is not None}
+    general = tuple(entry for entry in GLOSSARY if shown.get(entry[0], True))
+    outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items() if column in columns)
+    return (general + outcome + (BAYES_GLOSSARY if rep.bayes else ())
             + (BIAS_GLOSSARY if rep.biases is not None else ())
             + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))

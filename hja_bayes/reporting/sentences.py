@@ -343,13 +343,15 @@ def _heat_map_meaning(fit) -> str:
     return text[0].upper() + text[1:]
 
 
-def captions(fit, level: float) -> dict[str, str]:
-    """Figure name -> caption."""
+def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
+    """Figure name -> caption (``bayes``: the forest plot also draws credible intervals)."""
     from .plots import FOREST_MODELS, HEATMAP_MODELS
 
     N = len(fit.items)
+    intervals = (f"{level:.0%} Wald intervals and, below each, the posterior mean with its "
+                 "credible interval" if bayes else f"{level:.0%} Wald intervals")
     text = {
-        "forest": f"Consensus scores with {level:.0%} Wald intervals, best first; dotted lines "
+        "forest": f"Consensus scores with {intervals}, best first; dotted lines "
                   "separate tiers (models in one tier cannot be told apart).",
         "judge_map": ("Judges by sensitivity γ_k and leverage h_k; red: high sensitivity and "
                       "high leverage." if fit.rank > 0 else
