@@ -39,6 +39,18 @@ def test_the_readme_examples_on_the_bundled_data_run(tmp_path, monkeypatch):
             exec(compile(code, f"README {name} block", "exec"), namespace)
     assert (tmp_path / "out" / "report.html").exists()
     assert len(namespace["plain"].terms) == 1  # the style block's fit, its position bias only
+    # what to ask next, on the agreement block's PRD fit; the confidence ranker
+    namespace["new_verdicts"] = namespace["prd"].judgments.head(20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(_block("# fit: PRD's five LLM judges"), "README design block", "exec"),
+             namespace)
+        exec(compile(_block("from hja_bayes import confidence as hc"),
+                     "README confidence block", "exec"), namespace)
+    assert set(namespace["ask"].judge) <= {"gpt4", "claude", "bard"}
+    bard = namespace["ask"][namespace["ask"].judge == "bard"]
+    assert set(bard.model_a) | set(bard.model_b) <= {"gpt4", "claude", "gpt35"}
+    assert len(namespace["trusted"]) == namespace["test"].n
 
 
 def test_the_readme_scan_example_runs():
