@@ -11,40 +11,57 @@ use, so importing the package stays light.
 
 from __future__ import annotations
 
+import re
+
 from .comparisons import Comparisons
+from .errors import ParameterError
 from .hja.result import HJAFit
 
 __all__: list[str] = []
 
 
 # -------------------------------------------------------------- Comparisons
+def _read(reader, method: str, *args, **options) -> Comparisons:
+    """``reader(*args, **options)``, an unknown keyword said as the method's own."""
+    try:
+        return reader(*args, **options)
+    except TypeError as exc:
+        if not re.match(r"read_\w+\(\) got an unexpected keyword argument", str(exc)):
+            raise  # not an argument of the readers
+        name = str(exc).rsplit("argument ", 1)[-1]
+        raise ParameterError(
+            f"Comparisons.{method}() has no argument {name}: columns are named by judge=, "
+            "model_a=, model_b=, winner= (the command line's --judge-col and so on) and "
+            f"cluster=; see help(Comparisons.{method})") from None
+
+
 def from_frame(cls, df, judge: str | None = "judge", model_a: str = "model_a",
                model_b: str = "model_b", winner: str = "winner", **options) -> Comparisons:
     """One row per judgment; see :func:`hja_bayes.readers.read_frame`."""
     from .readers import read_frame
 
-    return read_frame(df, judge, model_a, model_b, winner, **options)
+    return _read(read_frame, "from_frame", df, judge, model_a, model_b, winner, **options)
 
 
 def from_csv(cls, path, **columns) -> Comparisons:
     """A CSV with one row per judgment; see :func:`hja_bayes.readers.read_csv`."""
     from .readers import read_csv
 
-    return read_csv(path, **columns)
+    return _read(read_csv, "from_csv", path, **columns)
 
 
 def from_jsonl(cls, path, **columns) -> Comparisons:
     """JSON Lines with one object per judgment; see :func:`hja_bayes.readers.read_jsonl`."""
     from .readers import read_jsonl
 
-    return read_jsonl(path, **columns)
+    return _read(read_jsonl, "from_jsonl", path, **columns)
 
 
 def from_file(cls, path, **columns) -> Comparisons:
     """CSV, JSON Lines, JSON array, parquet or ``"-"``; see :func:`hja_bayes.readers.read_file`."""
     from .readers import read_file
 
-    return read_file(path, **columns)
+    return _read(read_file, "from_file", path, **columns)
 
 
 def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
@@ -53,7 +70,8 @@ def from_counts(cls, df, judge: str | None = "judge", model_a: str = "model_a",
     """Counts aggregated upstream; see :func:`hja_bayes.readers.read_counts`."""
     from .readers import read_counts
 
-    return read_counts(df, judge, model_a, model_b, n, wins, ties, **options)
+    return _read(read_counts, "from_counts", df, judge, model_a, model_b, n, wins, ties,
+                 **options)
 
 
 def scan(cls, source, *, engine: str | None = None, **options) -> Comparisons:
@@ -93,8 +111,6 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
         from .inference.wild import wild_bootstrap
 
         if self.data.clusters is None:
-            from .errors import ParameterError
-
             raise ParameterError(
                 "the wild bootstrap reweights each prompt's scores: it needs clusters (read "
                 "the data with cluster=<column>, e.g. 'question_id'); without them, "

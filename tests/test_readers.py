@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import hja_bayes as hb
 from hja_bayes import Comparisons, DataError, DataWarning
 from hja_bayes.readers import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, SECOND_LABELS,
                                TIE_LABELS, read_json, read_parquet)
@@ -126,6 +127,19 @@ def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identif
     assert len(listed.drop_duplicates(subset=ast.literal_eval(subset))) == 40
     with pytest.raises(TypeError):
         listed.drop_duplicates()
+
+
+def test_an_unknown_keyword_is_named_with_the_readers_own(tmp_path):
+    """The command line's option names passed to the Python readers: named as the method's
+    own arguments (they had raised a TypeError naming the internal read_frame())."""
+    rows = frame(judge=["j1"], model_a=["x"], model_b=["y"], winner=["model_a"])
+    with pytest.raises(hb.ParameterError, match=r"^Comparisons.from_frame\(\) has no argument "
+                                                r"'judge_col': columns are named by judge="):
+        Comparisons.from_frame(rows, judge_col="judge")
+    rows.to_csv(tmp_path / "v.csv", index=False)
+    with pytest.raises(hb.ParameterError, match=r"^Comparisons.from_file\(\) has no argument "
+                                                r"'winner_col'"):
+        Comparisons.from_file(tmp_path / "v.csv", winner_col="winner")
 
 
 def test_a_csv_with_spaces_after_its_commas_is_named_as_such(tmp_path):

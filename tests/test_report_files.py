@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 import hja_bayes as hb
 
@@ -43,6 +44,10 @@ def test_report_files(tmp_path):
     wins = pd.read_csv(tmp_path / "observed_win_fraction.csv", index_col="model")
     assert list(battles.index) == list(board["model"]) == list(wins.columns)
     assert battles.to_numpy().sum() == 2 * fit.data.n_comparisons
+    # a file where the folder goes: said before any work (mkdir's FileExistsError before)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(hb.ParameterError, match=r"afile is a file: the report goes to a folder"):
+        hb.report(fit, tmp_path / "afile")
 
 
 def test_names_that_look_like_formulas_are_neutralised_in_csv(tmp_path):

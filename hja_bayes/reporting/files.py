@@ -9,6 +9,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..errors import ParameterError
 from ..inference import WaldInference
 from .content import build_report
 from .formatting import csv_safe
@@ -158,10 +159,12 @@ def report(
     -------
     ReportFiles
     """
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():  # before any work (mkdir's FileExistsError)
+        raise ParameterError(f"{folder} is a file: the report goes to a folder (out_dir)")
     rep = build_report(fit, idata, level, scale, title=title, inference=inference,
                        agreement=agreement, uncontrolled=uncontrolled, fragility=fragility,
                        baseline=baseline)
-    folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
     figure_dir.mkdir(exist_ok=True)
