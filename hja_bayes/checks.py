@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import DataError, ParameterError
 
 __all__ = ["check_level", "check_probability", "check_positive", "check_integer", "check_flag",
            "check_choice", "index_of", "indices_of"]
@@ -114,12 +114,10 @@ def indices_of(x, names: Sequence[str], what: str) -> np.ndarray:
 
 
 def check_comparisons(data) -> None:
-    """A :class:`~hja_bayes.Comparisons`, or a DataError saying how to build one (a DataFrame
-    of verdicts is read by ``Comparisons.from_frame``)."""
-    from .comparisons import Comparisons
-    from .errors import DataError
-
-    if not isinstance(data, Comparisons):
+    """A :class:`~hja_bayes.Comparisons` (known by its cells' methods: this layer is below
+    it), or a DataError saying how to build one (a DataFrame of verdicts is read by
+    ``Comparisons.from_frame``)."""
+    if not (hasattr(data, "cells_by_judge") and hasattr(data, "check_connected")):
         hint = ""
         if type(data).__name__ == "DataFrame":
             hint = ": build one first, e.g. Comparisons.from_frame(df)"
