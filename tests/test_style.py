@@ -351,6 +351,8 @@ def test_a_shared_style_fit_matches_a_direct_logistic_regression_under_every_cov
         np.testing.assert_allclose(ours.estimate, estimate, atol=1e-6)
         if cov_type == "fisher":
             np.testing.assert_allclose(ours.se, se, rtol=1e-5)
+    # the repr names the terms (a controlled fit and its uncontrolled twin had looked alike)
+    assert ", position_bias=False, style:length, style:lists, style:bold, outcome=" in repr(fit)
     for lookup in (fit.wald.coefficients, fit.coefficient):  # a typo is an argument's error
         with pytest.raises(ParameterError, match="no term coefficient 'style:lenght'; it has"):
             lookup("style:lenght")

@@ -364,7 +364,9 @@ class HJAFit:
         return (f"HJAFit(rank={self.rank}, {K} judge{'s' * (K != 1)}, {N} models, "
                 f"{count_of(self.data.n_comparisons, 'comparison')}, "
                 f"position_bias={self.position_bias}, "
-                f"outcome={self.outcome!r}, "
+                + "".join(f"{name}, " for name in (*self.coef_names, *self.theta_names)
+                          if name != "position")
+                + f"outcome={self.outcome!r}, "
                 f"nll={self.nll:.6g}, {'converged' if self.converged else 'NOT converged'} "
                 f"in {self.n_iter} iterations)")
 
