@@ -16,6 +16,7 @@ import io
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -129,6 +130,19 @@ def _decoded(raw: bytes, name: str) -> str:
             from None
 
 
+def _trailing_field_dropped(text: str, fmt: str, name: str, frame: pd.DataFrame):
+    """The rows read again without their last field where it is empty in every row (a
+    trailing comma the header lacks: pandas had made the first column the index and shifted
+    every other one); a non-empty extra field is an error."""
+    if frame.iloc[:, -1].astype(str).str.strip().ne("").any():
+        raise DataError(f"{name}: its rows have one more field than its header; fix the header "
+                        "or the rows")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)  # the empty field dropped
+        return pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", dtype=str,
+                           keep_default_na=False, index_col=False)
+
+
 def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
     if fmt in ("csv", "tsv"):
         if not text.strip():
@@ -138,6 +152,8 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
                                 dtype=str, keep_default_na=False)
         except (pd.errors.ParserError, ValueError) as exc:
             raise DataError(f"{name}: not a readable {fmt.upper()} file ({exc})") from None
+        if not isinstance(frame.index, pd.RangeIndex):  # rows one field longer than the header
+            frame = _trailing_field_dropped(text, fmt, name, frame)
         if frame.empty:
             raise DataError(f"{name} has a header but no rows")
         return frame

@@ -142,6 +142,20 @@ def test_an_unknown_keyword_is_named_with_the_readers_own(tmp_path):
         Comparisons.from_file(tmp_path / "v.csv", winner_col="winner")
 
 
+def test_rows_with_a_trailing_comma_the_header_lacks_keep_their_columns(tmp_path):
+    """pandas had made the first column the index and shifted every other one (a judge read
+    as a model, 'no valid rows'); a non-empty extra field is an error."""
+    path = tmp_path / "trailing.csv"
+    path.write_text("judge,model_a,model_b,winner\nj1,x,y,model_a,\nj1,y,z,model_b,\n"
+                    "j2,x,z,tie,\n")
+    data = Comparisons.from_file(path)
+    assert data.judges == ("j1", "j2") and data.items == ("x", "y", "z")
+    assert data.n_comparisons == 3
+    path.write_text("judge,model_a,model_b,winner\nj1,x,y,model_a,5\nj1,y,z,model_b,\n")
+    with pytest.raises(DataError, match="its rows have one more field than its header"):
+        Comparisons.from_file(path)
+
+
 def test_a_csv_with_spaces_after_its_commas_is_named_as_such(tmp_path):
     path = tmp_path / "spaced.csv"
     path.write_text("judge, model_a, model_b, winner\nj1, x, y, x\nj1, y, z, model_a\n")
