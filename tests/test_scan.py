@@ -169,6 +169,21 @@ def test_globs_lists_and_partitioned_folders(tmp_path):
                          reference)
 
 
+def test_json_lines_mixing_text_and_number_prompts_make_one_prompt_of_each_id(tmp_path):
+    """DuckDB types such a column JSON, and its text had been the JSON spelling ('"1"' beside
+    '1': two prompts of one, intervals too narrow); every reader takes the value."""
+    rows = [{"question_id": q, "judge": "j", "model_a": a, "model_b": b, "winner": w}
+            for q, a, b, w in (("1", "x", "y", "model_a"), (1, "y", "x", "model_b"),
+                               (2, "x", "z", "tie"), ("2", "z", "y", "model_a"))]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    reference = Comparisons.from_file(path, cluster="question_id")
+    assert reference.clusters.names == ("1", "2")
+    for engine in ENGINES:
+        assert_same_data(Comparisons.scan(path, engine=engine, cluster="question_id"),
+                         reference)
+
+
 def test_missing_column_is_an_error_before_any_work(tmp_path, monkeypatch):
     df = frame(judge=["j"], model_a=["a"], model_b=["b"], winner=["tie"])
     df.to_parquet(tmp_path / "x.parquet")

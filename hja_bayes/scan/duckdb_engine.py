@@ -160,14 +160,24 @@ class DuckDBEngine:
 
     # ---------------------------------------------------------------- passes
     def _texts(self) -> str:
+        # a JSON-typed column (JSON Lines whose values mix strings and numbers, "1" and 1) is
+        # taken by its value, as the other readers take it, not by its JSON spelling ('"1"',
+        # which had made two prompts of one)
+        json = {r[0] for r in self._run("DESCRIBE SELECT * FROM src").fetchall()
+                if str(r[1]) == "JSON"}
+
+        def text(column):
+            return (f"({_q(column)} ->> '$')" if column in json
+                    else f"CAST({_q(column)} AS VARCHAR)")
+
         parts = []
         for name, (column, missing) in text_columns(self.spec).items():
             if column is None:
                 parts.append(f"'judge' AS {name}")
             elif missing is None:
-                parts.append(f"CAST({_q(column)} AS VARCHAR) AS {name}")
+                parts.append(f"{text(column)} AS {name}")
             else:
-                parts.append(f"COALESCE(CAST({_q(column)} AS VARCHAR), {_lit(missing)}) AS {name}")
+                parts.append(f"COALESCE({text(column)}, {_lit(missing)}) AS {name}")
         if self.spec.cluster is None:
             parts.append("NULL::VARCHAR AS g")
         return ", ".join(parts)
