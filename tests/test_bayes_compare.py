@@ -75,3 +75,19 @@ def test_a_posterior_of_another_model_or_a_fit_in_its_place_is_refused_naming_wh
             table(fit, plain)
     with pytest.raises(ParameterError, match=r"different models \(rank 1 against the fit's 0\)"):
         leaderboard(fit_hja(data, 0, position_bias=True), idata)
+
+
+def test_a_posterior_of_other_data_with_the_same_names_is_refused():
+    """A fit of a tenth of the verdicts beside the posterior of all of them (the same judges
+    and models) had shown credible intervals that exclude its own scores, silently."""
+    from hja_bayes import ParameterError, fit_hja, leaderboard
+
+    data, _, fit, idata = panel()
+    keep = np.zeros(data.n_cells, dtype=bool)
+    keep[::2] = True
+    fewer = fit_hja(data.without(np.where(keep[:, None], 0.0, data.counts)), 1,
+                    position_bias=True)
+    assert fewer.judges == fit.judges and fewer.items == fit.items
+    with pytest.raises(ParameterError, match=r"different models \(data: the posterior's "
+                                             r"4,500 comparisons against the fit's"):
+        leaderboard(fewer, idata)

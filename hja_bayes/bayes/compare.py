@@ -49,9 +49,19 @@ def mismatch(idata, fit) -> str | None:
              ("models", coordinate_names(idata, "item"), list(fit.items)))
     for what, theirs, ours in pairs:
         if theirs != ours:
+            if isinstance(ours, list) and sorted(theirs) == sorted(ours):
+                return (f"the same {what} in another order (the order of the rows read sets "
+                        "it): read the data as the posterior's were read")
             if isinstance(ours, list) and len(ours) > 6:
-                return f"{what}: {len(theirs)} against the fit's {len(ours)}, or in another order"
+                return f"{what}: {len(theirs)} against the fit's {len(ours)}"
             return f"{what} {theirs!r} against the fit's {ours!r}"
+    # the same names, other data (a subset, another file): the verdicts counted differ
+    given = getattr(idata, "constant_data", None)
+    if given is not None and "n" in given:
+        n = float(given["n"].sum())
+        if not np.isclose(n, fit.data.n_comparisons):
+            return (f"data: the posterior's {n:,g} comparisons against the fit's "
+                    f"{fit.data.n_comparisons:,g}")
     return None
 
 
