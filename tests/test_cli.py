@@ -715,3 +715,13 @@ def test_posterior_probabilities_printed_say_how_fine_the_draws_are(capsys):
     _show(board, judges, Namespace(level=0.95, rows=None), print)
     assert ("(posterior probabilities from 300 draws: 0.000 and 1.000 mean below 1/300 and "
             "above 1 - 1/300)") in capsys.readouterr().out
+
+
+def test_sampler_options_without_bayes_are_refused_before_any_work(capsys):
+    """--samples, --chains, --gamma-scale, --prompt-effects without --bayes had been ignored
+    without a word (exit 0)."""
+    assert main(["fit", "bundled:prd_vicuna80", "--chains", "3", "--prompt-effects", "sampled",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("hja-bayes: error: --chains, --prompt-effects set the sampler: add "
+                           "--bayes to sample the posterior (without it they do nothing)")

@@ -74,6 +74,11 @@ def prompt_effects_of(data, args):
     """``--prompt-effects`` checked against the data (before any fitting), and what the
     sampler will do: ``(prompt_effects, method, why)``; None when not sampling."""
     if not getattr(args, "bayes", False):
+        given = [f"--{name.replace('_', '-')}" for name, default
+                 in getattr(args, "sampler_defaults", {}).items() if getattr(args, name) != default]
+        if given:  # they had been ignored without a word
+            raise ParameterError(f"{', '.join(given)} set the sampler: add --bayes to sample the "
+                                 "posterior (without it they do nothing)")
         return None
     from ..bayes.problem import prompt_setting
 
@@ -372,6 +377,8 @@ def add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
                         "(prompt, model), sampled by NUTS or integrated out of the likelihood; "
                         "'auto' (default) picks by the data's layout and says which, 'none' "
                         "leaves them out")
+    p.set_defaults(sampler_defaults=dict(samples=samples, warmup=None, chains=2, gamma_scale=1.0,
+                                         prompt_effects="auto"))
 
 
 def add_panel_commands(sub) -> None:
