@@ -152,8 +152,13 @@ def test_rejects_what_fit_hja_rejects_with_the_same_message(case):
 def test_rejects_an_init_that_does_not_match():
     data, _ = simulate(3, 5, 1, 300, seed=0)
     fit = fit_hja(data, 0)
-    with pytest.raises(ValueError, match="rank-0 fit"):
+    with pytest.raises(ValueError, match=r"rank-0 fit.*: sample init's model, "
+                                         r"sample_hja\(data, 0, position_bias=False, init=init\)"):
         sample_hja(data, 1, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
+    other, _ = simulate(3, 6, 0, 300, seed=0)
+    with pytest.raises(ValueError, match=r"other judges or models .*: fit the MAP to these "
+                                         r"data"):
+        sample_hja(other, 0, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
 
 
 def _fake_idata(shift: float, diverging: bool):

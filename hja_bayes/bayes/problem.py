@@ -94,7 +94,9 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
     if init.rank != r or init.position_bias != pb:
         raise IdentifiabilityError(
             f"init is a rank-{init.rank} fit with position_bias={init.position_bias}, but "
-            f"rank {r} with position_bias={pb} was requested")
+            f"rank {r} with position_bias={pb} was requested: sample init's model, "
+            f"sample_hja(data, {init.rank}, position_bias={init.position_bias}, init=init), "
+            "or fit the MAP of the one you want")
     if outcome is not None and outcome_model(outcome, data.categories).name != init.outcome:
         raise ParameterError(
             f"init was fitted with outcome={init.outcome!r}, but outcome={outcome!r} was "
@@ -106,7 +108,10 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
                 f"init was fitted with the terms {list(init.terms)}, but {list(wanted)} were "
                 "requested: fit the MAP with the same style= and self_preference=")
     if (init.judges, init.items) != (data.judges, data.items):
-        raise IdentifiabilityError("init was fitted to data with other judges or items")
+        raise IdentifiabilityError(
+            "init was fitted to data with other judges or models (or in another order): fit "
+            "the MAP to these data, fit_hja(data, ...), or sample the data init was fitted to "
+            "(init.data)")
     return init, r, pb, data
 
 
