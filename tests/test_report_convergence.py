@@ -53,3 +53,25 @@ def test_the_sentence_says_how_the_answer_effects_were_handled_and_why():
     idata.posterior.attrs.update(prompt_method="sampled", prompt_method_reason="")
     assert prompt_method_sentence(convergence_table(idata)) == \
         "NUTS sampled every answer effect."
+
+
+@pytest.mark.parametrize("above, chance, divergences, worst, says", [
+    (6, 4.9, 0, 1.02, None),  # as many as agreeing chains show by chance: no alarm
+    (30, 4.9, 0, 1.08, "show convergence problems"),
+    (0, 0.0, 13, 1.005, "target_accept_prob=0.95"),  # divergences: the sampler's step
+    (0, 0.0, 0, np.nan, "cannot be checked"),  # one chain: nothing checked, said on top
+])
+def test_the_convergence_note_is_raised_by_problems_not_by_chance(above, chance, divergences,
+                                                                  worst, says):
+    """The report's top note had fired on any R-hat above 1.01 (almost every short run,
+    where agreeing chains put about that many there), said nothing with one chain, and
+    advised "sample longer" for divergences."""
+    import pandas as pd
+
+    from hja_bayes.reporting.sentences import _convergence_note
+
+    table = pd.DataFrame({"max_rhat": [worst], "min_ess_bulk": [900.0]})
+    table.attrs.update(rhat_limit=1.01, divergences=divergences, rhat_above=above,
+                       rhat_entries=40, rhat_by_chance=chance, n_draws=600, n_chains=2)
+    note = _convergence_note(table)
+    assert (note is None) if says is None else (says in note)

@@ -329,12 +329,30 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
                      "averages over prompts; the judge table shows no credible β beside it. "
                      "The credible γ are the population-averaged ones (gamma_marginal).")
     if convergence is not None:
-        a = convergence.attrs
-        if a["divergences"] or convergence["max_rhat"].max() > a["rhat_limit"]:
-            notes.append("The posterior draws show convergence problems ("
-                         + convergence_sentence(convergence).rstrip(".")
-                         + "): read the credible intervals with care, or sample longer.")
+        note = _convergence_note(convergence)
+        if note:
+            notes.append(note)
     return notes
+
+
+def _convergence_note(table: pd.DataFrame) -> str | None:
+    """The note on top of a report whose draws show a problem: divergences, R-hat above the
+    limit beyond what agreeing chains show by chance (about ``rhat_by_chance`` entries, plus
+    three of its standard deviations, a Poisson count's), or no R-hat at all (one chain);
+    None when the draws look fine."""
+    a = table.attrs
+    worst = table["max_rhat"].max()
+    chance = float(a.get("rhat_by_chance", 0.0))
+    beyond = (worst > a["rhat_limit"]
+              and a.get("rhat_above", 1) > chance + 3 * np.sqrt(chance) + 1)
+    if not (a["divergences"] or beyond or not np.isfinite(worst)):
+        return None
+    todo = ("rerun with a higher target_accept_prob (sample_hja(..., target_accept_prob=0.95)) "
+            "or a lower rank" if a["divergences"] else
+            "run more chains and draws (hja-bayes fit --chains / --samples)")
+    what = "show convergence problems" if a["divergences"] or beyond else "cannot be checked"
+    return (f"The posterior draws {what} (" + convergence_sentence(table).rstrip(".")
+            + f"): read the credible intervals with care; {todo}.")
 
 
 def _heat_map_meaning(fit) -> str:
