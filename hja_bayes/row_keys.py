@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, DataWarning, warn
 
 __all__ = ["Coded", "Keys", "SINGLE_JUDGE", "cluster_codes", "codes_in_order", "coded",
            "row_keys", "tally"]
@@ -120,4 +120,13 @@ def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
                         f"{cluster!r} ({int(empty.sum())} such rows): every verdict needs its "
                         "prompt for cluster-robust intervals")
     codes, present = pd.factorize(column.codes[keep])
-    return codes, tuple(column.names[present])
+    names = tuple(column.names[present])
+    stripped = pd.Series([str(n).strip() for n in names])
+    if stripped.duplicated().any():  # names and judges so alike warn too (readers)
+        alike = stripped[stripped.duplicated(keep=False)]
+        shown = "; ".join(" / ".join(repr(names[i]) for i in group.index)
+                          for _, group in alike.groupby(alike, sort=False))
+        warn(f"prompt ids in column {cluster!r} that differ only in surrounding spaces are "
+             f"kept apart: {shown}. Strip them first if they are the same prompt (each split "
+             "prompt counts as two clusters)", DataWarning)
+    return codes, names

@@ -86,6 +86,16 @@ def test_all_rows_invalid_is_an_error():
         Comparisons.from_frame(df, judge=None)
 
 
+def test_prompt_ids_differing_in_spaces_warn_and_are_not_merged():
+    """'1' and '1 ' had made two prompts silently (models and judges so alike warned)."""
+    df = frame(judge=["j"] * 3, model_a=["x", "y", "x"], model_b=["y", "x", "y"],
+               winner=["model_a", "model_b", "tie"], question_id=["1", "1 ", "2"])
+    with pytest.warns(DataWarning, match=r"prompt ids in column 'question_id' that differ only "
+                                         r"in surrounding spaces are kept apart: '1' / '1 '"):
+        data = Comparisons.from_frame(df, cluster="question_id")
+    assert data.clusters.names == ("1", "1 ", "2")
+
+
 def test_names_differing_in_case_warn_and_are_not_merged():
     df = frame(model_a=["GPT-4", "gpt-4 "], model_b=["b", "b"], winner=["model_a", "model_b"])
     with pytest.warns(DataWarning, match="case or spaces"):
