@@ -341,6 +341,9 @@ def read_counts(
     else:
         nn, ww = _numbers(df, n), _numbers(df, wins)
         tt = np.zeros(len(df)) if ties is None else _numbers(df, ties)
+        if ties is None and np.any(ww % 1):  # halves: ties counted 1/2, their number lost
+            warn("wins hold halves (ties counted 1/2) but no ties column is named: every cell "
+                 "is read as without ties (outcome='davidson' then sees none)", DataWarning)
     if np.any(nn < 0) or np.any(tt < 0):
         raise DataError(f"row {df.index[np.argmax((nn < 0) | (tt < 0))]!r}: counts must be >= 0")
     if nn.sum() > MAX_TOTAL_COUNT:
@@ -442,8 +445,5 @@ def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
         for name, key in zip(unique[dup.to_numpy()], normal[dup]):
             groups.setdefault(key, []).append(name)
         shown = "; ".join(" / ".join(repr(x) for x in g) for g in groups.values())
-        warn(
-            f"{what} names that differ only in case or spaces are kept apart: {shown}. "
-            "Normalise them first if they are the same.",
-            DataWarning,
-        )
+        warn(f"{what} names that differ only in case or spaces are kept apart: {shown}. "
+             "Normalise them first if they are the same.", DataWarning)

@@ -199,6 +199,13 @@ def test_from_counts_rejects_inconsistent_counts():
     df = frame(model_a=["a"], model_b=["b"], n=[2.0], wins=[3.0])
     with pytest.raises(DataError, match="wins"):
         Comparisons.from_counts(df, judge=None)
+    # halves in wins without a ties column: the ties are lost, said (it had been silent)
+    halves = frame(model_a=["a", "b"], model_b=["b", "a"], n=[4.0, 2.0], wins=[2.5, 1.0])
+    with pytest.warns(DataWarning, match=r"wins hold halves \(ties counted 1/2\) but no ties"):
+        Comparisons.from_counts(halves, judge=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Comparisons.from_counts(halves.assign(ties=[1.0, 0.0]), judge=None)
 
 
 def test_csv_and_jsonl_readers(tmp_path):
