@@ -184,6 +184,18 @@ def test_json_lines_mixing_text_and_number_prompts_make_one_prompt_of_each_id(tm
                          reference)
 
 
+def test_blank_lines_in_a_csv_are_skipped_by_every_engine(tmp_path):
+    """Polars had read a blank line as a row of nulls: 'column judge has a missing value'."""
+    path = tmp_path / "blank.csv"
+    path.write_text("judge,model_a,model_b,winner,question_id\nj,x,y,model_a,1\n\n"
+                    "j,y,x,model_b,1\n\n")
+    reference = Comparisons.from_file(path, cluster="question_id")
+    assert reference.rows_read == 2
+    for engine in ENGINES:
+        assert_same_data(Comparisons.scan(path, engine=engine, cluster="question_id"),
+                         reference)
+
+
 def test_missing_column_is_an_error_before_any_work(tmp_path, monkeypatch):
     df = frame(judge=["j"], model_a=["a"], model_b=["b"], winner=["tie"])
     df.to_parquet(tmp_path / "x.parquet")

@@ -67,6 +67,8 @@ class PolarsEngine:
             elif fmt in ("csv", "tsv"):
                 lf = pl.scan_csv(paths, infer_schema=False, include_file_paths="__file",
                                  separator="\t" if fmt == "tsv" else ",")
+                # a blank line is a row of nulls here (the other readers skip it)
+                lf = lf.filter(~pl.all_horizontal(pl.exclude("__file").is_null()))
             elif fmt == "jsonl":
                 lf = pl.scan_ndjson(paths, include_file_paths="__file")
             else:
