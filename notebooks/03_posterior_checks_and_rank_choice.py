@@ -84,8 +84,8 @@ hb.rank_posterior_plot(idata)
 #
 # "Weakly informative" is checked, not asserted: the prior predictive gives the implied prior
 # of every pair's win probability. Under the default scales about 30% of consensus pairs and
-# 37% of judge pairs fall outside [0.1, 0.9] a priori (uniform win probabilities would put 20%
-# there).
+# 31% of judge pairs fall outside [0.1, 0.9] a priori at rank 0 (40% at rank 1; uniform win
+# probabilities would put 20% there).
 
 # %%
 prior = bayes.prior_predictive(data, 0, position_bias=True, num_samples=200 if FAST else 2000)
