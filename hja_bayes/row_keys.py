@@ -49,11 +49,14 @@ class Keys(NamedTuple):
 
 def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
     """Model and judge names, coded and checked: present, not missing, not empty."""
-    columns = [c for c in (judge, model_a, model_b, cluster) if c is not None]
+    roles = {c: role for c, role in zip((judge, model_a, model_b, cluster),
+                                        ("judge", "model_a", "model_b", "cluster"))}
+    columns = [c for c in roles if c is not None]
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found; the columns there are "
-                        f"{list(df.columns)}")
+                        f"{list(df.columns)}" + "".join(column_hint(c, roles[c], df.columns)
+                                                        for c in missing))
     for col in columns:
         bad = df[col].isna().to_numpy()
         if bad.any():
@@ -130,3 +133,12 @@ def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
              f"kept apart: {shown}. Strip them first if they are the same prompt (each split "
              "prompt counts as two clusters)", DataWarning)
     return codes, names
+
+
+def column_hint(name: str, role: str, columns) -> str:
+    """How to name a missing column: a column alike but for case and spaces, and the reader's
+    argument and the command line's option for it."""
+    alike = [c for c in columns if str(c).strip().casefold() == name.strip().casefold()]
+    option = role.replace("_", "-")
+    return (f"; {name!r}: " + (f"{alike[0]!r} differs only in case or spaces, " if alike else "")
+            + f"name it with {role}= (hja-bayes: --{option}-col)")

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, ParameterError
+from .row_keys import column_hint
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
            "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "numeric_hint", "ordered_verdicts",
@@ -152,7 +153,8 @@ def verdict_codes(df: pd.DataFrame, winner: str,
         codes, used = pd.factorize(flags.argmax(axis=1))
         return codes.astype(np.int64), np.array(["model_a", "model_b", "tie"], dtype=object)[used]
     raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
-                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}")
+                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(df.columns)}"
+                    + column_hint(winner, "winner", df.columns))
 
 
 def zero_one(df: pd.DataFrame, column: str) -> np.ndarray:

@@ -86,6 +86,16 @@ def test_all_rows_invalid_is_an_error():
         Comparisons.from_frame(df, judge=None)
 
 
+def test_a_missing_column_says_how_to_name_it():
+    df = frame(judge=["j"], Model_A=["x"], model_b=["y"], verdict=["model_a"])
+    with pytest.raises(DataError, match=r"'model_a': 'Model_A' differs only in case or spaces, "
+                                        r"name it with model_a= \(hja-bayes: --model-a-col\)"):
+        Comparisons.from_frame(df, winner="verdict")
+    with pytest.raises(DataError, match=r"'winner': name it with winner= \(hja-bayes: "
+                                        r"--winner-col\)"):
+        Comparisons.from_frame(df, model_a="Model_A")
+
+
 def test_prompt_ids_differing_in_spaces_warn_and_are_not_merged():
     """'1' and '1 ' had made two prompts silently (models and judges so alike warned)."""
     df = frame(judge=["j"] * 3, model_a=["x", "y", "x"], model_b=["y", "x", "y"],

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..categories import THREE
 from ..errors import DataError
+from ..row_keys import column_hint
 from ..verdicts import (
     FIRST_LABELS,
     INVALID_LABELS,
@@ -251,7 +252,8 @@ def verdict_columns(columns: list, winner: str) -> tuple:
     if winner == "winner" and all(c in columns for c in ONE_HOT_COLUMNS):
         return ONE_HOT_COLUMNS
     raise DataError(f"no verdict column {winner!r} (nor the one-hot columns "
-                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(columns)}")
+                    f"{list(ONE_HOT_COLUMNS)}); the columns there are {list(columns)}"
+                    + column_hint(winner, "winner", columns))
 
 
 def check_scale_argument(scale) -> None:
