@@ -74,8 +74,9 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     source : str or PathLike
         A path, or ``"-"`` for standard input.
     fmt : {"csv", "tsv", "jsonl", "json", "parquet"}, optional
-        Default: from the suffix; for standard input, JSON when the first character is
-        ``[`` or ``{``, else CSV.
+        Default: from the suffix; for standard input, from its content: gzip and parquet by
+        their magic bytes, JSON when the first character is ``[`` or ``{``, TSV when the
+        first line has tabs and no comma, else CSV.
 
     Returns
     -------
@@ -92,11 +93,19 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     """
     if str(source) == "-":
         raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b":  # gzip, by its magic number
+            raw = gzip.decompress(raw)
+        if isinstance(raw, bytes) and raw[:4] == b"PAR1" and fmt in (None, "parquet"):
+            try:
+                return pd.read_parquet(io.BytesIO(raw))
+            except ImportError:
+                raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
         text = _decoded(raw, "standard input") if isinstance(raw, bytes) \
             else raw.removeprefix("\ufeff")
         if fmt is None:
-            first = text.lstrip()[:1]
-            fmt = "json" if first == "[" else "jsonl" if first == "{" else "csv"
+            first, header = text.lstrip()[:1], text.lstrip().partition("\n")[0]
+            fmt = ("json" if first == "[" else "jsonl" if first == "{" else
+                   "tsv" if "\t" in header and "," not in header else "csv")
         return _parse_text(text, fmt, "standard input")
     path = Path(source)
     if not path.is_file():

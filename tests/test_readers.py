@@ -86,6 +86,24 @@ def test_all_rows_invalid_is_an_error():
         Comparisons.from_frame(df, judge=None)
 
 
+def test_standard_input_is_read_by_its_content(monkeypatch, tmp_path):
+    """gzip, parquet and TSV piped in had been 'not UTF-8 text' or one column of tabs."""
+    import gzip
+    import io
+    import sys
+
+    from hja_bayes.sources import read_table
+
+    rows = frame(judge=["j1", "j2"], model_a=["x", "y"], model_b=["y", "x"],
+                 winner=["model_a", "tie"])
+    rows.to_parquet(tmp_path / "rows.parquet")
+    for raw in (gzip.compress(rows.to_csv(index=False).encode()),
+                rows.to_csv(index=False, sep="\t").encode(),
+                (tmp_path / "rows.parquet").read_bytes()):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
+        pd.testing.assert_frame_equal(read_table("-"), rows)
+
+
 def test_a_missing_column_says_how_to_name_it():
     df = frame(judge=["j"], Model_A=["x"], model_b=["y"], verdict=["model_a"])
     with pytest.raises(DataError, match=r"'model_a': 'Model_A' differs only in case or spaces, "
