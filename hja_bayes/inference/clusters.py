@@ -419,8 +419,8 @@ def models_on_few_prompts(data) -> str | None:
     seen = c.counts.sum(axis=1) > 0
     cell, cluster = c.cell[seen], c.cluster[seen].astype(np.int64)
     item = np.concatenate([data.first[cell], data.second[cell]]).astype(np.int64)
-    pairs = np.unique(item * (int(cluster.max(initial=0)) + 1) + np.tile(cluster, 2))
-    prompts = np.bincount(pairs // (int(cluster.max(initial=0)) + 1), minlength=data.n_items)
+    G = len(c.names)  # (item, prompt) pairs, each once
+    prompts = np.bincount(np.unique(item * G + np.tile(cluster, 2)) // G, minlength=data.n_items)
     typical = float(np.median(prompts))
     few = np.flatnonzero((prompts < FEW_CLUSTERS) & (4 * prompts < typical))
     if not few.size:

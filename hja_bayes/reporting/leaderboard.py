@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from ..bayes.compare import check_posterior
 from ..checks import check_choice, check_level, index_of
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
-from ..bayes.compare import check_posterior
 from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
 
 __all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "check_fit", "leaderboard",
