@@ -276,6 +276,23 @@ def test_a_pilot_with_fewer_prompts_than_models_is_answered_and_told_to_add_prom
         hb.next_comparisons(fit, 5, goal="pairs")
 
 
+def test_undecided_now_counts_as_the_leaderboard_does():
+    """Under CR2 each pair's joint interval uses the t quantile at its own degrees of freedom
+    (the leaderboard's rank intervals); next's count of undecided pairs had used the normal
+    max-|t| value for all, 8 undecided pairs here against the leaderboard's 9."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=300, seed=0,
+                          questions=9, question_correlation=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # few prompts: said by the fit
+        fit = hb.fit_hja(data, rank=0)
+        board = hb.leaderboard(fit)
+        meta = hb.next_comparisons(fit, 3, goal="tiers", tie_margin=0.0).attrs["meta"]
+    separated = int((board["rank_lower"] - 1).sum())  # pairs some model is surely above
+    assert meta["undecided_now"] == 10 - separated == 9
+    lo, hi = meta["critical_values"]
+    assert meta["critical_value"] < lo <= hi
+
+
 def test_cli_next_reads_a_prompts_file_with_or_without_its_header(tmp_path):
     data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=200, seed=3,
                           questions=12, question_correlation=0.1)

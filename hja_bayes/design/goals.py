@@ -60,8 +60,8 @@ class Goal(NamedTuple):
         The fitted differences.
     margin : float
         Equivalence margin of a declared tie (0: ties are never declared).
-    critical : float
-        Simultaneous critical value of the intervals (0 for "pairs").
+    critical : (n,)
+        Each contrast's critical value of the joint intervals (0 for "pairs").
     variance_only : bool
         True for "pairs": the criterion is the sum of the variances.
     current_variance : (n,)
@@ -73,7 +73,7 @@ class Goal(NamedTuple):
     pairs: np.ndarray
     estimate: np.ndarray
     margin: float
-    critical: float
+    critical: np.ndarray
     variance_only: bool
     current_variance: np.ndarray
 
@@ -83,12 +83,13 @@ class Goal(NamedTuple):
         if self.variance_only:
             return variance
         shape = (-1,) + (1,) * (variance.ndim - 1)
-        return undecided(self.estimate.reshape(shape), variance, self.critical, self.margin,
-                         self.current_variance.reshape(shape) + variance)
+        return undecided(self.estimate.reshape(shape), variance, self.critical.reshape(shape),
+                         self.margin, self.current_variance.reshape(shape) + variance)
 
     def subset(self, index) -> "Goal":
         """The goal with its contrasts at ``index`` only."""
         return self._replace(pairs=self.pairs[index], estimate=self.estimate[index],
+                             critical=self.critical[index],
                              current_variance=self.current_variance[index])
 
     def undecided_now(self) -> np.ndarray:
@@ -126,7 +127,7 @@ def _abs_below(x, d, sd):
     return ndtr((x - d) / sd) - ndtr((-x - d) / sd)
 
 
-def undecided(d, v, c: float, margin: float = 0.0, spread=None) -> np.ndarray:
+def undecided(d, v, c, margin: float = 0.0, spread=None) -> np.ndarray:
     """Probability that the interval ``d_hat +- c sqrt(v)`` neither excludes 0 nor lies
     inside ``[-margin, margin]``, for ``d_hat ~ N(d, spread)`` (broadcast; ``spread``
     defaults to ``v``).

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..checks import check_choice, check_integer, check_level, check_positive
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
-from ..inference.ranking import simultaneous_critical_value
+from ..inference.ranking import pair_critical_values, simultaneous_critical_value
 from ..position_locked import locked_judges
 from . import screen as screening
 from .candidates import MAX_WORK, candidate_cells, candidate_units
@@ -117,6 +117,18 @@ class DesignContext:
                else (self.fisher if self.joint_refusal else self.robust).mu_covariance()[1])
         return simultaneous_critical_value(cov, level)
 
+    def pair_critical_values(self, level: float, pairs) -> np.ndarray:
+        """The critical value of each contrast ``pairs`` as the leaderboard's joint rank
+        intervals use it: the max-|t| value, or under CR2 its t quantile at the pair's
+        Satterthwaite degrees of freedom."""
+        c = self.critical_value(level)
+        pairs = np.asarray(pairs, dtype=np.int64)
+        if (self.draws is not None or self.joint_refusal
+                or self.robust.small_sample != "CR2"):
+            return np.full(len(pairs), c)
+        df = self.robust.mu_degrees_of_freedom()[1]
+        return pair_critical_values(c, df)[pairs[:, 0], pairs[:, 1]]
+
 
 def design_context(fit, cov_type: str | None = None, posterior=None) -> DesignContext:
     """A :class:`DesignContext` for ``fit`` (reuse it across calls on one fit)."""
@@ -136,7 +148,8 @@ def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
         design_effect = np.where(vF > 0, vD / np.where(vF > 0, vF, 1.0), 1.0)
     else:
         design_effect = float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0
-    critical = 0.0 if goal == "pairs" else ctx.critical_value(level)
+    critical = (np.zeros(len(pairs)) if goal == "pairs"
+                else ctx.pair_critical_values(level, pairs))
     estimate = mu[pairs[:, 0]] - mu[pairs[:, 1]]
     target = Goal(goal, pairs, estimate, margin if goal in ("ranks", "tiers") else 0.0,
                   critical, goal == "pairs", vD)
@@ -224,7 +237,9 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         the goal's uncertainty, the block's drop shared among its verdicts),
         ``uncertainty`` (expected uncertainty left after the row's step) and ``step``.
         Presentation orders balance each (judge, pair), counting the fit's own verdicts.
-        ``attrs["meta"]`` holds the goal, level, critical value, design effect (pooled over
+        ``attrs["meta"]`` holds the goal, level, critical value (the max-|t| value;
+        ``critical_values``: the smallest and largest a contrast uses, each pair's t quantile
+        at its own degrees of freedom under CR2, as the leaderboard), design effect (pooled over
         the goal's contrasts), the uncertainty before, ``undecided_now`` (how many of the
         goal's contrasts the fit's own joint intervals leave undecided; None for "pairs"),
         the block size, the seed and ``screened`` (None, or the units and contrasts a
@@ -381,7 +396,9 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     out["step"] = step.astype(int)
     out.attrs["meta"] = {
         "goal": goal, "k": int(k) if goal == "top" else None, "level": level,
-        "tie_margin": target.margin, "critical_value": target.critical,
+        "tie_margin": target.margin,
+        "critical_value": 0.0 if target.variance_only else ctx.critical_value(level),
+        "critical_values": [float(target.critical.min()), float(target.critical.max())],
         "cov_type": ctx.cov_type,
         "design_effect": float(vD.sum() / vF.sum()) if vF.sum() > 0 else 1.0,
         "uncertainty_before": before,

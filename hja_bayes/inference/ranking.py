@@ -34,7 +34,8 @@ from scipy.special import ndtr, stdtr, stdtrit
 from ..checks import check_level
 from ..errors import ParameterError
 
-__all__ = ["RankIntervals", "max_abs_t", "neighbour_probabilities", "rank_intervals"]
+__all__ = ["RankIntervals", "max_abs_t", "neighbour_probabilities", "pair_critical_values",
+           "rank_intervals"]
 
 _DRAWS = 20_000
 
@@ -237,7 +238,7 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     per_pair = np.ndim(df) == 2
     c = simultaneous_critical_value(covariance, level, seed=seed, draws=draws,
                                     df=np.inf if per_pair else df)
-    critical = _per_pair_critical(c, df, N) if per_pair else c
+    critical = pair_critical_values(c, df, N) if per_pair else c
     se = _difference_se(covariance)
     diff = estimate[:, None] - estimate[None, :]
     better = (diff - critical * se > 0) & ~np.eye(N, dtype=bool)
@@ -254,9 +255,12 @@ def rank_intervals(estimate, covariance, level: float = 0.95, *, seed: int = 0,
     return RankIntervals(lower, upper, tier, better, c, level)
 
 
-def _per_pair_critical(c: float, df, N: int) -> np.ndarray:
-    """``t_df_ab^-1(Phi(c))`` per pair (``c`` where ``df_ab`` is inf)."""
+def pair_critical_values(c: float, df, N: int | None = None) -> np.ndarray:
+    """Each pair's critical value ``t_df_ab^-1(Phi(c))`` (N x N), for a max-|t| value ``c``
+    of the normal approximation and the pairs' degrees of freedom ``df`` (N x N; ``c``
+    where ``df_ab`` is inf): the tail probability of ``c`` carried to each pair's t."""
     df = np.asarray(df, dtype=float)
+    N = (df.shape[0] if df.ndim else 0) if N is None else N
     if df.shape != (N, N) or not np.all(df > 0):
         raise ParameterError(f"df must be positive, one per pair ({N} x {N}), got shape "
                              f"{df.shape}")
