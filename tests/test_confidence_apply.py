@@ -130,3 +130,22 @@ def test_the_columns_taken_as_features_are_said(tmp_path, capsys):
     assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "new.csv")]) == 0
     assert "features: p1, p2 (the columns the ranker was trained on)" in capsys.readouterr().err
     assert list(pd.read_csv(tmp_path / "rk" / "applied.csv").columns[:2]) == ["human", "ticket"]
+    # a new file's labels under another name are read where named (--human-col had been
+    # ignored by apply: no agreement, silently); a named column must exist
+    frame = pd.read_csv(tmp_path / "new.csv").rename(columns={"human": "label"})
+    frame.to_csv(tmp_path / "renamed.csv", index=False)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "renamed.csv"),
+                 "--quiet"]) == 0
+    assert "agreement among" not in capsys.readouterr().out
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "renamed.csv"),
+                 "--human-col", "label", "--quiet", "--out", str(tmp_path / "l.csv")]) == 0
+    labelled = pd.read_csv(tmp_path / "l.csv")
+    assert "agreement among trusted" in capsys.readouterr().out
+    verdict = np.where(frame[["p1", "p2"]].mean(axis=1) >= 0.5, 1, 2)
+    assert np.array_equal(labelled["agree"].astype(bool), verdict == frame["label"])
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "renamed.csv"),
+                 "--human-col", "labels"]) == 2
+    assert "no column 'labels'" in _error_line(capsys)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "renamed.csv"),
+                 "--group-col", "ticket"]) == 2
+    assert "--group-col" in _error_line(capsys)

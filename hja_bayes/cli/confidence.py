@@ -109,7 +109,11 @@ def _apply(args, folder: str) -> int:
         raise ParameterError(f"the ranker in {folder} carries no certificate: train it with 'confidence train'")
     spec = ranker.saved_extra_.get("features", {})
     progress(f"reading {args.data}")
+    if args.group_col is not None:
+        raise ParameterError("apply scores each verdict on its own: groups (--group-col) only "
+                             "matter to training and certifying")
     features, agree, _, verdict = features_for_apply(spec, args.data, judge=args.judge,
+                                                     human_col=args.human_col,
                                                      data_dir=args.data_dir)
     columns = feature_columns(spec)
     if args.data not in NAMED_SOURCES and spec.get("kind") == "trust_or_escalate":
@@ -144,6 +148,8 @@ def _apply(args, folder: str) -> int:
 
 def _cmd_confidence(args: argparse.Namespace) -> int:
     words = list(args.words)
+    if words[0] != "apply" and args.human_col is None:
+        args.human_col = "human"
     if words[0] == "train":
         if len(words) != 2:
             raise ParameterError("usage: hja-bayes confidence train DATA --out DIR")
@@ -174,7 +180,9 @@ def add_confidence_command(sub) -> None:
     conf.add_argument("--judge", default=None,
                       help="judge to assess (default gpt4 / gpt-4-turbo / the file name; apply "
                            "scores the judge its ranker was trained for, and refuses another)")
-    conf.add_argument("--human-col", default="human", help="CSV: human label column (default human)")
+    conf.add_argument("--human-col", default=None,
+                      help="CSV: human label column (default human; apply: the one the ranker "
+                           "was trained with)")
     conf.add_argument("--group-col", default=None,
                       help="CSV: column of group labels (e.g. question ids); certificates then treat "
                            "groups, not examples, as independent")

@@ -198,7 +198,7 @@ def _probability_columns(frame, human_col, group_col, *, need_human: bool) -> li
 
 
 def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
-                       data_dir: str | None = None):
+                       human_col: str | None = None, data_dir: str | None = None):
     """Features (built as in training), human labels if present, groups: for :func:`apply_ranker`.
 
     Parameters
@@ -215,6 +215,9 @@ def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
         The judge whose verdicts are scored: must be the one the ranker was trained for (a
         ranker's features are ordered and oriented by its judge's verdicts, and its threshold
         certified on that judge's agreement with humans).
+    human_col : str, optional
+        A CSV's column of human labels (1/2), when not the one named in training; a column
+        named so must exist.  Without it, labels are read where that column is present.
     data_dir : path, optional
         Folder of the unbundled data sets.
 
@@ -245,9 +248,15 @@ def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
                             f"not to {source}")
         data = read_confidence_source(source, judge=trained, data_dir=data_dir)
         return data.features, data.agree, data.groups if is_grouped(data.groups) else None, data.verdict
+    if human_col is not None and source in NAMED_SOURCES:
+        raise ParameterError(f"{source} carries its own human labels: human_col is for a CSV")
     frame = _read_csv(source)
+    if human_col is not None and human_col not in frame.columns:
+        raise DataError(f"{source} has no column {human_col!r} (human_col=, --human-col); its "
+                        f"columns: {list(frame.columns)}")
     if kind == "trust_or_escalate":
-        return _trust_or_escalate_rows(frame, trained or "gpt-4-turbo", source)
+        return _trust_or_escalate_rows(frame, trained or "gpt-4-turbo", source,
+                                       human_col or "human_preference")
     if kind != "probability_table":
         raise DataError(f"this ranker was trained on {kind}, whose features are built from that "
                         "data set's judgments (each verdict's agreement with the other judges', "
@@ -255,7 +264,7 @@ def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
     missing = [c for c in spec["columns"] if c not in frame.columns]
     if missing:
         raise DataError(f"{source} lacks the probability columns the ranker was trained on: {missing}")
-    human_col = spec.get("human_col")
+    human_col = human_col or spec.get("human_col")
     p = _probabilities(frame, list(spec["columns"]), human_col)
     verdict = np.where(p.mean(axis=1) >= 0.5, 1, 2)
     features = np.where(verdict[:, None] == 1, p, 1.0 - p)
@@ -275,7 +284,7 @@ def feature_columns(spec: dict) -> list[str]:
 _TE_COLUMNS = tuple(f"p_output{k}__{j}" for j in TE_JUDGES for k in (1, 2))
 
 
-def _trust_or_escalate_rows(frame: pd.DataFrame, judge: str, source: str):
+def _trust_or_escalate_rows(frame: pd.DataFrame, judge: str, source: str, human_col: str):
     """Features of a CSV in the Trust-or-Escalate release's layout (see features_for_apply)."""
     missing = [c for c in _TE_COLUMNS if c not in frame.columns]
     if missing:
@@ -285,9 +294,9 @@ def _trust_or_escalate_rows(frame: pd.DataFrame, judge: str, source: str):
                         f"hold that release's columns {list(_TE_COLUMNS)} (each judge's "
                         "probability of each output; human_preference, 1 or 2, optional), as "
                         f"calibration_judge_probs.csv does; {source} {lacks}")
-    p = _probabilities(frame, _TE_COLUMNS, "human_preference", slack=1e-3)
+    p = _probabilities(frame, _TE_COLUMNS, human_col, slack=1e-3)
     features, verdict, _ = trust_or_escalate_features(pd.DataFrame(p, columns=_TE_COLUMNS), judge)
-    return features, _agree(frame, "human_preference", verdict), None, verdict
+    return features, _agree(frame, human_col, verdict), None, verdict
 
 
 def _agree(frame: pd.DataFrame, human_col: str | None, verdict: np.ndarray):
