@@ -67,7 +67,7 @@ import pandas as pd
 
 from .categories import THREE
 from .comparisons import ClusterCounts, Comparisons
-from .errors import DataError
+from .errors import DataError, DataWarning, warn
 from .fit_folder import (
     ARRAYS,
     FIT_JSON,
@@ -366,6 +366,11 @@ def load_posterior(path: str | os.PathLike):
     file = folder / POSTERIOR
     if meta["version"] >= 2:
         if listed is None:
+            if file.exists():
+                warn(f"{file} is not one of the files {folder / 'fit.json'} lists (saved "
+                     "beside the fit by another route?): not read; save a posterior with "
+                     "save_fit(fit, folder, idata=...) or hja-bayes fit --bayes",
+                     DataWarning)
             return None
     elif not file.exists():
         return None

@@ -122,6 +122,10 @@ def test_posterior_round_trip(fit, tmp_path):
     assert list(back.posterior["item"].values) == list(fit.items)
     fit.save(tmp_path)  # saving without a posterior removes the stale one
     assert hb.load_posterior(tmp_path) is None
+    # one copied in by hand is not read, and said so (it had been None, silently)
+    idata.to_netcdf(str(tmp_path / "posterior.nc"))
+    with pytest.warns(hb.DataWarning, match=r"posterior.nc is not one of the files"):
+        assert hb.load_posterior(tmp_path) is None
 
 
 # ------------------------------------------------------------------ damaged and concurrent
