@@ -93,6 +93,14 @@ def test_posterior_figures():
     fit, idata = posterior()
     assert len(hb.forest_plot(fit, idata).axes[0].containers) == 2  # Wald and credible
     assert isinstance(hb.posterior_predictive_plot(idata), Figure)
+    # the judges' figure draws each gamma's credible interval too (it had drawn Wald only)
+    draws = np.asarray(idata.posterior["gamma"]).reshape(-1, len(fit.judges))
+    expected = np.sort(np.quantile(draws, [0.025, 0.975], axis=0).T, axis=0)
+    ax = hb.judge_map(fit, idata=idata).axes[0]
+    wald, credible = ax.containers
+    ends = np.array([segment[:, 0] for segment in credible.lines[2][0].get_segments()])
+    assert np.allclose(np.sort(ends, axis=0), expected, rtol=0, atol=1e-9)
+    _text_fits(ax.figure)
 
 
 def test_judge_map_leaves_out_labels_that_would_overlap():
@@ -108,6 +116,11 @@ def test_judge_map_leaves_out_labels_that_would_overlap():
                            "gamma_upper": gamma + 0.1, "leverage": leverage,
                            "high_leverage": flagged})
     ax = hb.judge_map(None, table=judges).axes[0]
+    assert len(ax.containers) == 2  # the two colours; no credible intervals without them
+    with_credible = judges.assign(gamma_cred_lower=gamma - 0.2, gamma_cred_upper=gamma + 0.3)
+    drawn = hb.judge_map(None, table=with_credible).axes[0].containers[2]
+    ends = np.array([segment[:, 0] for segment in drawn.lines[2][0].get_segments()])
+    assert np.allclose(ends, np.c_[gamma - 0.2, gamma + 0.3], rtol=0, atol=1e-12)
     labels = {t.get_text(): t.xy for t in ax.texts}
     assert {"judge-3", "judge-19", "judge-15", "judge-16", "judge-17", "judge-18"} <= set(labels)
     assert len(labels) == 6  # judge-3 stands for the crowd it sits in
@@ -162,9 +175,9 @@ def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
 
 
 def test_many_judges_at_rank_zero_show_the_most_and_least_sensitive(monkeypatch):
-    from hja_bayes.reporting import plots
+    from hja_bayes.reporting import judge_plots
 
-    monkeypatch.setattr(plots, "FOREST_MODELS", 6)
+    monkeypatch.setattr(judge_plots, "FOREST_MODELS", 6)
     judges = pd.DataFrame({"judge": [f"j{i}" for i in range(10)],
                            "gamma": np.linspace(2.0, 0.2, 10)[::-1]})
     judges["gamma_lower"], judges["gamma_upper"] = judges["gamma"] - 0.1, judges["gamma"] + 0.1

@@ -27,7 +27,7 @@ _HOMES = {
     "render_markdown": "markdown",
     "battle_counts": "observed", "observed_win_fraction": "observed",
     "pairwise_table": "pairwise",
-    "forest_plot": "plots", "judge_map": "plots", "observed_heatmap": "plots",
+    "forest_plot": "plots", "judge_map": "judge_plots", "observed_heatmap": "plots",
     "residual_heatmap": "plots", "win_probability_heatmap": "plots",
     "posterior_predictive_plot": "posterior_plots", "prior_predictive_plot": "posterior_plots",
     "rank_posterior_plot": "posterior_plots",

@@ -19,13 +19,13 @@ from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
 from ..inference.few_verdicts import few_verdicts_note
 from ..position_locked import locked_note
 from .convergence import convergence_table
+from .judge_plots import judge_map
 from .judges import judge_table
 from .leaderboard import check_fit, is_hja, leaderboard, wald
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
 from .plots import (
     forest_plot,
-    judge_map,
     observed_heatmap,
     residual_heatmap,
     win_probability_heatmap,

@@ -15,7 +15,6 @@ from matplotlib.figure import Figure
 from ..diagnostics import bicluster_residual
 from ..errors import HJAError
 from ..inference import WaldInference
-from .judges import judge_table
 from .leaderboard import leaderboard
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
@@ -23,7 +22,6 @@ from .scales import Scale
 
 __all__ = [
     "forest_plot",
-    "judge_map",
     "observed_heatmap",
     "residual_heatmap",
     "win_probability_heatmap",
@@ -140,104 +138,6 @@ def forest_plot(
     ax.set_title(f"Consensus scores, {level:.0%} intervals{_of(n, len(table))}", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return fig
-
-
-def judge_map(
-    fit, level: float = 0.95, *, inference: WaldInference | None = None, table=None
-) -> Figure:
-    """Judges placed by sensitivity gamma_k (x, with Wald interval) and leverage h_k (y).
-
-    A judge far right agrees strongly with the consensus direction; a judge high up departs
-    from it in a structured way.  Judges flagged as high-leverage (both) are drawn in red.
-    Points are labelled with their judge's name, flagged judges first, then by leverage;
-    a label whose point sits on one already labelled is left out (the judge table names
-    every judge).
-    At rank 0 there is no leverage (S = gamma mu^T): the figure then shows each judge's
-    sensitivity with its interval, one judge per line.
-
-    Parameters
-    ----------
-    fit : HJAFit
-    level : float
-    inference : WaldInference, optional
-    table : DataFrame, optional
-        A :func:`~hja_bayes.reporting.judge_table` table to draw.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    judges = judge_table(fit, level=level, inference=inference) if table is None else table
-    if "leverage" not in judges.columns:
-        return _sensitivity_plot(judges, level)
-    fig = Figure(figsize=(7.0, 4.8), layout="constrained")
-    ax = fig.add_subplot()
-    ax.margins(x=0.2, y=0.12)  # room for the point labels
-    flag = judges["high_leverage"].to_numpy(dtype=bool)
-    for mask, color, label in ((~flag, WALD_COLOR, "judge"),
-                               (flag, FLAG_COLOR, "high sensitivity and high leverage")):
-        if not mask.any():
-            continue
-        sub = judges[mask]
-        ax.errorbar(
-            sub["gamma"], sub["leverage"],
-            xerr=[sub["gamma"] - sub["gamma_lower"], sub["gamma_upper"] - sub["gamma"]],
-            fmt="o", color=color, capsize=3, label=label,
-        )
-    x, y = judges["gamma"].to_numpy(float), judges["leverage"].to_numpy(float)
-    # flagged judges first, then the most departing ones; a label that would sit on one
-    # already drawn is left out (the judge table names every point)
-    order = np.lexsort((-y, ~flag))
-    for i in _spaced(x, y, order):
-        ax.annotate(_short(judges["judge"].iloc[i]), (x[i], y[i]),
-                    textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
-    ax.set_xlabel(f"sensitivity γ_k ({level:.0%} Wald interval; panel mean is 1)")
-    ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
-    ax.set_title("Judges: sensitivity against leverage", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    return fig
-
-
-def _spaced(x, y, order, box=(0.3, 0.07)) -> list:
-    """The points, taken in ``order``, whose labels would not overlap those of the points
-    taken before them: a label is about ``box`` wide and high, in fractions of the data's
-    span on each axis (a name of about 20 characters on the judge map), and starts at its
-    point."""
-    span_x, span_y = np.ptp(x) or 1.0, np.ptp(y) or 1.0
-    taken = []
-    for i in order:
-        if all(abs(x[i] - x[j]) / span_x >= box[0] or abs(y[i] - y[j]) / span_y >= box[1]
-               for j in taken):
-            taken.append(i)
-    return taken
-
-
-def _sensitivity_plot(judges, level: float) -> Figure:
-    """Each judge's gamma with its interval, one line per judge (most sensitive on top; of
-    many judges the :data:`FOREST_MODELS` most and least sensitive)."""
-    board = judges.sort_values("gamma", ascending=False, kind="stable")
-    half = FOREST_MODELS // 2
-    if len(board) > FOREST_MODELS:
-        board = pd.concat([board.head(half), board.tail(half)])
-    n = len(board)
-    fig = Figure(figsize=(4.4 + _label_inches(board["judge"]), 1.2 + 0.35 * n),
-                 layout="constrained")
-    ax = fig.add_subplot()
-    y = np.arange(n)[::-1]
-    ax.errorbar(board["gamma"], y,
-                xerr=[board["gamma"] - board["gamma_lower"], board["gamma_upper"] - board["gamma"]],
-                fmt="o", color=WALD_COLOR, capsize=3)
-    ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
-    ax.set_yticks(y, tick_labels(board["judge"]), fontsize=8)
-    ax.set_ylim(-0.6, n - 0.4)
-    ax.set_xlabel(f"sensitivity γ_k, {level:.0%} Wald interval (mean 1)")
-    note = "" if n == len(judges) else \
-        f" (the {half} most and {half} least sensitive of {len(judges):,} judges)"
-    ax.set_title(f"Judge sensitivity{note}", fontsize=10)
-    ax.grid(axis="x", alpha=0.3)
     return fig
 
 

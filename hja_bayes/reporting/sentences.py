@@ -362,19 +362,22 @@ def _heat_map_meaning(fit) -> str:
 
 
 def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
-    """Figure name -> caption (``bayes``: the forest plot also draws credible intervals)."""
+    """Figure name -> caption (``bayes``: the forest plot and the judge figure also draw
+    credible intervals)."""
     from .plots import FOREST_MODELS, HEATMAP_MODELS
 
     N = len(fit.items)
     intervals = (f"{level:.0%} Wald intervals and, below each, the posterior mean with its "
                  "credible interval" if bayes else f"{level:.0%} Wald intervals")
+    gammas = (f"{level:.0%} Wald intervals and, below each, its credible interval" if bayes
+              else f"{level:.0%} Wald intervals")
     text = {
         "forest": f"Consensus scores with {intervals}, best first; dotted lines "
                   "separate tiers (models in one tier cannot be told apart).",
-        "judge_map": ("Judges by sensitivity γ_k and leverage h_k; red: high sensitivity and "
-                      "high leverage." if fit.rank > 0 else
-                      f"Judge sensitivity γ_k with {level:.0%} Wald intervals (rank 0: a "
-                      "judge's scores are γ_k times the consensus)."),
+        "judge_map": (f"Judges by sensitivity γ_k (with {gammas}) and leverage h_k; red: "
+                      "high sensitivity and high leverage." if fit.rank > 0 else
+                      f"Judge sensitivity γ_k with {gammas} (rank 0: a judge's scores are "
+                      "γ_k times the consensus)."),
         "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
                     "red, the judge rates the model above its consensus part; blue, below.",
         "win_probability": f"{_heat_map_meaning(fit)}. Hatched: the "

@@ -1,0 +1,135 @@
+"""Figures of the judges: sensitivity gamma_k against leverage h_k, or sensitivity alone.
+
+Each judge's gamma carries its Wald interval and, from a posterior, its credible interval
+drawn just below it (the columns of :func:`~hja_bayes.reporting.judge_table`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..inference import WaldInference
+from .judges import judge_table
+from .plots import (CREDIBLE_COLOR, FLAG_COLOR, FOREST_MODELS, MUTED_COLOR, WALD_COLOR,
+                    _label_inches, _short, tick_labels)
+
+__all__ = ["judge_map"]
+
+
+def judge_map(
+    fit, level: float = 0.95, *, idata=None, inference: WaldInference | None = None,
+    table=None
+) -> Figure:
+    """Judges placed by sensitivity gamma_k (x, with Wald interval) and leverage h_k (y).
+
+    A judge far right agrees strongly with the consensus direction; a judge high up departs
+    from it in a structured way.  Judges flagged as high-leverage (both) are drawn in red.
+    Points are labelled with their judge's name, flagged judges first, then by leverage;
+    a label whose point sits on one already labelled is left out (the judge table names
+    every judge).
+    At rank 0 there is no leverage (S = gamma mu^T): the figure then shows each judge's
+    sensitivity with its interval, one judge per line.
+
+    Parameters
+    ----------
+    fit : HJAFit
+    level : float
+    idata : arviz.InferenceData, optional
+        Posterior draws of the fit's model: each judge's credible interval of gamma is
+        drawn just below its Wald interval (``gamma_marginal`` with prompt effects).
+    inference : WaldInference, optional
+    table : DataFrame, optional
+        A :func:`~hja_bayes.reporting.judge_table` table to draw (its credible columns,
+        when it has them, are drawn too).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    judges = (judge_table(fit, idata, level=level, inference=inference) if table is None
+              else table)
+    if "leverage" not in judges.columns:
+        return _sensitivity_plot(judges, level)
+    fig = Figure(figsize=(7.0, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    ax.margins(x=0.2, y=0.12)  # room for the point labels
+    flag = judges["high_leverage"].to_numpy(dtype=bool)
+    for mask, color, label in ((~flag, WALD_COLOR, "judge"),
+                               (flag, FLAG_COLOR, "high sensitivity and high leverage")):
+        if not mask.any():
+            continue
+        sub = judges[mask]
+        ax.errorbar(
+            sub["gamma"], sub["leverage"],
+            xerr=[sub["gamma"] - sub["gamma_lower"], sub["gamma_upper"] - sub["gamma"]],
+            fmt="o", color=color, capsize=3, label=f"{label} (Wald {level:.0%})",
+        )
+    x, y = judges["gamma"].to_numpy(float), judges["leverage"].to_numpy(float)
+    _credible(ax, judges, y - 0.025 * (np.ptp(y) or 1.0), level)
+    # flagged judges first, then the most departing ones; a label that would sit on one
+    # already drawn is left out (the judge table names every point)
+    order = np.lexsort((-y, ~flag))
+    for i in _spaced(x, y, order):
+        ax.annotate(_short(judges["judge"].iloc[i]), (x[i], y[i]),
+                    textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
+    ax.set_xlabel(f"sensitivity γ_k ({level:.0%} intervals; panel mean is 1)")
+    ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
+    ax.set_title("Judges: sensitivity against leverage", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def _credible(ax, judges, y, level: float) -> None:
+    """Each judge's credible interval of gamma at heights ``y`` (when the table has one)."""
+    if "gamma_cred_lower" not in judges.columns:
+        return
+    lo, hi = (judges[c].to_numpy(float) for c in ("gamma_cred_lower", "gamma_cred_upper"))
+    ax.errorbar((lo + hi) / 2, y, xerr=(hi - lo) / 2, fmt="none", color=CREDIBLE_COLOR,
+                capsize=3, label=f"credible {level:.0%}")
+
+
+def _spaced(x, y, order, box=(0.3, 0.07)) -> list:
+    """The points, taken in ``order``, whose labels would not overlap those of the points
+    taken before them: a label is about ``box`` wide and high, in fractions of the data's
+    span on each axis (a name of about 20 characters on the judge map), and starts at its
+    point."""
+    span_x, span_y = np.ptp(x) or 1.0, np.ptp(y) or 1.0
+    taken = []
+    for i in order:
+        if all(abs(x[i] - x[j]) / span_x >= box[0] or abs(y[i] - y[j]) / span_y >= box[1]
+               for j in taken):
+            taken.append(i)
+    return taken
+
+
+def _sensitivity_plot(judges, level: float) -> Figure:
+    """Each judge's gamma with its interval, one line per judge (most sensitive on top; of
+    many judges the :data:`FOREST_MODELS` most and least sensitive)."""
+    board = judges.sort_values("gamma", ascending=False, kind="stable")
+    half = FOREST_MODELS // 2
+    if len(board) > FOREST_MODELS:
+        board = pd.concat([board.head(half), board.tail(half)])
+    n = len(board)
+    fig = Figure(figsize=(4.4 + _label_inches(board["judge"]), 1.2 + 0.35 * n),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(n)[::-1]
+    ax.errorbar(board["gamma"], y,
+                xerr=[board["gamma"] - board["gamma_lower"], board["gamma_upper"] - board["gamma"]],
+                fmt="o", color=WALD_COLOR, capsize=3, label=f"Wald {level:.0%}")
+    _credible(ax, board, y - 0.22, level)
+    ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
+    ax.set_yticks(y, tick_labels(board["judge"]), fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlabel(f"sensitivity γ_k, {level:.0%} intervals (mean 1)")
+    note = "" if n == len(judges) else \
+        f" (the {half} most and {half} least sensitive of {len(judges):,} judges)"
+    ax.set_title(f"Judge sensitivity{note}", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    if "gamma_cred_lower" in board.columns:
+        ax.legend(fontsize=8, loc="lower right")
+    return fig
