@@ -14,10 +14,10 @@ import pandas as pd
 
 from ..checks import check_level
 from ..inference import WaldInference
-from .biases import bias_plot, bias_table
 from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
 from ..inference.few_verdicts import few_verdicts_note
 from ..position_locked import locked_note
+from .biases import bias_plot, bias_table
 from .convergence import convergence_table
 from .judge_plots import judge_map
 from .judges import judge_table

@@ -12,8 +12,16 @@ from matplotlib.figure import Figure
 
 from ..inference import WaldInference
 from .judges import judge_table
-from .plots import (CREDIBLE_COLOR, FLAG_COLOR, FOREST_MODELS, MUTED_COLOR, WALD_COLOR,
-                    _label_inches, _short, tick_labels)
+from .plots import (
+    CREDIBLE_COLOR,
+    FLAG_COLOR,
+    FOREST_MODELS,
+    MUTED_COLOR,
+    WALD_COLOR,
+    _label_inches,
+    _short,
+    tick_labels,
+)
 
 __all__ = ["judge_map"]
 

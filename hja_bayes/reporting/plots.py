@@ -9,7 +9,6 @@ making one touches no global state and needs no display: save it with
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from matplotlib.figure import Figure
 
 from ..diagnostics import bicluster_residual
