@@ -173,7 +173,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     With a ``posterior`` of the fit's model the goal is read from it instead: the order and
     the differences are the posterior means, the variances and the critical value the
     posterior's, and the count is averaged over the posterior of the true differences.
-    A pure function of the fit (and posterior): the seed only breaks ties.
+    A pure function of the fit (and posterior) and the seed, which breaks ties and picks
+    the order of the next verdict of a (judge, pair) shown equally often both ways.
 
     Parameters
     ----------
@@ -202,7 +203,9 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         verdicts thus spread over prompts, and no pair can pile up correlated verdicts on a
         few of them.
     seed : int
-        Breaks ties between equally good choices (and the odd presentation order of a block).
+        Breaks ties between equally good choices, and picks the presentation order of a
+        (judge, pair) shown equally often both ways (with position bias the two orders'
+        information differs a little: the order is not optimised).
     level : float
         Joint level of the intervals that decide the goal (the rank intervals' level).
     tie_margin : float
