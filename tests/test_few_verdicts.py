@@ -36,6 +36,27 @@ def test_intervals_warn_when_the_judges_rest_on_few_verdicts():
         gamma_se(hb.fit_hja(rank_1, rank=1))
 
 
+def test_few_prompts_do_not_hide_few_verdicts():
+    """A cluster-robust covariance of 3 prompts put the judges' median se(gamma_k) at 0.16,
+    under the rule's 0.25, where their 24 verdicts each give 0.33 by the Fisher information
+    (MT-Bench's first 3 questions: 0.25 against 0.42): no warning, no report note.  The rule
+    reads the larger of the two now."""
+    from hja_bayes.reporting.content import build_report
+
+    data, _ = hb.simulate(n_judges=4, n_items=4, rank=0, comparisons_per_judge=24, seed=3,
+                          questions=3, question_correlation=0.0)
+    fit = hb.fit_hja(data, rank=0)
+    robust, fisher = fit.wald_inference(fit.cov_type), fit.wald_inference("fisher")
+    with pytest.warns(hb.DataWarning) as caught:
+        assert np.median(robust.gamma().se) < FEW_VERDICTS_SE < np.median(fisher.gamma().se)
+    assert sum("rest on few verdicts each" in str(w.message) for w in caught) == 2
+    assert robust.few_verdicts_se() == pytest.approx(np.maximum(robust.gamma().se,
+                                                                 fisher.gamma().se), rel=1e-6)
+    with pytest.warns(hb.DataWarning):
+        notes = build_report(fit).notes
+    assert any(n.startswith("The judges' sensitivities rest on few verdicts each") for n in notes)
+
+
 def test_the_inflation_shift_is_the_median_difference_in_se_times_half_the_squared_se():
     rng = np.random.default_rng(3)
     mu, gse = rng.normal(size=8), rng.uniform(0.1, 0.5, size=12)

@@ -119,9 +119,11 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     sep = separated_judges(data)
     if sep:
         warn(
-            f"judge(s) {sep}: every verdict agrees with one ordering (perfect separation), so "
-            "their maximum-likelihood scores are infinite; the ridge keeps them finite, "
-            "so read their sensitivity as 'very large'",
+            f"judge(s) {sep}: every verdict agrees with one ordering of the models (perfect "
+            "separation), so their own maximum-likelihood scores are infinite; the ridge "
+            "keeps them finite, and sets their scores as much as their verdicts do: where "
+            "that ordering is the consensus's, read their sensitivity as 'at least this "
+            "large'; where it is not, their sensitivity can come out anywhere, small included",
             DataWarning,
         )
     items = separated_items(data)

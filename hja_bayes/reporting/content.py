@@ -242,7 +242,7 @@ def build_report(
     locked = None if fit.position_bias else locked_note(fit.data)
     if locked:
         notes.insert(0, locked)
-    thin = few_verdicts_note(inference.gamma(level).se, fit.rank, idata is not None,
+    thin = few_verdicts_note(inference.few_verdicts_se(), fit.rank, idata is not None,
                              *inference.mu_covariance(joint=False))
     if thin:
         notes.insert(0, thin)
