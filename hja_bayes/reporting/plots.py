@@ -339,5 +339,10 @@ def observed_heatmap(data, kind: str = "win_fraction", order=None) -> Figure:
 def _hatch(a: int, b: int):
     from matplotlib.patches import Rectangle
 
-    return Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch="///", edgecolor="#888888",
-                     linewidth=0)
+    # dark and thick enough to be seen on mid-tone cells once a report scales the figure
+    # down (grey hairlines there had read as "significant")
+    patch = Rectangle((b - 0.5, a - 0.5), 1, 1, fill=False, hatch="//", edgecolor="#3a3a3a",
+                      linewidth=0, alpha=0.8)
+    if hasattr(patch, "set_hatch_linewidth"):  # matplotlib >= 3.10; before, 1 point
+        patch.set_hatch_linewidth(1.3)
+    return patch
