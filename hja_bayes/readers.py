@@ -436,14 +436,15 @@ def _scalar_column(values: pd.Series) -> bool:
 
 
 def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
-    """Warn when distinct names differ only in case or surrounding spaces (never merge)."""
+    """Warn when distinct names differ only in case, spaces or punctuation (never merge)."""
     unique = pd.unique(pd.Series(names, dtype=object))
-    normal = pd.Series([str(u).strip().casefold() for u in unique])
+    normal = pd.Series(["".join(ch for ch in str(u).casefold() if ch.isalnum()) or str(u)
+                        for u in unique])
     dup = normal.duplicated(keep=False)
     if dup.any():
         groups = {}
         for name, key in zip(unique[dup.to_numpy()], normal[dup]):
             groups.setdefault(key, []).append(name)
         shown = "; ".join(" / ".join(repr(x) for x in g) for g in groups.values())
-        warn(f"{what} names that differ only in case or spaces are kept apart: {shown}. "
-             "Normalise them first if they are the same.", DataWarning)
+        warn(f"{what} names that differ only in case, spaces or punctuation are kept "
+             f"apart: {shown}. Normalise them first if they are the same.", DataWarning)

@@ -126,9 +126,15 @@ def test_prompt_ids_differing_in_spaces_warn_and_are_not_merged():
 
 def test_names_differing_in_case_warn_and_are_not_merged():
     df = frame(model_a=["GPT-4", "gpt-4 "], model_b=["b", "b"], winner=["model_a", "model_b"])
-    with pytest.warns(DataWarning, match="case or spaces"):
+    with pytest.warns(DataWarning, match="case, spaces or punctuation"):
         data = Comparisons.from_frame(df, judge=None)
     assert data.n_items == 3
+    # a typo that drops a hyphen had split one model in two silently
+    df = frame(model_a=["gpt4", "gpt-4", "claude-v1"], model_b=["b", "b", "claude-v2"],
+               winner=["model_a", "model_b", "model_a"])
+    with pytest.warns(DataWarning, match=r"'gpt4' / 'gpt-4'") as caught:
+        data = Comparisons.from_frame(df, judge=None)
+    assert data.n_items == 5 and "claude" not in str(caught[0].message)
 
 
 def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identifier():
