@@ -189,8 +189,9 @@ class HJAFit:
 
         ``expit(eta)`` with eta the :meth:`logits` (answers of equal style): with ties
         counted 1/2 the probability of a win (a tie being half of one); under Davidson the
-        probability that ``first`` wins a decisive verdict.  :meth:`outcome_proba` gives
-        every outcome.
+        probability that ``first`` wins a decisive verdict; under the ordered model that the
+        judge's latent preference favours ``first`` (a verdict for it is less likely where
+        there is a neutral one).  :meth:`outcome_proba` gives every outcome.
         """
         k = index_of(judge, self.judges, "judge")
         i = index_of(first, self.items, "item")
@@ -200,8 +201,10 @@ class HJAFit:
         return float(expit(self.logits(k, i, j)))
 
     def cell_probabilities(self, data: Comparisons | None = None) -> np.ndarray:
-        """Fitted probability that the first-shown item wins, for every cell of ``data``
-        (answers of equal style)."""
+        """``expit(eta)`` for every cell of ``data`` (answers of equal style): the fitted
+        probability that the first-shown item wins, read as :meth:`predict_proba` says per
+        outcome model (a decisive verdict under Davidson, the latent preference under the
+        ordered model; :meth:`outcome_proba` gives every outcome)."""
         data = self.data if data is None else data
         from scipy.special import expit
 

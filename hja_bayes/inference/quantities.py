@@ -227,7 +227,9 @@ class Quantities:
     def win_probability(self, judge, first, second, level: float = 0.95) -> Interval:
         """Probability that ``judge`` prefers ``first`` (shown first) over ``second``.
 
-        ``p = expit(beta_k + S[k, i] - S[k, j])``.  The interval is computed on the logit
+        ``p = expit(beta_k + S[k, i] - S[k, j])``: with ties counted 1/2 the probability of a
+        win; under Davidson of a win in a decisive verdict; under the ordered model that the
+        judge's latent preference favours ``first``.  The interval is computed on the logit
         scale and mapped through the logistic function (so it stays inside (0, 1)); ``se``
         is the delta-method standard error on the probability scale.
 

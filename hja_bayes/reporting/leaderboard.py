@@ -240,7 +240,8 @@ def leaderboard(
         Pin one model's score: ``("gpt-4", 1200)`` shifts every score so that gpt-4's is
         1200 on ``scale`` (FastChat pins one model's Elo).  The pinned model's interval then
         has width 0 and every other interval is that of its difference to the baseline;
-        ranks, Rank(UB) and tiers do not depend on the pin.
+        ranks, rank intervals and tiers do not depend on the pin, Rank(UB) does (it counts
+        the intervals shown, which are then differences to the pinned model).
     inference : WaldInference, optional
         Wald inference to use instead of the fit's.
     uncontrolled : HJAFit or BTLFit, optional
