@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, DataWarning, ParameterError, warn
-from .sources import as_frame
+from .sources import as_frame, row_label
 
 __all__ = ["FEATURE_TRANSFORMS", "STYLE_FEATURES", "FeatureDifferences", "join_features",
            "markdown_counts", "relative_difference", "style_features"]
@@ -142,12 +142,12 @@ def style_features(answers, *, prompt: str = "question_id", model: str = "model"
     for column in (prompt, model, text):
         bad = answers[column].isna().to_numpy()
         if bad.any():
-            raise DataError(f"answers row {answers.index[np.argmax(bad)]!r}: missing {column!r} "
+            raise DataError(f"answers {row_label(answers.index, np.argmax(bad))}: missing {column!r} "
                             f"({int(bad.sum())} such rows)")
     keys = pd.MultiIndex.from_arrays([answers[prompt].astype(str), answers[model].astype(str)])
     if keys.has_duplicates:
         pos = int(np.argmax(keys.duplicated()))
-        raise DataError(f"answers row {answers.index[pos]!r}: a second answer of model "
+        raise DataError(f"answers {row_label(answers.index, pos)}: a second answer of model "
                         f"{keys[pos][1]!r} to prompt {keys[pos][0]!r}")
     texts = answers[text].astype(str).tolist()
     counts = np.array([markdown_counts(t) for t in texts], dtype=np.int64).reshape(-1, 3)
@@ -299,13 +299,13 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         bad = ~np.isfinite(values)
         if bad.any():
             r, f = np.argwhere(bad)[0]
-            raise DataError(f"row {index[r]!r}: feature {names[f]!r} is missing or not finite "
+            raise DataError(f"{row_label(index, r)}: feature {names[f]!r} is missing or not finite "
                             f"({int(bad.any(axis=1).sum())} such rows)")
     if transform == "relative":
         negative = (first < 0) | (second < 0)
         if negative.any():
             r, f = np.argwhere(negative)[0]
-            raise DataError(f"row {index[r]!r}: feature {names[f]!r} is negative; the relative "
+            raise DataError(f"{row_label(index, r)}: feature {names[f]!r} is negative; the relative "
                             "difference (a - b) / (a + b) is for counts >= 0: pass "
                             "feature_transform='difference' for features of any sign")
         diff = relative_difference(first, second)
@@ -386,7 +386,7 @@ def _from_table(frame, table, cluster, model_a, model_b, rows):
     if absent.any():
         r = int(np.argmax(absent))
         side = 0 if at[0][r] < 0 else 1
-        raise DataError(f"row {frame.index[rows][r]!r}: no features for the answer of model "
+        raise DataError(f"{row_label(frame.index[rows], r)}: no features for the answer of model "
                         f"{models[side][r]!r} to prompt {prompt[r]!r} (column "
                         f"{(model_a, model_b)[side]!r}); {int(absent.sum())} such rows. Every "
                         "compared answer needs a row in the feature table")

@@ -23,7 +23,7 @@ from .errors import DataError, DataWarning, ParameterError, warn
 from .features import join_features
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
 from .row_keys import cluster_codes, codes_in_order, row_keys, tally
-from .sources import as_frame, read_table
+from .sources import as_frame, read_table, row_label
 from .verdicts import (
     FIRST_LABELS,
     INVALID_LABELS,
@@ -151,7 +151,7 @@ def read_frame(
         pos = int(np.argmax(kind == 0))
         label = labels[verdict[pos]]
         raise DataError(
-            f"row {df.index[pos]!r}: winner {label!r} is neither 'model_a', "
+            f"{row_label(df.index, pos)}: winner {label!r} is neither 'model_a', "
             f"'model_b', a tie label {sorted(TIE_LABELS)}, an invalid marker "
             f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
             f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})"
@@ -334,7 +334,7 @@ def read_counts(
     if category_columns is not None:
         per_category = np.column_stack([_numbers(df, c) for c in category_columns])
         if np.any(per_category < 0):
-            raise DataError(f"row {df.index[np.argmax((per_category < 0).any(1))]!r}: counts "
+            raise DataError(f"{row_label(df.index, np.argmax((per_category < 0).any(1)))}: counts "
                             "must be >= 0")
         nn = per_category.sum(axis=1)
         ww = tt = np.zeros(len(df))
@@ -345,7 +345,7 @@ def read_counts(
             warn("wins hold halves (ties counted 1/2) but no ties column is named: every cell "
                  "is read as without ties (outcome='davidson' then sees none)", DataWarning)
     if np.any(nn < 0) or np.any(tt < 0):
-        raise DataError(f"row {df.index[np.argmax((nn < 0) | (tt < 0))]!r}: counts must be >= 0")
+        raise DataError(f"{row_label(df.index, np.argmax((nn < 0) | (tt < 0)))}: counts must be >= 0")
     if nn.sum() > MAX_TOTAL_COUNT:
         raise DataError(f"the counts add up to {nn.sum():.3g} comparisons, more than "
                         f"{MAX_TOTAL_COUNT:.0e}: check their units (these look like scaled "
@@ -353,7 +353,7 @@ def read_counts(
     bad = (ww < tt / 2 - 1e-9) | (ww > nn - tt / 2 + 1e-9) | (tt > nn)
     if bad.any():
         raise DataError(
-            f"row {df.index[np.argmax(bad)]!r}: need ties <= n and ties/2 <= wins <= n - ties/2"
+            f"{row_label(df.index, np.argmax(bad))}: need ties <= n and ties/2 <= wins <= n - ties/2"
         )
     _warn_near_duplicates(keys.items, "item")
     _warn_near_duplicates(keys.judge.names, "judge")
@@ -381,14 +381,14 @@ def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:
     values = df[column]
     if values.isna().any():
         pos = int(np.argmax(values.isna().to_numpy()))
-        raise DataError(f"row {df.index[pos]!r}: column {column!r} has a missing value")
+        raise DataError(f"{row_label(df.index, pos)}: column {column!r} has a missing value")
     numbers = pd.to_numeric(values, errors="coerce")
     bad = numbers.isna().to_numpy() | ~np.isfinite(numbers.to_numpy(dtype=float))
     if bad.any():
         pos = int(np.argmax(bad))
         value = values.iloc[pos]  # a string quoted, a number as written (not np.float64(inf))
         shown = repr(value) if isinstance(value, str) else value
-        raise DataError(f"row {df.index[pos]!r}: column {column!r} holds {shown}, not a "
+        raise DataError(f"{row_label(df.index, pos)}: column {column!r} holds {shown}, not a "
                         "finite number")
     return numbers.to_numpy(dtype=float)
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError, DataWarning, warn
+from .sources import row_label
 
 __all__ = ["Coded", "Keys", "SINGLE_JUDGE", "cluster_codes", "codes_in_order", "coded",
            "row_keys", "tally"]
@@ -61,8 +62,9 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
         bad = df[col].isna().to_numpy()
         if bad.any():
             rows = list(df.index[bad][:5])
+            where = "line(s)" if df.index.name == "line" else "row(s)"
             raise DataError(
-                f"column {col!r} has {int(bad.sum())} missing value(s), first at row(s) {rows}")
+                f"column {col!r} has {int(bad.sum())} missing value(s), first at {where} {rows}")
     out = []
     for col in (model_a, model_b, judge):
         if col is None:
@@ -72,7 +74,7 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
         values = coded(df[col])
         empty = _blank(values)
         if empty.any():
-            raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty name in column "
+            raise DataError(f"{row_label(df.index, np.argmax(empty))}: empty name in column "
                             f"{col!r} ({int(empty.sum())} such rows)")
         out.append(values)
     a, b, jud = out
@@ -82,7 +84,7 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
     first, second = index[: len(a.names)][a.codes], index[len(a.names):][b.codes]
     same = first == second
     if same.any():
-        raise DataError(f"row {df.index[np.argmax(same)]!r} compares "
+        raise DataError(f"{row_label(df.index, np.argmax(same))} compares "
                         f"{items[first[np.argmax(same)]]!r} with itself ({int(same.sum())} "
                         "such rows)")
     return Keys(first.astype(np.int64), second.astype(np.int64), items, jud)
@@ -119,7 +121,7 @@ def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
     column = coded(df[cluster])
     empty = _blank(column) & keep
     if empty.any():  # an empty CSV cell is "": it had made one prompt of every such verdict
-        raise DataError(f"row {df.index[np.argmax(empty)]!r}: empty prompt in column "
+        raise DataError(f"{row_label(df.index, np.argmax(empty))}: empty prompt in column "
                         f"{cluster!r} ({int(empty.sum())} such rows): every verdict needs its "
                         "prompt for cluster-robust intervals")
     codes, present = pd.factorize(column.codes[keep])

@@ -6,15 +6,19 @@ JSON recognised by its first character).  Text stays text: a CSV cell ``N/A`` re
 readers as ``"N/A"`` (an invalid-verdict marker), not as a missing value, and a count
 column as written, so :mod:`hja_bayes.readers` can say exactly which value is wrong.
 A malformed JSON line is a :class:`~hja_bayes.errors.DataError` naming its line number.
+Rows of CSV, TSV and JSON Lines text are indexed by their line in the file (the index named
+``"line"``), so every message about a row names the line to look at (:func:`row_label`).
 """
 
 from __future__ import annotations
 
 import codecs
+import csv
 import gzip
 import io
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -23,7 +27,7 @@ import pandas as pd
 
 from .errors import DataError
 
-__all__ = ["FORMATS", "as_frame", "file_format", "read_table"]
+__all__ = ["FORMATS", "as_frame", "file_format", "read_table", "row_label"]
 
 #: File suffix (after an optional ``.gz``) -> format.
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -52,6 +56,35 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
             return frame
     raise DataError(f"expected a pandas DataFrame or a table with .to_pandas() (polars, "
                     f"pyarrow, datasets), got {type(table).__name__}")
+
+
+def row_label(index: pd.Index, position) -> str:
+    """How a message names the row at ``position`` of a frame with ``index``: ``line 7``
+    where the rows were read from text (their index holds line numbers), else ``row`` and
+    the index label."""
+    label = index[position]
+    label = label.item() if hasattr(label, "item") else label  # np.int64(7) as 7
+    return f"{'line' if index.name == 'line' else 'row'} {label!r}"
+
+
+#: A line of nothing but spaces or tabs, which pandas skips.
+_BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
+
+
+def _csv_lines(text: str, sep: str, rows: int) -> pd.Index | None:
+    """The line each of ``rows`` CSV records starts on, after the header (None where the
+    count differs from pandas'): ``pos + 2`` without quotes or blank lines, else counted by
+    the csv module (a quoted field may span lines; pandas skips blank lines)."""
+    if '"' not in text and not text[:1].isspace() and not _BLANK_LINE.search(text.rstrip()):
+        starts = range(2, rows + 2)
+    else:
+        reader, starts, previous = csv.reader(io.StringIO(text), delimiter=sep), [], 0
+        for record in reader:
+            if len(record) > 1 or (record and record[0].strip()):
+                starts.append(previous + 1)
+            previous = reader.line_num
+        starts = starts[1:]
+    return pd.Index(starts, name="line") if len(starts) == rows else None
 
 
 def file_format(path: str | os.PathLike) -> str:
@@ -83,7 +116,8 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     DataFrame
         CSV and TSV cells as strings (empty cells as ``""``); JSON values as parsed.  Text
         is read as UTF-8 (a leading byte-order mark dropped), or as UTF-16 where it starts
-        with UTF-16's byte-order mark.
+        with UTF-16's byte-order mark.  Rows of CSV, TSV and JSON Lines are indexed by the
+        line each starts on (the index named ``"line"``).
 
     Raises
     ------
@@ -165,15 +199,18 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
             frame = _trailing_field_dropped(text, fmt, name, frame)
         if frame.empty:
             raise DataError(f"{name} has a header but no rows")
+        lines = _csv_lines(text, "\t" if fmt == "tsv" else ",", len(frame))
+        if lines is not None:
+            frame.index = lines
         return frame
     if fmt == "jsonl":
-        return _records(_json_lines(text, name), name)
+        return _records(*_json_lines(text, name), name)
     if fmt == "json":
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             if text.lstrip()[:1] == "{":  # JSON Lines under a .json name
-                return _records(_json_lines(text, name), name)
+                return _records(*_json_lines(text, name), name)
             raise DataError(f"{name}: not valid JSON at line {exc.lineno}, column {exc.colno} "
                             f"({exc.msg})") from None
         if isinstance(value, dict):
@@ -185,12 +222,13 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
             if not isinstance(record, dict):
                 raise DataError(f"{name}: element {i} of the array is a "
                                 f"{type(record).__name__}, not an object with named fields")
-        return _records(value, name)
+        return _records(value, None, name)
     raise DataError(f"unknown format {fmt!r}")
 
 
-def _json_lines(text: str, name: str) -> list[dict]:
-    records = []
+def _json_lines(text: str, name: str) -> tuple[list[dict], list[int]]:
+    """The objects of JSON Lines text and the line of each."""
+    records, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -203,10 +241,14 @@ def _json_lines(text: str, name: str) -> list[dict]:
             raise DataError(f"{name} line {number}: expected one JSON object per line, got a "
                             f"{type(record).__name__}")
         records.append(record)
-    return records
+        lines.append(number)
+    return records, lines
 
 
-def _records(records: list[dict], name: str) -> pd.DataFrame:
+def _records(records: list[dict], lines: list[int] | None, name: str) -> pd.DataFrame:
     if not records:
         raise DataError(f"{name} holds no rows")
-    return pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(records)
+    if lines is not None:
+        frame.index = pd.Index(lines, name="line")
+    return frame

@@ -34,6 +34,7 @@ import pandas as pd
 
 from .errors import DataError, ParameterError
 from .row_keys import column_hint
+from .sources import row_label
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
            "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "numeric_hint", "ordered_verdicts",
@@ -105,7 +106,7 @@ def ordered_verdicts(df, codes, distinct, scale, invalid_set):
                            & (numbers >= lo) & (numbers <= hi))
         if bad.any():
             pos = first_row(bad)
-            raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} is not a "
+            raise DataError(f"{row_label(df.index, pos)}: verdict {distinct[codes[pos]]!r} is not a "
                             f"whole number from {lo} to {hi} (scale={scale!r}) nor an invalid "
                             "marker")
         category = np.where(invalid, -1, hi - np.nan_to_num(numbers, nan=hi)).astype(np.int64)
@@ -119,7 +120,7 @@ def ordered_verdicts(df, codes, distinct, scale, invalid_set):
     bad = ~strength & ~tie & ~invalid
     if bad.any():
         pos = first_row(bad)
-        raise DataError(f"row {df.index[pos]!r}: verdict {distinct[codes[pos]]!r} mixes another "
+        raise DataError(f"{row_label(df.index, pos)}: verdict {distinct[codes[pos]]!r} mixes another "
                         f"kind of verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
                         "other rows; give every verdict on the one scale")
     category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
@@ -147,7 +148,7 @@ def verdict_codes(df: pd.DataFrame, winner: str,
         bad = flags.sum(axis=1) != 1
         if bad.any():
             pos = int(np.argmax(bad))
-            raise DataError(f"row {df.index[pos]!r}: the one-hot verdict columns "
+            raise DataError(f"{row_label(df.index, pos)}: the one-hot verdict columns "
                             f"{list(ONE_HOT_COLUMNS)} must hold exactly one 1, got "
                             f"{flags[pos].tolist()}")
         codes, used = pd.factorize(flags.argmax(axis=1))
@@ -164,7 +165,7 @@ def zero_one(df: pd.DataFrame, column: str) -> np.ndarray:
     ones, zeros = text.isin(["1", "1.0", "true"]), text.isin(["0", "0.0", "false"])
     if not (ones | zeros).all():
         pos = int(np.argmax(~(ones | zeros).to_numpy()))
-        raise DataError(f"row {df.index[pos]!r}: column {column!r} must be 0 or 1, got "
+        raise DataError(f"{row_label(df.index, pos)}: column {column!r} must be 0 or 1, got "
                         f"{df[column].iloc[pos]!r}")
     return ones.to_numpy().astype(np.int64)
 
@@ -180,7 +181,7 @@ def check_ambiguous(df, by_label, by_name, codes, labels) -> None:
     names = sorted({str(x) for x in labels[np.unique(codes[clash])]})
     verdict = labels[codes[pos]]
     raise DataError(
-        f"row {df.index[pos]!r}: the verdict {verdict!r} reads two ways: as the label for "
+        f"{row_label(df.index, pos)}: the verdict {verdict!r} reads two ways: as the label for "
         f"'{MEANING[int(by_label[pos])]}', and as the name of the model {verdict!r} shown "
         f"{side} (so that it won); {int(clash.sum())} rows read differently either way. "
         f"Models named like verdict labels ({names}): rename them, or give the verdicts as "

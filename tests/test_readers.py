@@ -101,7 +101,28 @@ def test_standard_input_is_read_by_its_content(monkeypatch, tmp_path):
                 rows.to_csv(index=False, sep="\t").encode(),
                 (tmp_path / "rows.parquet").read_bytes()):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
-        pd.testing.assert_frame_equal(read_table("-"), rows)
+        pd.testing.assert_frame_equal(read_table("-").reset_index(drop=True), rows)
+
+
+def test_messages_about_a_row_name_its_line_in_the_file(tmp_path):
+    """They had named pandas' 0-based row below the header ('row 1' for line 3)."""
+    (tmp_path / "v.csv").write_text(
+        'judge,model_a,model_b,winner\nj,a,b,model_a\n\n  \nj,"a\nx",b,model_b\n'
+        "j,a,b,banana\n")
+    with pytest.raises(DataError, match=r"^line 7: winner 'banana'"):
+        Comparisons.from_file(tmp_path / "v.csv")
+    (tmp_path / "v.jsonl").write_text('{"judge": "j", "model_a": "a", "model_b": "b", '
+                                      '"winner": "model_a"}\n\n{"judge": "j", "model_a": '
+                                      '"a", "model_b": "a", "winner": "model_a"}\n')
+    with pytest.raises(DataError, match=r"^line 3 compares"):
+        Comparisons.from_file(tmp_path / "v.jsonl")
+    (tmp_path / "plain.csv").write_text("judge,model_a,model_b,winner\nj,a,b,model_a\n"
+                                        "j,a,,model_b\n")
+    with pytest.raises(DataError, match=r"^line 3: empty name"):
+        Comparisons.from_file(tmp_path / "plain.csv")
+    # a frame of the user's keeps its own labels
+    with pytest.raises(DataError, match=r"^row 1: empty name"):
+        Comparisons.from_frame(pd.read_csv(tmp_path / "plain.csv", keep_default_na=False))
 
 
 def test_a_missing_column_says_how_to_name_it():

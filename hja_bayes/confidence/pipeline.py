@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
+from ..sources import row_label
 from .examples import ConfidenceData
 from .loaders import (
     TE_JUDGES,
@@ -131,7 +132,7 @@ def _probabilities(frame: pd.DataFrame, columns, human_col: str, slack: float = 
     if missing.any():
         row, col = np.argwhere(missing)[0]
         raise DataError(f"{int(missing.sum())} missing or non-finite probabilities, the first "
-                        f"in column {columns[col]!r} at row {frame.index[row]!r}: drop or fill "
+                        f"in column {columns[col]!r} at {row_label(frame.index, row)}: drop or fill "
                         "those rows")
     outside = [c for c, x in zip(columns, probs.T) if np.any((x < -slack) | (x > 1 + slack))]
     if outside:
