@@ -256,7 +256,7 @@ def leaderboard(
         Columns (default style):
 
         - ``model``; ``score`` (consensus score mu_i), ``score_lower``, ``score_upper``
-          (Wald interval at ``level``);
+          (Wald interval at ``level``; t quantiles, as ``p_better_next``'s, under CR2);
         - ``rank``: position by score (1 = best);
         - ``rank_ub``: Rank(UB), the Chatbot Arena convention
           ``1 + #{j : score_lower_j > score_upper_i}``, the number of models whose whole
@@ -264,7 +264,7 @@ def leaderboard(
         - ``rank_lower``, ``rank_upper``: joint rank intervals: all N of them cover the true
           ranks at once with probability ``level`` (simultaneous intervals of every
           difference ``mu_i - mu_j``, :func:`hja_bayes.inference.ranking.rank_intervals`);
-        - ``p_better_next``: ``Phi(d / se(d))`` for the score difference d to the next model
+        - ``p_better_next``: ``Phi(d / se(d))`` (t's cdf) for the difference d to the next model
           down.  The pair is chosen by the estimates, so it is >= 0.5 by construction and
           overstates the confidence in that order (a plug-in summary; NaN on the last row);
         - ``tier``: going down the ranking, a model joins the current tier when it is not
