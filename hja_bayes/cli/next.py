@@ -158,7 +158,8 @@ def add_next_command(sub) -> None:
     p.add_argument("--posterior", action="store_true",
                    help="decide the goal by the posterior saved in the folder ('fit --bayes'): "
                         "its means, variances and credible intervals")
-    p.add_argument("--seed", type=int, default=0, help="breaks ties and picks the order of evenly shown pairs (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="breaks ties and picks the order of evenly shown pairs (default 0)")
     p.add_argument("--out", default="next.csv", help="output CSV, '-' for stdout (default next.csv)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.set_defaults(run=_cmd_next)
