@@ -1,5 +1,7 @@
 """Answer style: feature counts, their join to judgments, a style fit, and arena-rank parity."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -356,3 +358,34 @@ def test_a_shared_style_fit_matches_a_direct_logistic_regression_under_every_cov
     for lookup in (fit.wald.coefficients, fit.coefficient):  # a typo is an argument's error
         with pytest.raises(ParameterError, match="no term coefficient 'style:lenght'; it has"):
             lookup("style:lenght")
+
+
+def test_a_feature_that_is_a_function_of_the_models_is_refused_not_called_precise():
+    """A per-model flag (here 'made by OpenAI') among the style features of one judge: its
+    column lies in the span of the models' indicator differences (checked on the design
+    here), so only the ridge told its coefficient from the scores, and the default CR2
+    intervals, blind along that direction, had called both precise (a ranking moved by an
+    arbitrary split, with no warning).  The intervals now refuse, naming the cause; PRD's own
+    features, which vary within a model, still give intervals."""
+    prd = hb.datasets.load_prd_vicuna80()
+    rows = prd.judgments[prd.judgments.judge == "gpt4"].reset_index(drop=True)
+    features = hb.style_features(prd.answers).drop(columns="headers")
+    flagged = features.assign(openai=features.model.isin(["gpt4", "gpt35"]).astype(int))
+    joined = join_features(rows, flagged, cluster="question_id")
+    items = list(rows.model_a.unique())
+    D = np.zeros((len(rows), len(items)))
+    D[np.arange(len(rows)), rows.model_a.map(items.index)] += 1.0
+    D[np.arange(len(rows)), rows.model_b.map(items.index)] -= 1.0
+    column = joined.features[:, joined.feature_names.index("openai")]
+    residual = column - D @ np.linalg.lstsq(D, column, rcond=None)[0]
+    assert np.abs(residual).max() < 1e-9  # a function of the models alone
+    with warnings.catch_warnings():  # the flat direction slows the solver: it may not stop
+        warnings.simplefilter("ignore", hb.ConvergenceWarning)
+        fit = hb.fit_hja(Comparisons.from_frame(rows, cluster="question_id", features=flagged),
+                         rank=0, style="shared")
+    with pytest.raises(hb.IdentifiabilityError, match=r"a style feature \(of length, lists, "
+                                                      r"bold, openai\) that is a function"):
+        fit.intervals()
+    plain = hb.fit_hja(Comparisons.from_frame(rows, cluster="question_id", features=features),
+                       rank=0, style="shared")
+    assert np.isfinite(plain.intervals().se).all()

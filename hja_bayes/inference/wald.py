@@ -293,17 +293,31 @@ def wald_inference(
                          free=free_aux(log_aux) if m else None,
                          n_global=len(design.global_names), rank_tolerance=rank_tolerance)
     info = chart_information(model, chart)
+    style = any(t.name == "style" for t in terms)
+    # style features come from the user: one that is a function of the models (a per-model
+    # flag: provider, "uses markdown") is held apart from the scores by the ridge alone,
+    # and the cluster-robust covariance, blind along that direction, would call it precise
+    held = (condition_number(bare := constrained(info, chart.constraints()),
+                             cholesky_factor(bare)) if style and ridge > 0 else 0.0)
     info[np.diag_indices_from(info)] += _curvature(chart, design, check_positive(
         ridge, "ridge", allow_zero=True))
     info = constrained(info, chart.constraints())
     factor = cholesky_factor(info)
-    condition = condition_number(info, factor)
+    condition = max(condition_number(info, factor), held)
     if not condition <= max_condition:
         why = ("e.g. a judge whose own comparisons do not link all items at a high rank, or "
                "position bias confounded with the scores")
         if any(t.name == "self" for t in terms):
             why += ("; self-preference is identified only through the consensus structure, "
                     "not at a rank where each judge's own score can absorb it")
+        if style:
+            named = dict.fromkeys(n.split(":", 1)[1] for n in design.names + design.global_names
+                                  if n.startswith("style:"))
+            why = (f"e.g. a style feature (of {', '.join(named)}) that is a function of the "
+                   "models alone, a per-model value such as a provider or 'uses markdown': "
+                   "its coefficient cannot be told from the models' scores, only the ridge "
+                   "separates them; drop it, or give it values that vary between answers of "
+                   "one model; or " + why)
         raise IdentifiabilityError(
             f"the Fisher information of the rank-{rank} model is singular or ill-conditioned "
             f"(condition number {condition:.3g} > {max_condition:g}): some direction of the "
