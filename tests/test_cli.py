@@ -604,6 +604,28 @@ def test_fit_prints_the_bias_terms_it_estimated(tmp_path, capsys):
     assert "beta_lower" in out and "Judge biases" not in out
 
 
+def test_style_inputs_without_style_control_are_refused_not_ignored(tmp_path, capsys):
+    """--answers, --features and --style-scope had been ignored without --style-control: a
+    fit without style, exit 0 (and an --answers file that did not exist, unread)."""
+    prd = hb.datasets.load_prd_vicuna80()
+    prd.judgments.to_csv(tmp_path / "votes.csv", index=False)
+    prd.answers.to_csv(tmp_path / "answers.csv", index=False)
+    base = ["fit", str(tmp_path / "votes.csv"), "--rank", "0", "--quiet", "--out",
+            str(tmp_path / "fit")]
+    for extra, named in ((["--answers", str(tmp_path / "answers.csv")], "--answers"),
+                         (["--style-scope", "shared"], "--style-scope"),
+                         (["--features", "nowhere.csv"], "--features")):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert f"{named} only shapes a style control: add --style-control" in err
+    assert main(base + ["--style-control", "--answers", str(tmp_path / "answers.csv"),
+                        "--features", "nowhere.csv"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["fit", "bundled:prd_vicuna80", "--style-scope", "shared", "--quiet",
+                 "--out", str(tmp_path / "b")]) == 2
+    assert not (tmp_path / "fit").exists() and not (tmp_path / "b").exists()
+
+
 def test_a_reader_that_leaves_early_stops_the_command_without_an_error(tmp_path):
     # `hja-bayes fit ... | head -1`: the pipe's reading end is closed before any output.
     # It had said "hja-bayes: error: [Errno 32] Broken pipe" and exit 2 (bad input)

@@ -84,18 +84,29 @@ def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=Non
     """The style-feature table for ``--style-control``: counted from ``--answers`` (or the
     bundled answers), or read from ``--features``; only the features asked for, or (bare
     ``--style-control``) every one that varies over the answers.  None without style."""
-    wanted = getattr(args, "style_control", None)
-    if wanted is None:
-        return None
     from ..errors import DataError
+
+    wanted = getattr(args, "style_control", None)
+    answers = getattr(args, "answers", None)
+    table_file = getattr(args, "features", None)
+    given = [name for name, value in (("--answers", answers), ("--features", table_file),
+                                      ("--style-scope", getattr(args, "style_scope", None)))
+             if value is not None]
+    if wanted is None:
+        if given:  # they had been ignored: a fit without style, exit 0
+            raise DataError(f"{' and '.join(given)} only shape{'s' * (len(given) == 1)} a "
+                            "style control: add "
+                            "--style-control (bare for every feature that varies, or a comma "
+                            "list such as length,lists,bold)")
+        return None
+    if answers and table_file:
+        raise DataError("give the answers (--answers) or their features (--features), not both")
     from ..features import style_features
     from ..sources import read_table
 
     if cluster is None:
         raise DataError("--style-control needs the prompt of every verdict: name it with "
                         "--cluster-col (the answers table uses the same column)")
-    answers = getattr(args, "answers", None)
-    table_file = getattr(args, "features", None)
     if table_file:
         table = read_table(table_file)
     elif answers:

@@ -45,7 +45,7 @@ def _fit(data, args, progress):
     what = f"rank chosen by {args.rank.upper()}" if isinstance(args.rank, str) else f"rank {args.rank}"
     outcome = args.outcome or ("ordinal" if len(data.categories) != 3 else "half")
     self_preference = self_preference_pairs(args.self_preference)
-    style = args.style_scope if data.feature_names else None
+    style = (args.style_scope or "per_judge") if data.feature_names else None
     ties = outcome == "half" and data.ties.sum() > 0
     extras = "".join([f", leaving out {', '.join(map(repr, args.leave_out))}"
                       if args.leave_out else "",
@@ -324,7 +324,7 @@ def _add_style(p: argparse.ArgumentParser, *, bundled: bool) -> None:
     if bundled:
         p.add_argument("--no-style-control", dest="style_control", action="store_const",
                        const=None, help="leave style out")
-    p.add_argument("--style-scope", choices=("per_judge", "shared"), default="per_judge",
+    p.add_argument("--style-scope", choices=("per_judge", "shared"), default=None,
                    help="one style coefficient per judge and feature, or one per feature "
                         "(default per_judge)")
 
