@@ -64,6 +64,8 @@ class ComparisonSummary:
         The ordered verdict categories (three: first, tie, second; more for a strength scale).
     features : tuple of str
         Style features carried per (prompt, cell) entry.
+    feature_transform : str
+        How their differences were made (the unit of a style coefficient).
     cluster_column : str or None
         The column the clusters were read from, when known.
     effective_clusters : float
@@ -103,6 +105,7 @@ class ComparisonSummary:
     comparisons_per_judge: tuple[float, ...] = ()
     first_shown_share: tuple[float, ...] = ()
     locked_judges: tuple[str, ...] = ()
+    feature_transform: str = ""
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
@@ -145,7 +148,8 @@ class ComparisonSummary:
                          f"{number(median)}, largest {number(largest)}); intervals are "
                          "cluster-robust")
         if self.features:
-            lines.append(f"style features per (prompt, cell): {', '.join(self.features)}")
+            lines.append(f"style features per (prompt, cell): {', '.join(self.features)}"
+                         + (f" ({self.feature_transform})" if self.feature_transform else ""))
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.disconnected_judges:
             lines.append(
@@ -182,6 +186,7 @@ def summarise(data) -> ComparisonSummary:
         comparisons_per_cluster=() if c is None else (float(np.median(per_cluster)),
                                                       float(per_cluster.max())),
         categories=data.categories, features=data.feature_names,
+        feature_transform=data.feature_transform,
         comparisons_per_judge=() if data.n_judges < 2 else tuple(
             float(f(per_judge)) for f in (np.min, np.median, np.max)),
         first_shown_share=() if not len(shares := first_shown_shares(data)) else tuple(

@@ -389,3 +389,26 @@ def test_a_feature_that_is_a_function_of_the_models_is_refused_not_called_precis
     plain = hb.fit_hja(Comparisons.from_frame(rows, cluster="question_id", features=features),
                        rank=0, style="shared")
     assert np.isfinite(plain.intervals().se).all()
+
+
+def test_the_unit_of_a_style_coefficient_is_stated_where_it_is_read():
+    """SPEC §10: the transform is stated in the output.  It had been kept in
+    ``data.feature_transform`` only, and the report's 'a one-sd difference in length' read
+    as one sd of length (91 words on PRD), not of (a - b) / (a + b) (0.216)."""
+    from hja_bayes.reporting.content import build_report
+
+    prd = hb.datasets.load_prd_vicuna80()
+    rows = prd.judgments[prd.judgments.judge == "gpt4"].reset_index(drop=True)
+    features = hb.style_features(prd.answers).drop(columns="headers")
+    data = Comparisons.from_frame(rows, cluster="question_id", features=features)
+    length = features.set_index(["question_id", "model"])["length"]
+    a = length.loc[list(zip(rows.question_id, rows.model_a))].to_numpy(float)
+    b = length.loc[list(zip(rows.question_id, rows.model_b))].to_numpy(float)
+    sd = np.std((a - b) / (a + b), ddof=1)
+    stated = "relative: (a - b) / (a + b), 0 where a + b = 0, divided by its standard deviation"
+    assert stated in str(data.summary()) and f"length={sd:.6g}" in str(data.summary())
+    fit = hb.fit_hja(data, rank=0, style="shared")
+    table = hb.bias_table(fit)
+    assert table.attrs["meta"]["feature_transform"] == data.feature_transform
+    sentence = build_report(fit).sentences["biases"]
+    assert sentence.endswith(f"between the two answers is {data.feature_transform}.")

@@ -45,7 +45,8 @@ def bias_table(fit, level: float = 0.95, *, inference: WaldInference | None = No
     DataFrame
         ``judge``, then for each coefficient ``c`` of :func:`bias_columns` the columns ``c``,
         ``c_lower``, ``c_upper``: ``beta`` the position bias (logit bonus of the answer
-        shown first), ``style:<feature>`` the pull of a one-sd difference in that feature,
+        shown first), ``style:<feature>`` the pull of a one-sd difference in that feature
+        (as transformed: ``attrs["meta"]["feature_transform"]``),
         ``self`` the bonus of the judge's own model.  NaN where a judge has no such
         coefficient.  With style, a last row ``(panel)`` holds the panel's value.
         ``attrs["meta"]`` as for every table.
@@ -68,7 +69,8 @@ def bias_table(fit, level: float = 0.95, *, inference: WaldInference | None = No
             values[:, -1] = [float(iv.estimate), float(iv.lower), float(iv.upper)]
         table[column], table[f"{column}_lower"], table[f"{column}_upper"] = values
     table.attrs["meta"] = table_meta(fit, "judge_biases", level, "logit",
-                                     coefficients=bias_columns(fit))
+                                     coefficients=bias_columns(fit),
+                                     feature_transform=fit.data.feature_transform or None)
     return table
 
 

@@ -209,7 +209,10 @@ def biases_sentence(table) -> str:
     if not parts:
         return "No bias terms were fitted."
     text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
+    transform = table.attrs.get("meta", {}).get("feature_transform")
+    unit = f" A style feature's difference between the two answers is {transform}." if (
+        transform and any(c.startswith("style:") for c in table.columns)) else ""
+    return text[0].upper() + text[1:] + "." + unit
 
 
 def agreement_sentence(agreement) -> str:
