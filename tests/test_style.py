@@ -412,3 +412,19 @@ def test_the_unit_of_a_style_coefficient_is_stated_where_it_is_read():
     assert table.attrs["meta"]["feature_transform"] == data.feature_transform
     sentence = build_report(fit).sentences["biases"]
     assert sentence.endswith(f"between the two answers is {data.feature_transform}.")
+
+
+def test_raw_features_in_large_units_are_named_as_the_cause():
+    """Lengths in millionths with feature_transform='raw': the intervals' refusal had blamed
+    the judges' links and position bias only."""
+    prd = hb.datasets.load_prd_vicuna80()
+    rows = prd.judgments[prd.judgments.judge == "gpt4"].reset_index(drop=True)
+    features = hb.style_features(prd.answers)[["question_id", "model", "length"]]
+    data = Comparisons.from_frame(rows, cluster="question_id", feature_transform="raw",
+                                  features=features.assign(length=features.length * 1e6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.ConvergenceWarning)
+        fit = hb.fit_hja(data, rank=0, style="shared")
+    with pytest.raises(hb.IdentifiabilityError, match="with feature_transform='raw' the "
+                                                      "features keep their units"):
+        fit.intervals()

@@ -318,6 +318,10 @@ def wald_inference(
                    "its coefficient cannot be told from the models' scores, only the ridge "
                    "separates them; drop it, or give it values that vary between answers of "
                    "one model; or " + why)
+            if data.feature_transform.startswith("raw"):
+                why += ("; with feature_transform='raw' the features keep their units: one "
+                        "far from 1 (characters, tokens) breaks the scale, 'relative' or "
+                        "'difference' standardise them")
         raise IdentifiabilityError(
             f"the Fisher information of the rank-{rank} model is singular or ill-conditioned "
             f"(condition number {condition:.3g} > {max_condition:g}): some direction of the "
