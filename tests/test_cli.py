@@ -621,6 +621,12 @@ def test_style_inputs_without_style_control_are_refused_not_ignored(tmp_path, ca
     assert main(base + ["--style-control", "--answers", str(tmp_path / "answers.csv"),
                         "--features", "nowhere.csv"]) == 2
     assert "not both" in capsys.readouterr().err
+    # a feature table given as answers is pointed to --features (the message had named
+    # the Python arguments prompt=, model=, text=)
+    hb.style_features(prd.answers).to_csv(tmp_path / "features.csv", index=False)
+    assert main(base + ["--style-control", "--answers", str(tmp_path / "features.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "lacks the column(s) ['answer']" in err and "goes to --features" in err
     assert main(["fit", "bundled:prd_vicuna80", "--style-scope", "shared", "--quiet",
                  "--out", str(tmp_path / "b")]) == 2
     assert not (tmp_path / "fit").exists() and not (tmp_path / "b").exists()

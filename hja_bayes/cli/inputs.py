@@ -110,7 +110,14 @@ def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=Non
     if table_file:
         table = read_table(table_file)
     elif answers:
-        table = style_features(read_table(answers), prompt=cluster)
+        frame = read_table(answers)
+        missing = [c for c in (cluster, "model", "answer") if c not in frame.columns]
+        if missing:
+            raise DataError(f"{answers} lacks the column(s) {missing} (its columns: "
+                            f"{list(frame.columns)}): --answers reads the prompt column "
+                            "(--cluster-col), 'model' and 'answer' (the text); a table of "
+                            "numeric features per (prompt, model) goes to --features")
+        table = style_features(frame, prompt=cluster)
     elif bundled_answers is not None:
         table = style_features(bundled_answers, prompt=cluster)
     else:
