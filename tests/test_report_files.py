@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -76,6 +77,12 @@ def test_report_with_posterior(tmp_path):
     assert parsed.tags.count("img") == 7  # rank 0: no residual map
     intervals = pd.read_csv(tmp_path / "intervals.csv")
     assert {"mu_diff", "gamma", "beta"} <= set(intervals["quantity"])
+    # in logits on any leaderboard scale (its meta had said "elo" above logit rows)
+    hb.report(fit, tmp_path / "elo", idata, scale="elo", baseline=(fit.items[0], 1200))
+    stated = json.loads((tmp_path / "elo" / "intervals.json").read_text())
+    assert stated["meta"]["scale"] == "logit" and "baseline" not in stated["meta"]
+    assert np.allclose(pd.read_csv(tmp_path / "elo" / "intervals.csv")["wald_estimate"],
+                       intervals["wald_estimate"])
     # the sampler's diagnostics, and posterior probabilities no finer than the draws
     conv = parsed.tables["convergence"]
     assert conv[0][:2] == ["Quantity", "Entries"] and [r[0] for r in conv[1:3]] == ["mu", "gamma"]

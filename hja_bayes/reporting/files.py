@@ -191,7 +191,11 @@ def report(
     if rep.rank_table is not None:
         tables.append(("rank_table", rep.rank_table, meta("rank_table", rep.rank_table)))
     if rep.intervals is not None:
-        tables.append(("intervals", rep.intervals, meta("intervals", rep.intervals)))
+        # logits whatever the leaderboard's scale, Wald beside credible, no pinned model
+        general = {k: v for k, v in meta("intervals", rep.intervals).items() if k not in (
+            "baseline", "critical_value", "joint_df", "joint_refusal", "style")}
+        tables.append(("intervals", rep.intervals,
+                       {**general, "scale": "logit", "interval": "wald and credible"}))
     if rep.convergence is not None:
         tables.append(("convergence", rep.convergence,
                        meta("convergence", rep.convergence, **rep.convergence.attrs)))
