@@ -675,11 +675,17 @@ def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, caps
     fit = Namespace(rank=0)
     for terminal, quiet in ((True, False), (False, False), (True, True)):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
-        sample_posterior(None, fit, args, Progress(quiet), (None, None, None))
+        sample_posterior(Namespace(clusters=None), fit, args, Progress(quiet),
+                         (None, None, None))
         err = capsys.readouterr().err
         assert ("no progress bar: standard error is not a terminal" in err) == \
             (not terminal and not quiet)
     assert asked == [True, False, False]
+    # prompts named but no answer effects sampled: said (the credible intervals ignore them)
+    sample_posterior(Namespace(clusters=object()), fit, args, Progress(False),
+                     (False, None, None))
+    assert "no answer effects: the credible intervals take the verdicts as independent" in \
+        capsys.readouterr().err
 
 
 def test_a_prompt_column_with_one_prompt_is_refused_before_the_fit(csv_file, tmp_path, capsys):

@@ -188,3 +188,18 @@ def test_a_crowds_judge_lists_name_the_first_twenty_and_count_the_rest():
     flat = [n for n in report_notes(fit, judges, None) if "cannot be told from 0" in n]
     assert len(flat) == 1 and flat[0].endswith("rater19 and 4 more (24 of 24; the judges "
                                                "table has them all).")
+
+
+def test_a_posterior_without_answer_effects_on_prompts_says_what_its_intervals_ignore():
+    """--prompt-effects none on clustered data: the report had set credible intervals that
+    take the verdicts as independent beside cluster-robust Wald ones, unremarked."""
+    from hja_bayes.reporting.sentences import prompt_method_sentence
+
+    table = pd.DataFrame()
+    table.attrs["prompt_method"] = "none"
+    said = prompt_method_sentence(table, clustered=True)
+    assert "take the verdicts as independent" in said and "cluster-robust" in said
+    assert prompt_method_sentence(table, clustered=False) == ""
+    table.attrs["prompt_method"] = "integrated"
+    assert prompt_method_sentence(table, clustered=True).startswith("The answer effects were "
+                                                                     "integrated")

@@ -71,8 +71,7 @@ PROMPT_EFFECTS = {"auto": None, "sampled": "sampled", "integrated": "integrated"
 
 
 def prompt_effects_of(data, args):
-    """``--prompt-effects`` checked against the data (before any fitting), and what the
-    sampler will do: ``(prompt_effects, method, why)``; None when not sampling."""
+    """``--prompt-effects`` checked on the data: ``(prompt_effects, method, why)`` or None."""
     if not getattr(args, "bayes", False):
         given = [f"--{name.replace('_', '-')}" for name, default
                  in getattr(args, "sampler_defaults", {}).items() if getattr(args, name) != default]
@@ -99,7 +98,9 @@ def sample_posterior(data, fit, args, progress, prompts):
     asked, method, why = prompts
     progress(f"sampling the posterior by NUTS from the MAP ({args.chains} chains x "
              f"{warmup} warm-up + {args.samples} draws"
-             + (f"; prompt effects {method}: {why}" if method else "") + ")"
+             + (f"; prompt effects {method}: {why}" if method else
+                "; no answer effects: the credible intervals take the verdicts as independent"
+                if data.clusters is not None else "") + ")"
              + ("" if progress.bar else "; no progress bar: standard error is not a terminal"))
     idata = sample_hja(data, fit.rank, init=fit, num_warmup=warmup, num_samples=args.samples,
                        num_chains=args.chains, seed=args.seed, progress_bar=progress.bar,
@@ -120,16 +121,15 @@ def _tables(fit, args, idata=None, uncontrolled=None):
     from ..reporting import judge_table, leaderboard, wald
 
     inference = wald(fit)
-    style = getattr(args, "style", "default")
-    board = leaderboard(fit, idata, level=args.level, scale=args.scale, style=style,
+    board = leaderboard(fit, idata, level=args.level, scale=args.scale,
+                        style=getattr(args, "style", "default"),
                         baseline=getattr(args, "baseline", None), inference=inference,
                         uncontrolled=uncontrolled)
     return inference, board, judge_table(fit, idata, level=args.level, inference=inference)
 
 
 def _show(board, judges, args, progress, idata=None, fit=None, inference=None):
-    """The leaderboard and judge tables on stdout, and the fit's bias terms where it has
-    any beyond the position bias (whose beta the judge table already shows)."""
+    """The leaderboard, the judges and (any beyond the judges' beta) the bias terms."""
     wald_kind = {"cluster": "cluster-robust Wald", "sandwich": "sandwich Wald"}.get(
         board.attrs.get("meta", {}).get("cov_type", "fisher"), "Wald")
     kind = f"{wald_kind} and credible" if idata is not None else wald_kind

@@ -224,7 +224,8 @@ def build_report(
     }
     if convergence is not None:
         sentences["convergence"] = " ".join(filter(None, (
-            convergence_sentence(convergence), prompt_method_sentence(convergence))))
+            convergence_sentence(convergence),
+            prompt_method_sentence(convergence, inference.cov_type == "cluster"))))
     if agreement is not None:
         sentences["agreement"] = agreement_sentence(agreement)
     if biases is not None:

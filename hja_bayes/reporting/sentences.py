@@ -152,14 +152,19 @@ def convergence_sentence(table: pd.DataFrame) -> str:
             f"{ess:,.0f}.")
 
 
-def prompt_method_sentence(table: pd.DataFrame) -> str:
-    """How the sampler handled the answer (prompt) effects and why, or "" without them."""
+def prompt_method_sentence(table: pd.DataFrame, clustered: bool = False) -> str:
+    """How the sampler handled the answer (prompt) effects and why; without them "", or,
+    where the data name prompts (``clustered``), that the credible intervals ignore them."""
     a = table.attrs
     method, why = a.get("prompt_method", "none"), a.get("prompt_method_reason", "")
     text = {"integrated": "The answer effects were integrated out of the likelihood",
             "sampled": "NUTS sampled every answer effect"}.get(method)
     if text is None:
-        return ""
+        return ("The posterior has no answer effects: its credible intervals take the "
+                "verdicts as independent, while the Wald intervals beside them are "
+                "cluster-robust over the prompts, so the credible ones are narrower where "
+                "verdicts on one prompt agree (sample with answer effects to compare like "
+                "with like)." if clustered and method == "none" else "")
     return text + (f" ({why})." if why else ".")
 
 
