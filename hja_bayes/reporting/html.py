@@ -26,7 +26,8 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
        max-width: 1240px; color: #222; background: #fff; line-height: 1.45; padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: 0.3em; }
 h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.8em; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; margin-right: min(0px, calc(50% - 50vw + 1em)); }
+/* wide tables reach the window's right edge before they scroll */
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { background: #f2f4f7; position: sticky; top: 0; }
