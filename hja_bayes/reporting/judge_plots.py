@@ -87,7 +87,9 @@ def judge_map(
     ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
     ax.set_title("Judges: sensitivity against leverage", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    # below the axes: inside, "best" had still covered a judge's interval
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
+              frameon=False)
     return fig
 
 
