@@ -64,8 +64,10 @@ def scale_bounds(scale) -> tuple[int, int]:
     else:
         parts = tuple(scale) if isinstance(scale, (tuple, list)) else ()
     try:
-        lo, hi = (int(float(p)) for p in parts) if len(parts) == 2 else (None, None)
-    except ValueError:
+        values = [float(p) for p in parts]
+        lo, hi = (int(v) for v in values) if len(values) == 2 and all(
+            v.is_integer() for v in values) else (None, None)  # -2.5 is not -2
+    except (TypeError, ValueError):
         lo = hi = None
     if lo is None or not lo < hi or hi - lo > 20:
         raise ParameterError(f"scale must be 'lo..hi' or (lo, hi) with whole numbers lo < hi "
@@ -119,10 +121,18 @@ def ordered_verdicts(df, codes, distinct, scale, invalid_set):
     tie = np.isin(normal, list(TIE_LABELS))
     bad = ~strength & ~tie & ~invalid
     if bad.any():
+        labelled, other = int(strength[codes].sum()), int(bad[codes].sum())
+        if labelled < other:  # a few stray labels among verdicts of another kind: name them
+            pos = first_row(strength)
+            raise DataError(f"{row_label(df.index, pos)}: verdict {distinct[codes[pos]]!r} is "
+                            f"an ordered label ({labelled:,} such rows) among {other:,} verdicts "
+                            f"of another kind (such as {distinct[codes[first_row(bad)]]!r}); "
+                            "give every verdict on one scale")
         pos = first_row(bad)
-        raise DataError(f"{row_label(df.index, pos)}: verdict {distinct[codes[pos]]!r} mixes another "
-                        f"kind of verdict with the ordered labels {list(ORDINAL_LABELS)} found in "
-                        "other rows; give every verdict on the one scale")
+        raise DataError(f"{row_label(df.index, pos)}: verdict {distinct[codes[pos]]!r} is none "
+                        f"of the ordered labels {list(ORDINAL_LABELS)} found in {labelled:,} "
+                        "other rows (nor a tie label or an invalid marker); give every verdict "
+                        "on the one scale")
     category = np.array([index.get(x, 2) for x in label], dtype=np.int64)
     return np.where(invalid, -1, category)[codes], ORDINAL_LABELS
 

@@ -24,8 +24,15 @@ def test_arena_hard_labels_numeric_scales_and_counts_per_category():
     np.testing.assert_array_equal(data.counts[xy][0], [1, 1, 1, 0, 0])
     # collapsed: the first item's side, the tie, the second's
     np.testing.assert_array_equal(data.first_wins[xy], [2.0])
-    with pytest.raises(hb.DataError, match="mixes"):
+    with pytest.raises(hb.DataError, match=r"^row 1: verdict 'model_a' is none of the ordered "
+                                           r"labels .* found in 4 other rows"):
         hb.Comparisons.from_frame(df.assign(winner=["A>>B", "model_a", "tie", "A=B", "x", "B>A", "A>B"]))
+    # one stray label among three-outcome verdicts is the row named (the first verdict of
+    # the other kind had been, a valid one)
+    with pytest.raises(hb.DataError, match=r"^row 5: verdict 'A>B' is an ordered label \(1 "
+                                           r"such rows\) among 5 verdicts of another kind"):
+        hb.Comparisons.from_frame(df.assign(winner=["model_a", "model_b", "tie", "model_a",
+                                                    "model_b", "A>B", "model_a"]))
     numbers = hb.Comparisons.from_frame(df.assign(winner=["2", "-1", "0", "0", "", "-2", "1"]),
                                         scale="-2..2")
     assert numbers.categories == ("2", "1", "0", "-1", "-2")
@@ -34,6 +41,9 @@ def test_arena_hard_labels_numeric_scales_and_counts_per_category():
         hb.Comparisons.from_frame(df.assign(winner=["3"] * 7), scale=(-2, 2))
     with pytest.raises(hb.ParameterError, match="scale"):
         hb.Comparisons.from_frame(df, scale="2..-2")
+    for halves in ("-2.5..2", "-2..2.9", (-2.7, 2.2)):  # had been read as -2..2
+        with pytest.raises(hb.ParameterError, match="whole numbers"):
+            hb.Comparisons.from_frame(df, scale=halves)
     counts = hb.Comparisons.from_counts(
         pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "strong": [2], "weak": [1], "same": [0],
                       "weak_b": [3], "strong_b": [1]}), judge=None,
@@ -163,3 +173,26 @@ def test_ordinal_probabilities_and_saved_fit(fit, tmp_path):
     assert expit(eta) > 0  # the first-side probability rises with eta (checked in the model tests)
     loaded = hb.load_fit(fit.save(tmp_path))
     assert loaded.outcome == "ordinal" and loaded.data.categories == fit.data.categories
+
+
+def test_levels_a_judge_never_used_are_said():
+    """A judge answering on -1..1 of a declared -2..2 had got an outer cut gap of 14.8
+    [0.70, 315] (the ridge's, the maximum-likelihood value being infinite) with no word.
+    A level whose mirror was used is no such case (the cut points are symmetric)."""
+    rng = np.random.default_rng(0)
+    labels = np.array(["A>>B", "A>B", "A=B", "B>A", "B>>A"])
+
+    def panel(narrow_levels):
+        rows = []
+        for judge, levels in (("full", [0, 1, 2, 3, 4]), ("narrow", narrow_levels)):
+            for _ in range(300):
+                a, b = rng.choice(4, 2, replace=False)
+                rows.append((judge, f"m{a}", f"m{b}", labels[rng.choice(levels)]))
+        return hb.Comparisons.from_frame(pd.DataFrame(rows, columns=["judge", "model_a",
+                                                                     "model_b", "winner"]))
+
+    with pytest.warns(hb.DataWarning, match=r"'narrow' never used \['A>>B', 'B>>A'\]: the "
+                                            r"cut-point gaps") as caught:
+        hb.fit_hja(panel([1, 2, 3]), rank=0, outcome="ordinal")
+    assert "'full'" not in str(caught[0].message)
+    hb.fit_hja(panel([0, 1, 2, 3]), rank=0, outcome="ordinal")  # 'B>>A' mirrored: quiet

@@ -244,7 +244,7 @@ def test_row_errors_match_the_readers(tmp_path, engine):
         (frame(judge=["j", "j"], model_a=["a", " "], model_b=["b", "a"], winner=["tie", "tie"]),
          "empty name in column 'model_a'"),
         (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "a"], winner=["A>B", "x"]),
-         "mixes another kind of verdict"),
+         "is none of the ordered labels"),
         (frame(judge=["j", "j"], model_a=["a", "b"], model_b=["b", "c"], winner=["1", "0"]),
          r"winner '1' is neither.*numbers are read as ordered verdicts with scale='LO..HI'"),
     ]

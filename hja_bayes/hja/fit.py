@@ -18,7 +18,7 @@ from ..likelihood.terms import design_of, terms_of
 from ..position_locked import warn_locked_judges
 from . import kernels
 from .inputs import (LEFT_OUT_ON_REQUEST, MIN_JUDGE_COMPARISONS, check_fit_inputs,
-                     deprecated_ties, judges_to_leave_out)
+                     deprecated_ties, judges_to_leave_out, warn_unused_levels)
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
@@ -158,6 +158,8 @@ def fit_hja(
     check_fit_inputs(data, position_bias)
     if not position_bias:
         warn_locked_judges(data)
+    if outcome.name == "ordinal":
+        warn_unused_levels(data)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
     check_positive(tol, "tol", allow_zero=True)

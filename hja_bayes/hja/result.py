@@ -226,6 +226,8 @@ class HJAFit:
             index.  Under Davidson they are the model's three probabilities; with ties
             counted 1/2 the model has no tie probability, so ``p_tie`` is the judge's tie
             rate in the training data and the rest is split by the logistic probability.
+            Ordered verdicts: one column per level, ``p_<level>`` (``p_A>>B`` ... ``p_B>>A``,
+            or ``p_2`` ... ``p_-2``), strongest for the first-shown model first.
 
         Raises
         ------

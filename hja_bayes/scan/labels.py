@@ -203,10 +203,10 @@ def classify(keys: pd.DataFrame, counts, columns: tuple, *, scale=None,
             bad = ~strength & ~tie & ~invalid
             if bad.any():
                 row = int(np.argmax(bad))
-                raise BadVerdict(row_values(row), f"verdict {text[row]!r} mixes another kind "
-                                                  f"of verdict with the ordered labels "
-                                                  f"{list(ORDINAL_LABELS)} found in other rows; "
-                                                  "give every verdict on the one scale")
+                raise BadVerdict(row_values(row), f"verdict {text[row]!r} is none of the "
+                                                  f"ordered labels {list(ORDINAL_LABELS)} found "
+                                                  "in other rows (nor a tie label or an invalid "
+                                                  "marker); give every verdict on the one scale")
             ordered = (np.array([index.get(x, 2) for x in label], dtype=np.int64),
                        ORDINAL_LABELS)
 
