@@ -356,12 +356,13 @@ def _warn_per_model(diff: np.ndarray, names, first, second, most: int = 2000) ->
     """A DataWarning naming the features whose differences a value per model explains
     (``x_r ~ v[a_r] - v[b_r]`` by least squares, share of the sum of squares above
     :data:`PER_MODEL_SHARE`): their coefficients are hard to tell from the models' scores
-    (at a share of 1 not at all).  Skipped above ``most`` models."""
+    (at a share of 1 not at all).  Skipped above ``most`` models, and below two rows per
+    model (too few to tell)."""
     from scipy import sparse
 
     codes, models = pd.factorize(np.concatenate([first, second]))
     n = len(first)
-    if n == 0 or not 1 < len(models) <= most:
+    if not 1 < len(models) <= min(most, n / 2):
         return
     r = np.arange(n)
     D = sparse.csr_matrix((np.r_[np.ones(n), -np.ones(n)], (np.r_[r, r], codes)),
