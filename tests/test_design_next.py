@@ -297,7 +297,7 @@ def test_cli_next_reads_a_prompts_file_with_or_without_its_header(tmp_path):
     data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=200, seed=3,
                           questions=12, question_correlation=0.1)
     hb.fit_hja(data, rank=0).save(tmp_path / "fit")
-    for header in ("question\n", "prompt\n", ""):
+    for header in ("question\n", "prompt\n", "question_id\n", ""):
         (tmp_path / "prompts.txt").write_text(header + "n1\nn2\n")
         assert main(["next", str(tmp_path / "fit"), "--budget", "4", "--goal", "pairs",
                      "--prompts", str(tmp_path / "prompts.txt"), "--quiet",

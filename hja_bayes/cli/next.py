@@ -58,14 +58,18 @@ def read_judges(path):
 
 def _read_prompts(path, data):
     """Prompt ids, one per line; a first line naming the column (the fit's prompt column,
-    "prompt" or "prompt_id") rather than a prompt of the fit is a header and is skipped."""
+    "prompt", "prompt_id" or a prompt column the readers recognise, such as "question_id")
+    rather than a prompt of the fit is a header and is skipped."""
     from ..errors import DataError
 
     if not Path(path).exists():
         raise DataError(f"no such file: {path}")
     prompts = [line.strip() for line in Path(path).read_text().splitlines() if line.strip()]
     known = set(data.clusters.names) if data.clusters is not None else set()
-    if prompts and prompts[0] in {data.cluster_column, "prompt", "prompt_id"} - known:
+    from .inputs import CLUSTER_COLUMNS
+
+    if prompts and prompts[0] in {data.cluster_column, "prompt", "prompt_id",
+                                  *CLUSTER_COLUMNS} - known:
         prompts = prompts[1:]
     if not prompts:
         raise DataError(f"{path} names no prompt (one per line)")
