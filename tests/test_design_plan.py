@@ -226,7 +226,7 @@ def test_cli_plan(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"{expected.comparisons_per_judge:,} comparisons per judge")
     table = pd.read_csv(tmp_path / "plan.csv")
-    assert list(table.columns) == ["model_a", "model_b", "gap", "sd", "se", "power"]
+    assert list(table.columns) == ["model_a", "model_b", "gap", "sd", "se", "critical", "power"]
     np.testing.assert_allclose(table.power, expected.table.power, rtol=1e-9)
     # --out -: the CSV alone on stdout (the summary and the curve had come first), the rest
     # on stderr
@@ -367,3 +367,22 @@ def test_the_closed_form_gamma_gradients_give_the_intervals_errors(rank, bias):
     G = gamma_gradients(wald.chart, wald.S)  # against JAX's derivative of canonicalize
     np.testing.assert_allclose(np.sqrt(np.diagonal(wald._chart_covariance(G))),
                                wald.gamma().se, rtol=1e-8)
+
+
+def test_with_prompts_the_plan_prices_the_fits_own_test():
+    """The fit's intervals with prompts are CR2's with t quantiles (each pair at its t of
+    about G - 1 degrees of freedom, as the leaderboard): the plan had priced normal
+    quantiles with CR1's sqrt(G/(G-1)), and overstated power at 12 prompts (0.71 against
+    a simulated 0.346 +- 0.023 on 6 models, 4 judges)."""
+    from scipy.stats import norm, t
+
+    scores = {f"m{i}": s for i, s in enumerate([2.5, 1.5, 0.5, -0.5, -1.5, -2.5])}
+    for G in (12, 20):
+        plan = hb.plan(scores, judges=4, prompts=G, icc=0.0124, comparisons_per_judge=[1865])
+        expected = t.ppf(norm.cdf(plan.critical_value), G - 1)
+        np.testing.assert_allclose(plan.table.critical, expected, rtol=1e-10)
+        np.testing.assert_allclose(plan.table.se, plan.table.sd, rtol=1e-12)
+        np.testing.assert_allclose(plan.table.power, norm.cdf(
+            (plan.table.gap - expected * plan.table.se) / plan.table.sd), rtol=1e-10)
+    free = hb.plan(scores, judges=4, comparisons_per_judge=[200])  # no prompts: normal
+    assert (free.table.critical == free.critical_value).all()

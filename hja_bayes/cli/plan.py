@@ -22,9 +22,10 @@ and the comparisons are independent unless --prompts and --icc say otherwise.
 output:
   On stdout the answer, what was assumed, and the power curve over sizes around it. With
   --out, one row per pair asked: model_a, model_b, gap, sd (the estimate's standard
-  deviation), se (the standard error its test uses: with prompts, sd times sqrt(G/(G-1)))
-  and power at that size (at --max-per-judge when out of reach); '-' for stdout, the rest
-  then on stderr.
+  deviation), se (the standard error its test uses: CR2's, about sd), critical (the pair's
+  critical value: with prompts the t quantile at G - 1 degrees of freedom, as the fit's
+  intervals) and power at that size (at --max-per-judge when out of reach); '-' for
+  stdout, the rest then on stderr.
 
 examples:
   hja-bayes plan my_fit --pairs adjacent --power 0.8
