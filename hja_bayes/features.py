@@ -374,9 +374,10 @@ def _warn_per_model(diff: np.ndarray, names, first, second, most: int = 2000) ->
     if high:
         warn(f"style feature(s) {', '.join(high)} are (nearly) a value per model: a value per "
              "model explains that share of their differences, so their coefficients can "
-             "hardly be told from the models' scores (wide intervals; at 1, not identified: "
-             "the intervals refuse); a provider or a model id is not a style of the answer, "
-             "drop it", DataWarning)
+             "hardly be told from the models' scores (wide intervals; at 1 a coefficient per "
+             "judge is not identified at all and the intervals refuse, a shared one only "
+             "through the judges' different sensitivities); a provider or a model id is not "
+             "a style of the answer, drop it", DataWarning)
 
 
 def _per_row(frame: pd.DataFrame, features: Mapping, rows: np.ndarray):

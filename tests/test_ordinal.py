@@ -2,6 +2,8 @@
 against a direct optimiser of the cumulative logit written out here, and the Wald
 covariance against a per-comparison computation by finite differences."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -193,6 +195,12 @@ def test_levels_a_judge_never_used_are_said():
 
     with pytest.warns(hb.DataWarning, match=r"'narrow' never used \['A>>B', 'B>>A'\]: the "
                                             r"cut-point gaps") as caught:
-        hb.fit_hja(panel([1, 2, 3]), rank=0, outcome="ordinal")
+        narrow = hb.fit_hja(panel([1, 2, 3]), rank=0, outcome="ordinal")
     assert "'full'" not in str(caught[0].message)
+    from hja_bayes.reporting.content import build_report  # and the report notes it
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # random verdicts: no consensus
+        notes = build_report(narrow).notes
+    assert any(n.startswith("Ordered verdicts: 'narrow' never used") for n in notes)
     hb.fit_hja(panel([0, 1, 2, 3]), rank=0, outcome="ordinal")  # 'B>>A' mirrored: quiet

@@ -23,8 +23,8 @@ output:
   On stdout the answer, what was assumed, and the power curve over sizes around it. With
   --out, one row per pair asked: model_a, model_b, gap, sd (the estimate's standard
   deviation), se (the standard error its test uses: CR2's, about sd), critical (the pair's
-  critical value: with prompts the t quantile at G - 1 degrees of freedom, as the fit's
-  intervals) and power at that size (at --max-per-judge when out of reach); '-' for
+  critical value: with prompts the t quantile at G - 1 degrees of freedom, about the
+  Satterthwaite ones of the fit's intervals) and power at that size (at --max-per-judge when out of reach); '-' for
   stdout, the rest then on stderr.
 
 examples:
@@ -33,6 +33,15 @@ examples:
   hja-bayes plan my_fit --pairs all --multiplicity pairs --target each
   hja-bayes plan --models 8 --gap 0.3 --judges 3 --prompts 1000 --icc 0.05
   hja-bayes plan --scores scores.csv --judges 2 --pairs top --k 3 --gap 0.2"""
+
+
+def _critical_said(result) -> str:
+    """The critical value the plan's test uses: with prompts each pair's t quantile."""
+    c = f"{result.critical_value:.3f}"
+    if result.prompts is None or "critical" not in result.table:
+        return c
+    return (f"{float(result.table.critical.iloc[0]):.3f}: the max-|t| value {c} as a t quantile "
+            f"at {result.prompts - 1} degrees of freedom")
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
@@ -85,7 +94,7 @@ def _print_summary(result) -> None:
         print(f"{result.comparisons_per_judge:,} comparisons per judge "
               f"({result.total_comparisons:,} in all) detect {every} with power "
               f"{result.power:.3f} ({len(result.table):,} pairs; critical value "
-              f"{result.critical_value:.3f})")
+              f"{_critical_said(result)})")
     for note in notes:
         print(f"  {note}")
     print()

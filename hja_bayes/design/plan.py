@@ -27,13 +27,11 @@ errors, ``c`` the critical value of the multiplicity rule: the max-|t| value ove
 of models ("ranks": the package's joint rank intervals, :mod:`hja_bayes.inference.ranking`),
 over the pairs asked ("pairs"), Bonferroni over the pairs asked, or none.  With G prompts the
 fit's intervals are CR2's with t quantiles, as the leaderboard's: each pair's critical value
-is then ``t_{G-1}^-1(Phi(c))`` (G - 1 degrees of freedom, about Satterthwaite's for a
-difference of balanced prompts; 3.56 against the normal 2.97 at 12 prompts for 6 models),
-and its standard error the estimate's standard deviation (CR2 is about unbiased; the CR1
-factor ``sqrt(G/(G-1))`` with normal quantiles had been assumed: power overstated by up to
-0.36 at 12 prompts).  Power of one contrast: ``Phi((d - c' se) / sd)``; joint power (every
-pair asked detected): the normal orthant probability with the contrasts' correlation, by
-simulation with a fixed seed.
+is then ``t_{G-1}^-1(Phi(c))`` (about Satterthwaite's df for balanced prompts), its standard
+error the estimate's standard deviation (CR2 is about unbiased; normal quantiles with CR1's
+``sqrt(G/(G-1))`` had overstated power by up to 0.36 at 12 prompts).  Power of one contrast:
+``Phi((d - c' se) / sd)``; joint power (every pair asked detected): the normal orthant
+probability with the contrasts' correlation, by simulation with a fixed seed.
 """
 
 from __future__ import annotations
@@ -116,8 +114,10 @@ class Plan:
     def __repr__(self) -> str:
         size = "unreachable: see .notes for why" if self.comparisons_per_judge is None else \
             f"{self.comparisons_per_judge} comparisons per judge ({self.total_comparisons} in all)"
+        t = ("" if self.prompts is None else
+              f", {float(self.table.critical.iloc[0]):.3f} at t({self.prompts - 1})")
         return (f"Plan({size}; power {self.power:.3f} ({self.target}) at joint level "
-                f"{self.level} ({self.multiplicity}, c = {self.critical_value:.3f}); "
+                f"{self.level} ({self.multiplicity}, c = {self.critical_value:.3f}{t}); "
                 f"{len(self.table)} contrasts)")
 
 

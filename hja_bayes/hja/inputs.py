@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..categories import collapse_counts
@@ -87,28 +86,36 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
     return out
 
 
-def warn_unused_levels(data: Comparisons) -> None:
-    """A DataWarning for an ordered scale's levels a judge never used (neither a level nor
-    its mirror: the symmetric cut points then have a gap with no finite maximum-likelihood
-    value, infinite beside unused outer levels, 0 for unused inner ones, which the ridge
-    alone sets, its interval meaning nothing; the scores are little affected)."""
+def unused_levels(data: Comparisons) -> str | None:
+    """What of an ordered scale the judges never used (a level and its mirror both: the
+    symmetric cut points then have a gap with no finite maximum-likelihood value, infinite
+    beside unused outer levels, 0 for unused inner ones, which the ridge alone sets, its
+    interval meaning nothing), in words; None where every level or its mirror was used."""
     C = data.counts.shape[1]
     used = np.zeros((data.n_judges, C))
     np.add.at(used, data.judge, data.counts)
-    unused = (used == 0) & (used[:, ::-1] == 0)  # a level and its mirror both unused
+    unused = (used == 0) & (used[:, ::-1] == 0)
     if not unused.any():
-        return
+        return None
     levels = np.asarray(data.categories, dtype=object)
     if unused.all(axis=0).any():
-        never = list(levels[unused.all(axis=0)])
-        said = f"no judge used the level(s) {never} (a scale declared wider than the data?)"
+        said = (f"no judge used the level(s) {list(levels[unused.all(axis=0)])} (a scale "
+                "declared wider than the data?)")
     else:
         said = "; ".join(f"{data.judges[k]!r} never used {list(levels[unused[k]])}"
                          for k in np.flatnonzero(unused.any(axis=1)))
-    warn(f"ordered verdicts: {said}: the cut-point gaps beside unused levels have no finite "
-         "maximum-likelihood value, so the ridge alone sets them and their intervals mean "
-         "nothing (the scores are little affected); declare the scale the data use "
-         "(scale=, --verdict-scale), or read those levels with their neighbours", DataWarning)
+    return (f"ordered verdicts: {said}: the cut-point gaps beside unused levels have no "
+            "finite maximum-likelihood value, so the ridge alone sets them and their "
+            "intervals mean nothing (the scores are little affected); numbers: declare the "
+            "scale the data use (scale=, --verdict-scale); labels: fit the three outcomes "
+            "(outcome='davidson', --outcome davidson)")
+
+
+def warn_unused_levels(data: Comparisons) -> None:
+    """A DataWarning saying :func:`unused_levels`, where it says anything."""
+    said = unused_levels(data)
+    if said:
+        warn(said, DataWarning)
 
 
 def check_fit_inputs(data, position_bias: bool) -> None:

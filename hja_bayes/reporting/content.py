@@ -13,6 +13,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ..checks import check_level
+from ..hja.inputs import unused_levels
 from ..inference import WaldInference
 from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
 from ..inference.few_verdicts import few_verdicts_note
@@ -247,6 +248,9 @@ def build_report(
                              *inference.mu_covariance(joint=False))
     if thin:
         notes.insert(0, thin)
+    unused = unused_levels(fit.data) if fit.outcome == "ordinal" else None
+    if unused:  # their gaps' intervals in the judge table mean nothing
+        notes.insert(0, unused[0].upper() + unused[1:] + ".")
     rank_table = fit.rank_table
     if rank_table is not None:  # the criterion that was not computed is all NaN
         rank_table = rank_table.dropna(axis=1, how="all")
