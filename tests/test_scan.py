@@ -169,6 +169,27 @@ def test_globs_lists_and_partitioned_folders(tmp_path):
                          reference)
 
 
+def test_a_folders_files_left_out_are_named(tmp_path):
+    """A suffixless part, a README.txt beside .csv parts and a 0-byte part (which, sorted
+    first, had ended DuckDB's read with "no verdict column 'winner'") are left out and named;
+    they had been skipped silently (2,500 of 10,000 rows) or read as parts."""
+    df = read_as_text(bundled_prd())
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    df.iloc[:4000].to_csv(folder / "part-1.csv", index=False)
+    df.iloc[4000:].to_csv(folder / "part-2.csv", index=False)
+    df.iloc[:100].to_csv(folder / "part-3", index=False)  # no suffix
+    (folder / "part-0.csv").write_text("")  # empty, sorted first
+    (folder / "README.txt").write_text("Exported by pipeline v2, 2026-01-01.\n")
+    reference = Comparisons.from_frame(df, cluster="question_id")
+    for engine in ENGINES:
+        with pytest.warns(DataWarning) as caught:
+            data = Comparisons.scan(folder, engine=engine, cluster="question_id")
+        said = " ".join(str(w.message) for w in caught)
+        assert "part-3" in said and "README.txt" in said and "part-0.csv" in said
+        assert_same_data(data, reference)
+
+
 def test_json_lines_mixing_text_and_number_prompts_make_one_prompt_of_each_id(tmp_path):
     """DuckDB types such a column JSON, and its text had been the JSON spelling ('"1"' beside
     '1': two prompts of one, intervals too narrow); every reader takes the value."""

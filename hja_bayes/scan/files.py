@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import DataError
+from ..errors import DataError, DataWarning, warn
 from ..sources import FORMATS, file_format
 
 __all__ = ["Files", "resolve"]
@@ -69,19 +69,37 @@ def resolve(source) -> Files:
                 raise DataError(f"no file matches {text!r}")
             paths += found
         elif os.path.isdir(text):
-            found = sorted(str(p) for p in Path(text).rglob("*")
-                           if p.is_file() and _known(str(p))
-                           and not any(part.startswith((".", "_")) for part in
-                                       p.relative_to(text).parts))
+            inside = sorted(str(p) for p in Path(text).rglob("*")
+                            if p.is_file() and not any(part.startswith((".", "_")) for part in
+                                                       p.relative_to(text).parts))
+            found = [p for p in inside if _known(p)]
+            if any(p.lower().endswith((".csv", ".csv.gz")) for p in found):
+                found = [p for p in found if not p.lower().endswith((".txt", ".txt.gz"))]
             if not found:
                 raise DataError(f"no CSV, JSON Lines, JSON or parquet file under {text!r}")
+            _say_left_out(text, [p for p in inside if p not in found],
+                          "of no type read beside the parts (a README.txt beside .csv parts, "
+                          "a .bz2 or a suffixless part): name the files, or give them a "
+                          "suffix read (.csv, .tsv, .jsonl, .json, .parquet, optionally .gz)")
             paths += found
         elif os.path.isfile(text):
             paths.append(text)
         else:
             raise DataError(f"no such file or folder: {text}")
+    empty = [p for p in paths if os.path.getsize(p) == 0]
+    if empty and len(empty) < len(paths):  # all empty: the reader's error says so
+        _say_left_out(", ".join(map(os.fspath, items)), empty, "empty (0 bytes)")
+        paths = [p for p in paths if p not in empty]
     formats = {file_format(p) for p in paths}
     if len(formats) > 1:
         raise DataError(f"a scan reads files of one format; these mix {sorted(formats)}")
     hive = any("=" in part for p in paths for part in Path(p).parent.parts)
     return Files(tuple(paths), formats.pop(), hive)
+
+
+def _say_left_out(where: str, paths: list, why: str) -> None:
+    """A DataWarning naming files a scan of ``where`` leaves out (at most five, and how many)."""
+    if paths:
+        more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
+        warn(f"{len(paths)} file(s) under {where} left out, {why}: "
+             f"{', '.join(paths[:5])}{more}", DataWarning)

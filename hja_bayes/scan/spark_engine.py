@@ -116,9 +116,12 @@ class SparkEngine:
                 if fmt == "parquet":
                     frame = read.parquet(*paths)
                 elif fmt in ("csv", "tsv"):
+                    _same_headers(paths, "\t" if fmt == "tsv" else ",")
                     frame = read.csv(paths, header=True, sep="\t" if fmt == "tsv" else ",")
                 else:
                     frame = read.json(paths, multiLine=fmt == "json")
+            except DataError:
+                raise
             except Exception as exc:  # noqa: BLE001 - Spark's own message is the point
                 raise DataError(f"{self.files.describe()}: Spark could not read it ({exc})") from None
             return frame.withColumn("__file", F.input_file_name()).withColumn(
@@ -322,3 +325,25 @@ class SparkEngine:
 
     def close(self) -> None:
         """Nothing to release (the session belongs to the caller, or is reused)."""
+
+
+def _same_headers(paths, sep: str) -> None:
+    """Refuse CSV parts whose headers differ: Spark names every part's columns by position
+    from one part's header, so a part with the columns in another order had been read with
+    model_a and model_b swapped (verdicts flipped, silently)."""
+    import csv
+    import gzip
+
+    first = None
+    for path in paths:
+        opener = gzip.open if str(path).lower().endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
+            header = next(csv.reader(handle, delimiter=sep), None)
+        if header is None:
+            continue
+        if first is None:
+            first = (path, header)
+        elif header != first[1]:
+            raise DataError(f"{path}: its header {header} differs from that of {first[0]} "
+                            f"{first[1]}; Spark reads every CSV part's columns by position: "
+                            "write the parts with one header, or scan with engine='duckdb'")
