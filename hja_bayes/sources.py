@@ -27,7 +27,7 @@ import pandas as pd
 
 from .errors import DataError
 
-__all__ = ["FORMATS", "as_frame", "file_format", "read_table", "row_label"]
+__all__ = ["FORMATS", "as_frame", "file_format", "line_index", "read_table", "row_label"]
 
 #: File suffix (after an optional ``.gz``) -> format.
 FORMATS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -60,18 +60,18 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
 
 def row_label(index: pd.Index, position) -> str:
     """How a message names the row at ``position`` of a frame with ``index``: ``line 7``
-    where the rows were read from text (their index holds line numbers), else ``row`` and
-    the index label."""
+    where the rows were read from text (their index holds line numbers), ``object 7`` from
+    a JSON array (counted from 1), else ``row`` and the index label."""
     label = index[position]
     label = label.item() if hasattr(label, "item") else label  # np.int64(7) as 7
-    return f"{'line' if index.name == 'line' else 'row'} {label!r}"
+    return f"{index.name if index.name in ('line', 'object') else 'row'} {label!r}"
 
 
 #: A line of nothing but spaces or tabs, which pandas skips.
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
 
 
-def _csv_lines(text: str, sep: str, rows: int) -> pd.Index | None:
+def line_index(text: str, sep: str, rows: int) -> pd.Index | None:
     """The line each of ``rows`` CSV records starts on, after the header (None where the
     count differs from pandas'): ``pos + 2`` without quotes or blank lines, else counted by
     the csv module (a quoted field may span lines; pandas skips blank lines)."""
@@ -199,7 +199,7 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
             frame = _trailing_field_dropped(text, fmt, name, frame)
         if frame.empty:
             raise DataError(f"{name} has a header but no rows")
-        lines = _csv_lines(text, "\t" if fmt == "tsv" else ",", len(frame))
+        lines = line_index(text, "\t" if fmt == "tsv" else ",", len(frame))
         if lines is not None:
             frame.index = lines
         return frame
@@ -222,7 +222,7 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
             if not isinstance(record, dict):
                 raise DataError(f"{name}: element {i} of the array is a "
                                 f"{type(record).__name__}, not an object with named fields")
-        return _records(value, None, name)
+        return _records(value, range(1, len(value) + 1), name, "object")
     raise DataError(f"unknown format {fmt!r}")
 
 
@@ -245,10 +245,9 @@ def _json_lines(text: str, name: str) -> tuple[list[dict], list[int]]:
     return records, lines
 
 
-def _records(records: list[dict], lines: list[int] | None, name: str) -> pd.DataFrame:
+def _records(records: list[dict], lines, name: str, unit: str = "line") -> pd.DataFrame:
     if not records:
         raise DataError(f"{name} holds no rows")
     frame = pd.DataFrame.from_records(records)
-    if lines is not None:
-        frame.index = pd.Index(lines, name="line")
+    frame.index = pd.Index(lines, name=unit)
     return frame

@@ -482,7 +482,7 @@ def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
     part.loc[4, "human"] = 3
     part.to_csv(tmp_path / "part.csv", index=False)
     assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "part.csv")]) == 2
-    assert "holds 3.0 at row 4" in capsys.readouterr().err
+    assert "holds 3.0 at line 6" in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")

@@ -136,7 +136,7 @@ def test_a_probability_csv_that_does_not_fit_says_what_to_do(tmp_path):
     frame.astype({"example_id": object}).assign(
         example_id=lambda f: f.example_id.where(f.index % 9 != 4, "")).to_csv(
             tmp_path / "blank.csv", index=False)
-    with pytest.raises(DataError, match=r"group column 'example_id' is empty at row 4 \(4 such"):
+    with pytest.raises(DataError, match=r"group column 'example_id' is empty at line 6 \(4 such"):
         read_confidence_source(str(tmp_path / "blank.csv"), human_col="human_label",
                                group_col="example_id")
     release = pd.DataFrame({"example_id": np.arange(40), "human_preference": 1,

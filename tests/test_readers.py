@@ -120,6 +120,12 @@ def test_messages_about_a_row_name_its_line_in_the_file(tmp_path):
                                         "j,a,,model_b\n")
     with pytest.raises(DataError, match=r"^line 3: empty name"):
         Comparisons.from_file(tmp_path / "plain.csv")
+    # a JSON array's objects are counted from 1 (it had said pandas' 0-based row)
+    (tmp_path / "v.json").write_text('[{"judge": "j", "model_a": "a", "model_b": "b", '
+                                     '"winner": "model_a"}, {"judge": "j", "model_a": "a", '
+                                     '"model_b": "b", "winner": "banana"}]')
+    with pytest.raises(DataError, match=r"^object 2: winner 'banana'"):
+        Comparisons.from_file(tmp_path / "v.json")
     # a frame of the user's keeps its own labels
     with pytest.raises(DataError, match=r"^row 1: empty name"):
         Comparisons.from_frame(pd.read_csv(tmp_path / "plain.csv", keep_default_na=False))

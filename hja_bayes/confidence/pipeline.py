@@ -152,8 +152,8 @@ def _labels(frame: pd.DataFrame, human_col: str, missing_ok: bool) -> np.ndarray
         row = int(np.argmax(bad))
         value = frame[human_col].iloc[row]
         value = value.item() if isinstance(value, np.generic) else value
-        raise DataError(f"the human label column {human_col!r} holds {value!r} at row "
-                        f"{frame.index[row]!r} ({int(bad.sum())} such rows): labels are 1 "
+        raise DataError(f"the human label column {human_col!r} holds {value!r} at "
+                        f"{row_label(frame.index, row)} ({int(bad.sum())} such rows): labels are 1 "
                         "(response 1 preferred) or 2" + (", or empty where unknown"
                                                          if missing_ok else ""))
     return None if missing.all() else human.to_numpy(dtype=float)
@@ -166,18 +166,25 @@ def _groups(frame: pd.DataFrame, group_col: str) -> np.ndarray:
     text = column.astype(str)
     bad = (column.isna() | (text.str.strip() == "")).to_numpy()
     if bad.any():
-        raise DataError(f"the group column {group_col!r} is empty at row "
-                        f"{frame.index[int(np.argmax(bad))]!r} ({int(bad.sum())} such rows): "
+        raise DataError(f"the group column {group_col!r} is empty at "
+                        f"{row_label(frame.index, int(np.argmax(bad)))} ({int(bad.sum())} such rows): "
                         "every example needs its group (a certificate treats groups as "
                         "independent)")
     return text.to_numpy(dtype=object)
 
 
 def _read_csv(source: str) -> pd.DataFrame:
+    """The CSV's rows, indexed by their line in the file (messages name it)."""
+    from ..sources import line_index
+
     path = Path(source)
     if not path.exists():
         raise DataError(f"no such file: {source} (or use one of {list(NAMED_SOURCES)})")
-    return pd.read_csv(path)
+    frame = pd.read_csv(path)
+    lines = line_index(path.read_text(encoding="utf-8-sig"), ",", len(frame))
+    if lines is not None:
+        frame.index = lines
+    return frame
 
 
 def _probability_columns(frame, human_col, group_col, *, need_human: bool) -> list[str]:
