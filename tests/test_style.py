@@ -417,8 +417,12 @@ def test_the_unit_of_a_style_coefficient_is_stated_where_it_is_read():
     fit = hb.fit_hja(data, rank=0, style="shared")
     table = hb.bias_table(fit)
     assert table.attrs["meta"]["feature_transform"] == data.feature_transform
-    sentence = build_report(fit).sentences["biases"]
-    assert sentence.endswith(f"between the two answers is {data.feature_transform}.")
+    report = build_report(fit)
+    assert report.sentences["biases"].endswith(
+        f"between the two answers is {data.feature_transform}.")
+    # the figure's caption names the terms fitted only (it had named β and self-preference)
+    assert report.captions["biases"].endswith(": style pulls per feature (red diamond: the "
+                                              "panel's value).")
 
 
 def test_raw_features_in_large_units_are_named_as_the_cause():

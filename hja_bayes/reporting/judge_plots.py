@@ -75,7 +75,9 @@ def judge_map(
             fmt="o", color=color, capsize=3, label=f"{label} (Wald {level:.0%})",
         )
     x, y = judges["gamma"].to_numpy(float), judges["leverage"].to_numpy(float)
-    _credible(ax, judges, y - 0.025 * (np.ptp(y) or 1.0), level)
+    # behind each judge's own point, a wide translucent band: set below it, one judge's
+    # credible interval had sat on a neighbour's label
+    _credible(ax, judges, y, level, band=True)
     # flagged judges first, then the most departing ones; a label that would sit on one
     # already drawn is left out (the judge table names every point)
     order = np.lexsort((-y, ~flag))
@@ -93,13 +95,15 @@ def judge_map(
     return fig
 
 
-def _credible(ax, judges, y, level: float) -> None:
-    """Each judge's credible interval of gamma at heights ``y`` (when the table has one)."""
+def _credible(ax, judges, y, level: float, band: bool = False) -> None:
+    """Each judge's credible interval of gamma at heights ``y`` (when the table has one): a
+    bar with caps, or (``band``) a wide translucent band behind the Wald interval."""
     if "gamma_cred_lower" not in judges.columns:
         return
     lo, hi = (judges[c].to_numpy(float) for c in ("gamma_cred_lower", "gamma_cred_upper"))
+    style = dict(elinewidth=7, alpha=0.35, capsize=0, zorder=1) if band else dict(capsize=3)
     ax.errorbar((lo + hi) / 2, y, xerr=(hi - lo) / 2, fmt="none", color=CREDIBLE_COLOR,
-                capsize=3, label=f"credible {level:.0%}")
+                label=f"credible {level:.0%}", **style)
 
 
 def _spaced(x, y, order, box=(0.3, 0.07)) -> list:

@@ -394,9 +394,12 @@ def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
                                  "(ties 1/2, all judges and orders pooled); blank: never met.",
         "battle_counts": "Number of comparisons between each pair of models (all judges).",
         "rank_posterior": "Posterior probability of every rank for every model.",
-        "biases": f"Judge biases on the logit scale with {level:.0%} Wald intervals: position "
-                  "bias β, style pulls per feature (red diamond: the panel's value) and "
-                  "self-preference.",
+        "biases": f"Judge biases on the logit scale with {level:.0%} Wald intervals: "
+                  + ", ".join(part for name, part in (
+                      ("position", "position bias β"),
+                      ("style", "style pulls per feature (red diamond: the panel's value)"),
+                      ("self", "self-preference")) if name in {t.name for t in fit.terms})
+                  + ".",
         "ppc": "Posterior predictive checks: each judge's win rate of each model (and of the "
                "first-shown answer) against its predictive interval, red when outside; "
                "calibration of predicted against observed win rates.",
