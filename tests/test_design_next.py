@@ -313,6 +313,8 @@ def test_cli_next_reads_a_prompts_file_with_or_without_its_header(tmp_path):
     (dict(cost={"nobody": 1}), "does not have"),
     (dict(judges={"judge0": ["item9"]}), "unknown model"),
     (dict(judges={"judge0": ["item0"]}), "no comparison"),
+    (dict(prompts=[]), "at least one prompt"),
+    (dict(prompts=["p1", "p2", "p1"]), r"named again: \['p1'\]"),  # had not said which
 ])
 def test_clear_errors(fit, kwargs, message):
     with pytest.raises(ParameterError, match=message):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..errors import ParameterError
 
@@ -14,8 +15,13 @@ def check_prompts(prompts) -> list:
     if isinstance(prompts, (str, bytes)) or not hasattr(prompts, "__iter__"):
         raise ParameterError(f"prompts must be a sequence of prompt ids, got {prompts!r}")
     prompts = list(prompts)
-    if not prompts or len(set(map(str, prompts))) != len(prompts):
-        raise ParameterError("prompts must hold at least one prompt, each named once")
+    if not prompts:
+        raise ParameterError("prompts must hold at least one prompt")
+    names = pd.Series(list(map(str, prompts)))
+    twice = list(dict.fromkeys(names[names.duplicated()]))
+    if twice:
+        raise ParameterError(f"prompts must name each prompt once; named again: "
+                             f"{twice[:5]}{' ...' if len(twice) > 5 else ''}")
     return prompts
 
 
