@@ -188,6 +188,10 @@ def test_a_folders_files_left_out_are_named(tmp_path):
         said = " ".join(str(w.message) for w in caught)
         assert "part-3" in said and "README.txt" in said and "part-0.csv" in said
         assert_same_data(data, reference)
+    df.iloc[:10].to_json(folder / "extra.jsonl", orient="records", lines=True)
+    which = r"these mix csv \(.*part-1\.csv, \.\.\.\), jsonl \(.*extra\.jsonl, \.\.\.\)"
+    with pytest.warns(DataWarning), pytest.raises(DataError, match=which):  # which is which
+        Comparisons.scan(folder, cluster="question_id")
 
 
 def test_json_lines_mixing_text_and_number_prompts_make_one_prompt_of_each_id(tmp_path):

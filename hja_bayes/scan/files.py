@@ -90,9 +90,12 @@ def resolve(source) -> Files:
     if empty and len(empty) < len(paths):  # all empty: the reader's error says so
         _say_left_out(", ".join(map(os.fspath, items)), empty, "empty (0 bytes)")
         paths = [p for p in paths if p not in empty]
-    formats = {file_format(p) for p in paths}
+    kinds = {p: file_format(p) for p in paths}
+    formats = set(kinds.values())
     if len(formats) > 1:
-        raise DataError(f"a scan reads files of one format; these mix {sorted(formats)}")
+        first = {kind: p for p, kind in reversed(list(kinds.items()))}  # the first of each
+        raise DataError("a scan reads files of one format; these mix "
+                        + ", ".join(f"{kind} ({first[kind]}, ...)" for kind in sorted(formats)))
     hive = any("=" in part for p in paths for part in Path(p).parent.parts)
     return Files(tuple(paths), formats.pop(), hive)
 
