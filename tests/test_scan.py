@@ -384,3 +384,16 @@ def test_scan_columns_are_the_files_columns_without_reading_rows(engine):
     from hja_bayes.scan import scan_columns
 
     assert scan_columns(bundled_prd(), engine=engine) == list(read_as_text(bundled_prd()).columns)
+
+
+@pytest.mark.skipif("polars" not in ENGINES, reason="polars is not installed")
+def test_polars_says_what_it_needs_of_the_parts(tmp_path):
+    """Parts with their columns in another order stop Polars (DuckDB reads them): its error
+    had named only the first part and its schema, not what to do."""
+    df = read_as_text(bundled_prd())
+    df.iloc[:4000].to_csv(tmp_path / "part-0.csv", index=False)
+    df.iloc[4000:][list(df.columns[::-1])].to_csv(tmp_path / "part-1.csv", index=False)
+    with pytest.raises(DataError, match="Polars reads the parts as one table.*engine='duckdb'"):
+        Comparisons.scan(tmp_path, engine="polars", cluster="question_id")
+    assert_same_data(Comparisons.scan(tmp_path, cluster="question_id"),
+                     Comparisons.from_frame(df, cluster="question_id"))

@@ -93,14 +93,23 @@ class PolarsEngine:
         try:
             return lf.collect(engine="streaming")
         except self.pl.exceptions.PolarsError as exc:
-            raise DataError(f"{self.describe()}: Polars could not read it ({exc})") from None
+            raise DataError(self._failed(exc)) from None
+
+    def _failed(self, exc) -> str:
+        """Polars' error, and for several files what it needs of them."""
+        text = f"{self.describe()}: Polars could not read it ({exc})"
+        if self.files is not None and len(self.files.paths) > 1:
+            text += ("; Polars reads the parts as one table: parts with other columns, another "
+                     "column order, other types or no rows stop it, and engine='duckdb' "
+                     "reads them")
+        return text
 
     def columns(self) -> list[str]:
         """The source's columns (its schema; no rows read)."""
         try:
             names = self.src.collect_schema().names()
         except self.pl.exceptions.PolarsError as exc:
-            raise DataError(f"{self.describe()}: Polars could not read it ({exc})") from None
+            raise DataError(self._failed(exc)) from None
         return [n for n in names if n not in ("__file", "__row")]
 
     # ---------------------------------------------------------------- passes
