@@ -105,27 +105,23 @@ def test_standard_input_is_read_by_its_content(monkeypatch, tmp_path):
 
 
 def test_messages_about_a_row_name_its_line_in_the_file(tmp_path):
-    """They had named pandas' 0-based row below the header ('row 1' for line 3)."""
-    (tmp_path / "v.csv").write_text(
-        'judge,model_a,model_b,winner\nj,a,b,model_a\n\n  \nj,"a\nx",b,model_b\n'
-        "j,a,b,banana\n")
-    with pytest.raises(DataError, match=r"^line 7: winner 'banana'"):
-        Comparisons.from_file(tmp_path / "v.csv")
-    (tmp_path / "v.jsonl").write_text('{"judge": "j", "model_a": "a", "model_b": "b", '
-                                      '"winner": "model_a"}\n\n{"judge": "j", "model_a": '
-                                      '"a", "model_b": "a", "winner": "model_a"}\n')
-    with pytest.raises(DataError, match=r"^line 3 compares"):
-        Comparisons.from_file(tmp_path / "v.jsonl")
-    (tmp_path / "plain.csv").write_text("judge,model_a,model_b,winner\nj,a,b,model_a\n"
-                                        "j,a,,model_b\n")
-    with pytest.raises(DataError, match=r"^line 3: empty name"):
-        Comparisons.from_file(tmp_path / "plain.csv")
-    # a JSON array's objects are counted from 1 (it had said pandas' 0-based row)
-    (tmp_path / "v.json").write_text('[{"judge": "j", "model_a": "a", "model_b": "b", '
-                                     '"winner": "model_a"}, {"judge": "j", "model_a": "a", '
-                                     '"model_b": "b", "winner": "banana"}]')
-    with pytest.raises(DataError, match=r"^object 2: winner 'banana'"):
-        Comparisons.from_file(tmp_path / "v.json")
+    """They had named pandas' 0-based row below the header ('row 1' for line 3); a JSON
+    array's objects are counted from 1."""
+    pair = '"judge": "j", "model_a": "a", "model_b": '
+    files = {
+        "v.csv": ('judge,model_a,model_b,winner\nj,a,b,model_a\n\n  \nj,"a\nx",b,model_b\n'
+                  "j,a,b,banana\n", r"^line 7: winner 'banana'"),
+        "v.jsonl": (f'{{{pair}"b", "winner": "model_a"}}\n\n{{{pair}"a", "winner": "tie"}}\n',
+                    r"^line 3 compares"),
+        "plain.csv": ("judge,model_a,model_b,winner\nj,a,b,model_a\nj,a,,model_b\n",
+                      r"^line 3: empty name"),
+        "v.json": (f'[{{{pair}"b", "winner": "model_a"}}, {{{pair}"b", "winner": "banana"}}]',
+                   r"^object 2: winner 'banana'"),
+    }
+    for name, (text, message) in files.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(DataError, match=message):
+            Comparisons.from_file(tmp_path / name)
     # a frame of the user's keeps its own labels
     with pytest.raises(DataError, match=r"^row 1: empty name"):
         Comparisons.from_frame(pd.read_csv(tmp_path / "plain.csv", keep_default_na=False))
