@@ -77,7 +77,8 @@ def resolve(source) -> Files:
                 found = [p for p in found if not p.lower().endswith((".txt", ".txt.gz"))]
             if not found:
                 raise DataError(f"no CSV, JSON Lines, JSON or parquet file under {text!r}")
-            _say_left_out(text, [p for p in inside if p not in found],
+            kept = set(found)  # sets: a log may have thousands of parts
+            _say_left_out(text, [p for p in inside if p not in kept],
                           "of no type read beside the parts (a README.txt beside .csv parts, "
                           "a .bz2 or a suffixless part): name the files, or give them a "
                           "suffix read (.csv, .tsv, .jsonl, .json, .parquet, optionally .gz)")
@@ -89,7 +90,7 @@ def resolve(source) -> Files:
     empty = [p for p in paths if os.path.getsize(p) == 0]
     if empty and len(empty) < len(paths):  # all empty: the reader's error says so
         _say_left_out(", ".join(map(os.fspath, items)), empty, "empty (0 bytes)")
-        paths = [p for p in paths if p not in empty]
+        paths = [p for p in paths if os.path.getsize(p) > 0]
     kinds = {p: file_format(p) for p in paths}
     formats = set(kinds.values())
     if len(formats) > 1:
