@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr, stdtrit
 
 from ..checks import check_choice, check_integer, check_level, check_positive
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
-from ..inference.ranking import pair_critical_values, simultaneous_critical_value
+from ..inference.ranking import simultaneous_critical_value
 from ..position_locked import locked_judges
 from . import screen as screening
 from .candidates import MAX_WORK, candidate_cells, candidate_units
@@ -126,8 +127,8 @@ class DesignContext:
         if (self.draws is not None or self.joint_refusal
                 or self.robust.small_sample != "CR2"):
             return np.full(len(pairs), c)
-        df = self.robust.mu_degrees_of_freedom()[1]
-        return pair_critical_values(c, df)[pairs[:, 0], pairs[:, 1]]
+        df = self.robust.difference_degrees_of_freedom(pairs)  # the goal's pairs only
+        return np.where(np.isfinite(df), stdtrit(np.where(np.isfinite(df), df, 1.0), ndtr(c)), c)
 
 
 def design_context(fit, cov_type: str | None = None, posterior=None) -> DesignContext:

@@ -47,13 +47,23 @@ class Quantities:
         N = len(self.items)
         if self.small_sample != "CR2":
             return np.full(N, np.inf), np.full((N, N), np.inf)
-        X = self._core_whitened[:, :N]
         a, b = np.triu_indices(N, 1)
-        pair = self._df_whitened(X[:, a] - X[:, b]) if a.size else np.zeros(0)
         out = np.full((N, N), np.inf)
-        out[a, b] = out[b, a] = pair
-        self._check_variance(X, self._core_df[:N])
+        out[a, b] = out[b, a] = self.difference_degrees_of_freedom(np.column_stack([a, b]))
+        self._check_variance(self._core_whitened[:, :N], self._core_df[:N])
         return self._core_df[:N].copy(), out
+
+    def difference_degrees_of_freedom(self, pairs) -> np.ndarray:
+        """Degrees of freedom of ``mu_a - mu_b`` for each row ``(a, b)`` of ``pairs`` (item
+        indices): Satterthwaite's under CR2, inf otherwise (for a few pairs of many models,
+        without every pair's)."""
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if self.small_sample != "CR2":
+            return np.full(len(pairs), np.inf)
+        if not len(pairs):
+            return np.zeros(0)
+        X = self._core_whitened[:, :len(self.items)]
+        return self._df_whitened(X[:, pairs[:, 0]] - X[:, pairs[:, 1]])
 
     def mu(self, level: float = 0.95) -> Interval:
         """Consensus scores mu_i (the mean of the judges' centred score rows)."""
