@@ -205,6 +205,11 @@ def test_divergences_with_an_empty_last_component_suggest_a_lower_rank():
                          posterior_attrs={"rank": 2})
     with pytest.warns(ConvergenceWarning, match=r"D\[1\] is not separated from zero.*use rank 1"):
         warn_on_diagnostics(idata)
+    # said once, with the first warning it explains (it had ended two warnings alike)
+    idata.posterior.attrs["weak_match_share"] = 0.5
+    with pytest.warns(ConvergenceWarning) as record:
+        warn_on_diagnostics(idata)
+    assert len(record) >= 2 and sum("not separated" in str(w.message) for w in record) == 1
     D[..., 1] = 0.5 + 0.02 * rng.normal(size=(2, 200))  # a real second component: no advice
     idata = az.from_dict(posterior={"D": D}, sample_stats={"diverging": np.eye(2, 200, dtype=bool)},
                          coords={"component": [0, 1]}, dims={"D": ["component"]},

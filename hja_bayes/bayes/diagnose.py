@@ -109,6 +109,7 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
     n_div = int(idata.sample_stats["diverging"].sum())
     if n_div:
         warn(divergence_report(idata) + advice, ConvergenceWarning)
+        advice = ""  # said once, with the first warning it explains
     attrs = idata.posterior.attrs
     permuted = float(attrs.get("permutation_share", 0.0))
     weak = float(attrs.get("weak_match_share", 0.0))
@@ -119,6 +120,7 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             "at cosine below 0.5 with the MAP's; summarise S, mu, gamma and D, which are "
             f"unaffected, rather than single columns of U and V{advice}",
             ConvergenceWarning)
+        advice = ""
     chains, draws = idata.posterior.sizes["chain"], idata.posterior.sizes["draw"]
     if chains < 2 or draws < 4:  # split R-hat compares chains of at least 4 draws
         warn(f"R-hat not computed: it compares 2 or more chains of at least 4 draws each, and "
@@ -143,5 +145,5 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
              f"Chains that agree would show about {about(expected)} such at these effective "
              "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
              "can be chance, many or far above it cannot; more draws (num_samples=; hja-bayes "
-             "fit --samples) tell the two apart" + (advice if not n_div else ""),
+             "fit --samples) tell the two apart" + advice,
              ConvergenceWarning)
