@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -113,11 +114,16 @@ class SparkEngine:
             paths = list(self.files.paths)
             read = self.spark.read
             try:
+                if self.files.hive:  # partition columns from the folders under the root
+                    read = read.option("basePath", _hive_root(paths))
                 if fmt == "parquet":
                     frame = read.parquet(*paths)
                 elif fmt in ("csv", "tsv"):
                     _same_headers(paths, "\t" if fmt == "tsv" else ",")
-                    frame = read.csv(paths, header=True, sep="\t" if fmt == "tsv" else ",")
+                    # a quoted field may span lines, and "" is a quote inside one (as the
+                    # other engines read CSV)
+                    frame = read.csv(paths, header=True, sep="\t" if fmt == "tsv" else ",",
+                                     multiLine=True, escape='"')
                 else:
                     frame = read.json(paths, multiLine=fmt == "json")
             except DataError:
@@ -347,3 +353,11 @@ def _same_headers(paths, sep: str) -> None:
             raise DataError(f"{path}: its header {header} differs from that of {first[0]} "
                             f"{first[1]}; Spark reads every CSV part's columns by position: "
                             "write the parts with one header, or scan with engine='duckdb'")
+
+
+def _hive_root(paths) -> str:
+    """The folder above the first ``column=value`` folder of the files (Spark's basePath)."""
+    root = Path(os.path.commonpath([str(Path(p).parent) for p in paths]))
+    while "=" in root.name:
+        root = root.parent
+    return str(root)
