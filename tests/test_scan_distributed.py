@@ -143,3 +143,13 @@ def test_spark_reads_quoted_newlines_and_hive_folders(spark, tmp_path):
         part.drop(columns="judge").to_parquet(folder / "part-0.parquet")
     assert_same_data(Comparisons.scan(tmp_path / "hive", engine="spark", cluster="question_id",
                                       session=spark), reference)
+
+
+def test_dask_says_what_it_needs_of_the_parts(dask_client, tmp_path):
+    """An extra column in the first part stops Dask ("['latency_ms'] not in index"), which
+    DuckDB reads: its error now says why and what reads them."""
+    df = read_as_text(bundled_prd())
+    df.iloc[:4000].assign(latency_ms="5").to_csv(tmp_path / "part-0.csv", index=False)
+    df.iloc[4000:].to_csv(tmp_path / "part-1.csv", index=False)
+    with pytest.raises(DataError, match="Dask reads the parts as one table.*engine='duckdb'"):
+        Comparisons.scan(tmp_path, engine="dask", cluster="question_id")

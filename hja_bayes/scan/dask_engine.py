@@ -153,7 +153,7 @@ class DaskEngine:
                 return dd.read_json(paths, lines=fmt == "jsonl", include_path_column="__file",
                                     blocksize=None)
             except Exception as exc:  # noqa: BLE001 - the reader's own message is the point
-                raise DataError(f"{self.files.describe()}: Dask could not read it ({exc})") from None
+                raise DataError(self._failed(exc)) from None
         if isinstance(source, pd.DataFrame):
             frame = source.reset_index(drop=True)
             frame["__row"] = np.arange(len(frame))
@@ -173,7 +173,16 @@ class DaskEngine:
         except DataError:
             raise
         except Exception as exc:  # noqa: BLE001 - reading errors surface here, lazily
-            raise DataError(f"{self.describe()}: Dask could not read it ({exc})") from None
+            raise DataError(self._failed(exc)) from None
+
+    def _failed(self, exc) -> str:
+        """Dask's error, and for several files what it needs of them."""
+        text = f"{self.describe()}: Dask could not read it ({exc})"
+        if self.files is not None and len(self.files.paths) > 1:
+            text += ("; Dask reads the parts as one table, its columns taken from the first: "
+                     "parts with other columns or no rows can stop it, and engine='duckdb' "
+                     "reads them")
+        return text
 
     def columns(self) -> list[str]:
         """The source's columns (its metadata; no rows read)."""
