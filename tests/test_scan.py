@@ -397,3 +397,15 @@ def test_polars_says_what_it_needs_of_the_parts(tmp_path):
         Comparisons.scan(tmp_path, engine="polars", cluster="question_id")
     assert_same_data(Comparisons.scan(tmp_path, cluster="question_id"),
                      Comparisons.from_frame(df, cluster="question_id"))
+
+
+def test_utf16_parts_are_refused_naming_the_file(tmp_path):
+    """UTF-16 text (PowerShell 5's redirected output) had failed deep in the engine."""
+    df = read_as_text(bundled_prd())
+    df.iloc[:4000].to_csv(tmp_path / "part-0.csv", index=False)
+    df.iloc[4000:].to_csv(tmp_path / "part-1.csv", index=False, encoding="utf-16")
+    for engine in ENGINES:
+        with pytest.raises(DataError, match=r"part-1\.csv is UTF-16 text: a scan reads UTF-8"):
+            Comparisons.scan(tmp_path, engine=engine, cluster="question_id")
+    alone = Comparisons.from_file(tmp_path / "part-1.csv", cluster="question_id")
+    assert alone.n_comparisons > 0  # the in-memory reader reads it

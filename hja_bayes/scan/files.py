@@ -97,8 +97,26 @@ def resolve(source) -> Files:
         first = {kind: p for p, kind in reversed(list(kinds.items()))}  # the first of each
         raise DataError("a scan reads files of one format; these mix "
                         + ", ".join(f"{kind} ({first[kind]}, ...)" for kind in sorted(formats)))
+    fmt = formats.pop()
+    if fmt != "parquet":
+        _utf16_refused(paths)
     hive = any("=" in part for p in paths for part in Path(p).parent.parts)
-    return Files(tuple(paths), formats.pop(), hive)
+    return Files(tuple(paths), fmt, hive)
+
+
+def _utf16_refused(paths) -> None:
+    """Refuse UTF-16 text (Windows PowerShell 5 writes redirected output so), which the
+    engines read as garbage, naming the first such file."""
+    import codecs
+    import gzip
+
+    for path in paths:
+        opener = gzip.open if path.lower().endswith(".gz") else open
+        with opener(path, "rb") as handle:
+            if handle.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                raise DataError(f"{path} is UTF-16 text: a scan reads UTF-8; convert it (e.g. "
+                                "iconv -f UTF-16 -t UTF-8), or read it alone with "
+                                "Comparisons.from_file, which reads UTF-16")
 
 
 def _say_left_out(where: str, paths: list, why: str) -> None:
