@@ -176,13 +176,11 @@ class DaskEngine:
             raise DataError(self._failed(exc)) from None
 
     def _failed(self, exc) -> str:
-        """Dask's error, and for several files what it needs of them."""
-        text = f"{self.describe()}: Dask could not read it ({exc})"
-        if self.files is not None and len(self.files.paths) > 1:
-            text += ("; Dask reads the parts as one table, its columns taken from the first: "
-                     "parts with other columns or no rows can stop it, and engine='duckdb' "
-                     "reads them")
-        return text
+        from .files import read_failure
+
+        return read_failure(self.describe(), self.files, "Dask", exc,
+                            ", its columns taken from the first: parts with other columns "
+                            "or no rows can stop it")
 
     def columns(self) -> list[str]:
         """The source's columns (its metadata; no rows read)."""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ..errors import DataError, DataWarning, warn
 from ..sources import FORMATS, file_format
 
-__all__ = ["Files", "resolve"]
+__all__ = ["Files", "read_failure", "resolve"]
 
 
 class Files(NamedTuple):
@@ -125,3 +125,14 @@ def _say_left_out(where: str, paths: list, why: str) -> None:
         more = f" and {len(paths) - 5} more" if len(paths) > 5 else ""
         warn(f"{len(paths)} file(s) under {where} left out, {why}: "
              f"{', '.join(paths[:5])}{more}", DataWarning)
+
+
+def read_failure(where: str, files: Files | None, engine: str, exc, needs: str) -> str:
+    """An engine's reading error as a message; for several files, what the engine needs of
+    the parts (``needs``, following "reads the parts as one table") and which engine reads
+    them all."""
+    text = f"{where}: {engine} could not read it ({exc})"
+    if files is not None and len(files.paths) > 1:
+        text += (f"; {engine} reads the parts as one table{needs}, and engine='duckdb' "
+                 "reads them")
+    return text

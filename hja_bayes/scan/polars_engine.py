@@ -96,13 +96,11 @@ class PolarsEngine:
             raise DataError(self._failed(exc)) from None
 
     def _failed(self, exc) -> str:
-        """Polars' error, and for several files what it needs of them."""
-        text = f"{self.describe()}: Polars could not read it ({exc})"
-        if self.files is not None and len(self.files.paths) > 1:
-            text += ("; Polars reads the parts as one table: parts with other columns, another "
-                     "column order, other types or no rows stop it, and engine='duckdb' "
-                     "reads them")
-        return text
+        from .files import read_failure
+
+        return read_failure(self.describe(), self.files, "Polars", exc,
+                            ": parts with other columns, another column order, other types "
+                            "or no rows stop it")
 
     def columns(self) -> list[str]:
         """The source's columns (its schema; no rows read)."""
