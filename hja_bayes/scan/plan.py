@@ -143,10 +143,14 @@ def where(example: Example, fmt: str | None) -> str:
     return describe(example, fmt)
 
 
+def _such_rows(count: int) -> str:
+    return "1 such row" if count == 1 else f"{count:,} such rows"
+
+
 def _located(engine, condition, what: str, count: int | None = None) -> DataError:
     example = engine.example(condition)
     place = where(example, engine.format) if example is not None else "a row"
-    tail = "" if count is None else f" ({count} such rows in all)"
+    tail = "" if count is None else f" ({_such_rows(count)} in all)"
     return DataError(f"{place}: {what}{tail}")
 
 
@@ -231,7 +235,7 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
             what = (f"winner {verdict!r} is neither 'model_a', 'model_b', a tie label, an "
                     f"invalid marker, nor one of the row's items ({a!r}, {b!r})"
                     + numeric_hint(verdict))
-        raise DataError(f"{place}: {what}; {count} such rows in all (every row was read and "
+        raise DataError(f"{place}: {what}; {_such_rows(count)} in all (every row was read and "
                         "counted; nothing was fitted)")
 
 
