@@ -9,10 +9,12 @@ from hja_bayes.confidence import (
     apply_cascade,
     binomial_upper_bound,
     calibrate_cascade,
+    certify_threshold,
     fixed_sequence_threshold,
     load_trust_or_escalate_confidence,
 )
-from hja_bayes.errors import ParameterError
+from hja_bayes.confidence.selective import fewest_certifiable
+from hja_bayes.errors import DataError, ParameterError
 
 from .conftest import SHARED_DATA, shared_data_or_skip
 
@@ -96,6 +98,52 @@ def test_guarantee_holds_by_simulation():
     rate = success / reps
     # P(success) >= 1 - delta; allow three binomial standard errors of the estimate
     assert rate >= (1 - delta) - 3 * np.sqrt(delta * (1 - delta) / reps)
+
+
+def _fewest_by_scipy(alpha, delta):
+    """The fewest examples, none disagreeing, whose Clopper-Pearson bound reaches alpha."""
+    n = 1
+    while binomtest(0, n, alternative="less").proportion_ci(1 - delta, method="exact").high > alpha:
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("alpha,delta", [(0.15, 0.1), (0.05, 0.1), (0.1, 0.025), (0.02, 0.1)])
+def test_a_high_target_is_tested_from_where_it_can_pass(alpha, delta):
+    """The scan starts at the first threshold keeping enough examples for the bound to reach
+    alpha: at high targets a start at 30 examples failed whatever the data, so nothing was
+    ever certified (0.1% disagreement on 5,000 examples at alpha = 0.05)."""
+    fewest = _fewest_by_scipy(alpha, delta)
+    assert fewest_certifiable(alpha, delta) == fewest
+    rng = np.random.default_rng(3)
+    c = rng.random(5000)
+    a = rng.random(5000) >= 0.001
+    lam = fixed_sequence_threshold(c, a, alpha, delta)
+    assert lam is not None and lam == _brute_threshold(c, a, alpha, delta, max(30, fewest))
+    # a three-judge cascade at 90% agreement tests each judge at delta / 3 (33 examples)
+    assert calibrate_cascade([c] * 3, [a] * 3, 0.1, 0.1).thresholds[0] is not None
+
+
+def test_the_guarantee_holds_at_a_high_target_and_thresholds_are_found():
+    # P(disagree | C = c) = 0.12 (1 - c): the true risk above lambda is 0.06 (1 - lambda)
+    rng = np.random.default_rng(12)
+    alpha, delta, reps, n = 0.05, 0.1, 400, 600
+    success = certified = 0
+    for _ in range(reps):
+        c = rng.random(n)
+        lam = fixed_sequence_threshold(c, rng.random(n) >= 0.12 * (1 - c), alpha, delta)
+        success += lam is None or 0.06 * (1 - lam) <= alpha
+        certified += lam is not None
+    assert success / reps >= (1 - delta) - 3 * np.sqrt(delta * (1 - delta) / reps)
+    assert certified / reps > 0.6  # every lambda >= 1/6 qualifies; none was found before
+
+
+def test_the_certificate_states_its_levels_without_rounding_up():
+    c, a = np.linspace(0, 1, 400), np.ones(400)
+    text = certify_threshold(c, a, 0.125, 0.025).describe()
+    assert "agreement >= 87.5% with probability >= 97.5%" in text
+    with pytest.raises(DataError, match="no calibration examples"):
+        fixed_sequence_threshold([], [], 0.1, 0.1)
 
 
 def test_cascade_escalates_and_abstains():

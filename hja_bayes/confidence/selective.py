@@ -17,6 +17,7 @@ judges are in :mod:`.cascade`.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -100,13 +101,28 @@ def binomial_upper_bound(k, n, delta: float) -> np.ndarray:
     return np.where(full, 1.0, out)
 
 
+def fewest_certifiable(alpha: float, delta: float) -> int:
+    """The fewest examples whose exact bound can reach ``alpha``: none disagreeing,
+    ``1 - delta ** (1 / n) <= alpha``.
+
+    >>> fewest_certifiable(0.15, 0.1), fewest_certifiable(0.05, 0.1)
+    (15, 45)
+    """
+    n = max(1, math.ceil(math.log(delta) / math.log1p(-alpha)))
+    while binomial_upper_bound(0, n, delta) > alpha:  # rounding at the boundary
+        n += 1
+    return n
+
+
 def _exact_threshold(c, a, alpha, delta, min_selected):
     order = np.argsort(-c, kind="stable")
     cs, wrong = c[order], (~a[order]).astype(np.float64)
     ends = np.flatnonzero(np.r_[cs[1:] != cs[:-1], True])  # distinct thresholds, high to low
     n_sel = ends + 1
     k_sel = np.cumsum(wrong)[ends]
-    ok = n_sel >= min_selected
+    # a threshold keeping fewer examples than it takes for the bound to reach alpha with no
+    # disagreement at all fails whatever the labels: starting there would end every scan
+    ok = n_sel >= max(min_selected, fewest_certifiable(alpha, delta))
     lam, n_sel, k_sel = cs[ends][ok], n_sel[ok], k_sel[ok]
     if len(lam) == 0:
         return None
@@ -196,14 +212,16 @@ def fixed_sequence_threshold(
     delta : float
         Allowed failure probability in (0, 1).
     min_selected : int
-        Thresholds keeping fewer calibration examples are skipped (with few examples the
-        exact bound cannot fall below ``alpha`` anyway; e.g. at ``alpha = 0.15``,
-        ``delta = 0.1`` it needs at least 15 examples even with no disagreement).
+        Thresholds keeping fewer calibration examples are skipped.  So are, with the exact
+        method, thresholds keeping fewer than :func:`fewest_certifiable` examples, where the
+        bound cannot fall below ``alpha`` even with no disagreement (15 at ``alpha = 0.15``,
+        ``delta = 0.1``; 45 at ``alpha = 0.05``): the scan starts where a pass is possible.
     method : {"exact", "jung"}
         ``"exact"`` (default): candidates are the distinct calibration confidences with at
-        least ``min_selected`` examples at or above them, scanned from the highest down; the
-        threshold returned is the last one before the first failure, and None when the highest
-        candidate already fails or there is no candidate.  ``"jung"``: the peers'
+        least ``min_selected`` (and :func:`fewest_certifiable`) examples at or above them,
+        scanned from the highest down; the threshold returned is the last one before the
+        first failure, and None when the highest candidate already fails or there is no
+        candidate.  ``"jung"``: the peers'
         implementation, kept to reproduce their numbers: confidences in float32, candidates
         ``linspace(0, 1, 5000)`` with at least 30 examples (``min_selected`` is ignored), the
         test at each candidate made at ``lambda - 1/m`` (m = number of candidates), and,
@@ -262,6 +280,8 @@ def fixed_sequence_threshold(
         return _jung_threshold(c, a, alpha, delta)
     if int(min_selected) < 1:
         raise ParameterError("min_selected must be at least 1")
+    if len(a) == 0:
+        raise DataError("no calibration examples")
     if groups is not None and len(np.asarray(groups)) != len(a):
         raise DataError(f"groups has {len(np.asarray(groups))} entries but there are {len(a)} examples")
     if is_grouped(groups):
@@ -298,7 +318,9 @@ class Certificate(NamedTuple):
 
     def describe(self) -> str:
         """One paragraph stating the certificate and its assumption."""
-        target = f"agreement >= {1 - self.alpha:.0%} with probability >= {1 - self.delta:.0%}"
+        # as many digits as the levels have (87.5%, not a rounded-up 88%)
+        target = (f"agreement >= {100 * (1 - self.alpha):.6g}% with probability >= "
+                  f"{100 * (1 - self.delta):.6g}%")
         if self.threshold is None:
             held = f"{self.n_groups} groups" if self.grouped else f"{self.n_calibration} examples"
             head = (f"No threshold certifies {target} on these calibration examples: abstain on "
