@@ -430,6 +430,33 @@ def _probability_csv(path, n, seed):
     return sim
 
 
+def test_confidence_one_shot_with_a_test_split_of_one_class(tmp_path, capsys):
+    """The one-shot run whose test examples all agree: no AUROC to report (it had ended in
+    an error about the whole file after training), and each test row names its example."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from hja_bayes.confidence.pipeline import group_split, read_confidence_source
+
+    sim = _probability_csv(tmp_path / "one.csv", 400, 1)
+    frame = pd.read_csv(tmp_path / "one.csv").drop(columns="question")
+    data = read_confidence_source(str(tmp_path / "one.csv"), human_col="human",
+                                  group_col="question")
+    assert np.array_equal(data.verdict, sim.verdict)
+    test = group_split(np.arange(400), (0.5, 0.25, 0.25), 0)[2]  # the CLI's split, seed 0
+    frame.loc[test, "human"] = sim.verdict[test]
+    frame.to_csv(tmp_path / "one.csv", index=False)
+    assert main(["confidence", str(tmp_path / "one.csv"), "--epochs", "2", "--pairs", "256",
+                 "--alpha", "0.45", "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "out" / "confidence.json").read_text())
+    assert summary["test_agreement_all"] == 1.0 and summary["test_auroc"] is None
+    assert summary["threshold"] is not None and "no AUROC" in capsys.readouterr().out
+    rows = pd.read_csv(tmp_path / "out" / "test_predictions.csv")
+    assert sorted(rows["example"]) == sorted(test) and rows["agree"].all()
+
+
 def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):
     import json
 

@@ -67,9 +67,12 @@ def _one_shot(args) -> int:
     result.predictions.to_csv(out / "test_predictions.csv", index=False)
     print(summary["certificate"])
     if summary["threshold"] is not None:
+        kept = summary["test_agreement_selected"]
+        auroc = ("no AUROC (the test examples are of one class)" if summary["test_auroc"] is None
+                 else f"AUROC {summary['test_auroc']:.3f}")
         print(f"Test: coverage {summary['test_coverage']:.1%}, agreement among kept "
-              f"{summary['test_agreement_selected']:.1%} (all: {summary['test_agreement_all']:.1%}); "
-              f"AUROC {summary['test_auroc']:.3f}")
+              f"{'-' if kept is None else format(kept, '.1%')} "
+              f"(all: {summary['test_agreement_all']:.1%}); {auroc}")
     progress(f"wrote {out / 'confidence.json'} and {out / 'test_predictions.csv'}")
     return 0
 

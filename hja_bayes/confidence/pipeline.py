@@ -58,7 +58,8 @@ class PipelineResult(NamedTuple):
         Sizes, the certificate (threshold, None: abstain on everything; grouped or not),
         test coverage, agreement and ranking metrics.
     predictions : DataFrame
-        Test examples: confidence, agree, selected.
+        Test examples: example (its position among the examples read, from 0), confidence,
+        agree, selected.
     ranker : ConfidenceRanker
         The trained ranker, with its ``certificate_``.
     """
@@ -409,7 +410,13 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
     if min(fractions) <= 0:
         raise ParameterError("train and calibration fractions must be positive and sum below 1")
     groups = np.arange(data.n) if data.groups is None else np.asarray(data.groups)
-    train, cal, test = (data.subset(i) for i in group_split(groups, fractions, seed))
+    parts = group_split(groups, fractions, seed)
+    for name, part in zip(("train", "calibration", "test"), parts):
+        if len(part) == 0:
+            raise DataError(f"the split leaves the {name} part empty: {data.n} examples in "
+                            f"{len(np.unique(groups))} groups are too few to split by these "
+                            "fractions")
+    train, cal, test = (data.subset(i) for i in parts)
     settings = {"posterior": posterior, "seed": seed}
     if epochs is not None:
         settings["n_epochs"] = epochs
@@ -429,10 +436,13 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
         "test_coverage": applied["coverage"],
         "test_agreement_selected": applied["agreement_trusted"],
         "test_agreement_all": applied["agreement_all"],
-        "test_auroc": auroc(c_test, test.agree),
-        "test_ranking_loss": ranking_loss(c_test, test.agree),
+        "test_auroc": None, "test_ranking_loss": None,  # a test split of one class has none
     }
-    for name, scores in test.baselines.items():
-        summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
+    if 0 < test.agree.sum() < test.n:
+        summary["test_auroc"] = auroc(c_test, test.agree)
+        summary["test_ranking_loss"] = ranking_loss(c_test, test.agree)
+        for name, scores in test.baselines.items():
+            summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
     frame = frame.rename(columns={"trusted": "selected"})[["confidence", "agree", "selected"]]
+    frame.insert(0, "example", parts[2])
     return PipelineResult(summary, frame, ranker)
