@@ -1,6 +1,7 @@
 """Bootstrap of a fitted panel: resampling is right, and its spread matches the Wald se."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import hja_bayes as hb
@@ -23,6 +24,27 @@ def test_row_bootstrap_spread_matches_fisher_se_on_independent_comparisons():
     with pytest.warns(hb.HJAWarning, match="150 bootstrap replicates leave 3.8 beyond each "
                                            "limit of a 95% percentile interval.*200 or more"):
         boot.table()  # too few for 95% limits: said
+
+
+def test_comparison_bootstrap_keeps_the_weight_of_half_counts():
+    """Counts read with ties as half wins (2.5 of 5) had been rounded before resampling
+    (2.5 to 2, 0.5 to 0): each replicate now holds the data's number of comparisons, drawn
+    in proportion to the counts as they are."""
+    from hja_bayes.hja.bootstrap import _resampled_counts
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([dict(judge=j, model_a=a, model_b=b, n=5, wins=rng.integers(0, 11) / 2)
+                          for j in ("j1", "j2") for a in "abc" for b in "abc" if a != b])
+    with pytest.warns(hb.DataWarning):
+        data = hb.Comparisons.from_counts(frame, ties=None)
+    counts = np.asarray(data.counts)
+    draws = np.stack([_resampled_counts(data, counts, "cells", rng, cluster=False)
+                      for _ in range(4000)])
+    assert np.all(draws.sum(axis=(1, 2)) == counts.sum())
+    # the mean replicate is the data: within 4 standard errors of a multinomial mean
+    p = counts / counts.sum()
+    se = np.sqrt(counts.sum() * p * (1 - p) / len(draws))
+    assert np.all(np.abs(draws.mean(0) - counts) <= 4 * se + 1e-12)
 
 
 def test_cluster_bootstrap_resamples_whole_questions():

@@ -4,6 +4,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
@@ -113,6 +114,28 @@ def test_cv_split_partitions_comparisons_and_selects_rank():
     assert all(np.all(np.asarray(f.counts) >= 0) for f in folds)
     fit = fit_hja(data, rank="cv", max_rank=2, cv_folds=4)
     assert fit.rank == 1 and np.all(np.isfinite(fit.rank_table.cv_nll))
+
+
+def _half_win_counts(seed):
+    """Counts read with ties as half wins (no ties column): cells of 5 with wins like 2.5."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame([dict(judge=j, model_a=a, model_b=b, n=5, wins=rng.integers(0, 11) / 2)
+                          for j in ("j1", "j2", "j3") for a in "abcd" for b in "abcd" if a != b])
+    with pytest.warns(hb.DataWarning):
+        return hb.Comparisons.from_counts(frame, ties=None)
+
+
+def test_cv_folds_of_counts_with_halves_sum_to_the_counts():
+    """Fractional counts had been rounded before the split (2.5 to 2, 0.5 to 0, 1.5 to 2),
+    leaving folds that did not sum to the data and training counts of -0.5."""
+    data = _half_win_counts(0)
+    counts = np.asarray(data.counts)
+    assert np.any(counts % 1 == 0.5)
+    folds = [np.asarray(f.counts) for f in split_comparisons(data, 5, seed=0)]
+    np.testing.assert_allclose(sum(folds), counts, rtol=0, atol=1e-12)
+    assert min(f.min() for f in folds) >= 0
+    # each fractional part went to one fold whole: a fold's count is whole or whole + 0.5
+    assert all(np.all(np.isin(f % 1, (0.0, 0.5))) for f in folds)
 
 
 def test_ja_ranking_reference_on_mtbench():

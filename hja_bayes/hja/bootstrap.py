@@ -145,8 +145,11 @@ def _resampled_counts(data, counts, level: str, rng, cluster: bool):
         entry_counts = counts_for(c.counts, counts.shape[1])
         return np.stack([np.bincount(c.cell, weights=entry_counts[:, a] * weight,
                                      minlength=data.n_cells) for a in range(counts.shape[1])], 1)
-    flat = np.rint(counts.ravel()).astype(np.int64)
-    return rng.multinomial(flat.sum(), flat / flat.sum()).astype(float).reshape(counts.shape)
+    # as many comparisons as there are, each from a unit and category in proportion to its
+    # count (a count with a fractional part, ties read as half wins, keeps its weight)
+    flat = np.asarray(counts, dtype=np.float64).ravel()
+    return rng.multinomial(int(np.rint(flat.sum())), flat / flat.sum()).astype(float).reshape(
+        counts.shape)
 
 
 def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = True,

@@ -26,7 +26,9 @@ def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Gen
 
     Works on the aggregated units: each unit's counts in every category are split by
     multinomial draws, which is the same as assigning each comparison to a fold uniformly
-    at random.
+    at random.  A count that is not a whole number (counts read with ties as half wins)
+    sends its fractional part, as one piece, to a fold drawn alike: the folds still sum to
+    the counts.
 
     Returns
     -------
@@ -38,9 +40,15 @@ def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Gen
     probs = np.full(n_folds, 1.0 / n_folds)
     layout = cells_of(data, pad=pad) if cells is None else cells
     counts = np.asarray(layout.counts)
+    whole = np.floor(counts)
     # (units, C, folds): each category's verdicts of each unit spread over the folds
-    parts = rng.multinomial(np.rint(counts).astype(np.int64), probs)
-    return [layout._replace(counts=jnp.asarray(parts[:, :, f].astype(float)))
+    parts = rng.multinomial(whole.astype(np.int64), probs).astype(float)
+    fraction = counts - whole
+    if np.any(fraction > 0):
+        fold = rng.integers(n_folds, size=counts.shape)
+        np.put_along_axis(parts, fold[..., None],
+                          np.take_along_axis(parts, fold[..., None], -1) + fraction[..., None], -1)
+    return [layout._replace(counts=jnp.asarray(parts[:, :, f]))
             for f in range(n_folds)]
 
 
