@@ -30,8 +30,10 @@ GLOSSARY = (
                     "at 0 its β rests on the model's structure alone."),
     ("Leverage h / ρ", "size of the judge's structured disagreement ‖(UVᵀ)_k‖, absolute and "
                        "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
-    ("High leverage", "high sensitivity and high leverage at once: a judge that moves the "
-                      "consensus and pulls away from it."),
+    ("High leverage", "|γ_k| and h both above the panel's medians (and ρ above 0.25): a "
+                      "judge with a strong consensus signal that also pulls away from it. "
+                      "It does not measure influence on the consensus: a judge of small "
+                      "γ_k can move it as much (a refit without the judge shows it)."),
     ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
     ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
                   "alone) with the consensus ranking; blank when its comparisons do not link "
