@@ -455,6 +455,10 @@ def test_confidence_one_shot_with_a_test_split_of_one_class(tmp_path, capsys):
     assert summary["threshold"] is not None and "no AUROC" in capsys.readouterr().out
     rows = pd.read_csv(tmp_path / "out" / "test_predictions.csv")
     assert sorted(rows["example"]) == sorted(test) and rows["agree"].all()
+    frame.head(3).to_csv(tmp_path / "three.csv", index=False)
+    assert main(["confidence", str(tmp_path / "three.csv"), "--quiet"]) == 2
+    assert ("the split leaves the calibration part empty: too few examples to split by these "
+            "fractions (examples: 3, groups: 3)") in capsys.readouterr().err
 
 
 def test_confidence_train_then_apply_a_saved_ranker(tmp_path, capsys):

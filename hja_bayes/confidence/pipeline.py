@@ -413,9 +413,9 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
     parts = group_split(groups, fractions, seed)
     for name, part in zip(("train", "calibration", "test"), parts):
         if len(part) == 0:
-            raise DataError(f"the split leaves the {name} part empty: {data.n} examples in "
-                            f"{len(np.unique(groups))} groups are too few to split by these "
-                            "fractions")
+            raise DataError(f"the split leaves the {name} part empty: too few examples to "
+                            f"split by these fractions (examples: {data.n}, groups: "
+                            f"{len(np.unique(groups))})")
     train, cal, test = (data.subset(i) for i in parts)
     settings = {"posterior": posterior, "seed": seed}
     if epochs is not None:
