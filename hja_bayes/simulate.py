@@ -162,7 +162,8 @@ def simulate(
     comparisons_per_judge : int
         T.
     heterogeneity : float
-        h, the size of the disagreement relative to the consensus (Frobenius norms).
+        h, the size of the disagreement relative to the consensus (Frobenius norms); > 0 at
+        ``rank >= 1``.
     seed : int, Generator or None
         Randomness source; the same seed gives the same panel.
     position_bias : float
@@ -214,7 +215,13 @@ def simulate(
     check_integer(n_items, "n_items", 2)
     check_rank(rank, n_judges, n_items)
     check_integer(comparisons_per_judge, "comparisons_per_judge", 1)
-    check_positive(heterogeneity, "heterogeneity", allow_zero=True)
+    if check_positive(heterogeneity, "heterogeneity", allow_zero=True) == 0 and rank > 0:
+        raise ParameterError("heterogeneity=0 is a panel without disagreement: simulate it at "
+                             "rank=0 (at a higher rank its factors U, V would be arbitrary)")
+    check_integer(questions, "questions", 0)
+    if question_correlation and not questions:
+        raise ParameterError("question_correlation couples verdicts within prompts: pass "
+                             "questions > 0")
     _per_judge(position_bias, 1, "position_bias")  # any finite number
     check_probability(tie_prob, "tie_prob", open_high=True)
     if ties is not None:
@@ -258,7 +265,8 @@ def simulate(
     truth_S = np.outer(d.gamma, d.mu) + np.asarray(d.U) @ np.asarray(d.V).T
     beta = position_bias * (1 + 0.5 * rng.standard_normal(K)) if position_bias else np.zeros(K)
 
-    theta = None if style is None else _per_judge(style, K, "style", int(n_features))
+    theta = None if style is None else _per_judge(style, K, "style",
+                                                  check_integer(n_features, "n_features", 1))
     truth = SimulationTruth(
         gamma=np.asarray(d.gamma), mu=np.asarray(d.mu), U=np.asarray(d.U), V=np.asarray(d.V),
         D=np.asarray(d.D), S=truth_S, beta=beta,

@@ -81,3 +81,19 @@ def test_a_panel_without_judges_or_with_one_model_is_a_parameter_error():
     for name in ("position_bias", "self_preference"):  # a NaN had simulated silently
         with pytest.raises(ParameterError, match=f"{name} must be finite"):
             simulate(**{name: float("nan")})
+
+
+def test_arguments_that_would_do_nothing_or_be_cut_are_parameter_errors():
+    from hja_bayes.errors import ParameterError
+
+    # had been ignored (no prompts), cut to 2 prompts, numpy's "high <= 0", an arbitrary
+    # non-canonical V with U = 0, and a style term of no features
+    for kwargs, message in [(dict(question_correlation=0.5), "pass questions > 0"),
+                            (dict(questions=2.5), "questions must be an integer >= 0"),
+                            (dict(questions=-3), "questions must be an integer >= 0"),
+                            (dict(rank=1, heterogeneity=0.0), "simulate it at rank=0"),
+                            (dict(questions=5, style=1.0, n_features=0),
+                             "n_features must be an integer >= 1")]:
+        with pytest.raises(ParameterError, match=message):
+            simulate(n_judges=3, n_items=4, **kwargs)
+    assert simulate(n_judges=3, n_items=4, rank=0, heterogeneity=0.0)[0].n_comparisons > 0
