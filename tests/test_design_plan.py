@@ -89,6 +89,14 @@ def test_prompts_through_a_design_effect():
                      icc=clustered.icc, comparisons_per_judge=[10_000_000])
     np.testing.assert_allclose(few.table.power, capped.table.power, rtol=1e-12)
     assert any("at 10000000 comparisons per judge" in note for note in few.notes)
+    # its judges' sensitivities are uncertain for want of prompts, not of verdicts: said so
+    # (it had said "few verdicts" at ten million per judge), with the verdicts' own error,
+    # the pilot's Fisher one scaled to that size
+    thin = next(n for n in few.notes if "sensitivities rest on few" in n)
+    assert "rest on few prompts" in thin and "more prompts" in thin
+    alone = float(re.search(r"; ([0-9.e-]+) from the verdicts alone", thin).group(1))
+    fisher = pilot.intervals(cov_type="fisher").query("quantity == 'gamma'")["se"]
+    assert alone == pytest.approx(np.median(fisher) * np.sqrt(1500 / 10_000_000), rel=0.02)
     # the note names the fewest prompts that reach the power within max_per_judge
     fewest = int(re.search(r"at least (\d+) prompts", " ".join(few.notes)).group(1))
     for prompts, reached in ((fewest - 1, False), (fewest, True)):

@@ -28,8 +28,7 @@ of models ("ranks": the package's joint rank intervals, :mod:`hja_bayes.inferenc
 over the pairs asked ("pairs"), Bonferroni over the pairs asked, or none.  With G prompts the
 fit's intervals are CR2's with t quantiles, as the leaderboard's: each pair's critical value
 is then ``t_{G-1}^-1(Phi(c))`` (about Satterthwaite's df for balanced prompts), its standard
-error the estimate's standard deviation (CR2 is about unbiased; normal quantiles with CR1's
-``sqrt(G/(G-1))`` had overstated power by up to 0.36 at 12 prompts).  Power of one contrast:
+error the estimate's standard deviation (CR2 is about unbiased).  Power of one contrast:
 ``Phi((d - c' se) / sd)``; joint power (every pair asked detected): the normal orthant
 probability with the contrasts' correlation, by simulation with a fixed seed.
 """
@@ -138,9 +137,7 @@ def _smallest(ok, low: int, largest: int) -> int | None:
 
 
 def _style_coordinates(fit, chart) -> np.ndarray:
-    """The chart coordinates of style coefficients: held at the pilot's values, since the
-    style of answers yet to be written is not known (the plan is for answers of equal
-    style)."""
+    """The chart coordinates of style coefficients (held at the pilot's values)."""
     m = chart.shape[2]
     names = list(fit.coef_names) + list(fit.theta_names)  # the local columns after the A row
     style = np.array([n.startswith("style:") for n in names], dtype=bool)
@@ -206,11 +203,8 @@ def _numbers(value, name: str) -> np.ndarray:
 
 
 def _icc(fit, Gmu, a, b) -> tuple[float, int | None, float, str]:
-    """Intra-prompt correlation, prompts and variance factor of a pilot with prompts (0,
-    None and 1 without): its cluster-robust (CR2, which has no G/(G-1) factor) over its
-    sandwich variance of the contrasts is ``1 + (m_w - 1) rho``, m_w the size-weighted
-    comparisons per prompt, and its sandwich over its Fisher variance, ``phi``, scales every
-    planned variance."""
+    """Intra-prompt correlation, prompts, variance factor ``phi`` and its note, from a pilot
+    with prompts (0, None, 1 and "" without): see the module's notes."""
     c = fit.data.clusters
     if c is None or fit.cov_type != "cluster":
         return 0.0, None, 1.0, ""
@@ -428,11 +422,17 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     # the judges' sensitivities at that size: gamma_k's variances scale as the contrasts'
     vg1 = quadratic_forms(gamma_gradients(chart, fit.S), sigma1) * phi
 
-    def thin(T):
-        return few_verdicts(np.sqrt(vg1 * evaluate(T)[4] / T))
+    def thin(T, deff=True):
+        return few_verdicts(np.sqrt(vg1 * (evaluate(T)[4] if deff else 1.0) / T))
 
     thin_at = thin(at)
-    if thin_at is not None:
+    if thin_at is not None and thin(at, deff=False) is None:  # the prompts' doing
+        notes.append(f"at {at} comparisons per judge the judges' sensitivities rest on few "
+                     f"prompts (median predicted standard error of gamma_k {thin_at:.2g} with "
+                     f"the design effect, above {FEW_VERDICTS_SE:g}; {np.median(np.sqrt(vg1 / at)):.2g} "
+                     "from the verdicts alone): the fit will warn of it; more prompts, not more "
+                     "comparisons on these, bring it down")
+    elif thin_at is not None:
         enough = _smallest(lambda T: thin(T) is None, 1, max_per_judge)
         notes.append(
             f"at {at} comparisons per judge the judges' sensitivities rest on few verdicts "
