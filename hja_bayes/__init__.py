@@ -63,7 +63,9 @@ _LAZY = {
         "observed_heatmap", "pairwise_table", "posterior_predictive_plot", "prior_predictive_plot",
         "rank_posterior_plot", "report", "residual_heatmap", "win_probability_heatmap")},
     **{name: "bayes" for name in ("HJAPriors", "compare_intervals", "sample_hja")},
-    **{name: "design" for name in ("next_comparisons", "plan")},
+    # the defining modules: ``hja_bayes.design.plan`` is also the module's name, which an
+    # explicit ``import hja_bayes.design.plan`` binds on the package
+    "next_comparisons": "design.next", "plan": "design.plan",
 }
 _LAZY_MODULES = ("bayes", "confidence", "datasets", "design", "reporting")
 

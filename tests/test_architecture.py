@@ -134,3 +134,17 @@ def test_every_public_name_resolves():
     assert reporting.biases.bias_table is hja_bayes.bias_table
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         reporting.nothing
+
+
+def test_a_submodule_named_like_its_function_does_not_shadow_it():
+    """``import hja_bayes.design.plan`` (a doctest run, a reader of the source) binds the
+    module on the package; ``hja_bayes.plan`` had then returned the module, not the
+    function.  In a fresh process, so no earlier import hides it."""
+    import subprocess
+    import sys
+
+    code = ("import hja_bayes.design.plan, hja_bayes as hb; "
+            "print(callable(hb.plan), callable(hb.next_comparisons))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["True", "True"]

@@ -45,7 +45,7 @@ def _critical_said(result) -> str:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from ..design import plan
+    from ..design.plan import plan
     from ..errors import ParameterError
     from ..persistence import load_fit
 
