@@ -58,3 +58,45 @@ def test_cluster_bootstrap_resamples_whole_questions():
         hb.fit_hja(plain, rank=0).bootstrap(3)
     with pytest.raises(hb.ParameterError, match="n must be"):
         fit.bootstrap(1)
+
+
+def _tiny_panel():
+    """Three judges, three models, 12 verdicts each: refits from the fit wander off."""
+    data, _ = hb.simulate(n_judges=3, n_items=3, rank=0, comparisons_per_judge=12, seed=14,
+                          tie_prob=0.15)
+    return data, hb.fit_hja(data, rank=0)
+
+
+def test_a_refit_that_wanders_from_the_warm_start_starts_afresh():
+    """Without one verdict the warm-started refit drifted for 2,000 steps towards judges
+    that cancel out (no consensus), and fragility took it as the answer; the refit now
+    starts afresh there and lands where a fresh fit of the reduced data does."""
+    from hja_bayes.hja.bootstrap import _start, refit_without
+    from hja_bayes.hja.solve import solve
+    from hja_bayes.likelihood import cells_of
+    from hja_bayes.likelihood.terms import design_of
+
+    data, fit = _tiny_panel()
+    removed = np.zeros_like(np.asarray(data.counts))
+    removed[3, 0] = 1
+    reduced = data.without(removed)
+    cells = cells_of(reduced, pad=True, outcome=fit.outcome_model,
+                     design=design_of(reduced, fit.terms))
+    warm = solve(_start(fit), cells, 0, ridge=fit.ridge, tol=1e-10, max_iter=2000,
+                 outcome=fit.outcome_model)
+    assert not warm.converged
+    refit = refit_without(fit, removed)
+    fresh = hb.fit_hja(reduced, rank=0)
+    assert refit.converged and fresh.converged
+    np.testing.assert_allclose(refit.mu, fresh.mu, atol=1e-6)
+    assert refit.nll == pytest.approx(fresh.nll, rel=1e-9)
+
+
+def test_a_table_of_unconverged_replicates_says_so():
+    _, fit = _tiny_panel()
+    boot = fit.bootstrap(40, seed=0, cluster=False)
+    stuck = int(np.sum(~boot.converged))
+    assert stuck > 0
+    with pytest.warns(hb.HJAWarning, match=f"{stuck} of 40 bootstrap replicates did not "
+                                           "converge"):
+        boot.table(0.5)

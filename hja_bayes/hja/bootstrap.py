@@ -18,7 +18,7 @@ from ..errors import HJAWarning, ParameterError, warn
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
 from .result import HJAFit
-from .solve import make_fit, solve
+from .solve import DEFAULT_TAU, fit_rank, make_fit, solve
 from .state import SolverState, scores
 
 __all__ = ["Bootstrap", "bootstrap_fit", "refit_without"]
@@ -82,6 +82,12 @@ class Bootstrap(NamedTuple):
                  f"replicates and move from run to run; {MIN_BEYOND / q[0]:,.0f} or more "
                  "replicates give each limit at least 5 beyond it (bootstrap(n=...))",
                  HJAWarning)
+        stuck = int(np.sum(~np.asarray(self.converged, dtype=bool)))
+        if stuck:
+            warn(f"{stuck} of {n} bootstrap replicates did not converge and are in the "
+                 "table as they stopped: on a panel this small the refits wander (few "
+                 "verdicts per judge); their spread overstates or understates the fit's",
+                 HJAWarning)
         frames = []
         for name, draws, labels in (("mu", self.mu, self.items), ("gamma", self.gamma, self.judges),
                                     ("beta", self.beta, self.judges), ("nu", self.nu, self.judges)):
@@ -104,7 +110,8 @@ def _start(fit: HJAFit) -> SolverState:
 
 
 def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2000) -> HJAFit:
-    """The fit refitted without some verdicts, warm-started at it (same rank and terms).
+    """The fit refitted without some verdicts, warm-started at it (same rank and terms);
+    where that run does not converge, from the standard start instead, if that one does.
 
     Parameters
     ----------
@@ -132,6 +139,11 @@ def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2
     cells = cells_of(data, pad=True, outcome=outcome, design=design)
     result = solve(_start(fit), cells, fit.rank, ridge=fit.ridge, tol=tol, max_iter=max_iter,
                    outcome=outcome)
+    if not result.converged:  # drifting away from the fit's basin (tiny panels): start afresh
+        fresh = fit_rank(data, cells, design, fit.rank, tau=DEFAULT_TAU, ridge=fit.ridge,
+                         tol=tol, max_iter=max_iter, warn=False, outcome=outcome)
+        if fresh.converged:
+            result = fresh
     return make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome)
 
 

@@ -21,7 +21,7 @@ from .inputs import (LEFT_OUT_ON_REQUEST, MIN_JUDGE_COMPARISONS, check_fit_input
                      deprecated_ties, judges_to_leave_out, warn_unused_levels)
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
-from .solve import SolveResult, fit_rank, make_fit, warn_not_converged
+from .solve import DEFAULT_TAU, SolveResult, fit_rank, make_fit, warn_not_converged
 
 __all__ = ["fit_hja", "fit_btl_svd", "uncontrolled"]
 
@@ -31,7 +31,7 @@ def fit_hja(
     rank: int | Literal["bic", "cv"] = 1,
     *,
     position_bias: bool = False,
-    tau: float = 30.0,
+    tau: float = DEFAULT_TAU,
     ridge: float = DEFAULT_RIDGE,
     tol: float = 1e-10,
     max_iter: int = 2000,

@@ -36,6 +36,8 @@ INIT_RIDGE = 0.1
 #: Gradient tolerance of the per-judge BTL start: a start need not be exact (the solver
 #: iterates to ``tol`` from there), and at 1,000 models each Newton step costs milliseconds.
 INIT_TOL = 1e-6
+#: The proximal weight a fit starts from (``fit_hja``'s ``tau``).
+DEFAULT_TAU = 30.0
 
 
 class SolveResult(NamedTuple):
