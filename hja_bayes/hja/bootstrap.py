@@ -85,8 +85,8 @@ class Bootstrap(NamedTuple):
         stuck = int(np.sum(~np.asarray(self.converged, dtype=bool)))
         if stuck:
             warn(f"{stuck} of {n} bootstrap replicates did not converge and are in the "
-                 "table as they stopped: on a panel this small the refits wander (few "
-                 "verdicts per judge); their spread overstates or understates the fit's",
+                 "table as they stopped (on panels of few verdicts per judge the refits "
+                 "wander): read its spread as a rough guide only",
                  HJAWarning)
         frames = []
         for name, draws, labels in (("mu", self.mu, self.items), ("gamma", self.gamma, self.judges),
