@@ -409,3 +409,16 @@ def test_utf16_parts_are_refused_naming_the_file(tmp_path):
             Comparisons.scan(tmp_path, engine=engine, cluster="question_id")
     alone = Comparisons.from_file(tmp_path / "part-1.csv", cluster="question_id")
     assert alone.n_comparisons > 0  # the in-memory reader reads it
+
+
+def test_a_csv_duckdb_cannot_lay_out_is_said_in_a_few_lines(tmp_path):
+    """A row with a field too many: DuckDB's sniffer had answered with 30 lines of its own
+    read options (not ours to pass) and the package's SQL."""
+    path = tmp_path / "bad.csv"
+    path.write_text("judge,model_a,model_b,winner\nj1,a,b,model_a\nj1,a,b,model_a,extra\n"
+                    "j2,b,a,model_b\n", encoding="utf-8")
+    with pytest.raises(DataError, match="DuckDB could not read it") as caught:
+        Comparisons.scan(str(path), engine="duckdb")
+    text = str(caught.value)
+    assert "from_csv names the line" in text
+    assert "Possible fixes" not in text and "LINE 1" not in text and text.count("\n") <= 2

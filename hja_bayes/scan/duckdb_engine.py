@@ -50,6 +50,20 @@ def _lit(text: str) -> str:
     return "'" + str(text).replace("'", "''") + "'"
 
 
+def _essentials(exc) -> str:
+    """DuckDB's message without its advice on read options this package does not pass on
+    and without the package's own SQL; a CSV whose layout it could not work out gets a
+    hint of ours."""
+    text = str(exc)
+    for tail in ("\nThe search space used was:", "\nPossible fixes:", "\nLINE 1:"):
+        text = text.split(tail)[0]
+    text = text.strip()
+    if "sniffing file" in text:
+        text += ("; most often a row with more or fewer fields than the header: "
+                 "Comparisons.from_csv names the line")
+    return text
+
+
 class DuckDBEngine:
     """Scan with DuckDB (``pip install duckdb``).
 
@@ -150,8 +164,8 @@ class DuckDBEngine:
         try:
             return self.con.execute(sql, params) if params else self.con.execute(sql)
         except self._duckdb.Error as exc:
-            where = self.describe()
-            raise DataError(f"{where}: DuckDB could not read it ({exc})") from None
+            raise DataError(f"{self.describe()}: DuckDB could not read it "
+                            f"({_essentials(exc)})") from None
 
     def columns(self) -> list[str]:
         """The source's columns (its schema; no rows read)."""
