@@ -21,6 +21,7 @@ from .categories import THREE
 from .comparisons import Comparisons, aggregate_cells
 from .errors import DataError, DataWarning, ParameterError, warn
 from .features import join_features
+from .names import warn_near_duplicates
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
 from .row_keys import cluster_codes, codes_in_order, row_keys, tally
 from .sources import as_frame, read_table, row_label
@@ -158,8 +159,8 @@ def read_frame(
             + numeric_hint(label))
     is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
-    _warn_near_duplicates(keys.items, "item")
-    _warn_near_duplicates(keys.judge.names, "judge")
+    warn_near_duplicates(keys.items, "item")
+    warn_near_duplicates(keys.judge.names, "judge")
     _warn_repeated_rows(df, {judge, "judge", model_a, model_b, winner, cluster,
                              *ONE_HOT_COLUMNS})
 
@@ -355,8 +356,8 @@ def read_counts(
         raise DataError(
             f"{row_label(df.index, np.argmax(bad))}: need ties <= n and ties/2 <= wins <= n - ties/2"
         )
-    _warn_near_duplicates(keys.items, "item")
-    _warn_near_duplicates(keys.judge.names, "judge")
+    warn_near_duplicates(keys.items, "item")
+    warn_near_duplicates(keys.judge.names, "judge")
     keep = nn > 0
     rejected = {"n == 0": int((~keep).sum())} if (~keep).any() else {}
     all_judges = list(keys.judge.names)
@@ -433,18 +434,3 @@ def _scalar_column(values: pd.Series) -> bool:
         return True
     valid = values.notna().to_numpy()
     return not valid.any() or isinstance(values.iat[int(valid.argmax())], (str, int, float))
-
-
-def _warn_near_duplicates(names: np.ndarray, what: str) -> None:
-    """Warn when distinct names differ only in case, spaces or punctuation (never merge)."""
-    unique = pd.unique(pd.Series(names, dtype=object))
-    normal = pd.Series(["".join(ch for ch in str(u).casefold() if ch.isalnum()) or str(u)
-                        for u in unique])
-    dup = normal.duplicated(keep=False)
-    if dup.any():
-        groups = {}
-        for name, key in zip(unique[dup.to_numpy()], normal[dup]):
-            groups.setdefault(key, []).append(name)
-        shown = "; ".join(" / ".join(repr(x) for x in g) for g in groups.values())
-        warn(f"{what} names that differ only in case, spaces or punctuation are kept "
-             f"apart: {shown}. Normalise them first if they are the same.", DataWarning)

@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 LAYERS = [
     {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs"},
     {"clusters", "summary", "comparisons", "sources", "position_locked"},
-    {"verdicts", "prompt_columns", "row_keys", "readers", "features", "datasets", "scan"},
+    {"verdicts", "prompt_columns", "row_keys", "names", "readers", "features", "datasets",
+     "scan"},
     {"likelihood", "decomposition"},
     {"btl", "simulate", "inference", "diagnostics"},
     {"hja"},

@@ -149,7 +149,7 @@ def test_prompt_ids_differing_in_spaces_warn_and_are_not_merged():
 
 def test_names_differing_in_case_warn_and_are_not_merged():
     df = frame(model_a=["GPT-4", "gpt-4 "], model_b=["b", "b"], winner=["model_a", "model_b"])
-    with pytest.warns(DataWarning, match="case, spaces or punctuation"):
+    with pytest.warns(DataWarning, match="case, spaces, punctuation"):
         data = Comparisons.from_frame(df, judge=None)
     assert data.n_items == 3
     # a typo that drops a hyphen had split one model in two silently
@@ -158,6 +158,18 @@ def test_names_differing_in_case_warn_and_are_not_merged():
     with pytest.warns(DataWarning, match=r"'gpt4' / 'gpt-4'") as caught:
         data = Comparisons.from_frame(df, judge=None)
     assert data.n_items == 5 and "claude" not in str(caught[0].message)
+    # one name in composed and in decomposed Unicode (they print alike), full-width letters,
+    # and an integer id written as a float by a column with a gap had split silently too
+    composed, decomposed = "caf\u00e9-7b", "cafe\u0301-7b"
+    for first, second, shown in [([composed, decomposed], ["b", "b"],
+                                  f"{composed!r} / {decomposed!r}"),
+                                 (["\uff47\uff50\uff54-4", "gpt-4"], ["b", "b"],
+                                  "'ｇｐｔ-4' / 'gpt-4'"),
+                                 ([2, 5], [3.0, 2.0], "'2' / '2.0'")]:
+        df = frame(model_a=first, model_b=second, winner=["model_a", "model_a"])
+        with pytest.warns(DataWarning, match=re.escape(shown)):
+            data = Comparisons.from_frame(df, judge=None)
+        assert data.n_items == 3 + (first[0] == 2)
 
 
 def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identifier():

@@ -23,7 +23,8 @@ import pandas as pd
 
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError
-from ..readers import _warn_crowd, _warn_dropped, _warn_near_duplicates
+from ..names import warn_near_duplicates
+from ..readers import _warn_crowd, _warn_dropped
 from ..row_keys import SINGLE_JUDGE
 from ..verdicts import numeric_hint
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
@@ -277,8 +278,8 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
     judge_index[used] = np.arange(len(used))
     items = [plan.items[i] for i in item_used]
     judges = [plan.judges[k] for k in used]
-    _warn_near_duplicates(np.asarray(plan.items, dtype=object), "item")
-    _warn_near_duplicates(np.asarray(plan.judges, dtype=object), "judge")
+    warn_near_duplicates(np.asarray(plan.items, dtype=object), "item")
+    warn_near_duplicates(np.asarray(plan.judges, dtype=object), "judge")
     k = judge_index[k_all[valid]]
     weight = n[valid].astype(float)
     _warn_crowd(np.bincount(k, weights=weight, minlength=len(judges)), plan.spec.judge)
