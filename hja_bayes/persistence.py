@@ -131,7 +131,14 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         When ``overwrite`` is false and ``path`` already holds ``fit.json``.
     NotADirectoryError
         When ``path`` exists and is a file.
+    ParameterError
+        When ``idata``, a posterior of :func:`~hja_bayes.sample_hja`, is not of this fit's
+        model and data.
     """
+    if idata is not None and "rank" in getattr(getattr(idata, "posterior", None), "attrs", {}):
+        from .bayes.compare import check_posterior
+
+        check_posterior(idata, fit)  # sample_hja's draws: of this fit's model and data
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} exists and is not a folder")

@@ -91,3 +91,19 @@ def test_a_posterior_of_other_data_with_the_same_names_is_refused():
     with pytest.raises(ParameterError, match=r"different models \(data: the posterior's "
                                              r"4,500 comparisons against the fit's"):
         leaderboard(fewer, idata)
+
+
+def test_a_posterior_of_another_run_of_the_same_design_is_refused(tmp_path):
+    """Another seed of the same panel: as many comparisons of the same judges and models,
+    other verdicts.  compare_intervals and a save had taken it (only the total was read)."""
+    from hja_bayes import ParameterError, fit_hja, simulate
+
+    data, _, fit, idata = panel()
+    other, _ = simulate(3, 5, 1, 1500, seed=12, position_bias=0.4)
+    assert other.n_comparisons == data.n_comparisons and other.items == data.items
+    rerun = fit_hja(other, 1, position_bias=True)
+    for use in (compare_intervals, lambda f, i: f.save(tmp_path / "other", idata=i)):
+        with pytest.raises(ParameterError, match=r"same judges and models, but other "
+                                                 r"verdicts"):
+            use(rerun, idata)
+    fit.save(tmp_path / "own", idata=idata)  # its own posterior is saved as before

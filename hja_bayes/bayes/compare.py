@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..checks import check_level
 from ..errors import ParameterError
-from .convert import coordinate_names
+from .convert import coordinate_names, posterior_cells
 
 __all__ = ["check_posterior", "compare_intervals", "describes", "interval_summaries", "mismatch"]
 
@@ -31,7 +31,8 @@ def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]
 
 def mismatch(idata, fit) -> str | None:
     """What differs between a posterior's model and the fit's: rank, position bias, outcome
-    model, terms, judges or items (in order); None when nothing does."""
+    model, terms, judges or items (in order), or the data (the comparisons' number, then the
+    verdicts cell by cell); None when nothing does."""
     post = getattr(idata, "posterior", None)
     if post is None or "rank" not in post.attrs or not {"judge", "item"} <= set(post.coords):
         return "the posterior carries no model description (not from sample_hja?)"
@@ -62,7 +63,25 @@ def mismatch(idata, fit) -> str | None:
         if not np.isclose(n, fit.data.n_comparisons):
             return (f"data: the posterior's {n:,g} comparisons against the fit's "
                     f"{fit.data.n_comparisons:,g}")
+        if not _same_verdicts(idata, fit.data):
+            return ("data: as many comparisons, of the same judges and models, but other "
+                    "verdicts (another run or file)")
     return None
+
+
+def _same_verdicts(idata, data) -> bool:
+    """Whether the posterior's cells hold the data's verdicts, cell by cell (True where
+    they are counted in other categories, e.g. ordered verdicts fitted as three)."""
+    cells = posterior_cells(idata)
+    theirs, ours = np.asarray(cells.counts, dtype=float), np.asarray(data.counts, dtype=float)
+    if theirs.shape != ours.shape:
+        return True
+    mine = np.lexsort((data.second, data.first, data.judge))
+    other = np.lexsort((cells.second, cells.first, cells.judge))
+    keys = all(np.array_equal(np.asarray(a)[other], np.asarray(b)[mine]) for a, b in
+               ((cells.judge, data.judge), (cells.first, data.first),
+                (cells.second, data.second)))
+    return keys and np.allclose(theirs[other], ours[mine])
 
 
 def describes(idata, fit) -> bool:
