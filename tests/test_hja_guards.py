@@ -96,6 +96,12 @@ def test_fit_arguments_of_the_wrong_kind_are_refused_before_any_work():
         with pytest.raises(hb.ParameterError, match=message):
             hb.sample_hja(data, 0, **{"num_samples": 1, "num_warmup": 1, name: value})
     assert hb.fit_hja(data, rank=0, position_bias=np.bool_(True)).position_bias  # NumPy's: fine
+    # NumPy integers for the draws (numpyro's own "must be a positive integer" before)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.HJAWarning)  # four draws: no R-hat, said
+        idata = hb.sample_hja(data, 0, num_samples=np.int64(4), num_warmup=np.int64(3),
+                              num_chains=1, progress_bar=False)
+    assert idata.posterior.sizes["draw"] == 4
     # the rows themselves where Comparisons go: how to build them (fit_pooled_btl and the
     # observed tables and heat map had ended in pandas' AttributeError)
     rows = hb.datasets.load_prd_vicuna80().judgments

@@ -86,12 +86,11 @@ _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_e
                  "adapt_state.step_size")
 
 
-def _check_counts(num_warmup, num_samples, num_chains, seed) -> None:
-    """Integers: warm-up steps and the seed >= 0, draws and chains >= 1."""
-    check_integer(num_warmup, "num_warmup")
-    check_integer(num_samples, "num_samples", 1)
-    check_integer(num_chains, "num_chains", 1)
-    check_integer(seed, "seed")
+def _check_counts(num_warmup, num_samples, num_chains, seed) -> tuple[int, int, int, int]:
+    """Integers (NumPy's too, as Python ints): warm-up steps and the seed >= 0, draws and
+    chains >= 1."""
+    return (check_integer(num_warmup, "num_warmup"), check_integer(num_samples, "num_samples", 1),
+            check_integer(num_chains, "num_chains", 1), check_integer(seed, "seed"))
 
 
 def sample_hja(
@@ -276,7 +275,8 @@ def sample_hja(
 
     start = check_choice(start, "start", ("laplace", "map"))
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
-    _check_counts(num_warmup, num_samples, num_chains, seed)
+    num_warmup, num_samples, num_chains, seed = _check_counts(num_warmup, num_samples,
+                                                              num_chains, seed)
     outcome = deprecated_ties(ties, outcome)
     init, r, pb, data = resolve_init(data, rank, init, position_bias, outcome, style,
                                       self_preference)
