@@ -748,7 +748,7 @@ def test_expected_wins_stored_with_integrated_effects_are_those_drawn_again():
 
     post = both_samplers()["integrated"].copy()
     del post.posterior["alpha"]  # drawn again, as for a posterior too large to store them
-    np.testing.assert_allclose(post.posterior_predictive["expected_wins"].values,
+    np.testing.assert_allclose(post.constant_data["expected_wins"].values,
                                expected_wins(post).mean(axis=0), rtol=1e-9)
 
 

@@ -32,17 +32,19 @@ Groups
     the middle one counted 1/2); ``ties (cell)``, the middle category per cell, for an
     outcome model that predicts ties (Davidson, an odd ordinal scale); for a scale other
     than (first, tie, second), ``category_counts (judge, category)``, each judge's
-    verdicts per category.  ``posterior_predictive`` also holds ``expected_wins (cell)``
-    without chain and draw: the posterior mean of each cell's expected wins of the
-    first-shown item (:func:`~hja_bayes.bayes.ppc.expected_wins`, averaged over the draws
-    when the posterior was assembled; with integrated prompt effects computing it again
-    means drawing every answer effect again).
+    verdicts per category.
 ``constant_data``
     The cells: integer codes ``judge_of_cell``, ``first``, ``second`` and the counts ``n``,
     ``first_wins``, ``ties``, ``second_wins`` (the three-outcome view), ``counts (cell,
     category)`` for another scale; the ``cell`` dimension carries the labels
     ``cell_judge``, ``cell_first``, ``cell_second`` in every group.  With terms beyond the
     position bias, their design ``X (cell, term)`` and ``Xg (cell, shared_term)``.
+    ``expected_wins (cell)``: the posterior mean of each cell's expected wins of the
+    first-shown item (:func:`~hja_bayes.bayes.ppc.expected_wins`, averaged over the draws
+    when the posterior was assembled; with integrated prompt effects computing it again
+    means drawing every answer effect again), kept here because it has no chain or draw
+    dimension, which ArviZ expects of every predictive variable (posteriors written before
+    kept it in ``posterior_predictive``).
     When the likelihood's units are (question, cell) entries (prompt effects, or a term
     that varies by prompt: ``posterior.attrs["units"] == "entries"``), ``entry_cluster``,
     ``entry_cell``, ``entry_first_wins``, ``entry_ties``, ``entry_second_wins``,
@@ -227,7 +229,7 @@ def to_inference_data(
         **groups,
     )
     if expected_wins is not None:  # a posterior mean: no chain or draw dimension
-        idata.posterior_predictive["expected_wins"] = ("cell", np.asarray(expected_wins))
+        idata.constant_data["expected_wins"] = ("cell", np.asarray(expected_wins))
     _label(idata, data, pointwise, comparison_labels, entries)
     return idata
 

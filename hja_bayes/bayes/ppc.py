@@ -204,8 +204,11 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
     G, offsets, counts, *_ = _pair_groups(idata)
     # posterior mean of the cells' expected wins: stored when the posterior was assembled
     # (older posteriors: computed again)
-    if "expected_wins" in idata.posterior_predictive:
-        wins = np.asarray(idata.posterior_predictive["expected_wins"], dtype=float)
+    stored = [g["expected_wins"] for g in (getattr(idata, "constant_data", None),
+                                           idata.posterior_predictive)
+              if g is not None and "expected_wins" in g]
+    if stored:
+        wins = np.asarray(stored[0], dtype=float)
     else:
         wins = expected_wins(idata).mean(axis=0)
     # the lower-index item's per group: G w + offsets (the sign handles the order)
