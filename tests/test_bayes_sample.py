@@ -181,6 +181,23 @@ def test_r_hat_above_the_limit_warns_and_names_the_quantity():
     assert 0 < expected < 0.5
 
 
+def test_r_hat_of_chains_stuck_apart_is_counted_among_the_quantities(monkeypatch):
+    """An infinite R-hat (chains that never moved, seen on 20 + 20 draws): the count of the
+    quantities checked had left it out ("1 quantity(ies) of 2")."""
+    from hja_bayes.bayes import diagnose
+
+    def stuck(draws, limit):
+        rhat = np.ones(draws.shape[2:])
+        rhat.ravel()[-1] = np.inf
+        return rhat, np.zeros_like(rhat)
+
+    monkeypatch.setattr(diagnose, "rank_rhat_by_chance", stuck)
+    idata = _fake_idata(shift=0.0, diverging=False)
+    with pytest.warns(ConvergenceWarning, match=r"1 quantity\(ies\) of 3: mu\[c\] \(inf\) "
+                                                r"\(inf: a chain that did not move"):
+        warn_on_diagnostics(idata)
+
+
 def test_divergences_warn():
     with pytest.warns(ConvergenceWarning, match="1 divergent transition"):
         warn_on_diagnostics(_fake_idata(shift=0.0, diverging=True))

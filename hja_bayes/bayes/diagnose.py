@@ -132,7 +132,7 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
         values, chance = (v.ravel() for v in rank_rhat_by_chance(da.values, limit))
-        defined += int(np.isfinite(values).sum())
+        defined += int((~np.isnan(values)).sum())  # inf: chains stuck apart, counted
         expected += float(np.nansum(chance))
         if np.any(values > limit):  # label the entries only then
             entries = da.isel(chain=0, draw=0, drop=True)
@@ -141,6 +141,8 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
         from ..summary import about
 
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
+        if any(b.endswith("(inf)") for b in bad):
+            shown += " (inf: a chain that did not move, or chains stuck apart)"
         warn(f"R-hat above {limit} for {len(bad)} quantity(ies) of {defined:,}: {shown}. "
              f"Chains that agree would show about {about(expected)} such at these effective "
              "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "
