@@ -668,7 +668,7 @@ def test_every_verdict_is_left_out_exactly_with_integrated_effects(monkeypatch):
     from hja_bayes.bayes import psis_loo
     from hja_bayes.bayes.convert import posterior_draws, posterior_units
     from hja_bayes.bayes import loo as loo_module
-    from hja_bayes.bayes.loo import PARETO_K_LIMIT, _relative_efficiency
+    from hja_bayes.bayes.loo import _relative_efficiency
 
     # 70 prompts for 120 verdicts: many prompts hold a single verdict, others several
     data, _ = simulate(2, 3, 1, 60, seed=3, questions=70, question_correlation=0.5)
@@ -727,16 +727,19 @@ def test_every_verdict_is_left_out_exactly_with_integrated_effects(monkeypatch):
         assert loo.elpd_i[point] == pytest.approx(logsumexp(lw[0] + log_p), abs=1e-5)
         assert loo.pareto_k[point] == pytest.approx(float(np.ravel(pareto_k)[0]), abs=1e-3)
     # prompts of more units than EXACT_UNITS (here 1): their points as with sampled effects,
-    # plain PSIS over the drawn effects (integrated importance sampling where k > 0.7)
+    # plain PSIS over the drawn effects (integrated importance sampling where k is above the
+    # draws' limit)
     monkeypatch.setattr(loo_module, "EXACT_UNITS", 1)
     mixed = psis_loo(idata)
     units_per_prompt = np.bincount(prompt)[prompt][loo.cell]
     small = units_per_prompt == 1
     assert 0 < small.sum() < len(small)
-    np.testing.assert_array_equal(mixed.integrated,
-                                  small | (~small & (plain.pareto_k > PARETO_K_LIMIT)))
+    limit = loo_module.pareto_k_limit(idata.posterior.sizes["chain"]
+                                      * idata.posterior.sizes["draw"])
+    assert plain.k_limit == mixed.k_limit == limit
+    np.testing.assert_array_equal(mixed.integrated, small | (~small & (plain.pareto_k > limit)))
     np.testing.assert_allclose(mixed.elpd_i[small], loo.elpd_i[small], rtol=0, atol=1e-12)
-    easy = ~small & (plain.pareto_k <= PARETO_K_LIMIT)
+    easy = ~small & (plain.pareto_k <= limit)
     np.testing.assert_allclose(mixed.elpd_i[easy], plain.elpd_i[easy], rtol=0, atol=1e-12)
 
 

@@ -62,3 +62,24 @@ def test_a_left_out_verdicts_integral_holds_where_newton_steps_overshoot(left_ou
     # the 8 x 8 rule's own error here is about 3e-6 (plain Newton steps gave -5.03 against
     # -12.31 for a left-out loss)
     assert float(got[0]) == pytest.approx(exact, abs=1e-4)
+
+
+def test_the_pareto_k_limit_is_arviz_rule_for_the_number_of_draws():
+    """``min(1 - 1/log10(S), 0.7)``: a fixed 0.7 had called estimates reliable that ArviZ
+    flags on a short run (2 x 200 draws: 0.616)."""
+    import warnings
+
+    import arviz as az
+
+    from hja_bayes.bayes.loo import pareto_k_limit
+
+    for draws in (100, 400, 1000, 2154, 4000):
+        assert pareto_k_limit(draws) == pytest.approx(min(1 - 1 / np.log10(draws), 0.7))
+    rng = np.random.default_rng(0)
+    log_lik = rng.standard_normal((2, 200, 30)) * np.linspace(0.1, 3, 30)
+    idata = az.from_dict(posterior={"x": rng.standard_normal((2, 200))},
+                         log_likelihood={"y": log_lik})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = az.loo(idata, pointwise=True)
+    assert theirs.good_k == pytest.approx(pareto_k_limit(400))

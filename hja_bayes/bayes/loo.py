@@ -40,10 +40,22 @@ from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 from .prompt_loo import _BLOCK, _integrated_points, left_out_layout, left_out_log_densities
 
 __all__ = ["EXACT_UNITS", "LooResult", "PARETO_K_LIMIT", "RankComparison", "compare_ranks",
-           "psis_loo", "rank_comparison"]
+           "pareto_k_limit", "psis_loo", "rank_comparison"]
 
-#: Pareto k above this marks a comparison whose PSIS estimate is unreliable.
+#: Pareto k above this marks a comparison whose PSIS estimate is unreliable (from 2,154
+#: draws on; with fewer, :func:`pareto_k_limit`).
 PARETO_K_LIMIT = 0.7
+
+
+def pareto_k_limit(draws: int) -> float:
+    """The Pareto k above which a PSIS estimate from ``draws`` draws is unreliable:
+    ``min(1 - 1 / log10(draws), 0.7)`` (Vehtari et al.'s rule, ArviZ's too).
+
+    >>> round(pareto_k_limit(400), 3), pareto_k_limit(4000)
+    (0.616, 0.7)
+    """
+    return float(min(1.0 - 1.0 / np.log10(draws), PARETO_K_LIMIT))
+
 #: With integrated prompt effects, the verdicts of prompts of at most this many units are left
 #: out of their prompt's integral exactly (each such point costs one integral over the
 #: prompt's units, so a prompt's points cost about the square of its units); larger prompts'
@@ -69,7 +81,7 @@ class LooResult(NamedTuple):
     elpd_i : ndarray (points,)
         Leave-one-out log predictive density of one comparison at each distinct point.
     share_bad_k : float
-        Share of comparisons with Pareto k above :data:`PARETO_K_LIMIT`.
+        Share of comparisons with Pareto k above ``k_limit``.
     max_pareto_k : float
     cell : ndarray (points,)
         Unit of each distinct point (its cell, or its (question, cell) entry with prompt
@@ -78,9 +90,12 @@ class LooResult(NamedTuple):
     outcome : ndarray (points,)
     integrated : ndarray of bool (points,)
         Points whose answer effects were integrated out: those recomputed by integrated
-        importance sampling (plain Pareto k above :data:`PARETO_K_LIMIT`), and with
+        importance sampling (plain Pareto k above ``k_limit``), and with
         integrated prompt effects every point of a prompt of at most :data:`EXACT_UNITS`
         units (left out of its prompt's integral); their ``pareto_k`` is that estimate's.
+    k_limit : float
+        The Pareto k above which an estimate counts as unreliable at this number of draws
+        (:func:`pareto_k_limit`: 0.7 from 2,154 draws on, 0.616 at 400).
     """
 
     elpd_loo: float
@@ -95,6 +110,7 @@ class LooResult(NamedTuple):
     cell: np.ndarray
     outcome: np.ndarray
     integrated: np.ndarray
+    k_limit: float = PARETO_K_LIMIT
 
 
 def _relative_efficiency(idata) -> float:
@@ -122,7 +138,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         With prompt effects, leave the answer effects' part out exactly where it can be
         (``LooResult.integrated`` marks those points; their k and LOO density are those of
         the integrated estimate).  Sampled effects: every point whose plain Pareto k is above
-        :data:`PARETO_K_LIMIT` is recomputed with its two answer effects integrated out of
+        :func:`pareto_k_limit` is recomputed with its two answer effects integrated out of
         the importance weights (:mod:`~hja_bayes.bayes.prompt_loo`).  Integrated effects: on
         prompts of at most :data:`EXACT_UNITS` units, every point's density given the globals
         and the other verdicts is the ratio of its prompt's integrals with and without it,
@@ -144,6 +160,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     post = idata.posterior
     reff = _relative_efficiency(idata) if reff is None else float(reff)
     unit, which = np.nonzero(counts > 0)  # every point, in the result's order
+    limit = pareto_k_limit(post.sizes["chain"] * post.sizes["draw"])
     exact = np.zeros(len(unit), dtype=bool)
     if units.prompt is not None and integrate and (
             post.attrs.get("prompt_method") == "integrated" or "alpha" not in post):
@@ -164,7 +181,7 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
         elpd_i[rest], lpd_i[rest], k[rest] = _plain_points(idata, units, outcome, unit[rest],
                                                            which[rest], reff, alpha)
         if integrate and units.prompt is not None:
-            again = rest & (k > PARETO_K_LIMIT)
+            again = rest & (k > limit)
             if again.any():
                 k[again], elpd_i[again] = _integrated_points(
                     idata, units, outcome, unit[again], which[again], reff, alpha=alpha)
@@ -173,10 +190,10 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     n = w.sum()
     elpd = float(w @ elpd_i)
     var = float(w @ (elpd_i - elpd / n) ** 2 / n)
-    bad = k > PARETO_K_LIMIT
+    bad = k > limit
     return LooResult(elpd, float(np.sqrt(n * var)), float(w @ (lpd_i - elpd_i)), float(n), k, w,
                      elpd_i, float(w[bad].sum() / n), float(k.max(initial=-np.inf)),
-                     unit, which, integrated)
+                     unit, which, integrated, limit)
 
 
 def _plain_points(idata, units, outcome, unit, which, reff, alpha) -> tuple:
@@ -247,7 +264,7 @@ def rank_comparison(idatas: Mapping[int, object]) -> pd.DataFrame:
         ``se``, ``elpd_diff`` and ``dse`` (difference to the best rank and its standard
         error, from the paired pointwise differences), ``n_comparisons``,
         ``max_pareto_k``, ``share_bad_k`` and ``n_bad_k`` (comparisons with Pareto k above
-        0.7), ``bic``, ``map_nll``, ``loo_rank`` and ``bic_rank``.
+        :func:`pareto_k_limit`), ``bic``, ``map_nll``, ``loo_rank`` and ``bic_rank``.
     """
     if not idatas:
         raise ParameterError("no posteriors to compare")
@@ -266,7 +283,7 @@ def rank_comparison(idatas: Mapping[int, object]) -> pd.DataFrame:
                      "elpd_diff": ref.elpd_loo - loo.elpd_loo, "dse": dse,
                      "n_comparisons": n, "max_pareto_k": loo.max_pareto_k,
                      "share_bad_k": loo.share_bad_k,
-                     "n_bad_k": int(loo.counts[loo.pareto_k > PARETO_K_LIMIT].sum()),
+                     "n_bad_k": int(loo.counts[loo.pareto_k > loo.k_limit].sum()),
                      "bic": float(idatas[r].posterior.attrs["map_bic"]),
                      "map_nll": float(idatas[r].posterior.attrs["map_nll"])})
     table = pd.DataFrame(rows).set_index("rank").sort_values("elpd_loo", ascending=False)
