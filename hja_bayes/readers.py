@@ -46,6 +46,8 @@ __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS"
 CROWD_JUDGES = 20
 #: ... whose median judge gave fewer verdicts than this is probably a column of voters.
 CROWD_MEDIAN = 10
+#: Names of a ties column that the default ``ties="ties"`` would miss.
+_TIES_ALIKE = ("ties", "tie", "n_ties", "num_ties", "draws")
 #: Largest total count accepted from counts (beyond, float64 sums lose whole units).
 MAX_TOTAL_COUNT = 1e12
 
@@ -326,6 +328,10 @@ def read_counts(
             raise ParameterError("category_columns needs at least two count columns")
         n = wins = ties = None
     elif ties is not None and ties not in df.columns and ties == "ties":
+        alike = [c for c in df.columns if str(c).strip().casefold() in _TIES_ALIKE]
+        if alike:  # 'Ties' had been left unread, the ties lost
+            raise DataError(f"no column 'ties', but {alike[0]!r} looks like it: pass "
+                            f"ties={alike[0]!r} (hja-bayes: --ties-col), or ties=None")
         ties = None
     missing = [c for c in (n, wins, ties, *(category_columns or ()))
                if c is not None and c not in df.columns]
@@ -371,10 +377,18 @@ def read_counts(
     else:
         nn, ww, tt = nn[keep], ww[keep], tt[keep]
         counts, categories = np.column_stack([ww - tt / 2, tt, nn - ww - tt / 2]), THREE
-    return aggregate_cells(judges, items, k, i, j, counts, categories=categories,
+    data = aggregate_cells(judges, items, k, i, j, counts, categories=categories,
                            rows_read=len(df), rows_used=int(keep.sum()), rejected=rejected,
                            dropped_judges=dropped, cluster=codes, cluster_names=names,
                            cluster_column=cluster)
+    c = np.asarray(data.counts)  # per cell: whole comparisons, wins whole or half
+    odd = (c.sum(1) % 1 != 0) | ((2 * c[:, 0] + c[:, 1]) % 1 != 0 if c.shape[1] == 3 else False)
+    if np.any(odd):  # rates or shares where counts go: intervals as if from that many
+        warn(f"{int(odd.sum())} cell(s) hold fractions of a comparison (judge "
+             f"{data.judges[data.judge[odd][0]]!r}, {data.items[data.first[odd][0]]!r} against "
+             f"{data.items[data.second[odd][0]]!r}: {c[odd][0].tolist()}): counts are read as "
+             "numbers of comparisons; rates or shares there give wrong intervals", DataWarning)
+    return data
 
 
 def _numbers(df: pd.DataFrame, column: str) -> np.ndarray:

@@ -594,3 +594,19 @@ def test_frames_read_as_a_row_by_row_reading_does(dtype):
     assert s.rejected == rejected and s.dropped_judges == ("voter 4",)
     assert data.rejected_by_judge == by_judge
     assert s.rows_read == n and s.rows_used == n - sum(rejected.values())
+
+
+def test_counts_with_a_ties_column_under_another_case_or_with_rates_are_said():
+    """A 'Ties' column had been left unread (the ties lost, the summary saying 0), and a win
+    rate given as wins read as 0.6 comparisons, both silently."""
+    df = frame(judge=["j", "j"], model_a=["x", "y"], model_b=["y", "x"], n=[10, 10],
+               wins=[5, 4], Ties=[4, 2])
+    with pytest.raises(DataError, match=r"no column 'ties', but 'Ties' looks like it: pass "
+                                        r"ties='Ties'"):
+        Comparisons.from_counts(df)
+    data = Comparisons.from_counts(df, ties="Ties")  # wins count a tie 1/2
+    np.testing.assert_allclose(np.asarray(data.counts).sum(axis=0), [3 + 3, 4 + 2, 3 + 5])
+    rates = frame(judge=["j"], model_a=["x"], model_b=["y"], n=[10], wins=[0.6], ties=[0])
+    with pytest.warns(DataWarning, match=r"1 cell\(s\) hold fractions of a comparison "
+                                         r"\(judge 'j', 'x' against 'y'.*rates or shares"):
+        Comparisons.from_counts(rates)
