@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, DataWarning, warn
 
 __all__ = ["FORMATS", "as_frame", "file_format", "line_index", "read_table", "row_label"]
 
@@ -44,6 +44,8 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
         For a path (with the function to call instead) or anything else.
     """
     if isinstance(table, pd.DataFrame):
+        if _warn_repeated(list(table.columns), "the table"):
+            table = table.loc[:, ~table.columns.duplicated()]
         return table
     if isinstance(table, (str, os.PathLike)):
         raise DataError(
@@ -56,6 +58,15 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
             return frame
     raise DataError(f"expected a pandas DataFrame or a table with .to_pandas() (polars, "
                     f"pyarrow, datasets), got {type(table).__name__}")
+
+
+def _warn_repeated(columns: list, name: str) -> bool:
+    """Warn where a header names a column twice (the first is read); True if one does."""
+    repeated = sorted({str(c) for c in columns if columns.count(c) > 1})
+    if repeated:
+        warn(f"{name} names column(s) {repeated} more than once: the first of each is read, "
+             "the others are not; rename or drop the copies", DataWarning)
+    return bool(repeated)
 
 
 def row_label(index: pd.Index, position) -> str:
@@ -197,6 +208,9 @@ def _parse_text(text: str, fmt: str, name: str) -> pd.DataFrame:
             raise DataError(f"{name}: not a readable {fmt.upper()} file ({exc})") from None
         if not isinstance(frame.index, pd.RangeIndex):  # rows one field longer than the header
             frame = _trailing_field_dropped(text, fmt, name, frame)
+        header = pd.read_csv(io.StringIO(text), sep="\t" if fmt == "tsv" else ",", header=None,
+                             nrows=1, dtype=str, keep_default_na=False).iloc[0]
+        _warn_repeated(header.tolist(), name)  # pandas reads 'winner' twice as 'winner.1'
         if frame.empty:
             raise DataError(f"{name} has a header but no rows")
         lines = line_index(text, "\t" if fmt == "tsv" else ",", len(frame))

@@ -610,3 +610,19 @@ def test_counts_with_a_ties_column_under_another_case_or_with_rates_are_said():
     with pytest.warns(DataWarning, match=r"1 cell\(s\) hold fractions of a comparison "
                                          r"\(judge 'j', 'x' against 'y'.*rates or shares"):
         Comparisons.from_counts(rates)
+
+
+def test_a_column_named_twice_is_said_and_the_first_read(tmp_path):
+    """A CSV header naming 'winner' twice had read the first silently (pandas renames the
+    second 'winner.1'), and a DataFrame so labelled ended in pandas' TypeError."""
+    path = tmp_path / "twice.csv"
+    path.write_text("judge,model_a,model_b,winner,winner\nj,x,y,model_a,model_b\n"
+                    "j,y,x,model_a,model_a\n", encoding="utf-8")
+    with pytest.warns(DataWarning, match=r"twice\.csv names column\(s\) \['winner'\] more "
+                                         r"than once: the first of each is read"):
+        data = Comparisons.from_csv(path)
+    np.testing.assert_array_equal(np.asarray(data.counts).sum(axis=0), [2, 0, 0])
+    df = pd.DataFrame([["j", "x", "y", "model_a", "model_b"]],
+                      columns=["judge", "model_a", "model_b", "winner", "winner"])
+    with pytest.warns(DataWarning, match=r"the table names column\(s\) \['winner'\]"):
+        assert np.asarray(Comparisons.from_frame(df).counts).tolist() == [[1.0, 0.0, 0.0]]
