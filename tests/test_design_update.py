@@ -127,6 +127,30 @@ def test_update_with_a_frame_and_davidson_ties():
     np.testing.assert_allclose(updated.nu, tight.nu, atol=1e-4)
 
 
+def test_ties_from_a_judge_that_had_never_tied_free_its_tie_propensity():
+    """Davidson: a judge that never tied has nu held at 0; new verdicts with its ties had
+    made every tie impossible (objective inf) and the update returned the fit unchanged,
+    'converged' in 0 steps."""
+    import dataclasses
+
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=300, seed=3,
+                          outcome="davidson", nu=0.6)
+    counts = np.array(data.counts)
+    first = data.judge == 0
+    counts[first, 0] += counts[first, 1]
+    counts[first, 1] = 0  # judge0 never ties in the pilot
+    pilot = dataclasses.replace(data, counts=counts)
+    extra, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=100, seed=3,
+                           outcome="davidson", nu=0.6)
+    fit = hb.fit_hja(pilot, rank=1, outcome="davidson")
+    assert fit.nu[0] == 0 and extra.counts[extra.judge == 0, 1].sum() > 0
+    updated = fit.update(extra)
+    full = hb.fit_hja(merge_comparisons(pilot, extra), rank=1, outcome="davidson")
+    assert np.isfinite(updated.nll) and updated.nu[0] > 0
+    np.testing.assert_allclose(updated.nu, full.nu, atol=1e-4)
+    np.testing.assert_allclose(updated.mu, full.mu, atol=1e-4)
+
+
 def test_update_of_ordered_verdicts_with_position_bias():
     data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=2000, seed=6,
                           outcome="ordinal", position_bias=0.3)

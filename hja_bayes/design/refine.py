@@ -221,6 +221,8 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
     model = Model(data, S, Z, theta, outcome, log_aux, terms)
     design = model.design()
     f, nll = _penalised(model, design, ridge)
+    if not np.isfinite(f):  # a verdict the start deems impossible: no decrement can be read
+        raise HJAError(f"the objective is not finite at the start ({f})")
     factor = None
     last = None  # the previous full step's decrement by the same information
     for it in range(1, max_iter + 1):

@@ -22,7 +22,7 @@ from ..clusters import ClusterCounts
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, DataWarning, HJAError, ParameterError, warn
 from ..hja.inputs import LEFT_OUT_ON_REQUEST
-from ..likelihood import cells_of
+from ..likelihood import cells_of, counts_for, judge_totals
 from ..likelihood.terms import design_of
 from ..summary import number
 from ..verdicts import scale_of
@@ -309,6 +309,10 @@ def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 20
     design = design_of(data, fit.terms)
     with np.errstate(divide="ignore"):
         log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
+    if log_aux is not None:  # a judge held at nu = 0 (it never tied) that ties now: freed,
+        start = outcome.initial_aux(  # from the standard start (held, every tie had been lost)
+            judge_totals(data.judge, counts_for(data.counts, outcome), data.n_judges))
+        log_aux = np.where(np.isinf(log_aux) & np.isfinite(start), start, log_aux)
     try:
         done = refine(data, fit.S, fit.coef, fit.theta, outcome, log_aux, fit.terms, fit.rank,
                       fit.ridge, tol=tol)
