@@ -53,7 +53,7 @@ choice.table[["elpd_loo", "p_loo", "elpd_diff", "dse", "bic", "loo_rank", "bic_r
 # With the full draws the rank-1 posterior warns (a `ConvergenceWarning`) that its
 # smallest component D[0] is not separated from zero: rank 1 is more than these data
 # support, and both criteria agree (LOO and BIC rank 0 first; the LOO difference is about
-# 1.4 of its standard errors).
+# 1.5 of its standard errors).
 
 # %% [markdown]
 # ## Posterior predictive checks at rank 0

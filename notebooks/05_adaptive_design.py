@@ -63,7 +63,7 @@ print(name, "-", len(frame), "verdicts;", full)
 # that judge, gpt-4 comes before claude-v1 and vicuna-13b-v1.2 before alpaca-13b). The top
 # three are the same three either way, and that set is what the replay below aims at.
 # Such a fit also takes that judge's verdicts for strong preferences, so `next_comparisons`
-# sends it many of the comparisons it asks for, and warns that it does. A study would refit
+# sends it all the comparisons it asks for here (20 of 20), and warns that it does. A study would refit
 # with `position_bias=True` before asking anything; the replay keeps the data's own fit, as
 # the papers fitted it, and says all this once, here.
 
@@ -255,8 +255,10 @@ fig
 
 # %% [markdown]
 # On MT-Bench the top 3 are far apart: 10% of the verdicts already separate them in every
-# seed, so the right panel is flat at 1 for both orders; the rank intervals of the lower
-# models are where the order of play matters. Its 80 questions also put a floor under the
+# seed, and the random order keeps them separated. The adaptive order can lose that for a
+# round: in a full run one seed of five dropped after its first round (the panel at 0.8
+# near 1,450 verdicts), its verdicts having gone to the locked judge of the plain fit
+# (above). The rank intervals of the lower models are where the order of play matters. Its 80 questions also put a floor under the
 # cluster-robust variance: past some point more verdicts on the same questions hardly
 # shrink the intervals (`plan` shows the design effect growing with the comparisons per
 # question).
@@ -271,7 +273,8 @@ fig
 # scoring needs more steps than the two or three it takes on well-determined panels (the
 # information moves between steps and is assembled anew when the steps contract slowly),
 # and saves less against the refit; with +1% on the full data sets the benchmarks measure
-# the update 1.7-5.9 times faster than a refit when warm (`benchmarks/results/update.md`).
+# the update 1.6-8.0 times faster than a refit when warm on simulated panels and 5.5-5.8
+# times on MT-Bench (`benchmarks/results/update.md`).
 
 # %%
 extra = perm[len(frame) // 10: len(frame) // 10 + len(frame) // 100]  # +1% of the data
