@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -62,7 +63,7 @@ def as_frame(table, what: str = "from_frame") -> pd.DataFrame:
 
 def _warn_repeated(columns: list, name: str) -> bool:
     """Warn where a header names a column twice (the first is read); True if one does."""
-    repeated = sorted({str(c) for c in columns if columns.count(c) > 1})
+    repeated = sorted(str(c) for c, n in Counter(columns).items() if n > 1)
     if repeated:
         warn(f"{name} names column(s) {repeated} more than once: the first of each is read, "
              "the others are not; rename or drop the copies", DataWarning)
