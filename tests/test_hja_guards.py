@@ -216,3 +216,23 @@ def test_self_preference_is_refused_where_the_disagreement_absorbs_it(prd):
         hb.fit_hja(data, rank=3, self_preference=True)
     searched = hb.fit_hja(data, rank="bic", max_rank=3, patience=None, self_preference=True)
     assert list(searched.rank_table["rank"]) == [0, 1]
+
+
+def test_a_self_preference_map_that_cannot_mean_one_thing_is_refused(capsys):
+    """A judge given two models had kept the last silently (a map; the command line too), an
+    empty map was called 'self_preference=True', and a judge the fit leaves out was said
+    to be absent from the data."""
+    from hja_bayes.cli import main
+    from hja_bayes.likelihood.terms import SelfPreference
+
+    data = hb.Comparisons.from_frame(hb.datasets.load_prd_vicuna80().judgments)
+    both = SelfPreference(owners=(("bard", "bard"), ("bard", "claude")))
+    with pytest.raises(hb.DataError, match=r"judge\(s\) \['bard'\] more than one model"):
+        hb.fit_hja(data, rank=0, self_preference=both)
+    with pytest.raises(hb.DataError, match="names no judge"):
+        hb.fit_hja(data, rank=0, self_preference={})
+    with pytest.raises(hb.DataError, match=r"\['bard'\] not in the data \(or left out"):
+        hb.fit_hja(data, rank=0, leave_out=["bard"], self_preference={"bard": "bard"})
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--quiet",
+                 "--self-preference", "bard=bard,bard=claude"]) == 2
+    assert "more than one model" in capsys.readouterr().err

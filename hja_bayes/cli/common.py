@@ -133,6 +133,11 @@ def self_preference_pairs(text):
     if not pairs or any(not sep or not j.strip() or not m.strip() for j, sep, m in pairs):
         raise ParameterError(f"--self-preference takes JUDGE=MODEL pairs separated by commas "
                              f"(or no value: judges named like models), got {text!r}")
+    judges = [j.strip() for j, _, _ in pairs]
+    twice = sorted({j for j in judges if judges.count(j) > 1})
+    if twice:  # a map keeps the last: said, not chosen
+        raise ParameterError(f"--self-preference gives judge(s) {twice} more than one model; "
+                             "one model per judge")
     return {j.strip(): m.strip() for j, _, m in pairs}
 
 

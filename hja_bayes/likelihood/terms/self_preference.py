@@ -56,12 +56,22 @@ class SelfPreference:
             pairs = [(j, j) for j in data.judges if j in data.items]
         else:
             pairs = list(self.owners)
+            if not pairs:
+                raise DataError("self_preference names no judge: pass a map {judge: model}, "
+                                "or True for judges named like models")
+            judges = [j for j, _ in pairs]
+            twice = sorted({j for j in judges if judges.count(j) > 1})
+            if twice:  # one coefficient per judge: which model it would be is not told
+                raise DataError(f"self_preference gives judge(s) {twice} more than one model; "
+                                "one model per judge")
             unknown = [j for j, _ in pairs if j not in data.judges]
             missing = [m for _, m in pairs if m not in data.items]
             if unknown or missing:
                 raise DataError(
                     "self_preference names " + "; ".join(
-                        part for part in (f"judge(s) {unknown} not in the data" if unknown else "",
+                        part for part in (f"judge(s) {unknown} not in the data (or left out "
+                                          "of the fit: too few comparisons, leave_out=, a "
+                                          "judge locked on a slot)" if unknown else "",
                                           f"model(s) {missing} not in the data" if missing else "")
                         if part))
         if not pairs:
