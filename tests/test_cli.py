@@ -164,6 +164,11 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}"), "--judge-col -"),
     (("fit", "{csv}", "--rank", "many"), "rank"),
     (("fit", "{csv}", "--judge-col", "grader", "--counts"), "not found"),
+    # an abbreviation had been taken for another option (--ties for --ties-col), and count
+    # columns without --counts ignored: both a fit of another model, exit 0
+    (("fit", "{csv}", "--judge-col", "grader", "--ties", "davidson"), "unrecognized arguments"),
+    (("fit", "{csv}", "--judge-col", "grader", "--wins-col", "w"), "--wins-col name count "
+                                                                   "columns: add --counts"),
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),

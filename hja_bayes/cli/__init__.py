@@ -49,7 +49,12 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose usage errors are one line and exit code 2."""
+    """ArgumentParser whose usage errors are one line and exit code 2, and which takes no
+    abbreviation of an option (``--ties davidson`` had been read as ``--ties-col``)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # noqa: D102 - argparse hook
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")

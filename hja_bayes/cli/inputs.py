@@ -54,6 +54,11 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
         raise DataError(f"the fit's prompts are in column {fit_cluster!r}, which "
                         f"{'standard input' if source == '-' else Path(source).name} lacks: "
                         "name its prompt column with --cluster-col")
+    given = [f"--{name}-col" for name in ("n", "wins", "ties")
+             if getattr(args, f"{name}_col", None) is not None]
+    if given and not args.counts:  # they had been ignored, the rows read as verdicts
+        raise DataError(f"{', '.join(given)} name count columns: add --counts (rows of "
+                        "aggregated cells), or leave them out")
     if scanned:
         if args.counts or getattr(args, "style_control", None) is not None:
             raise DataError(f"{'--counts' if args.counts else '--style-control'} reads one "
@@ -65,10 +70,11 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
                                 model_b=args.model_b_col, winner=args.winner_col,
                                 cluster=cluster, scale=args.scale_levels, incidence="memory")
     elif args.counts:
-        used = (args.model_a_col, args.model_b_col, args.n_col, args.wins_col, args.ties_col)
+        n, wins = args.n_col or "n", args.wins_col or "wins"
+        ties = "ties" if args.ties_col is None else args.ties_col or None
+        used = (args.model_a_col, args.model_b_col, n, wins, ties)
         data = Comparisons.from_counts(frame, judge=judge, model_a=args.model_a_col,
-                                       model_b=args.model_b_col, n=args.n_col,
-                                       wins=args.wins_col, ties=args.ties_col or None,
+                                       model_b=args.model_b_col, n=n, wins=wins, ties=ties,
                                        cluster=cluster)
     else:
         used = (args.model_a_col, args.model_b_col, args.winner_col)

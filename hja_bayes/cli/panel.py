@@ -308,10 +308,10 @@ def add_reader(p: argparse.ArgumentParser) -> None:
                         "are recognised without it)")
     p.add_argument("--counts", action="store_true",
                    help="rows are aggregated cells with counts (see --n-col, --wins-col)")
-    p.add_argument("--n-col", default="n", help="with --counts: comparisons (default n)")
-    p.add_argument("--wins-col", default="wins",
-                   help="with --counts: wins of model_a, ties counted 1/2 (default wins)")
-    p.add_argument("--ties-col", default="ties", help="with --counts: ties (default ties)")
+    p.add_argument("--n-col", help="with --counts: comparisons (default n)")
+    p.add_argument("--wins-col", help="with --counts: wins of model_a, ties counted 1/2 "
+                                      "(default wins)")
+    p.add_argument("--ties-col", help="with --counts: ties (default ties)")
 
 
 def _add_style(p: argparse.ArgumentParser, *, bundled: bool) -> None:
