@@ -795,3 +795,15 @@ def test_sampler_options_without_bayes_are_refused_before_any_work(capsys):
     err = capsys.readouterr().err
     assert err.strip() == ("hja-bayes: error: --chains, --prompt-effects set the sampler: add "
                            "--bayes to sample the posterior (without it they do nothing)")
+
+
+def test_report_of_a_style_controlled_fit_keeps_the_rank_change(tmp_path):
+    """`hja-bayes report FIT` had dropped the rank_change column that `fit --report` writes
+    (and its glossary still described)."""
+    import pandas as pd
+
+    assert main(["fit", "bundled:prd_vicuna80", "--style-control", "--rank", "0", "--quiet",
+                 "--out", str(tmp_path / "fit")]) == 0
+    assert main(["report", str(tmp_path / "fit"), "--quiet"]) == 0
+    board = pd.read_csv(tmp_path / "fit" / "report" / "leaderboard.csv")
+    assert "rank_change" in board.columns and board["rank_change"].notna().all()

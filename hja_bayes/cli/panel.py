@@ -245,15 +245,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     fit_dir = Path(args.fit_dir)
     progress(f"loading the fit from {fit_dir}")
-    fit = load_fit(fit_dir)
-    idata = load_posterior(fit_dir)
+    fit, idata = load_fit(fit_dir), load_posterior(fit_dir)
     if idata is not None:
         progress("found posterior draws (posterior.nc): adding the Bayesian columns")
     out = Path(args.out) if args.out else fit_dir / "report"
     agree = panel_agreement(fit.data, args, progress)
+    plain = uncontrolled(fit, progress)  # the rank change (fit --report shows it too)
     progress("computing intervals and drawing figures")
     files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title,
-                   agreement=agree, baseline=args.baseline)
+                   agreement=agree, baseline=args.baseline, uncontrolled=plain)
     progress("done")
     print(files.html)
     return 0
