@@ -807,3 +807,17 @@ def test_report_of_a_style_controlled_fit_keeps_the_rank_change(tmp_path):
     assert main(["report", str(tmp_path / "fit"), "--quiet"]) == 0
     board = pd.read_csv(tmp_path / "fit" / "report" / "leaderboard.csv")
     assert "rank_change" in board.columns and board["rank_change"].notna().all()
+
+
+def test_json_output_carries_the_judge_biases(tmp_path, capsys):
+    """--format json had left out the style and self-preference terms the text output
+    prints under "Judge biases"."""
+    import json
+
+    assert main(["fit", "bundled:prd_vicuna80", "--style-control", "--self-preference",
+                 "--rank", "0", "--format", "json", "--out", str(tmp_path / "fit")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["biases"]["meta"]["terms"] == ["style", "self"]
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--format", "json", "--out",
+                 str(tmp_path / "plain")]) == 0
+    assert "biases" not in json.loads(capsys.readouterr().out)

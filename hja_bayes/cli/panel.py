@@ -9,6 +9,7 @@ from ..errors import ParameterError
 from .agreement import add_agreement, check_agreement, panel_agreement, show_agreement
 from .common import (ROWS_HINT, Progress, add_common, gamma_scale_arg, positive_int,
                      print_table, rank_arg, self_preference_pairs, table_style)
+from .fit_json import bias_terms, json_summary
 from .inputs import CLUSTER_COLUMNS, read_data
 
 __all__ = ["add_bayes", "add_panel_commands", "add_reader", "prompt_effects_of", "publish",
@@ -142,12 +143,10 @@ def _show(board, judges, args, progress, idata=None, fit=None, inference=None):
               f"and above 1 - 1/{n:,})")
     print("\nJudges:")
     print_table(judges, args.rows, "judge", ROWS_HINT)
-    if fit is not None and (set(fit.coef_names) - {"position"} or fit.theta_names):
-        from ..reporting.biases import bias_table
-
+    biases = None if fit is None else bias_terms(fit, args.level, inference)
+    if biases is not None:
         print("\nJudge biases (logit scale):")
-        print_table(bias_table(fit, args.level, inference=inference), args.rows, "judge",
-                    ROWS_HINT)
+        print_table(biases, args.rows, "judge", ROWS_HINT)
 
 
 def _fragility(fit, args, progress) -> list:
@@ -160,33 +159,6 @@ def _fragility(fit, args, progress) -> list:
         progress(f"fragility of the top spot ({unit}s: influence, then exact refits)")
         out.append(fit.fragility("top", unit))
     return out
-
-
-def _json_summary(data, fit, board, judges, out, fragile=(), agree=None, said=()) -> str:
-    import dataclasses
-
-    from ..reporting.files import table_dict, to_json
-
-    summary = dataclasses.asdict(data.summary())
-    extra = {} if not fragile else {"fragility": [
-        {"target": f.target, "unit": f.unit, "count": f.count, "total": f.total,
-         "share": None if f.count is None else f.share, "confirmed": f.confirmed,
-         "result": f.result, "sentence": f.sentence, "items": f.items.to_dict(orient="records")}
-        for f in fragile]}
-    if agree is not None:
-        extra["agreement"] = {name: table_dict(table) for name, table in agree._asdict().items()
-                              if table is not None}
-    return to_json({
-        "data": summary,
-        "fit": {"rank": int(fit.rank), "position_bias": bool(fit.position_bias),
-                "nll": float(fit.nll), "bic": float(fit.bic), "n_iter": int(fit.n_iter),
-                "converged": bool(fit.converged), "saved_to": str(out),
-                "excluded_judges": dict(getattr(fit, "excluded_judges", {}) or {}),
-                "clustering": fit.clustering},
-        "leaderboard": table_dict(board),
-        "judges": table_dict(judges), "warnings": list(said),  # as on stderr, up to here
-        **extra,
-    })
 
 
 def _cmd_fit(args: argparse.Namespace) -> int:
@@ -212,8 +184,9 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
     agree = panel_agreement(fit.data, args, progress)
     fit.save(out, idata=idata)
     if args.format == "json":
-        print(_json_summary(data, fit, board, judges, out, fragile, agree,
-                            getattr(args, "said_warnings", ())), end="")
+        print(json_summary(data, fit, board, judges, out, fragile, agree,
+                           getattr(args, "said_warnings", ()),
+                           bias_terms(fit, args.level, inference)), end="")
     else:
         _show(board, judges, args, progress, idata, fit, inference)
         for f in fragile:
