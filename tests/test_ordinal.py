@@ -204,3 +204,17 @@ def test_levels_a_judge_never_used_are_said():
         notes = build_report(narrow).notes
     assert any(n.startswith("Ordered verdicts: 'narrow' never used") for n in notes)
     hb.fit_hja(panel([0, 1, 2, 3]), rank=0, outcome="ordinal")  # 'B>>A' mirrored: quiet
+
+
+def test_ordered_verdicts_fitted_by_default_as_three_outcomes_say_so():
+    """fit_hja's default had collapsed five grades to three silently, where the command
+    line fits them as ordered (the two disagreeing by up to 0.07 logits, unexplained)."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=2,
+                          outcome="ordinal", gaps=[0.6, 1.2])
+    with pytest.warns(hb.DataWarning, match=r"ordered scale of 5 levels, read as three "
+                                            r"outcomes .*outcome='ordinal'"):
+        hb.fit_hja(data, rank=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.DataWarning)
+        hb.fit_hja(data, rank=0, outcome="half")
+        hb.fit_hja(data, rank=0, outcome="ordinal")

@@ -40,7 +40,7 @@ def fit_hja(
     seed: int = 0,
     reanchor: bool = True,
     progress: bool = False,
-    outcome: str = "half",
+    outcome: str | None = None,
     style=None,
     self_preference=None,
     min_judge_comparisons: int = MIN_JUDGE_COMPARISONS,
@@ -84,8 +84,9 @@ def fit_hja(
     progress : bool
         On stderr: each rank candidate as it is fitted (iterations, NLL, BIC, CV), and the
         objective every 25 iterations of a single-rank fit.
-    outcome : {"half", "davidson", "ordinal"}
-        The outcome model.  "half" (default; Chatbot Arena's convention and the papers'):
+    outcome : {"half", "davidson", "ordinal"}, optional
+        The outcome model.  "half" (the default, None; Chatbot Arena's convention and the
+        papers'; on ordered verdicts a DataWarning says their grades are collapsed):
         a tie counts 1/2 to each side of a Bernoulli likelihood.  "davidson": three
         outcomes, ``P(first) = e^{eta/2}/Z``, ``P(tie) = nu_k/Z``, ``P(second) =
         e^{-eta/2}/Z`` with a tie propensity ``nu_k`` per judge, estimated on the log scale
@@ -151,7 +152,12 @@ def fit_hja(
     DataError
         ``leave_out`` names a judge not in the data, or every judge is left out.
     """
-    outcome = outcome_model(deprecated_ties(ties, outcome), data.categories
+    outcome = deprecated_ties(ties, outcome)
+    if outcome is None and len(getattr(data, "categories", "___")) != 3:  # the grades unused
+        warn(f"the verdicts are on an ordered scale of {len(data.categories)} levels, read as "
+             "three outcomes (outcome='half', the default): pass outcome='ordinal' to use "
+             "their grades (hja-bayes fit does), or outcome='half' to say so", DataWarning)
+    outcome = outcome_model(outcome or "half", data.categories
                             if isinstance(data, Comparisons) else None)
     if isinstance(data, Comparisons):  # the judges left out are not checked nor warned of
         data, excluded = _leave_out(data, position_bias, min_judge_comparisons, leave_out)
