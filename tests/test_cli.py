@@ -169,6 +169,11 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--judge-col", "grader", "--ties", "davidson"), "unrecognized arguments"),
     (("fit", "{csv}", "--judge-col", "grader", "--wins-col", "w"), "--wins-col name count "
                                                                    "columns: add --counts"),
+    # the arena style is on the Elo scale: an explicit logit had printed Elo all the same
+    (("fit", "{csv}", "--judge-col", "grader", "--style", "arena", "--scale", "logit"),
+     "--style arena is on the Elo scale"),
+    (("categories", "{csv}", "--by", "grader", "--scale", "logit"), "--style default for the "
+                                                                     "logit scale"),
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),

@@ -151,6 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MPLBACKEND"] = "Agg"
     parser = build_parser()
     args = parser.parse_args(_joined_signed_values(sys.argv[1:] if argv is None else argv))
+    if hasattr(args, "scale"):  # given, or the table's: Elo for the arena style, categories'
+        arena = getattr(args, "style", None) == "arena"
+        if arena and args.scale == "logit":  # it had printed Elo all the same
+            parser.error("--style arena is on the Elo scale (FastChat's columns): --style "
+                         "default for the logit scale")
+        if args.scale is None:
+            args.scale = "elo" if arena or args.command == "categories" else "logit"
     if getattr(args, "bayes", False):
         _devices_for_chains(getattr(args, "chains", 1))
     from ..errors import HJAWarning

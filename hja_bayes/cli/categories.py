@@ -73,7 +73,7 @@ def add_categories_command(sub) -> None:
     p.add_argument("--style", type=table_style, default="arena", metavar="{default,arena}",
                    help="the leaderboards' columns (default arena: rating, rating_lower/upper, "
                         "variance, rank_ub, num_battles)")
-    p.add_argument("--scale", choices=("logit", "elo"), default="elo",
+    p.add_argument("--scale", choices=("logit", "elo"), default=None,  # elo: see main()
                    help="score scale: Elo = 400/ln10*mu + 1000, or logit (default elo)")
     add_common(p, scale=False, baseline=True)
     p.add_argument("--out", default=None,

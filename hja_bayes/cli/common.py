@@ -170,7 +170,7 @@ def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = T
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
     if scale:
-        p.add_argument("--scale", choices=("logit", "elo"), default="logit",
+        p.add_argument("--scale", choices=("logit", "elo"), default=None,  # see main()
                        help="score scale: logit, or Elo = 400/ln10*mu + 1000 (default logit)")
     if baseline:
         p.add_argument("--baseline", type=baseline_arg, default=None, metavar="MODEL=SCORE",
