@@ -112,12 +112,12 @@ def _fewest_by_scipy(alpha, delta):
 def test_a_high_target_is_tested_from_where_it_can_pass(alpha, delta):
     """The scan starts at the first threshold keeping enough examples for the bound to reach
     alpha: at high targets a start at 30 examples failed whatever the data, so nothing was
-    ever certified (0.1% disagreement on 5,000 examples at alpha = 0.05)."""
+    ever certified (0.1% disagreement on 5,000 examples at alpha = 0.05; here 600)."""
     fewest = _fewest_by_scipy(alpha, delta)
     assert fewest_certifiable(alpha, delta) == fewest
     rng = np.random.default_rng(3)
-    c = rng.random(5000)
-    a = rng.random(5000) >= 0.001
+    c = rng.random(600)
+    a = rng.random(600) >= 0.001
     lam = fixed_sequence_threshold(c, a, alpha, delta)
     assert lam is not None and lam == _brute_threshold(c, a, alpha, delta, max(30, fewest))
     # a three-judge cascade at 90% agreement tests each judge at delta / 3 (33 examples)
