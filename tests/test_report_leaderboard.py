@@ -117,6 +117,12 @@ def test_arena_style_has_fastchat_columns_on_the_elo_scale(fit):
     assert list(arena["rank_ub"]) == list(default["rank_ub"])
     np.testing.assert_array_equal(arena["num_battles"], default["comparisons"])
     assert arena.attrs["meta"]["style"] == "arena"
+    same = hb.leaderboard(fit, style="arena", scale="elo")
+    pd.testing.assert_frame_equal(same, hb.leaderboard(fit, style="arena"))
+    with pytest.raises(hb.ParameterError, match="scale='logit' does not apply"):
+        hb.leaderboard(fit, style="arena", scale="logit")  # it had shown Elo all the same
+    with pytest.raises(hb.ParameterError, match="scale='logit' does not apply"):
+        hb.leaderboard_by(pd.DataFrame({"category": ["a"]}), style="arena", scale="logit")
 
 
 def test_rank_ub_counts_the_pinned_intervals_shown():

@@ -14,9 +14,10 @@ from typing import Callable
 import pandas as pd
 
 from ..by_category import ALL, fit_by_category
-from ..checks import check_level
+from ..checks import check_choice, check_level
 from ..errors import DataError, DataWarning, IdentifiabilityError, warn
 from .leaderboard import Scale, Style, cov_type, leaderboard
+from .scales import table_scale
 
 __all__ = ["ALL", "leaderboard_by"]
 
@@ -79,6 +80,7 @@ def leaderboard_by(
         When the column ``by`` is missing, or no category could be fitted.
     """
     level = check_level(level)
+    scale = table_scale(scale, check_choice(style, "style", ("default", "arena")))
     if fitter is None and columns.get("cluster") is not None and columns.get("judge") is None:
         fitter = _pooled_cluster_robust  # as the CLI: the pooled MLE, cluster-robust
     said: dict = {}  # each fit's warnings, said below naming its category

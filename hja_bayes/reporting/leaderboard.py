@@ -26,7 +26,7 @@ from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
-from .scales import ELO_BASE, ELO_FACTOR, Scale, check_scale, to_scale
+from .scales import ELO_BASE, ELO_FACTOR, Scale, table_scale, to_scale
 
 __all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "check_fit", "leaderboard",
            "score_intervals", "table_meta", "to_scale", "wald"]
@@ -211,7 +211,7 @@ def leaderboard(
     fit,
     idata=None,
     level: float = 0.95,
-    scale: Scale = "logit",
+    scale: Scale | None = None,
     *,
     style: Style = "default",
     baseline: tuple[str, float] | None = None,
@@ -229,9 +229,9 @@ def leaderboard(
         Bayesian columns.
     level : float
         Level of every interval (default 0.95).
-    scale : {"logit", "elo"}
-        Scale of the score columns: the model's logit scale, or Elo points
-        ``400 / ln 10 * mu + 1000``.
+    scale : {"logit", "elo"}, optional
+        Scale of the score columns: the model's logit scale (the default), or Elo points
+        ``400 / ln 10 * mu + 1000`` (the only scale of ``style="arena"``).
     style : {"default", "arena"}
         ``"arena"``: the columns of FastChat's and arena-rank's leaderboards, on the Elo
         scale: ``model``, ``rating``, ``rating_lower``, ``rating_upper``, ``variance`` (of
@@ -289,8 +289,8 @@ def leaderboard(
     Raises
     ------
     ParameterError
-        For a level outside (0, 1) (strings included), an unknown scale or style, a
-        baseline model that is not in the fit, or data instead of a fit.
+        For a level outside (0, 1) (strings included), an unknown scale or style, the
+        logit scale asked of the arena style, a baseline model that is not in the fit, or data instead of a fit.
 
     Notes
     -----
@@ -307,7 +307,7 @@ def leaderboard(
     check_fit(fit)
     level = check_level(level)
     style = check_choice(style, "style", ("default", "arena"))
-    scale = "elo" if style == "arena" else check_scale(scale)
+    scale = table_scale(scale, style)
     if idata is not None:
         check_posterior(idata, fit)
     sc = score_intervals(fit, inference)
@@ -420,7 +420,6 @@ def _add_posterior_columns(table, fit, idata, level, scale, order, pinned=None) 
     from ..bayes import rank_posterior
     from ..bayes.ranks import consensus_name
 
-    N = len(fit.items)
     # with prompt effects: the population-averaged consensus, the Wald intervals' scale
     name = consensus_name(idata)
     draws = posterior_draws(idata, name, fit.items, "item")
@@ -435,10 +434,8 @@ def _add_posterior_columns(table, fit, idata, level, scale, order, pinned=None) 
     table["post_rank_lower"] = [int(ranks.loc[m, "lower"]) for m in fit.items]
     table["post_rank_upper"] = [int(ranks.loc[m, "upper"]) for m in fit.items]
     table["p_best"] = [float(ranks.loc[m, "p_best"]) for m in fit.items]
-    beats = np.full(N, np.nan)
-    for pos in range(N - 1):
-        a, b = order[pos], order[pos + 1]
-        beats[a] = float(np.mean(draws[:, a] > draws[:, b]))
+    beats = np.full(len(fit.items), np.nan)
+    beats[order[:-1]] = np.mean(draws[:, order[:-1]] > draws[:, order[1:]], axis=0)
     table["post_p_better_next"] = beats
     return int(draws.shape[0])
 

@@ -8,8 +8,10 @@ from typing import Literal
 import numpy as np
 
 from ..checks import check_choice
+from ..errors import ParameterError
 
-__all__ = ["ELO_BASE", "ELO_FACTOR", "SCALES", "Scale", "check_scale", "to_scale"]
+__all__ = ["ELO_BASE", "ELO_FACTOR", "SCALES", "Scale", "check_scale", "table_scale",
+           "to_scale"]
 
 #: Elo points per logit: ``400 / ln 10`` (a 400-point gap means 10:1 odds).
 ELO_FACTOR = 400.0 / math.log(10.0)
@@ -23,6 +25,16 @@ SCALES = ("logit", "elo")
 def check_scale(scale) -> str:
     """``"logit"`` or ``"elo"`` (any case); a ParameterError otherwise."""
     return check_choice(scale, "scale", SCALES)
+
+
+def table_scale(scale, style: str) -> str:
+    """A leaderboard's scale: ``scale``, or when None the style's (Elo for ``"arena"``,
+    FastChat's columns, which refuses the logit scale; logits otherwise)."""
+    scale = check_scale(("elo" if style == "arena" else "logit") if scale is None else scale)
+    if style == "arena" and scale != "elo":  # it had shown Elo ratings all the same
+        raise ParameterError("style='arena' shows FastChat's Elo ratings: scale='logit' does "
+                             "not apply (leave scale out, or style='default' for logits)")
+    return scale
 
 
 def to_scale(x, scale: Scale = "logit", *, difference: bool = False) -> np.ndarray:
