@@ -174,6 +174,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
      "--style arena is on the Elo scale"),
     (("categories", "{csv}", "--by", "grader", "--scale", "logit"), "--style default for the "
                                                                      "logit scale"),
+    (("fit", "{csv}", "--judge-col", "grader", "--title", "T"), "--title is the report's"),
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),

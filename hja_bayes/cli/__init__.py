@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                          "default for the logit scale")
         if args.scale is None:
             args.scale = "elo" if arena or args.command == "categories" else "logit"
+    if getattr(args, "title", None) is not None and getattr(args, "report", True) is False:
+        parser.error("--title is the report's: add --report (it had been ignored)")
     if getattr(args, "bayes", False):
         _devices_for_chains(getattr(args, "chains", 1))
     from ..errors import HJAWarning
