@@ -411,6 +411,20 @@ def test_utf16_parts_are_refused_naming_the_file(tmp_path):
     assert alone.n_comparisons > 0  # the in-memory reader reads it
 
 
+def test_a_column_named_twice_is_said_as_the_in_memory_reader_says_it(tmp_path):
+    """A second 'winner' column had been dropped by every engine without a word."""
+    path = tmp_path / "twice.csv"
+    path.write_text("judge,model_a,model_b,winner,winner\nj1,a,b,model_a,model_b\n"
+                    "j1,b,c,model_b,model_a\nj1,a,c,model_a,tie\n", encoding="utf-8")
+    with pytest.warns(DataWarning, match=r"\['winner'\] more than once"):
+        memory = Comparisons.from_file(path)
+    for engine in ENGINES:
+        with pytest.warns(DataWarning, match=r"twice\.csv names column\(s\) \['winner'\] more "
+                                             "than once: a scan reads the first of each"):
+            scanned = Comparisons.scan(path, engine=engine)
+        assert_same_data(scanned, memory)
+
+
 def test_a_csv_duckdb_cannot_lay_out_is_said_in_a_few_lines(tmp_path):
     """A row with a field too many: DuckDB's sniffer had answered with 30 lines of its own
     read options (not ours to pass) and the package's SQL."""

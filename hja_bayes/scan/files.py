@@ -99,24 +99,36 @@ def resolve(source) -> Files:
                         + ", ".join(f"{kind} ({first[kind]}, ...)" for kind in sorted(formats)))
     fmt = formats.pop()
     if fmt != "parquet":
-        _utf16_refused(paths)
+        _check_text(paths, fmt)
     hive = any("=" in part for p in paths for part in Path(p).parent.parts)
     return Files(tuple(paths), fmt, hive)
 
 
-def _utf16_refused(paths) -> None:
+def _check_text(paths, fmt: str) -> None:
     """Refuse UTF-16 text (Windows PowerShell 5 writes redirected output so), which the
-    engines read as garbage, naming the first such file."""
+    engines read as garbage, naming the first such file; warn where a CSV or TSV header
+    names a column twice, as reading it in memory does."""
     import codecs
+    import csv
     import gzip
 
+    repeated = []
     for path in paths:
         opener = gzip.open if path.lower().endswith(".gz") else open
         with opener(path, "rb") as handle:
-            if handle.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+            start = handle.read(2)
+            if start in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
                 raise DataError(f"{path} is UTF-16 text: a scan reads UTF-8; convert it (e.g. "
                                 "iconv -f UTF-16 -t UTF-8), or read it alone with "
                                 "Comparisons.from_file, which reads UTF-16")
+            if fmt in ("csv", "tsv") and not repeated:
+                line = (start + handle.readline()).decode("utf-8-sig", errors="replace")
+                header = next(csv.reader([line], delimiter="\t" if fmt == "tsv" else ","), [])
+                repeated = sorted({c for c in header if header.count(c) > 1})
+                if repeated:
+                    warn(f"{path} names column(s) {repeated} more than once: a scan reads the "
+                         "first of each (Spark renames every copy); rename or drop the copies",
+                         DataWarning)
 
 
 def _say_left_out(where: str, paths: list, why: str) -> None:
