@@ -255,3 +255,27 @@ def test_a_pooled_category_locked_on_one_slot_is_named(prd_votes, tmp_path, caps
     assert ("1 category has judges locked on one presentation slot (every verdict pooled as "
             "one judge's; judge 'yes-man'): ") in err
     assert "('judge')" not in err
+
+
+def test_ordered_verdicts_are_fitted_on_their_grades_as_fit_does(tmp_path, capsys):
+    """Five-level verdicts had been read as three outcomes, with a warning per category
+    advising an option the command did not have."""
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 4, (2, 400))
+    rows = pd.DataFrame({"model_a": a, "model_b": b, "score": rng.choice(
+        ["A>>B", "A>B", "A=B", "B>A", "B>>A"], 400), "topic": rng.choice(["x", "y"], 400)})
+    rows = rows[a != b].astype({"model_a": str, "model_b": str})
+    rows.to_csv(tmp_path / "graded.csv", index=False)
+    out = tmp_path / "by_topic.csv"
+    assert main(["categories", str(tmp_path / "graded.csv"), "--by", "topic", "--winner-col",
+                 "score", "--style", "default", "--scale", "logit", "--no-overall", "--out",
+                 str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "outcome ordinal" in captured.out and "three outcomes" not in captured.err
+    x = hb.Comparisons.from_frame(rows[rows["topic"] == "x"], judge=None, winner="score")
+    alone = hb.leaderboard(hb.fit_hja(x, rank=0, outcome="ordinal"))
+    part = pd.read_csv(out).query("category == 'x'").drop(columns="category")
+    np.testing.assert_allclose(part["score"], alone["score"], rtol=1e-6)
+    assert main(["categories", str(tmp_path / "graded.csv"), "--by", "topic", "--winner-col",
+                 "score", "--outcome", "half", "--no-overall", "--out", str(out)]) == 0
+    assert "outcome" not in capsys.readouterr().out.split("Leaderboards")[1].splitlines()[0]

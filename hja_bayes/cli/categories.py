@@ -68,6 +68,9 @@ def add_categories_command(sub) -> None:
     p.add_argument("--position-bias", action="store_true",
                    help="give each judge (or the pooled judge) a bonus for the first-shown "
                         "answer, e.g. for judges locked on one slot")
+    p.add_argument("--outcome", choices=("half", "davidson", "ordinal"), default=None,
+                   help="each fit's outcome model, as fit's (default: ordinal when the "
+                        "verdicts have a strength scale, else half)")
     p.add_argument("--no-overall", dest="overall", action="store_false",
                    help="leave out the leaderboard over every verdict ('(all)')")
     p.add_argument("--style", type=table_style, default="arena", metavar="{default,arena}",
@@ -210,14 +213,17 @@ def run_categories(args) -> int:
     from ..hja import fit_hja
     from ..reporting import leaderboard_by
 
-    def fitter(data):  # pooled (one judge) or a panel: at rank 0, cluster-robust with prompts
-        return fit_hja(data, rank=0, position_bias=args.position_bias)
-
     # every row read once as a whole: what is used and what is left out, said before the fits
     to_stdout = args.out == "-"  # the CSV alone on stdout; the summary on stderr
-    print(Comparisons.from_frame(rows, **columns).summary(),
-          file=sys.stderr if to_stdout else sys.stdout)
-    how = "a panel of judges (HJA, rank 0)" if args.panel else "every verdict pooled"
+    whole = Comparisons.from_frame(rows, **columns)
+    print(whole.summary(), file=sys.stderr if to_stdout else sys.stdout)
+    outcome = args.outcome or ("ordinal" if len(whole.categories) != 3 else "half")
+
+    def fitter(data):  # pooled (one judge) or a panel: at rank 0, cluster-robust with prompts
+        return fit_hja(data, rank=0, position_bias=args.position_bias, outcome=outcome)
+
+    how = ("a panel of judges (HJA, rank 0)" if args.panel else "every verdict pooled") + (
+        f", outcome {outcome}" if outcome != "half" else "")
     progress(f"one fit per value of {args.by!r}, {how}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
