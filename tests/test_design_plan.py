@@ -88,7 +88,7 @@ def test_prompts_through_a_design_effect():
     capped = hb.plan(pilot, pairs=[("item0", "item1")], gap=0.05, prompts=3, power=0.95,
                      icc=clustered.icc, comparisons_per_judge=[10_000_000])
     np.testing.assert_allclose(few.table.power, capped.table.power, rtol=1e-12)
-    assert any("at 10000000 comparisons per judge" in note for note in few.notes)
+    assert any("at 10,000,000 comparisons per judge" in note for note in few.notes)
     # its judges' sensitivities are uncertain for want of prompts, not of verdicts: said so
     # (it had said "few verdicts" at ten million per judge), with the verdicts' own error,
     # the pilot's Fisher one scaled to that size
@@ -248,8 +248,13 @@ def test_cli_plan(tmp_path, capsys):
                  "--power", "0.95", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Every pair asked at once: power 0.95 is out of reach up to "
-                          "10000000 comparisons per judge: with 3 prompts")  # once, with why
+                          "10,000,000 comparisons per judge: with 3 prompts")  # once, with why
     assert out.count("out of reach") == 1
+    # its curve stays within the sizes searched (it had gone on to 40 million)
+    capped = hb.plan(pilot, gap=0.05, prompts=3, power=0.95)
+    assert capped.curve.comparisons_per_judge.max() == 10_000_000
+    assert capped.table.attrs["comparisons_per_judge"] == 10_000_000
+    assert expected.table.attrs["comparisons_per_judge"] == expected.comparisons_per_judge
     assert "--prompts gives" in out and "plan(" not in out
     for bad in (["--power", "1"], ["--gap", "-0.1"], ["--icc", "1.2"], ["--pairs", "best"]):
         with pytest.raises(SystemExit) as usage:  # argparse's exit, before any work
@@ -358,7 +363,7 @@ def test_a_size_that_leaves_the_judges_on_few_verdicts_is_noted():
     assert said == pytest.approx(np.median(se), rel=0.05)
     # without prompts the errors fall as 1 / sqrt(T): the size that brings them to 0.25 (the
     # pilot's errors carry its ridge's curvature, the plan's do not: about 1% apart)
-    enough = int(re.search(r"(\d+) comparisons per judge bring it", note).group(1))
+    enough = int(re.search(r"([\d,]+) comparisons per judge bring", note)[1].replace(",", ""))
     assert enough == pytest.approx(20 * (np.median(se) / 0.25) ** 2, rel=0.03)
     # a plan whose size is large enough says nothing of it
     roomy = hb.plan(pilot, comparisons_per_judge=[enough + 1], power=0.5)

@@ -78,7 +78,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         target = sys.stdout if args.out == "-" else args.out
         result.table.to_csv(target, index=False)
         if args.out != "-":
-            progress(f"wrote {len(result.table)} pairs to {args.out}")
+            progress(f"wrote {len(result.table)} pairs to {args.out} (their errors and power "
+                     f"at {result.table.attrs['comparisons_per_judge']:,} comparisons per judge)")
     return 0
 
 

@@ -72,7 +72,8 @@ class Plan:
         Achieved power at ``comparisons_per_judge`` (joint or smallest per-pair power,
         see ``target``); NaN when unreachable.
     table : DataFrame
-        Per contrast at that size (at ``max_per_judge`` when unreachable): model_a,
+        Per contrast at that size (at ``max_per_judge`` when unreachable; the size in
+        ``attrs["comparisons_per_judge"]``): model_a,
         model_b, gap, sd (the estimate's true standard deviation, design effect included),
         se (the standard error the test will use: CR2's, about sd, where there are
         prompts), critical (the pair's critical value: ``c``, or with prompts its t
@@ -164,8 +165,7 @@ def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
     if held.size:  # the extra coordinates are identity columns of T: drop the held ones
         T = T[:, ~np.any(T[held] != 0, axis=0)]
     inner = T.T @ F @ T
-    eig = np.linalg.eigvalsh(inner)
-    if not eig[0] > 1e-10 * eig[-1]:
+    if not (eig := np.linalg.eigvalsh(inner))[0] > 1e-10 * eig[-1]:
         raise IdentifiabilityError(
             "the planned allocation does not identify the model (its information is "
             "singular): every judge must link every model, and at rank >= 1 each judge needs "
@@ -174,10 +174,9 @@ def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
 
 
 def _pairs(pairs, fit, k: int) -> np.ndarray:
-    mu = fit.mu
     if isinstance(pairs, str):
         choice = check_choice(pairs, "pairs", ("adjacent", "top", "all"))
-        return goal_pairs({"adjacent": "ranks", "top": "top", "all": "pairs"}[choice], mu, k)
+        return goal_pairs({"adjacent": "ranks", "top": "top", "all": "pairs"}[choice], fit.mu, k)
     try:
         arr = np.asarray(list(pairs), dtype=object)
     except TypeError:
@@ -188,8 +187,7 @@ def _pairs(pairs, fit, k: int) -> np.ndarray:
     index = indices_of(arr, fit.items, "model")
     if np.any(index[:, 0] == index[:, 1]):
         raise ParameterError("a pair compares a model with itself")
-    unordered = np.sort(index, axis=1)
-    if len(np.unique(unordered, axis=0)) < len(index):
+    if len(np.unique(np.sort(index, axis=1), axis=0)) < len(index):  # either order
         raise ParameterError("pairs names a pair twice (in either order): each difference "
                              "is asked once")
     return index
@@ -399,10 +397,11 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                 why = (f": with {G} prompts the variance has a floor; at least {fewest} prompts "
                        "reach it within that many comparisons per judge (plan(..., prompts=) "
                        "gives the comparisons that more prompts need)")
-            notes.append(f"power {power} is out of reach up to {max_per_judge} comparisons per "
-                         f"judge{why}")
-        ref = best if best is not None else max_per_judge
-        sizes = np.unique(np.round(ref * np.array([0.25, 0.5, 0.75, 1, 1.5, 2, 4]))).clip(1)
+            notes.append(f"power {power} is out of reach up to {max_per_judge:,} comparisons "
+                         f"per judge{why}")
+        ref, grid = ((best, [0.25, 0.5, 0.75, 1, 1.5, 2, 4]) if best is not None  # none above
+                     else (max_per_judge, [1e-3, 1e-2, 0.1, 0.25, 0.5, 1]))  # the cap searched
+        sizes = np.unique(np.round(ref * np.array(grid))).clip(1)
     curve = []
     for s in sizes:
         joint, each, _, _, deff = evaluate(s)
@@ -416,9 +415,10 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     items = np.asarray(fit.items, dtype=object)
     table = pd.DataFrame({"model_a": items[index[:, 0]], "model_b": items[index[:, 1]],
                           "gap": d, "sd": sd, "se": sd, "critical": critical, "power": each})
+    table.attrs["comparisons_per_judge"] = int(at)  # the size of the powers and errors
     if G is not None:
         notes.append(f"{G} prompts, intra-prompt correlation {rho:.3g}: design effect "
-                     f"{deff:.3g} at {at} comparisons per judge")
+                     f"{deff:.3g} at {at:,} comparisons per judge")
     # the judges' sensitivities at that size: gamma_k's variances scale as the contrasts'
     vg1 = quadratic_forms(gamma_gradients(chart, fit.S), sigma1) * phi
 
@@ -427,7 +427,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
 
     thin_at = thin(at)
     if thin_at is not None and thin(at, deff=False) is None:  # the prompts' doing
-        notes.append(f"at {at} comparisons per judge the judges' sensitivities rest on few "
+        notes.append(f"at {at:,} comparisons per judge the judges' sensitivities rest on few "
                      f"prompts (median predicted standard error of gamma_k {thin_at:.2g} with "
                      f"the design effect, above {FEW_VERDICTS_SE:g}; {np.median(np.sqrt(vg1 / at)):.2g} "
                      "from the verdicts alone): the fit will warn of it; more prompts, not more "
@@ -435,14 +435,14 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     elif thin_at is not None:
         enough = _smallest(lambda T: thin(T) is None, 1, max_per_judge)
         notes.append(
-            f"at {at} comparisons per judge the judges' sensitivities rest on few verdicts "
+            f"at {at:,} comparisons per judge the judges' sensitivities rest on few verdicts "
             f"(median predicted standard error of gamma_k {thin_at:.2g}, above "
             f"{FEW_VERDICTS_SE:g}): Wald intervals then cover less than their level "
             "(hja_bayes.inference.few_verdicts), so detections come more often than "
             "planned but some are the short intervals' errors (simulated: 0.97 against a "
             "planned 0.81 at 11 per judge, 20 judges); "
-            + (f"{enough} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
-               else f"not even {max_per_judge} comparisons per judge bring it to "
+            + (f"{enough:,} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
+               else f"not even {max_per_judge:,} comparisons per judge bring it to "
                f"{FEW_VERDICTS_SE:g}"))
     reached = (joint if target == "all" else float(each.min())) if best is not None else np.nan
     return Plan(best, None if best is None else best * K, float(reached),
