@@ -216,6 +216,14 @@ def test_bootstrap_is_seeded_and_optional():
     assert meta["level"] == 0.9 and meta["n_boot"] == 150 and meta["n_prompts"] == 12
     assert meta["categories"] == ["first", "tie", "second"]
     json.dumps(meta)
+    # a pair's kappa has one interval wherever it is shown (the report shows the pairs and
+    # the judges against a reference judge: two resamples had given two intervals)
+    ref = hb.agreement(data, reference=data.judges[1], n_boot=150, seed=2, level=0.9)
+    pairs = ref.kappa.set_index(["judge_a", "judge_b"])
+    for _, row in ref.reference.iterrows():
+        key = tuple(sorted((row["judge"], data.judges[1]), key=list(data.judges).index))
+        assert tuple(pairs.loc[key, ["kappa", "kappa_lower", "kappa_upper"]]) == pytest.approx(
+            tuple(row[["kappa", "kappa_lower", "kappa_upper"]]), rel=1e-12)
 
 
 def test_bad_input_is_refused_clearly():

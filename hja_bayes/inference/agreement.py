@@ -202,7 +202,11 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
             "the reference shares no (prompt, first, second) unit with the data: check that "
             "both label prompts alike (cluster=...) and name the models alike")
 
-    rng = np.random.default_rng(seed)
+    entropy = np.random.SeedSequence(seed).entropy
+
+    def rng(*key):  # a stream per table and pair: a pair's kappa is alike in every table
+        return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+
     judges = tuple(data.judges)
     base = {
         "level": level, "n_boot": int(n_boot), "seed": None if seed is None else int(seed),
@@ -355,7 +359,7 @@ def _alpha_table(coding: _Coding, n_judges: int, n_boot, level, rng, base) -> pd
     def both(o):
         return np.stack([alpha_from_coincidences(o), alpha_from_coincidences(o, True)], -1)
 
-    estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng)
+    estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng(0))
     m = np.bincount(unit, minlength=coding.n_units)
     out = pd.DataFrame({
         "measure": ["nominal", "ordinal"], "alpha": estimate, "alpha_lower": lower,
@@ -382,7 +386,8 @@ def _kappa_table(coding: _Coding, judges, n_boot, level, rng, base) -> pd.DataFr
         for b in range(a + 1, len(judges)):
             per_cluster, units = _confusion_by_cluster(coding, a, b)
             estimate, lower, upper = cluster_bootstrap(
-                per_cluster, lambda m: kappa_from_confusion(m)[..., None], n_boot, level, rng)
+                per_cluster, lambda m: kappa_from_confusion(m)[..., None], n_boot, level,
+                rng(1, a, b))
             rows.append((judges[a], judges[b], units, estimate[0],
                          lower[0], upper[0]))
     out = pd.DataFrame(rows, columns=["judge_a", "judge_b", "units", "kappa", "kappa_lower",
@@ -404,7 +409,8 @@ def _reference_table(coding: _Coding, judges, against: int, name: str, kind: str
         if k == against:
             continue
         per_cluster, units = _confusion_by_cluster(coding, k, against)
-        estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng)
+        estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level,
+                                                   rng(1, *sorted((k, against))))
         rows.append((judge, units, estimate[0], lower[0], upper[0],
                      estimate[1], lower[1], upper[1]))
     out = pd.DataFrame(rows, columns=["judge", "units", "accuracy", "accuracy_lower",
