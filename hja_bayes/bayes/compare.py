@@ -143,7 +143,7 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
         scales.
         The Wald intervals are those of the fit's own model (outcome model and terms),
         with the Fisher information unless the data carry clusters (then cluster-robust),
-        without the ridge's curvature.
+        the ridge's curvature included (as the leaderboard's).
 
     Raises
     ------
