@@ -5,8 +5,9 @@ Verdicts (the ``winner`` column, compared without case or surrounding spaces):
 
 * the first-shown model won: ``model_a``, ``a``;
 * the second-shown model won: ``model_b``, ``b``;
-* a tie (half a win to each side): ``tie``, ``draw``, ``tie (bothbad)`` (FastChat),
-  ``both_bad`` (arena-rank);
+* a tie (half a win to each side): ``tie``, ``draw``, ``tie (bothbad)`` (FastChat's
+  battles), ``tie (inconsistent)`` (FastChat's MT-Bench judgments: the two presentation
+  orders disagreed), ``both_bad`` (arena-rank);
 * the winning model's own name;
 * no usable verdict (counted per judge, not fitted): ``invalid``, ``unknown``, ``error``,
   ``none``, ``n/a``, ``na``, ``null``, ``nan``, an empty cell or a missing value.
@@ -43,7 +44,7 @@ __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDI
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})
 SECOND_LABELS = frozenset({"model_b", "b"})
-TIE_LABELS = frozenset({"tie", "draw", "tie (bothbad)", "both_bad"})
+TIE_LABELS = frozenset({"tie", "draw", "tie (bothbad)", "tie (inconsistent)", "both_bad"})
 #: Verdict labels that mean "no usable verdict": counted and reported, never fitted.
 INVALID_LABELS = frozenset({"invalid", "unknown", "error", "none", "n/a", "na", "null", "nan",
                             ""})

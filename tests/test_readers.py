@@ -452,6 +452,18 @@ def test_fastchat_clean_battle_json_array(tmp_path):
         Comparisons.from_file(path, judge=None)
 
 
+def test_fastchat_mt_bench_judgments_with_inconsistent_ties(tmp_path):
+    """FastChat's MT-Bench pairwise judgments mark a pair whose two presentation orders
+    disagreed 'tie (inconsistent)', a tie to FastChat (it had stopped the read)."""
+    rows = [{"question_id": 81, "model_a": "gpt-4", "model_b": "claude-v1", "winner": w,
+             "judge": ["gpt-4", "pair-v2"], "turn": 1}
+            for w in ("model_a", "tie (inconsistent)", "Tie (Inconsistent)", "model_b")]
+    path = tmp_path / "gpt4_pair_judgments.json"
+    path.write_text(json.dumps(rows))
+    data = Comparisons.from_file(path, cluster="question_id")
+    assert data.n_comparisons == 4 and data.ties.sum() == 2 and data.wins.sum() == 2
+
+
 def test_parquet_and_tables_with_to_pandas(tmp_path):
     pa = pytest.importorskip("pyarrow")
     df = pd.DataFrame(_battles())
