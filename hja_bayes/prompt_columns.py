@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .sources import as_frame
+from .verdicts import ONE_HOT_COLUMNS
 
 __all__ = ["PROMPT_HINTS", "prompt_like_columns"]
 
@@ -18,10 +19,11 @@ PROMPT_HINTS = ("question", "prompt", "instruction", "conversation", "item", "ta
 def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tuple[str, int, float]]:
     """Columns that look like the prompt of each verdict: values shared by several judges.
 
-    A column qualifies when it is not in ``exclude``, does not hold fractional numbers (scores,
-    confidences), has between 2 and half as many distinct values as rows, and at least one
-    of its values was judged by two or more judges (or,
-    without a judge column, appears in two or more rows).  Columns whose names contain one
+    A column qualifies when it is not in ``exclude`` nor a one-hot verdict column, does not
+    hold fractional numbers (scores, confidences) or booleans, has between 3 (two values
+    are a flag, e.g. FastChat's ``anony``, and too few prompts to cluster by) and half as
+    many distinct values as rows, and at least one of its values was judged by two or more
+    judges (or, without a judge column, appears in two or more rows).  Columns whose names contain one
     of :data:`PROMPT_HINTS` come first, then those whose values are shared by more judges.
 
     Parameters
@@ -38,17 +40,18 @@ def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tup
     """
     df = as_frame(df, "prompt_like_columns")
     rows = len(df)
-    exclude = set(c for c in exclude if c is not None)
+    exclude = {c for c in exclude if c is not None} | set(ONE_HOT_COLUMNS)
     out = []
     for column in df.columns:
         if column in exclude or column == judge or df[column].isna().all():
             continue
         raw = df[column]
-        if pd.api.types.is_float_dtype(raw) and np.any(raw.dropna() % 1 != 0):
-            continue  # scores or confidences, not ids
+        if pd.api.types.is_bool_dtype(raw) or (pd.api.types.is_float_dtype(raw)
+                                                and np.any(raw.dropna() % 1 != 0)):
+            continue  # flags, scores or confidences, not ids
         values = raw.astype(str)
         n_values = int(values.nunique())
-        if not 2 <= n_values <= rows / 2:
+        if not 3 <= n_values <= rows / 2:
             continue
         if judge is not None and judge in df.columns:
             per_value = df.assign(_v=values).groupby("_v")[judge].nunique()

@@ -345,7 +345,11 @@ def test_prompt_like_columns_are_found():
                           "model_a": "m1", "model_b": "m2", "winner": "model_a",
                           "item_id": np.repeat(np.arange(8), 3),
                           "confidence": np.tile([0.5, 0.75, 0.95], 8),
-                          "row": np.arange(24)})
+                          "row": np.arange(24), "anony": np.tile([True, False], 12),
+                          "language": np.tile(["en", "de"], 12),
+                          "winner_model_a": np.tile([0, 1, 0, 1, 0, 0], 4)})
+    # neither a flag, a two-valued column nor a one-hot verdict column (each had been
+    # proposed as the prompt column of FastChat's battles or Kaggle's one-hot files)
     found = prompt_like_columns(frame, exclude=("model_a", "model_b", "winner"))
     assert [c for c, _, _ in found] == ["item_id"]
     assert found[0][1:] == (8, 3.0)
