@@ -23,8 +23,9 @@ def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tup
     hold fractional numbers (scores, confidences) or booleans, has between 3 (two values
     are a flag, e.g. FastChat's ``anony``, and too few prompts to cluster by) and half as
     many distinct values as rows, and at least one of its values was judged by two or more
-    judges (or, without a judge column, appears in two or more rows).  Columns whose names contain one
-    of :data:`PROMPT_HINTS` come first, then those whose values are shared by more judges.
+    judges (or, without a judge column, appears in two or more rows).  Columns whose names
+    contain one of :data:`PROMPT_HINTS` come first, then those whose values are shared by
+    more judges.
 
     Parameters
     ----------
