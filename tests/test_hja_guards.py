@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import expit
 
 import hja_bayes as hb
 
@@ -236,3 +237,30 @@ def test_a_self_preference_map_that_cannot_mean_one_thing_is_refused(capsys):
     assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--quiet",
                  "--self-preference", "bard=bard,bard=claude"]) == 2
     assert "more than one model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("outcome, said", [("half", "its interval means nothing"),
+                                           ("davidson", "widens every score's interval")])
+def test_a_judge_that_tied_every_verdict_is_named(outcome, said):
+    """Its gamma had come out as 5e-5 with a cluster-robust interval of [6e-6, 1e-4]
+    (half), or its tie propensity at 1,621 with every score's interval 7x wider (Davidson),
+    without a word."""
+    rng = np.random.default_rng(21)
+    a, b = rng.integers(0, 5, (2, 240))
+    keep = a != b
+    rows = pd.DataFrame({"judge": np.repeat(["j1", "j2", "j3"], 80)[keep], "model_a": a[keep],
+                         "model_b": b[keep], "question_id": rng.integers(0, 20, 240)[keep]})
+    rows["winner"] = np.where(rng.random(len(rows)) < expit(0.5 * (rows.model_b - rows.model_a)),
+                              "model_a", "model_b")
+    rows.loc[rows.index[::9], "winner"] = "tie"
+    ties = pd.DataFrame({"judge": "j9", "model_a": [0, 1, 2] * 10, "model_b": [1, 2, 3] * 10,
+                         "winner": "tie", "question_id": np.arange(30) % 20})
+    data = hb.Comparisons.from_frame(pd.concat([rows, ties]).astype({"model_a": str,
+                                                                     "model_b": str}),
+                                     cluster="question_id")
+    with pytest.warns(hb.DataWarning, match=r"\['j9'\] tied every verdict.*" + said):
+        hb.fit_hja(data, rank=0, outcome=outcome)
+    with warnings.catch_warnings():  # the others' verdicts alone: not said
+        warnings.filterwarnings("ignore", category=hb.DataWarning)
+        warnings.filterwarnings("error", ".*tied every verdict", hb.DataWarning)
+        hb.fit_hja(data.select_judges(["j1", "j2", "j3"]), rank=0, outcome=outcome)

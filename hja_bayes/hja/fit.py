@@ -18,7 +18,8 @@ from ..likelihood.terms import design_of, terms_of
 from ..position_locked import warn_locked_judges
 from . import kernels
 from .inputs import (LEFT_OUT_ON_REQUEST, MIN_JUDGE_COMPARISONS, check_fit_inputs,
-                     deprecated_ties, judges_to_leave_out, warn_unused_levels)
+                     deprecated_ties, judges_to_leave_out, warn_tie_only_judges,
+                     warn_unused_levels)
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import DEFAULT_TAU, SolveResult, fit_rank, make_fit, warn_not_converged
@@ -162,6 +163,7 @@ def fit_hja(
     if isinstance(data, Comparisons):  # the judges left out are not checked nor warned of
         data, excluded = _leave_out(data, position_bias, min_judge_comparisons, leave_out)
     check_fit_inputs(data, position_bias)
+    warn_tie_only_judges(data, outcome.name)
     if not position_bias:
         warn_locked_judges(data)
     if outcome.name == "ordinal":

@@ -13,7 +13,8 @@ from ..likelihood import judge_totals
 from ..likelihood.terms import Position
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
-           "judges_to_leave_out", "separated_items", "separated_judges"]
+           "judges_to_leave_out", "separated_items", "separated_judges", "tie_only_judges",
+           "warn_tie_only_judges"]
 
 #: The reason ``fit.excluded_judges`` gives for a judge left out with ``leave_out=``.
 LEFT_OUT_ON_REQUEST = "was left out on request"
@@ -22,6 +23,31 @@ LEFT_OUT_ON_REQUEST = "was left out on request"
 #: score row is barely estimable, yet the consensus (the mean of the rows) weighs it like any
 #: other judge's.  A single comparison moved PRD scores by up to 3.9 logits.
 MIN_JUDGE_COMPARISONS = 10
+
+
+def tie_only_judges(data: Comparisons) -> list[str]:
+    """Judges whose every verdict is a tie (on an ordered scale: read as a tie when collapsed
+    to three outcomes)."""
+    three = collapse_counts(data.counts)
+    decided = np.bincount(data.judge, three[:, 0] + three[:, 2], data.n_judges)
+    return [data.judges[k] for k in np.flatnonzero(decided == 0)]
+
+
+def warn_tie_only_judges(data: Comparisons, outcome: str) -> None:
+    """A DataWarning naming the judges that tied every verdict, and what that does to the
+    fit under ``outcome`` (the outcome model's name)."""
+    judges = tie_only_judges(data)
+    if not judges:
+        return
+    why = ("ties count half a win to each side, so their sensitivity gamma is 0 and its "
+           "interval means nothing (a sandwich or cluster-robust one, made of residuals of 0, "
+           "comes out of width about 0)" if outcome == "half" else
+           "their tie parameters have no finite maximum-likelihood value (the ridge sets "
+           "them) and their sensitivity gamma is not identified, which widens every score's "
+           "interval (the consensus is the mean of the judges' scores)")
+    warn(f"judge(s) {judges} tied every verdict, which says nothing about which model is "
+         f"better: {why}. Leave them out (leave_out=[...]; hja-bayes fit --leave-out JUDGE)",
+         DataWarning)
 
 
 def separated_judges(data: Comparisons) -> list[str]:
@@ -161,9 +187,12 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     if items:
         warn(
             f"item(s) {items} won or lost every comparison: they have no finite "
-            "maximum-likelihood score, so their scores and Wald intervals (rank intervals "
-            "included) are set by the ridge, not by the data; the other items' differences "
-            "rest on their comparisons among themselves and can still be read",
+            "maximum-likelihood score, so the ridge, not the data, sets their scores, and "
+            "their intervals (rank intervals, Rank(UB) and p_better_next included) say "
+            "nothing: Fisher's are set by the ridge, and sandwich or cluster-robust ones, made "
+            "of their residuals near 0, come out too narrow (a few wins can look decisive); "
+            "the other items' differences rest on their comparisons among themselves and can "
+            "still be read",
             DataWarning,
         )
 
