@@ -171,17 +171,14 @@ def read_frame(
     if is_invalid.any():
         for lab, c in tally(verdict[is_invalid], labels):
             reason = "no verdict (empty or missing)" if not lab.strip() else \
-                f"no usable verdict ({lab!r})"
+                f"no usable verdict ({lab.strip().lower()!r})"  # 'error' and 'ERROR' alike
             rejected[reason] = rejected.get(reason, 0) + c
         by_judge = {str(j): c for j, c in tally(keys.judge.codes[is_invalid], keys.judge.names)}
 
-    all_judges = list(keys.judge.names)
     k, i, j, used_judges, items = codes_in_order(keys, valid)
-    dropped = tuple(x for x in all_judges if x not in set(used_judges))
-    if dropped:
-        _warn_dropped(dropped)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
+    dropped = _warn_dropped(keys.judge.names, used_judges, keys.items, items)
     _warn_crowd(np.bincount(k), judge)
     if ordered is None:
         categories = THREE
@@ -220,10 +217,16 @@ def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
             "--judge-col -) if one judge made every verdict")
 
 
-def _warn_dropped(dropped) -> None:
-    """Judges none of whose rows were usable (read for an update, they stay in the fit)."""
-    warn(f"judge(s) whose rows here are all unusable, left out of these data: {list(dropped)}",
-         DataWarning)
+def _warn_dropped(judges, used_judges, items, used_items) -> tuple:
+    """Warn of the judges and models none of whose rows were usable; returns those judges."""
+    out = {}
+    for what, names, used in (("judge", judges, used_judges), ("model", items, used_items)):
+        kept = set(used)
+        out[what] = tuple(x for x in names if x not in kept)
+        if out[what]:
+            warn(f"{what}(s) whose rows here are all unusable, left out of these data: "
+                 f"{list(out[what])}", DataWarning)
+    return out["judge"]
 
 
 def _warn_crowd(per_judge: np.ndarray, judge: str | None) -> None:
@@ -366,11 +369,8 @@ def read_counts(
     warn_near_duplicates(keys.judge.names, "judge")
     keep = nn > 0
     rejected = {"n == 0": int((~keep).sum())} if (~keep).any() else {}
-    all_judges = list(keys.judge.names)
     k, i, j, judges, items = codes_in_order(keys, keep)
-    dropped = tuple(x for x in all_judges if x not in set(judges))
-    if dropped:
-        warn(f"judge(s) with no comparisons, left out: {list(dropped)}", DataWarning)
+    dropped = _warn_dropped(keys.judge.names, judges, keys.items, items)  # rows of n == 0
     codes, names = cluster_codes(df, cluster, keep)
     if category_columns is not None:
         counts, categories = per_category[keep], tuple(category_columns)

@@ -79,6 +79,22 @@ def test_invalid_verdicts_counted_and_judge_without_valid_rows_reported():
     assert "rejected 2 rows" in str(s) and "j2" in str(s)
 
 
+def test_a_model_without_a_usable_row_is_named():
+    """It had left every table without a word (only the rejected rows were counted), and
+    'error' and 'ERROR' had been two reasons."""
+    df = frame(judge=["j1"] * 4, model_a=["a", "b", "a", "c"], model_b=["b", "c", "c", "z"],
+               winner=["model_a", "error", "tie", "ERROR "])
+    with pytest.warns(DataWarning, match=r"model\(s\) whose rows here are all unusable, left "
+                      r"out of these data: \['z'\]"):
+        data = Comparisons.from_frame(df)
+    assert data.items == ("a", "b", "c") and data.summary().rejected == {
+        "no usable verdict ('error')": 2}
+    counts = pd.DataFrame({"model_a": ["a", "b", "c"], "model_b": ["b", "c", "z"],
+                           "n": [3, 2, 0], "wins": [1, 1, 0]})
+    with pytest.warns(DataWarning, match=r"model\(s\) .* \['z'\]"):
+        assert Comparisons.from_counts(counts, judge=None).items == ("a", "b", "c")
+
+
 def test_all_rows_invalid_is_an_error():
     df = frame(model_a=["a"], model_b=["b"], winner=["invalid"])
     with pytest.raises(DataError, match="no valid rows"), warnings.catch_warnings():
@@ -540,7 +556,7 @@ def _read_row_by_row(df, cluster):
         else:
             assert label in INVALID_LABELS, w
             reason = ("no verdict (empty or missing)" if not w.strip()
-                      else f"no usable verdict ({w!r})")
+                      else f"no usable verdict ({label!r})")
             rejected[reason] = rejected.get(reason, 0) + 1
             by_judge[j] = by_judge.get(j, 0) + 1
             continue

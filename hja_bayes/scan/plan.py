@@ -258,20 +258,18 @@ def build(plan: Plan, grouped: pd.DataFrame, rows_read: int, *, clusters=None) -
     for label_id, count in zip(*_sum_by(code[invalid] - C, n[invalid])):
         lab = labels[label_id]
         reason = "no verdict (empty or missing)" if not lab.strip() else \
-            f"no usable verdict ({lab!r})"
+            f"no usable verdict ({lab.strip().lower()!r})"
         rejected[reason] = rejected.get(reason, 0) + int(count)
     for k, count in zip(*_sum_by(k_all[invalid], n[invalid])):
         by_judge[plan.judges[k]] = int(count)
 
     used = np.unique(k_all[valid])
-    dropped = tuple(j for k, j in enumerate(plan.judges) if k not in set(used.tolist()))
-    if dropped:
-        _warn_dropped(dropped)
     if not valid.any():
         raise DataError(f"no valid rows: every verdict was rejected ({rejected})")
-
     a, b = grouped["a"].to_numpy(dtype=np.int64)[valid], grouped["b"].to_numpy(dtype=np.int64)[valid]
     item_used = np.unique(np.concatenate([a, b]))
+    dropped = _warn_dropped(plan.judges, [plan.judges[k] for k in used], plan.items,
+                            [plan.items[i] for i in item_used])
     item_index = np.full(len(plan.items), -1)
     item_index[item_used] = np.arange(len(item_used))
     judge_index = np.full(len(plan.judges), -1)
