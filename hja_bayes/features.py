@@ -295,12 +295,11 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
     else:
         names, first, second = _from_table(frame, as_frame(features, "features="), cluster,
                                            model_a, model_b, rows)
-    for values in (first, second):
-        bad = ~np.isfinite(values)
-        if bad.any():
-            r, f = np.argwhere(bad)[0]
-            raise DataError(f"{row_label(index, r)}: feature {names[f]!r} is missing or not finite "
-                            f"({int(bad.any(axis=1).sum())} such rows)")
+    bad = ~np.isfinite(first) | ~np.isfinite(second)  # either answer (one side had been counted)
+    if bad.any():
+        r, f = np.argwhere(bad)[0]
+        raise DataError(f"{row_label(index, r)}: feature {names[f]!r} is missing or not finite "
+                        f"({int(bad.any(axis=1).sum())} such rows)")
     if transform == "relative":
         negative = (first < 0) | (second < 0)
         if negative.any():

@@ -237,6 +237,26 @@ def test_a_self_preference_map_that_cannot_mean_one_thing_is_refused(capsys):
     assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--quiet",
                  "--self-preference", "bard=bard,bard=claude"]) == 2
     assert "more than one model" in capsys.readouterr().err
+    with pytest.raises(hb.ParameterError, match="a map {judge: model}"):  # a bare unpacking
+        hb.fit_hja(data, rank=0, self_preference="gpt4")                   # error before
+
+
+def test_a_judge_without_its_own_model_has_no_self_preference_shown():
+    """Such judges had shown a self-preference of 0.000 (blank bounds, a dot at 0 in the
+    figure), read as a precisely estimated zero; and the fit without the bias terms had
+    forgotten the judges left out."""
+    rows = hb.datasets.load_prd_vicuna80().judgments
+    rows = rows.assign(judge=rows.judge.replace({"bard": "human1", "claude": "human2"}))
+    data = hb.Comparisons.from_frame(rows)
+    fit = hb.fit_hja(data, rank=0, self_preference=True, leave_out=["gpt35"])
+    table = hb.bias_table(fit).set_index("judge")
+    assert table.loc[["human1", "human2"], ["self", "self_lower", "self_upper"]].isna().all(
+        axis=None)
+    assert table.loc[["gpt4", "vicuna-13b"], "self"].notna().all()
+    rows = fit.intervals().query("quantity == 'self'").set_index("label")
+    assert rows.loc[["human1", "human2"], "estimate"].isna().all()
+    plain = fit.uncontrolled()
+    assert plain.excluded_judges == fit.excluded_judges and "gpt35" in plain.excluded_judges
 
 
 @pytest.mark.parametrize("outcome, said", [("half", "its interval means nothing"),

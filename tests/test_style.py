@@ -163,7 +163,8 @@ def test_a_compared_answer_without_features_is_an_error_naming_the_row():
     df = votes()
     df.loc[3, "winner"] = "invalid"
     df.loc[3, "model_b"] = "w"
-    data = Comparisons.from_frame(df, cluster="question_id", features=table())
+    with pytest.warns(hb.DataWarning, match=r"model\(s\) whose rows here are all unusable"):
+        data = Comparisons.from_frame(df, cluster="question_id", features=table())
     assert data.n_comparisons == 5 and "over the 5 comparisons" in data.feature_transform
 
 
@@ -178,8 +179,9 @@ def test_feature_errors_say_what_to_do():
     # an empty cell (a CSV read as text) is a missing value, named where a comparison needs
     # it, not "not numeric (e.g. '')"
     empty = table().astype({"bold": object})
-    empty.loc[2, "bold"] = ""
-    with pytest.raises(DataError, match=r"row 2: feature 'bold' is missing or not finite"):
+    empty.loc[5, "bold"] = ""  # z's answer to prompt 2: shown first once, second twice
+    with pytest.raises(DataError, match=r"row 3: feature 'bold' is missing or not finite "
+                       r"\(3 such rows\)"):  # one had been said (those showing it first)
         Comparisons.from_frame(votes(), cluster="question_id", features=empty)
     with pytest.raises(DataError, match="two rows for model 'x' on prompt '1'"):
         Comparisons.from_frame(votes(), cluster="question_id",

@@ -223,8 +223,9 @@ def uncontrolled(fit: HJAFit, **options) -> HJAFit:
     if not any(t.name in BIAS_TERMS for t in fit.terms):
         return fit
     position = next((t for t in fit.terms if t.name == "position"), False)
-    return fit_hja(fit.data, fit.rank, position_bias=position, ridge=fit.ridge,
-                   outcome=fit.outcome, **options)
+    plain = fit_hja(fit.data, fit.rank, position_bias=position, ridge=fit.ridge,
+                    outcome=fit.outcome, **options)
+    return replace(plain, excluded_judges=fit.excluded_judges)  # its data are without them
 
 
 def _refuse_unidentified_self(data: Comparisons, terms, design, rank: int) -> None:

@@ -81,8 +81,8 @@ class Quantities:
         return self.coefficients("position", level)
 
     def coefficients(self, name: str, level: float = 0.95) -> Interval:
-        """A linear term's coefficient by column name: per judge (shape (K,); NaN se and
-        bounds for a judge whose coefficient was not estimated) for ``"position"``,
+        """A linear term's coefficient by column name: per judge (shape (K,); all NaN for a
+        judge without one, e.g. self-preference without its own model) for ``"position"``,
         ``"self"`` and per-judge ``"style:<feature>"``; one panel-wide value (shape ())
         for a shared style feature.
 
@@ -99,7 +99,7 @@ class Quantities:
             index = N + K + np.arange(K) * q + c
             iv = self._core_interval(index[free], level)
             out = [np.full(K, np.nan) for _ in range(5)]
-            out[0] = self._core_covariance[0][index]
+            out[0][free] = self._core_covariance[0][index[free]]  # 0 had read as estimated
             for x, y in zip(out[1:], iv[1:]):
                 if y is not None:
                     x[free] = y

@@ -8,6 +8,8 @@ term needs them); :func:`terms_of` reads a fit's keyword arguments.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 
 from ...errors import ParameterError
@@ -37,6 +39,11 @@ def terms_of(position_bias: bool = False, style=None, self_preference=None) -> t
                                  f"got {style!r}")
         terms.append(style)
     if self_preference is not None and self_preference is not False:
+        allowed = (SelfPreference, Mapping, list, tuple)  # a name had failed in an unpacking
+        if self_preference is not True and not isinstance(self_preference, allowed):
+            raise ParameterError("self_preference must be True (judges named like models), a "
+                                 f"map {{judge: model}} or a SelfPreference, got "
+                                 f"{self_preference!r}")
         terms.append(self_preference if isinstance(self_preference, SelfPreference)
                      else SelfPreference(self_preference))
     return tuple(terms)
