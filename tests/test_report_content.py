@@ -31,7 +31,11 @@ def test_title_comes_from_the_data_and_counts_are_plural_only_when_plural():
 
 def test_rank_zero_says_so_in_one_sentence_and_draws_no_residual():
     rep = build_report(evil_fit())
-    assert rep.sentences["disagreement"].startswith("No structured disagreement was found")
+    assert rep.sentences["disagreement"].startswith("The model was fitted at rank 0, without "
+                                                    "structured disagreement (rank='bic'")
+    searched = build_report(hb.fit_hja(evil_fit().data, rank="bic", max_rank=1))
+    assert searched.sentences["disagreement"].startswith(
+        "No structured disagreement was found (rank selection chose rank 0)")
     assert "residual" not in rep.figures and "judge_map" in rep.figures
     rep1 = build_report(small_fit())
     assert "residual" in rep1.figures and "rank 1" in rep1.sentences["disagreement"]

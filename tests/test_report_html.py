@@ -76,5 +76,5 @@ def test_rank_zero_report_leaves_out_the_empty_disagreement():
     text = render_html(rep)
     header = parse_html(text).tables["judges"][0]
     assert "Leverage h" not in header and "High leverage" not in header
-    assert "No structured disagreement was found" in text
+    assert "The model was fitted at rank 0, without structured disagreement" in text
     assert "residual" not in rep.figures and "Structured disagreement UV" not in text

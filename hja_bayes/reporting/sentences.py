@@ -100,12 +100,12 @@ def judges_sentence(judges: pd.DataFrame) -> str:
 
 def disagreement_sentence(fit) -> str:
     """Whether the judges disagree in a structured way, in one sentence."""
-    if fit.rank == 0:
-        how = ("rank selection chose rank 0" if fit.rank_table is not None
-               else "the model was fitted at rank 0")
-        return (f"No structured disagreement was found ({how}): each judge's scores are its "
-                "sensitivity times the consensus, S = γμᵀ, so leverage and the residual map "
-                "are left out.")
+    if fit.rank == 0:  # "found" only where a search looked (a fixed rank 0 had said it too)
+        how = ("No structured disagreement was found (rank selection chose rank 0)"
+               if fit.rank_table is not None else "The model was fitted at rank 0, without "
+               "structured disagreement (rank='bic', --rank bic, would look for it)")
+        return (f"{how}: each judge's scores are its sensitivity times the consensus, "
+                "S = γμᵀ, so leverage and the residual map are left out.")
     return (f"The judges disagree in a structured way beyond their sensitivity (rank "
             f"{fit.rank}): the leverage columns and the residual map show who and on which "
             "models.")
