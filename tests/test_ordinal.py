@@ -203,6 +203,18 @@ def test_levels_a_judge_never_used_are_said():
         warnings.simplefilter("ignore", hb.DataWarning)  # random verdicts: no consensus
         notes = build_report(narrow).notes
     assert any(n.startswith("Ordered verdicts: 'narrow' never used") for n in notes)
+    # and its judge table shows that gap without the ridge's interval; so for a judge that
+    # never tied (its tie zone had read 0.000 [0.000, 0.000], the ridge's, as exact)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)
+        table = hb.judge_table(narrow).set_index("judge")
+        untied = hb.judge_table(hb.fit_hja(panel([0, 1, 3, 4]), rank=0, outcome="ordinal"))
+    assert table.loc["narrow", ["gap_2_lower", "gap_2_upper"]].isna().all()
+    assert table.loc[["full"], ["gap_1_lower", "gap_2_lower"]].notna().all(axis=None)
+    assert table.loc["narrow", ["gap_1_lower", "gap_1_upper"]].notna().all()
+    untied = untied.set_index("judge")
+    assert untied.loc["narrow", ["gap_1_lower", "gap_1_upper"]].isna().all()
+    assert untied.loc["narrow", ["gap_2_lower", "gap_2_upper"]].notna().all()
     hb.fit_hja(panel([0, 1, 2, 3]), rank=0, outcome="ordinal")  # 'B>>A' mirrored: quiet
 
 

@@ -112,15 +112,34 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
     return out
 
 
+def _unused(data: Comparisons) -> np.ndarray:
+    """(judges, levels): the level and its mirror both unused by the judge."""
+    used = np.zeros((data.n_judges, data.counts.shape[1]))
+    np.add.at(used, data.judge, data.counts)
+    return (used == 0) & (used[:, ::-1] == 0)
+
+
+def unsupported_gaps(data: Comparisons) -> np.ndarray:
+    """(judges, gaps) bool: the cut-point gaps of an ordered scale with no finite
+    maximum-likelihood value for that judge (see :func:`unused_levels`).  The levels ``d``
+    bands out from the middle lie beyond ``gap_{d+1}`` (the outermost ones beyond the last
+    gap, which then runs to infinity)."""
+    C = data.counts.shape[1]
+    m = (C - 1) // 2
+    unused = _unused(data)[:, : C // 2 + C % 2]  # the first side and the middle
+    band = np.minimum(np.arange(unused.shape[1])[::-1], m - 1)  # its gap index
+    out = np.zeros((data.n_judges, m), dtype=bool)
+    for level, gap in enumerate(band):
+        out[:, gap] |= unused[:, level]
+    return out
+
+
 def unused_levels(data: Comparisons) -> str | None:
     """What of an ordered scale the judges never used (a level and its mirror both: the
     symmetric cut points then have a gap with no finite maximum-likelihood value, infinite
     beside unused outer levels, 0 for unused inner ones, which the ridge alone sets, its
     interval meaning nothing), in words; None where every level or its mirror was used."""
-    C = data.counts.shape[1]
-    used = np.zeros((data.n_judges, C))
-    np.add.at(used, data.judge, data.counts)
-    unused = (used == 0) & (used[:, ::-1] == 0)
+    unused = _unused(data)
     if not unused.any():
         return None
     levels = np.asarray(data.categories, dtype=object)

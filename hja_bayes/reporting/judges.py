@@ -11,12 +11,14 @@ fitted to its verdicts alone -- with the consensus
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..bayes.compare import check_posterior
 from ..checks import check_level
 from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
+from ..hja.inputs import unsupported_gaps
 from ..inference import WaldInference
 from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
 from .observed import both_orders_share, invalid_share
@@ -62,7 +64,9 @@ def judge_table(
         per-judge parameters with their Wald intervals (``nu``, ``nu_lower``, ``nu_upper``
         for Davidson's ties: NaN bounds for a judge that never tied, its nu held at 0;
         ``gap_1``, ``gap_1_lower``, ... for ordered verdicts, the gaps between the
-        positive cut points: :meth:`~hja_bayes.inference.WaldInference.outcome_parameters`);
+        positive cut points: :meth:`~hja_bayes.inference.WaldInference.outcome_parameters`;
+        NaN bounds beside a level the judge never used, nor its mirror, where the ridge
+        alone sets the gap: :func:`hja_bayes.hja.inputs.unused_levels`);
         ``comparisons``;
         ``invalid_share`` (rows of the judge without a usable verdict, when any row was
         rejected); ``rank_corr``, Kendall's tau-b between the judge's own ranking and the
@@ -95,9 +99,12 @@ def judge_table(
     if fit.rank > 0:
         lev = judge_leverage(fit.gamma, fit.mu, fit.U, fit.V)
         columns.update(leverage=lev.h, rho=lev.rho, high_leverage=lev.high)
-    for name in fit.outcome_model.aux_names:  # Davidson's nu, the ordered scale's cut gaps
+    unsupported = (unsupported_gaps(fit.data) if fit.outcome_model.name == "ordinal" else None)
+    for j, name in enumerate(fit.outcome_model.aux_names):  # Davidson's nu, the cut gaps
         iv = inference.outcome_parameters(name, level)
-        columns.update({name: iv.estimate, f"{name}_lower": iv.lower, f"{name}_upper": iv.upper})
+        lower, upper = (np.where(unsupported[:, j], np.nan, x) if unsupported is not None
+                        else x for x in (iv.lower, iv.upper))  # the ridge's, beside unused
+        columns.update({name: iv.estimate, f"{name}_lower": lower, f"{name}_upper": upper})
     columns["comparisons"] = counts(fit.data.comparisons_per_judge())
     invalid = invalid_share(fit.data)
     if invalid is not None:
