@@ -35,9 +35,12 @@ def test_report_files(tmp_path):
     assert meta["cov_type"] == "fisher" and meta["outcome"] == "half"
     assert meta["rank"] == fit.rank and meta["hja_bayes_version"] == hb.__version__
     assert board_json["rows"][-1]["p_better_next"] is None  # no next model: null, not NaN
-    for name in ("pairwise", "rank_table"):
+    assert meta["critical_value"] > 0  # the joint rank intervals' own
+    for name in ("pairwise", "rank_table", "judges"):
         if (tmp_path / f"{name}.json").exists():
-            assert json.loads((tmp_path / f"{name}.json").read_text())["meta"]["table"] == name
+            other = json.loads((tmp_path / f"{name}.json").read_text())["meta"]
+            assert other["table"] == name and other["level"] == 0.9
+            assert "critical_value" not in other  # had read as its rows' quantile
     assert all((tmp_path / "figures" / f"{n}.png").stat().st_size > 1000
                for n in ("forest", "judge_map", "residual", "win_probability",
                          "observed_win_fraction", "battle_counts"))

@@ -181,10 +181,14 @@ def report(
     md_path = folder / "report.md"
     md_path.write_text(render_markdown(rep, {n: f"figures/{n}.png" for n in images}),
                        encoding="utf-8")
-    base = rep.leaderboard.attrs["meta"]
+    # the leaderboard's joint statement and display are its own: the other tables' rows use
+    # their own quantiles (a pairwise.json had named the joint critical value as its own)
+    own = ("baseline", "critical_value", "joint_df", "joint_refusal", "style")
+    base = {k: v for k, v in rep.leaderboard.attrs["meta"].items() if k not in own}
 
     def meta(name, df, **extra):
-        return {**base, **df.attrs.get("meta", {}), "table": name, **extra}
+        first = rep.leaderboard.attrs["meta"] if name == "leaderboard" else base
+        return {**first, **df.attrs.get("meta", {}), "table": name, **extra}
 
     tables = [(name, df, meta(name, df)) for name, df in (
         ("leaderboard", rep.leaderboard), ("judges", rep.judges), ("pairwise", rep.pairwise))]
@@ -192,10 +196,9 @@ def report(
         tables.append(("rank_table", rep.rank_table, meta("rank_table", rep.rank_table)))
     if rep.intervals is not None:
         # logits whatever the leaderboard's scale, Wald beside credible, no pinned model
-        general = {k: v for k, v in meta("intervals", rep.intervals).items() if k not in (
-            "baseline", "critical_value", "joint_df", "joint_refusal", "style")}
-        tables.append(("intervals", rep.intervals,
-                       {**general, "scale": "logit", "interval": "wald and credible"}))
+        tables.append(("intervals", rep.intervals, {**meta("intervals", rep.intervals),
+                                                     "scale": "logit",
+                                                     "interval": "wald and credible"}))
     if rep.convergence is not None:
         tables.append(("convergence", rep.convergence,
                        meta("convergence", rep.convergence, **rep.convergence.attrs)))

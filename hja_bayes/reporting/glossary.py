@@ -15,7 +15,9 @@ GLOSSARY = (
     ("Rank from / to", "joint rank intervals: all of them cover the true ranks at once with "
                        "the stated probability (simultaneous intervals of every score "
                        "difference)."),
-    ("P(better than next)", "Φ(d / se(d)) for the score difference d to the next model down. "
+    ("P(better than next)", "Φ(d / se(d)) for the score difference d to the next model down "
+                            "(with cluster-robust CR2 intervals, the t distribution's at the "
+                            "pair's Satterthwaite degrees of freedom). "
                             "The pair is the one the estimates put next to each other, so the "
                             "value is at least 0.5 by construction and overstates how sure "
                             "that order is (blank on the last row)."),
