@@ -138,6 +138,9 @@ def test_ppc_of_tie_rates(panel):
                                / np.bincount(data.judge, data.n, 3))
     assert table.predicted_upper[0] == 0.0  # nu_0 held at 0
     assert np.all(table.p_value[1:].between(0.005, 0.995))
+    from hja_bayes.reporting import posterior_predictive_plot  # in the report's figure too
+
+    assert "tie rates" in posterior_predictive_plot(idata).axes[2].get_title()
 
 
 def test_ppc_of_tie_rates_needs_replicated_ties():

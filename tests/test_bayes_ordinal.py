@@ -115,6 +115,14 @@ def test_predictive_checks_on_the_scale_and_its_three_outcome_view(panel):
     np.testing.assert_allclose(first.observed, np.bincount(data.judge, data.wins, 3) / n)
     ties = ppc_tie_rates(idata)
     np.testing.assert_allclose(ties.observed, np.bincount(data.judge, data.counts[:, 2], 3) / n)
+    # the report's figure checks the category shares too (it had checked win rates only)
+    from hja_bayes.reporting import posterior_predictive_plot
+
+    right = posterior_predictive_plot(idata).axes[2]
+    assert "category shares" in right.get_title()
+    drawn = np.concatenate([line.get_ydata() for line in right.lines
+                            if line.get_marker() == "o"])  # the points, red or not
+    np.testing.assert_allclose(np.sort(drawn), np.sort(table.observed))
 
 
 def test_prior_predictive_draws_on_the_scale(panel):

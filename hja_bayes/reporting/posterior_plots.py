@@ -27,11 +27,14 @@ __all__ = [
 ]
 
 
-def plot_ppc_win_rates(table: pd.DataFrame, ax=None, *, alpha: float = 0.05):
+def plot_ppc_win_rates(table: pd.DataFrame, ax=None, *, alpha: float = 0.05,
+                       rate: str = "win rate"):
     """Observed against predicted win rates with predictive intervals.
 
     Works on :func:`~hja_bayes.bayes.ppc_judge_win_rates` and
-    :func:`~hja_bayes.bayes.ppc_pair_win_rates` tables; points whose
+    :func:`~hja_bayes.bayes.ppc_pair_win_rates` tables (and, with ``rate`` naming what they
+    hold, on :func:`~hja_bayes.bayes.ppc_tie_rates` and
+    :func:`~hja_bayes.bayes.ppc_category_rates`); points whose
     two-sided p-value is below ``alpha`` (``min(p, 1 - p) < alpha / 2``) are drawn in red.
 
     Parameters
@@ -41,6 +44,8 @@ def plot_ppc_win_rates(table: pd.DataFrame, ax=None, *, alpha: float = 0.05):
         Where to draw (default: a new :class:`~matplotlib.figure.Figure`'s axes).
     alpha : float
         Two-sided level of the highlighted points.
+    rate : str
+        What the rates are, for the axis labels.
 
     Returns
     -------
@@ -57,8 +62,8 @@ def plot_ppc_win_rates(table: pd.DataFrame, ax=None, *, alpha: float = 0.05):
             ax.errorbar(pred[mask], obs[mask], xerr=err[:, mask], fmt="o", ms=3, color=colour,
                         alpha=0.7, elinewidth=0.8, label=label)
     ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--")
-    ax.set_xlabel("predicted win rate (posterior predictive mean, interval)")
-    ax.set_ylabel("observed win rate (ties 1/2)")
+    ax.set_xlabel(f"predicted {rate} (posterior predictive mean, interval)")
+    ax.set_ylabel(f"observed {rate}" + (" (ties 1/2)" if rate == "win rate" else ""))
     ax.set_xlim(0, 1), ax.set_ylim(0, 1)
     ax.legend(loc="upper left", fontsize="small")
     return ax
@@ -113,8 +118,11 @@ def posterior_predictive_plot(idata, level: float = 0.95) -> Figure:
 
     Left: every judge's observed win rate of every model (and of the first-shown answer)
     against its posterior predictive interval (:func:`hja_bayes.bayes.ppc_judge_win_rates`);
-    right: observed against predicted win rates by bins of the prediction
-    (:func:`hja_bayes.bayes.ppc_calibration`).
+    middle: observed against predicted win rates by bins of the prediction
+    (:func:`hja_bayes.bayes.ppc_calibration`); right, for outcome models that predict more
+    than wins: every judge's share of each verdict category (ordered verdicts,
+    :func:`hja_bayes.bayes.ppc_category_rates`) or its tie rate (Davidson's,
+    :func:`hja_bayes.bayes.ppc_tie_rates`), the parts of the data those models add.
 
     Parameters
     ----------
@@ -127,14 +135,23 @@ def posterior_predictive_plot(idata, level: float = 0.95) -> Figure:
     -------
     matplotlib.figure.Figure
     """
-    from ..bayes.ppc import ppc_calibration, ppc_judge_win_rates
+    from ..bayes.ppc import (ppc_calibration, ppc_category_rates, ppc_judge_win_rates,
+                             ppc_tie_rates)
 
-    fig = Figure(figsize=(10, 4.6), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    plot_ppc_win_rates(ppc_judge_win_rates(idata, level), ax=left, alpha=1 - level)
-    left.set_title("Judges' win rates: observed vs posterior predictive", fontsize=10)
-    plot_calibration(ppc_calibration(idata, level=level), ax=right)
-    right.set_title("Calibration of predicted win rates", fontsize=10)
+    replicated = idata.posterior_predictive
+    shares = (("verdict category shares", ppc_category_rates(idata, level))
+              if "category_counts" in replicated else
+              ("tie rates", ppc_tie_rates(idata, level)) if "ties" in replicated else None)
+    fig = Figure(figsize=(10 if shares is None else 15, 4.6), layout="constrained")
+    axes = fig.subplots(1, 2 if shares is None else 3)
+    plot_ppc_win_rates(ppc_judge_win_rates(idata, level), ax=axes[0], alpha=1 - level)
+    axes[0].set_title("Judges' win rates: observed vs posterior predictive", fontsize=10)
+    plot_calibration(ppc_calibration(idata, level=level), ax=axes[1])
+    axes[1].set_title("Calibration of predicted win rates", fontsize=10)
+    if shares is not None:
+        what, table = shares
+        plot_ppc_win_rates(table, ax=axes[2], alpha=1 - level, rate=what[:-1])
+        axes[2].set_title(f"Judges' {what}: observed vs predicted", fontsize=10)
     return fig
 
 

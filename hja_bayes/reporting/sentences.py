@@ -402,7 +402,9 @@ def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
                   + ".",
         "ppc": "Posterior predictive checks: each judge's win rate of each model (and of the "
                "first-shown answer) against its predictive interval, red when outside; "
-               "calibration of predicted against observed win rates.",
+               "calibration of predicted against observed win rates"
+               + ("" if str(fit.outcome) == "half" else "; each judge's tie rate, or its "
+                  "share of each verdict category on a graded scale") + ".",
     }
     for name, shown, file in (("forest", FOREST_MODELS, "leaderboard"),
                               ("residual", HEATMAP_MODELS, "the saved fit (its U, V)"),
