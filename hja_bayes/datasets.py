@@ -95,8 +95,9 @@ def find_data_dir(path: str | os.PathLike | None = None) -> Path:
         if c.is_dir():
             return c
     raise DataError(
-        f"data folder not found (tried {[str(c) for c in candidates]}); pass data_dir= or set "
-        "HJA_DATA_DIR to the folder that holds ja_ranking/ and trust_or_escalate/"
+        f"data folder not found (tried {list(dict.fromkeys(str(c) for c in candidates))}); "
+        "pass data_dir= or set HJA_DATA_DIR to the folder that holds ja_ranking/ and "
+        "trust_or_escalate/"
     )
 
 
