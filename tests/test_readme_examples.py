@@ -26,11 +26,12 @@ def _block(starting: str) -> str:
 
 def test_the_readme_examples_on_the_bundled_data_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    quickstart = _block("import hja_bayes as hb")
-    style = _block("prd = hb.datasets.load_prd_vicuna80()              # judgments")
+    first = "import hja_bayes as hb\n\nprd = hb.datasets.load_prd_vicuna80()"
+    quickstart = _block(first + "            # bundled")
+    style = _block(first + "              # judgments")
     board = "\n".join(line for line in _block('fit = hb.fit_hja(data, rank="bic"').splitlines()
                       if "idata" not in line)
-    agreement = _block("prd = hb.datasets.load_prd_vicuna80()\ndata")
+    agreement = _block(first + "\ndata")
     namespace: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PRD's flat "headers" feature is named, as documented
@@ -40,7 +41,7 @@ def test_the_readme_examples_on_the_bundled_data_run(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "report.html").exists()
     assert len(namespace["plain"].terms) == 1  # the style block's fit, its position bias only
     # what to ask next, on the agreement block's PRD fit; the confidence ranker
-    namespace["new_verdicts"] = namespace["prd"].judgments.head(20)
+    namespace["new_rows"] = namespace["prd"].judgments.head(20)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(_block("# fit: PRD's five LLM judges"), "README design block", "exec"),
@@ -51,6 +52,8 @@ def test_the_readme_examples_on_the_bundled_data_run(tmp_path, monkeypatch):
     bard = namespace["ask"][namespace["ask"].judge == "bard"]
     assert set(bard.model_a) | set(bard.model_b) <= {"gpt4", "claude", "gpt35"}
     assert len(namespace["trusted"]) == namespace["test"].n
+    assert namespace["p"].comparisons_per_judge == 47  # as the block says
+    assert namespace["cert"].threshold is not None and namespace["trusted"].sum() > 0
 
 
 def test_the_readme_scan_example_runs():
