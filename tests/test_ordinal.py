@@ -210,6 +210,9 @@ def test_levels_a_judge_never_used_are_said():
         table = hb.judge_table(narrow).set_index("judge")
         untied = hb.judge_table(hb.fit_hja(panel([0, 1, 3, 4]), rank=0, outcome="ordinal"))
     assert table.loc["narrow", ["gap_2_lower", "gap_2_upper"]].isna().all()
+    rows = narrow.intervals(pairs="none").set_index(["quantity", "label"])  # there too
+    assert rows.loc[("gap_2", "narrow"), ["lower", "upper"]].isna().all()
+    assert rows.loc[[("gap_1", "narrow"), ("gap_2", "full")], "lower"].notna().all()
     assert table.loc[["full"], ["gap_1_lower", "gap_2_lower"]].notna().all(axis=None)
     assert table.loc["narrow", ["gap_1_lower", "gap_1_upper"]].notna().all()
     untied = untied.set_index("judge")

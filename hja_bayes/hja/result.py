@@ -331,9 +331,18 @@ class HJAFit:
         ``pairs`` names the differences (see
         :meth:`~hja_bayes.inference.WaldInference.pairs`): by default every pair up to 100
         models, above that each model and its neighbour in the ranking; ``"all"``,
-        ``"adjacent"``, ``"none"`` or a list of (model, model).
+        ``"adjacent"``, ``"none"`` or a list of (model, model).  A cut gap beside levels a
+        judge never used has NaN bounds (the ridge's value: see the fit's warning).
         """
-        return self.wald_inference(cov_type).intervals(level, pairs)
+        table = self.wald_inference(cov_type).intervals(level, pairs)
+        if self.outcome_model.name == "ordinal":
+            from .inputs import unsupported_gaps
+
+            judges = np.asarray(self.judges, dtype=object)
+            for name, bad in zip(self.outcome_model.aux_names, unsupported_gaps(self.data).T):
+                rows = (table["quantity"] == name) & table["label"].isin(judges[bad])
+                table.loc[rows, ["lower", "upper"]] = np.nan
+        return table
 
     def contrast(self, q: Callable, level: float = 0.95, cov_type: str | None = None):
         """Wald interval of any differentiable ``q(S, beta)`` (delta method); see
