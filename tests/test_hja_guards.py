@@ -279,7 +279,14 @@ def test_a_judge_that_tied_every_verdict_is_named(outcome, said):
                                                                      "model_b": str}),
                                      cluster="question_id")
     with pytest.warns(hb.DataWarning, match=r"\['j9'\] tied every verdict.*" + said):
-        hb.fit_hja(data, rank=0, outcome=outcome)
+        fit = hb.fit_hja(data, rank=0, outcome=outcome)
+    with warnings.catch_warnings():  # and its gamma has no interval in the tables
+        warnings.simplefilter("ignore", hb.DataWarning)
+        table = hb.judge_table(fit).set_index("judge")
+        rows = fit.intervals(pairs="none").query("quantity == 'gamma'").set_index("label")
+    assert table.loc["j9", ["gamma_lower", "gamma_upper"]].isna().all()
+    assert rows.loc["j9", ["lower", "upper"]].isna().all()
+    assert table.loc[["j1", "j2", "j3"], "gamma_lower"].notna().all()
     with warnings.catch_warnings():  # the others' verdicts alone: not said
         warnings.filterwarnings("ignore", category=hb.DataWarning)
         warnings.filterwarnings("error", ".*tied every verdict", hb.DataWarning)

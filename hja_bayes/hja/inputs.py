@@ -41,7 +41,7 @@ def warn_tie_only_judges(data: Comparisons, outcome: str) -> None:
         return
     why = ("ties count half a win to each side, so their sensitivity gamma is 0 and its "
            "interval means nothing (a sandwich or cluster-robust one, made of residuals of 0, "
-           "comes out of width about 0)" if outcome == "half" else
+           "comes out of width about 0: the tables leave it blank)" if outcome == "half" else
            "their tie parameters have no finite maximum-likelihood value (the ridge sets "
            "them) and their sensitivity gamma is not identified, which widens every score's "
            "interval (the consensus is the mean of the judges' scores)")

@@ -332,12 +332,15 @@ class HJAFit:
         :meth:`~hja_bayes.inference.WaldInference.pairs`): by default every pair up to 100
         models, above that each model and its neighbour in the ranking; ``"all"``,
         ``"adjacent"``, ``"none"`` or a list of (model, model).  A cut gap beside levels a
-        judge never used has NaN bounds (the ridge's value: see the fit's warning).
+        judge never used, and the gamma of a judge that tied every verdict, have NaN bounds
+        (the ridge's values: see the fit's warnings).
         """
-        table = self.wald_inference(cov_type).intervals(level, pairs)
-        if self.outcome_model.name == "ordinal":
-            from .inputs import unsupported_gaps
+        from .inputs import tie_only_judges, unsupported_gaps
 
+        table = self.wald_inference(cov_type).intervals(level, pairs)
+        rows = (table["quantity"] == "gamma") & table["label"].isin(tie_only_judges(self.data))
+        table.loc[rows, ["lower", "upper"]] = np.nan
+        if self.outcome_model.name == "ordinal":
             judges = np.asarray(self.judges, dtype=object)
             for name, bad in zip(self.outcome_model.aux_names, unsupported_gaps(self.data).T):
                 rows = (table["quantity"] == name) & table["label"].isin(judges[bad])

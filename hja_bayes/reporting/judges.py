@@ -18,7 +18,7 @@ from ..bayes.compare import check_posterior
 from ..checks import check_level
 from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
-from ..hja.inputs import unsupported_gaps
+from ..hja.inputs import tie_only_judges, unsupported_gaps
 from ..inference import WaldInference
 from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
 from .observed import both_orders_share, invalid_share
@@ -86,11 +86,12 @@ def judge_table(
     level = check_level(level)
     inference = wald(fit) if inference is None else inference
     g = inference.gamma(level)
-    columns = {
+    tied = np.isin(np.asarray(fit.judges, dtype=object), tie_only_judges(fit.data))
+    columns = {  # a judge that tied every verdict: no interval (see the fit's warning)
         "judge": list(fit.judges),
         "gamma": g.estimate,
-        "gamma_lower": g.lower,
-        "gamma_upper": g.upper,
+        "gamma_lower": np.where(tied, np.nan, g.lower),
+        "gamma_upper": np.where(tied, np.nan, g.upper),
     }
     if fit.position_bias:
         b = inference.position_biases(level)
