@@ -233,3 +233,24 @@ def test_ordered_verdicts_fitted_by_default_as_three_outcomes_say_so():
         warnings.simplefilter("error", hb.DataWarning)
         hb.fit_hja(data, rank=0, outcome="half")
         hb.fit_hja(data, rank=0, outcome="ordinal")
+
+
+@pytest.mark.parametrize("C, level, gap", [(2, 0, None), (3, 1, 0), (3, 0, 0), (4, 1, 0),
+                                           (4, 0, 0), (5, 2, 0), (5, 1, 1), (5, 0, 1),
+                                           (6, 2, 0), (6, 1, 1), (7, 3, 0), (7, 2, 1),
+                                           (7, 1, 2), (7, 0, 2)])
+def test_the_gap_a_pair_of_unused_levels_leaves_without_an_estimate(C, level, gap):
+    """Cut points ±t_1 < ±t_2 < ...: the middle level (odd C) or the middle pair (even C)
+    lies within t_1 (gap_1 -> 0 when unused), the pair d bands out between t_d and t_{d+1}
+    (gap_{d+1} -> 0), the outermost pair beyond the last cut (that gap -> infinity)."""
+    from hja_bayes.hja.inputs import unsupported_gaps
+
+    counts = np.ones((1, C))
+    counts[0, [level, C - 1 - level]] = 0 if C > 2 else 1  # two levels: no gap at all
+    data = hb.Comparisons(judges=("j",), items=("a", "b"), judge=np.array([0]),
+                          first=np.array([0]), second=np.array([1]), counts=counts,
+                          categories=tuple(str(c) for c in range(C)))
+    expected = np.zeros((1, (C - 1) // 2), dtype=bool)
+    if gap is not None:
+        expected[0, gap] = True
+    np.testing.assert_array_equal(unsupported_gaps(data), expected)

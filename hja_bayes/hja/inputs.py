@@ -126,9 +126,11 @@ def unsupported_gaps(data: Comparisons) -> np.ndarray:
     gap, which then runs to infinity)."""
     C = data.counts.shape[1]
     m = (C - 1) // 2
+    out = np.zeros((data.n_judges, m), dtype=bool)
+    if m == 0:  # two levels: no gap
+        return out
     unused = _unused(data)[:, : C // 2 + C % 2]  # the first side and the middle
     band = np.minimum(np.arange(unused.shape[1])[::-1], m - 1)  # its gap index
-    out = np.zeros((data.n_judges, m), dtype=bool)
     for level, gap in enumerate(band):
         out[:, gap] |= unused[:, level]
     return out
