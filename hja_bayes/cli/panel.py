@@ -25,8 +25,9 @@ input:
   not with --counts or --style-control). One row per verdict with the columns named by
   --judge-col, --model-a-col, --model-b-col and --winner-col.
   Verdicts: model_a / a (first shown wins), model_b / b, tie / draw / tie (bothbad) /
-  tie (inconsistent) / both_bad (a tie), or the winning model's own name; invalid / error / unknown / none /
-  n/a / na / null / an empty cell mean no usable verdict (counted, not fitted).
+  tie (inconsistent) / both_bad (a tie), or the winning model's own name; invalid / error /
+  unknown / none / n/a / na / null / an empty cell mean no usable verdict (counted, not
+  fitted).
   Kaggle-style one-hot columns winner_model_a / winner_model_b / winner_tie are read
   when there is no winner column. With --counts: one row per cell with n, wins, ties.
   Ordered verdicts: Arena-Hard's A>>B, A>B, A=B, B>A, B>>A, or whole numbers with

@@ -290,7 +290,8 @@ def leaderboard(
     ------
     ParameterError
         For a level outside (0, 1) (strings included), an unknown scale or style, the
-        logit scale asked of the arena style, a baseline model that is not in the fit, or data instead of a fit.
+        logit scale asked of the arena style, a baseline model that is not in the fit, or
+        data instead of a fit.
 
     Notes
     -----
