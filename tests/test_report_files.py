@@ -8,6 +8,8 @@ import pytest
 
 import hja_bayes as hb
 
+from hja_bayes.reporting.files import table_json
+
 from .report_support import parse_html, posterior, small_fit
 
 
@@ -148,3 +150,24 @@ def test_table_json_writes_one_row_per_line_and_reads_back_every_value():
                                rtol=1e-14)
     assert text.count("\n    {") == 5 and "\\/" not in text  # a line per row, "/" plain
     assert json.loads(table_json(pd.DataFrame({"a": []}))) == {"meta": {}, "rows": []}
+
+
+def test_json_is_strict_where_a_number_is_not_finite(tmp_path, capsys):
+    """A leaderboard without prompts had written "joint_df": Infinity, which JavaScript's
+    JSON.parse refuses (Python's reads it)."""
+    from hja_bayes.cli import main
+
+    def strict(text):
+        def refuse(name):
+            raise ValueError(f"not JSON: {name}")
+        return json.loads(text, parse_constant=refuse)
+
+    df = pd.DataFrame({"x": [1.0, np.inf, np.nan]})
+    df.attrs["meta"] = {"joint_df": np.inf, "nested": [np.float64("nan"), 2.0]}
+    back = strict(table_json(df))
+    assert back["meta"] == {"joint_df": None, "nested": [None, 2.0]}
+    assert [r["x"] for r in back["rows"]] == [1.0, None, None]
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--cluster-col", "-",
+                 "--format", "json", "--quiet", "--out", str(tmp_path / "fit")]) == 0
+    said = strict(capsys.readouterr().out)
+    assert said["leaderboard"]["meta"]["joint_df"] is None

@@ -12,7 +12,6 @@ Three forms::
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..errors import ParameterError
@@ -63,7 +62,9 @@ def _one_shot(args) -> int:
           f"{summary['n_test']} test examples")
     out = Path(args.out or "hja_confidence")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "confidence.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    from ..reporting.files import to_json  # strict JSON: a one-class split's AUROC is null
+
+    (out / "confidence.json").write_text(to_json(summary), encoding="utf-8")
     result.predictions.to_csv(out / "test_predictions.csv", index=False)
     print(summary["certificate"])
     if summary["threshold"] is not None:

@@ -53,7 +53,8 @@ def table_json(df: pd.DataFrame, meta: dict | None = None) -> str:
     pandas: a 1,000-model leaderboard's million pairs in seconds, not the minute that
     indenting every row took)."""
     meta = df.attrs.get("meta", {}) if meta is None else meta
-    head = json.dumps(meta, indent=2, ensure_ascii=False, default=plain_json)
+    head = json.dumps(finite(meta), indent=2, ensure_ascii=False, default=plain_json,
+                      allow_nan=False)
     # pandas writes every "/" escaped, as backslash-slash (and a backslash as two, so the
     # pair never stands for anything else): written plain, as names like "org/model" read
     text = df.to_json(orient="records", lines=True, force_ascii=False,
@@ -64,8 +65,24 @@ def table_json(df: pd.DataFrame, meta: dict | None = None) -> str:
 
 
 def to_json(obj) -> str:
-    """Indented JSON, numpy scalars and arrays as plain values."""
-    return json.dumps(obj, indent=2, ensure_ascii=False, default=plain_json) + "\n"
+    """Indented JSON, numpy scalars and arrays as plain values, non-finite numbers as null."""
+    return json.dumps(finite(obj), indent=2, ensure_ascii=False, default=plain_json,
+                      allow_nan=False) + "\n"
+
+
+def finite(obj):
+    """``obj`` with every NaN or infinite number (numpy's too) as None: strict JSON, which
+    ``Infinity`` is not (a leaderboard's ``joint_df`` without prompts had been written so,
+    and JavaScript's parser refuses it)."""
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return finite(obj.tolist())
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj
 
 
 def plain_json(x):
