@@ -175,6 +175,10 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("categories", "{csv}", "--by", "grader", "--scale", "logit"), "--style default for the "
                                                                      "logit scale"),
     (("fit", "{csv}", "--judge-col", "grader", "--title", "T"), "--title is the report's"),
+    # a bad --out is said before the fit (it had been said after sampling), "-" is no folder
+    (("fit", "{csv}", "--bayes", "--out", "{csv}"), "exists and is not a folder"),
+    (("fit", "{csv}", "--out", "-"), "not standard output"),
+    (("update", "{tmp}", "{csv}", "--out", "{csv}/x"), "cannot be written to"),
     (("fit", "{csv}", "--bayes", "--samples", "0"), "--samples"),
     (("fit", "{csv}", "--chains", "-1"), "--chains"),
     (("fit", "{csv}", "--bayes", "--prompt-effects", "maybe"), "invalid choice"),

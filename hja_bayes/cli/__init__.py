@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 
 from .categories import add_categories_command
 from .confidence import add_confidence_command
@@ -107,6 +108,20 @@ SIGNED_VALUES = re.compile(r"-?\d+\.\.-?\d+")
 SIGNED_OPTIONS = ("--verdict-scale",)
 
 
+def _unwritable_folder(out: str) -> str | None:
+    """Why the folder ``out`` cannot be written, or None."""
+    path = Path(out)
+    if out == "-":
+        return "a folder is written there, not standard output (--format json prints there)"
+    if path.exists() and not path.is_dir():
+        return "exists and is not a folder"
+    # the nearest existing folder on the way (the name next is this package's submodule)
+    existing = [p for p in (path, *path.parents) if p.exists()][0]
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} cannot be written to"
+    return None
+
+
 def _joined_signed_values(argv: list[str]) -> list[str]:
     """``argv`` with ``--verdict-scale -2..2`` written as ``--verdict-scale=-2..2``."""
     out: list[str] = []
@@ -160,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
             args.scale = "elo" if arena or args.command == "categories" else "logit"
     if getattr(args, "title", None) is not None and getattr(args, "report", True) is False:
         parser.error("--title is the report's: add --report (it had been ignored)")
+    if args.command in ("fit", "update", "report", "demo") and args.out is not None:
+        why = _unwritable_folder(args.out)  # said before the work, not after it
+        if why:
+            parser.error(f"--out {args.out}: {why}")
     if getattr(args, "bayes", False):
         _devices_for_chains(getattr(args, "chains", 1))
     from ..errors import HJAWarning
