@@ -119,9 +119,10 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
     source : str or PathLike
         A path, or ``"-"`` for standard input.
     fmt : {"csv", "tsv", "jsonl", "json", "parquet"}, optional
-        Default: from the suffix; for standard input, from its content: gzip and parquet by
-        their magic bytes, JSON when the first character is ``[`` or ``{``, TSV when the
-        first line has tabs and no comma, else CSV.
+        Default: from the suffix; for standard input and pipes (a named pipe, a shell's
+        ``<(...)``), from the content: parquet by its magic bytes, JSON when the first
+        character is ``[`` or ``{``, TSV when the first line has tabs and no comma, else
+        CSV.  Gzip is recognised by its magic bytes everywhere, with or without ``.gz``.
 
     Returns
     -------
@@ -138,39 +139,40 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
         that is not an object, parquet without pyarrow.
     """
     if str(source) == "-":
+        name = "standard input"
         raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b":  # gzip, by its magic number
-            raw = gzip.decompress(raw)
-        if isinstance(raw, bytes) and raw[:4] == b"PAR1" and fmt in (None, "parquet"):
+    else:  # a file by its suffix; a pipe (<(...), a named pipe) by its content, as stdin
+        path, name = Path(source), str(source)
+        if not path.exists() or path.is_dir():
+            raise DataError(f"no such file: {source}")
+        fmt = fmt or (file_format(path) if path.is_file() else None)
+        if fmt == "parquet":
             try:
-                return pd.read_parquet(io.BytesIO(raw))
+                return pd.read_parquet(path)
             except ImportError:
                 raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
-        text = _decoded(raw, "standard input") if isinstance(raw, bytes) \
-            else raw.removeprefix("\ufeff")
-        if fmt is None:
-            first, header = text.lstrip()[:1], text.lstrip().partition("\n")[0]
-            fmt = ("json" if first == "[" else "jsonl" if first == "{" else
-                   "tsv" if "\t" in header and "," not in header else "csv")
-        return _parse_text(text, fmt, "standard input")
-    path = Path(source)
-    if not path.is_file():
-        raise DataError(f"no such file: {source}")
-    fmt = fmt or file_format(path)
-    if fmt == "parquet":
+            except Exception as exc:  # ArrowInvalid, OSError ...
+                raise DataError(f"{path}: not a readable parquet file ({exc})") from None
         try:
-            return pd.read_parquet(path)
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise DataError(f"cannot read {path}: {exc}") from None
+    if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b":  # gzip by its magic number, with
+        try:                                                # or without a .gz suffix
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise DataError(f"cannot read {name}: {exc}") from None
+    if isinstance(raw, bytes) and raw[:4] == b"PAR1" and fmt in (None, "parquet"):
+        try:
+            return pd.read_parquet(io.BytesIO(raw))
         except ImportError:
             raise DataError("reading parquet needs pyarrow: pip install pyarrow") from None
-        except Exception as exc:  # ArrowInvalid, OSError ...
-            raise DataError(f"{path}: not a readable parquet file ({exc})") from None
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    try:
-        with opener(path, "rb") as fh:
-            raw = fh.read()
-    except (OSError, EOFError) as exc:
-        raise DataError(f"cannot read {path}: {exc}") from None
-    return _parse_text(_decoded(raw, str(path)), fmt, str(path))
+    text = _decoded(raw, name) if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+    if fmt is None:
+        first, header = text.lstrip()[:1], text.lstrip().partition("\n")[0]
+        fmt = ("json" if first == "[" else "jsonl" if first == "{" else
+               "tsv" if "\t" in header and "," not in header else "csv")
+    return _parse_text(text, fmt, name)
 
 
 def _decoded(raw: bytes, name: str) -> str:

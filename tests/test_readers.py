@@ -2,6 +2,7 @@
 
 import ast
 import json
+import os
 import re
 import warnings
 
@@ -118,6 +119,21 @@ def test_standard_input_is_read_by_its_content(monkeypatch, tmp_path):
                 (tmp_path / "rows.parquet").read_bytes()):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw)))
         pd.testing.assert_frame_equal(read_table("-").reset_index(drop=True), rows)
+    # a file gzipped without the .gz suffix ('not UTF-8 text' before), and a named pipe or a
+    # shell's <(...) ('no such file' before), read as standard input is
+    (tmp_path / "packed.csv").write_bytes(gzip.compress(rows.to_csv(index=False).encode()))
+    pd.testing.assert_frame_equal(read_table(tmp_path / "packed.csv").reset_index(drop=True),
+                                  rows)
+    if hasattr(os, "mkfifo"):
+        import threading
+
+        os.mkfifo(tmp_path / "pipe")
+        writer = threading.Thread(target=(tmp_path / "pipe").write_text,
+                                  args=(rows.to_csv(index=False, sep="\t"),))
+        writer.start()
+        pd.testing.assert_frame_equal(read_table(tmp_path / "pipe").reset_index(drop=True),
+                                      rows)
+        writer.join()
 
 
 def test_messages_about_a_row_name_its_line_in_the_file(tmp_path):
