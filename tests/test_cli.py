@@ -705,6 +705,28 @@ def test_an_interrupted_command_says_so_in_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == "hja-bayes: interrupted"
 
 
+def test_an_interrupt_swallowed_by_a_callback_still_stops_the_command(monkeypatch, capsys):
+    """Ctrl-C landing in JAX's garbage-collection callback was printed as 'Exception
+    ignored', and the fit ran on, saved and exited 0."""
+    import signal
+
+    from hja_bayes.cli import panel
+
+    def swallowed(args):
+        try:  # as a callback whose exceptions Python ignores
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between bytecodes
+                pass
+        except KeyboardInterrupt:
+            pass
+        return 0
+
+    monkeypatch.setattr(panel, "_cmd_fit", swallowed)
+    assert main(["fit", "bundled:prd_vicuna80", "--quiet"]) == 130
+    assert capsys.readouterr().err.strip() == "hja-bayes: interrupted"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
 def test_the_sampler_draws_its_progress_bar_on_a_terminal_only(monkeypatch, capsys):
     """A bar redrawn in place is noise in a log file: with standard error not a terminal
     (or --quiet) the sampler is asked for none, and the progress line says so."""

@@ -108,6 +108,35 @@ SIGNED_VALUES = re.compile(r"-?\d+\.\.-?\d+")
 SIGNED_OPTIONS = ("--verdict-scale",)
 
 
+class _InterruptsCounted:
+    """Ctrl-C counted as well as raised: an interrupt that lands in a callback which
+    swallows exceptions (JAX's garbage-collection callback) had let the command run on and
+    exit 0.  Installed only over Python's own handler, in the main thread."""
+
+    def __init__(self):
+        self.count, self.previous = 0, None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.previous = signal.signal(signal.SIGINT, self._interrupted)
+        return self
+
+    def _interrupted(self, signum, frame):
+        self.count += 1
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
 def _unwritable_folder(out: str) -> str | None:
     """Why the folder ``out`` cannot be written, or None."""
     path = Path(out)
@@ -179,16 +208,19 @@ def main(argv: list[str] | None = None) -> int:
         why = _unwritable_folder(args.out)  # said before the work, not after it
         if why:
             parser.error(f"--out {args.out}: {why}")
-    if getattr(args, "bayes", False):
-        _devices_for_chains(getattr(args, "chains", 1))
     from ..errors import HJAWarning
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _InterruptsCounted() as interrupts:
         warnings.simplefilter("always", HJAWarning)  # the library's warnings reach the user
         args.said_warnings = []
         warnings.showwarning = _one_line_warnings(args.said_warnings)
         try:
-            return args.run(args)
+            if getattr(args, "bayes", False):
+                _devices_for_chains(getattr(args, "chains", 1))  # imports JAX: interruptible
+            code = args.run(args)
+            if interrupts.count:  # raised where it was swallowed (JAX's GC callback)
+                raise KeyboardInterrupt
+            return code
         except BrokenPipeError:  # the reader left (`... | head`): no traceback, no "error"
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # the exit's flush would fail again
