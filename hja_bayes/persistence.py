@@ -226,6 +226,8 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
                 os.replace(tmp_nc, folder / POSTERIOR)
             elif (folder / POSTERIOR).exists():
                 (folder / POSTERIOR).unlink()  # a stale posterior would not belong to this fit
+                warn(f"{folder} held a posterior of the fit this one replaces: removed with "
+                     "it (save the new fit elsewhere to keep both)", DataWarning)
             os.replace(tmp_npz, folder / ARRAYS)
             os.replace(tmp_json, folder / FIT_JSON)
     finally:

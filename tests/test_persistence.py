@@ -120,7 +120,8 @@ def test_posterior_round_trip(fit, tmp_path):
     for name in ("mu", "gamma"):
         assert np.array_equal(back.posterior[name].values, idata.posterior[name].values)
     assert list(back.posterior["item"].values) == list(fit.items)
-    fit.save(tmp_path)  # saving without a posterior removes the stale one
+    with pytest.warns(hb.DataWarning, match="held a posterior of the fit this one replaces"):
+        fit.save(tmp_path)  # saving without a posterior removes the stale one, and says so
     assert hb.load_posterior(tmp_path) is None
     # one copied in by hand is not read, and said so (it had been None, silently)
     idata.to_netcdf(str(tmp_path / "posterior.nc"))
