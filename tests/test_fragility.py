@@ -102,6 +102,30 @@ def test_prompt_sets_are_not_beaten_by_brute_force():
         assert list(result.items.columns) == ["prompt", "verdicts"]
 
 
+@pytest.mark.parametrize("seed", [4, 5, 8])
+@pytest.mark.filterwarnings("ignore::hja_bayes.DataWarning")  # ten verdicts a judge
+def test_few_prompts_are_searched_set_by_set_where_the_greedy_try_fails(seed):
+    """With 5 prompts the greedy search's first pair used up the share allowed (2), and no
+    other pair was tried: "no set found" where removing two prompts puts another model
+    first."""
+    data, _ = hb.simulate(n_judges=2, n_items=3, rank=0, comparisons_per_judge=10, seed=seed,
+                          questions=5)
+    fit = hb.fit_hja(data, rank=0)
+    top = int(np.argmax(fit.mu))
+    result = fit.fragility("top", "prompt")
+    assert result.confirmed and result.count == 2
+    c = data.clusters
+    removed = np.where(np.isin(np.asarray(c.names)[c.cluster], result.items["prompt"])[:, None],
+                       c.counts, 0.0)
+    assert int(np.argmax(hb.fit_hja(data.without(removed), rank=0).mu)) != top  # a fresh fit
+    for one in range(c.n_clusters):  # and no single prompt does it
+        alone = np.where((c.cluster == one)[:, None], c.counts, 0.0)
+        try:
+            assert int(np.argmax(hb.fit_hja(data.without(alone), rank=0).mu)) == top
+        except hb.HJAError:
+            pass
+
+
 def test_targets_units_and_errors():
     data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=150, seed=5,
                           questions=10, question_correlation=0.3)

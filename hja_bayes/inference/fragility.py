@@ -33,6 +33,7 @@ or loses its cohesion (one pair's ``c se_ab - |d_ab|`` below 0); the refit recom
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -239,6 +240,24 @@ def _items(fit, unit: str, order, units: Units | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _every_small_set(fit, goals, refit, max_refits: int, max_share: float):
+    """Where the greedy search found no set of prompts (its first try can use up the share
+    allowed among few prompts, leaving nothing to try next): every set of 1, 2, ...
+    prompts, smallest first, while a size's sets fit in the refits allowed per goal.
+    Returns ((order, refit, goal) or None, the refits made)."""
+    searches = [Search(fit, goal, "prompt", refit, max_refits, max_share) for goal in goals]
+    G, most = searches[0].n_units, searches[0].limit()
+    for size in range(1, most + 1):
+        if searches[0].refits + math.comb(G, size) > max_refits:
+            break
+        for search in searches:
+            for order in itertools.combinations(range(G), size):
+                ok, f = search.achieved(list(order))
+                if ok:
+                    return (list(order), f, search.goal), sum(s.refits for s in searches)
+    return None, sum(s.refits for s in searches)
+
+
 def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
               max_refits: int = 40, max_share: float = 0.5, goals: int = 3) -> Fragility:
     """The smallest set found of verdicts or prompts whose removal changes a ranking.
@@ -324,6 +343,10 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
             if best is None or len(order) < len(best[0]):
                 best = (order, f, goal)
         refits += search.refits
+    if best is None and unit == "prompt":
+        best, more = _every_small_set(fit, [g for _, _, g in ranked[:max(1, goals)]], refit,
+                                      max_refits, max_share)
+        refits += more
     if best is None:
         return Fragility(name, unit, None, total, empty, False, before, before, predicted,
                          refits)
