@@ -14,7 +14,7 @@ from ..likelihood.terms import Position
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
            "judges_to_leave_out", "separated_items", "separated_judges", "tie_only_judges",
-           "warn_tie_only_judges"]
+           "warn_tie_only_judges", "without_interval"]
 
 #: The reason ``fit.excluded_judges`` gives for a judge left out with ``leave_out=``.
 LEFT_OUT_ON_REQUEST = "was left out on request"
@@ -133,6 +133,16 @@ def unsupported_gaps(data: Comparisons) -> np.ndarray:
     band = np.minimum(np.arange(unused.shape[1])[::-1], m - 1)  # its gap index
     for level, gap in enumerate(band):
         out[:, gap] |= unused[:, level]
+    return out
+
+
+def without_interval(data: Comparisons, outcome) -> dict[str, np.ndarray]:
+    """Per-judge quantity -> the judges (bool, (K,)) whose value the ridge alone sets, so
+    that no interval is shown: ``gamma`` of a judge that tied every verdict, and an ordered
+    scale's cut gaps beside unused levels (``outcome``: the fit's outcome model)."""
+    out = {"gamma": np.isin(np.asarray(data.judges, dtype=object), tie_only_judges(data))}
+    if outcome.name == "ordinal":
+        out.update(zip(outcome.aux_names, unsupported_gaps(data).T))
     return out
 
 

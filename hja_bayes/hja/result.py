@@ -335,16 +335,13 @@ class HJAFit:
         judge never used, and the gamma of a judge that tied every verdict, have NaN bounds
         (the ridge's values: see the fit's warnings).
         """
-        from .inputs import tie_only_judges, unsupported_gaps
+        from .inputs import without_interval
 
         table = self.wald_inference(cov_type).intervals(level, pairs)
-        rows = (table["quantity"] == "gamma") & table["label"].isin(tie_only_judges(self.data))
-        table.loc[rows, ["lower", "upper"]] = np.nan
-        if self.outcome_model.name == "ordinal":
-            judges = np.asarray(self.judges, dtype=object)
-            for name, bad in zip(self.outcome_model.aux_names, unsupported_gaps(self.data).T):
-                rows = (table["quantity"] == name) & table["label"].isin(judges[bad])
-                table.loc[rows, ["lower", "upper"]] = np.nan
+        judges = np.asarray(self.judges, dtype=object)
+        for name, blank in without_interval(self.data, self.outcome_model).items():
+            rows = (table["quantity"] == name) & table["label"].isin(judges[blank])
+            table.loc[rows, ["lower", "upper"]] = np.nan
         return table
 
     def contrast(self, q: Callable, level: float = 0.95, cov_type: str | None = None):

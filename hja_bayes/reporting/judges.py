@@ -18,7 +18,7 @@ from ..bayes.compare import check_posterior
 from ..checks import check_level
 from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
-from ..hja.inputs import tie_only_judges, unsupported_gaps
+from ..hja.inputs import without_interval
 from ..inference import WaldInference
 from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
 from .observed import both_orders_share, invalid_share
@@ -86,12 +86,12 @@ def judge_table(
     level = check_level(level)
     inference = wald(fit) if inference is None else inference
     g = inference.gamma(level)
-    tied = np.isin(np.asarray(fit.judges, dtype=object), tie_only_judges(fit.data))
-    columns = {  # a judge that tied every verdict: no interval (see the fit's warning)
+    blank = without_interval(fit.data, fit.outcome_model)  # the ridge's: see the warnings
+    columns = {
         "judge": list(fit.judges),
         "gamma": g.estimate,
-        "gamma_lower": np.where(tied, np.nan, g.lower),
-        "gamma_upper": np.where(tied, np.nan, g.upper),
+        "gamma_lower": np.where(blank["gamma"], np.nan, g.lower),
+        "gamma_upper": np.where(blank["gamma"], np.nan, g.upper),
     }
     if fit.position_bias:
         b = inference.position_biases(level)
@@ -100,12 +100,11 @@ def judge_table(
     if fit.rank > 0:
         lev = judge_leverage(fit.gamma, fit.mu, fit.U, fit.V)
         columns.update(leverage=lev.h, rho=lev.rho, high_leverage=lev.high)
-    unsupported = (unsupported_gaps(fit.data) if fit.outcome_model.name == "ordinal" else None)
-    for j, name in enumerate(fit.outcome_model.aux_names):  # Davidson's nu, the cut gaps
+    for name in fit.outcome_model.aux_names:  # Davidson's nu, the ordered scale's cut gaps
         iv = inference.outcome_parameters(name, level)
-        lower, upper = (np.where(unsupported[:, j], np.nan, x) if unsupported is not None
-                        else x for x in (iv.lower, iv.upper))  # the ridge's, beside unused
-        columns.update({name: iv.estimate, f"{name}_lower": lower, f"{name}_upper": upper})
+        none = blank.get(name, np.zeros(len(fit.judges), dtype=bool))
+        columns.update({name: iv.estimate, f"{name}_lower": np.where(none, np.nan, iv.lower),
+                        f"{name}_upper": np.where(none, np.nan, iv.upper)})
     columns["comparisons"] = counts(fit.data.comparisons_per_judge())
     invalid = invalid_share(fit.data)
     if invalid is not None:
