@@ -705,6 +705,18 @@ def test_an_interrupted_command_says_so_in_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == "hja-bayes: interrupted"
 
 
+def test_a_baseline_model_not_in_the_data_is_said_before_the_fit(monkeypatch, capsys):
+    from hja_bayes.cli import panel
+
+    def no_fit(*args):
+        raise AssertionError("fitted before the baseline was checked")
+
+    monkeypatch.setattr(panel, "_fit", no_fit)
+    assert main(["fit", "bundled:prd_vicuna80", "--quiet", "--baseline", "gpt-4=1200"]) == 2
+    err = capsys.readouterr().err
+    assert "'gpt-4'" in err and "gpt4" in err and "fitted before" not in err
+
+
 def test_an_interrupt_swallowed_by_a_callback_still_stops_the_command(monkeypatch, capsys):
     """Ctrl-C landing in JAX's garbage-collection callback was printed as 'Exception
     ignored', and the fit ran on, saved and exited 0."""

@@ -166,6 +166,10 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     progress(f"reading {args.data}")
     data, name = read_data(args)
+    if args.baseline is not None:  # a model not in the data: said before the fit, not after
+        from ..checks import index_of
+
+        index_of(args.baseline[0], data.items, "model")
     prompts = prompt_effects_of(data, args)
     check_agreement(data, args)
     if args.format != "json":
