@@ -110,10 +110,10 @@ def read_frame(
     Warns
     -----
     DataWarning
-        Judges with no usable verdict; names differing only in case or spaces; rows that
-        repeat an earlier row in every column (checked where a column besides the verdict's
-        looks like an identifier, distinct in at least half the rows: bare verdicts, and
-        their categories, may repeat); a judge
+        Judges with no usable verdict; names differing only in case or spaces, or of two
+        types read as one (``1`` and ``"1"``); rows that repeat an earlier row in every column
+        (checked where a column besides the verdict's looks like an identifier, distinct in
+        at least half the rows: bare verdicts, and their categories, may repeat); a judge
         column that looks like one of voters (many judges, few verdicts each: e.g.
         FastChat's ``judge`` column), where ``judge=None`` is probably meant.
 

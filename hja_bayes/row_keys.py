@@ -36,7 +36,25 @@ def coded(column: pd.Series) -> Coded:
     itself (for text held by Arrow, without making Python strings of every row) is what
     keeps reading fast at millions of rows."""
     codes, names = pd.factorize(column.astype(str))
+    if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True).startswith("mixed"):
+        _warn_merged_types(column, len(names))
     return Coded(codes.astype(np.int64), np.asarray(names, dtype=object))
+
+
+def _warn_merged_types(column: pd.Series, n_names: int) -> None:
+    """A DataWarning where values of different types read as one name (``1`` and ``"1"``)."""
+    distinct = pd.unique(column)
+    if len(distinct) == n_names:
+        return
+    by_text = {}
+    for value in distinct:
+        by_text.setdefault(str(value), []).append(value)
+    merged = [v for v in by_text.values() if len(v) > 1]
+    shown = "; ".join(" and ".join(f"{x!r} ({type(x).__name__})" for x in group)
+                      for group in merged[:5])
+    warn(f"column {column.name!r} holds values of different types that read as the same name, "
+         f"taken as one: {shown}" + (f" and {len(merged) - 5} more" if len(merged) > 5 else "")
+         + ". Convert the column to one type first if they are different.", DataWarning)
 
 
 class Keys(NamedTuple):

@@ -204,6 +204,19 @@ def test_names_differing_in_case_warn_and_are_not_merged():
         assert data.n_items == 3 + (first[0] == 2)
 
 
+def test_values_of_different_types_read_as_one_name_are_said():
+    # judge 1 (an int) and judge "1" (text from another source) had been merged silently
+    df = frame(judge=[1, "1", 2, 2], model_a=["x", "y", "x", "y"], model_b=["y", "x", "y", "x"],
+               winner=["model_a", "model_b", "tie", "model_a"])
+    with pytest.warns(DataWarning, match=r"column 'judge' .* 1 \(int\) and '1' \(str\)"):
+        data = Comparisons.from_frame(df)
+    assert data.judges == ("1", "2")
+    df["judge"] = [1, 1, "2", "3"]  # mixed types, no two alike: nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Comparisons.from_frame(df).n_judges == 3
+
+
 def test_rows_repeated_in_every_column_warn_where_a_column_looks_like_an_identifier():
     """A log read twice (an id column alike) is named with its first repeat, and the rows
     still count (a warning, not a change); bare verdicts, prompt, category and score
