@@ -31,27 +31,26 @@ class Coded(NamedTuple):
     names: np.ndarray  # object array of str, each distinct name once, first appearance first
 
 
-def coded(column: pd.Series) -> Coded:
+def coded(column: pd.Series, say_merged: bool = False) -> Coded:
     """The column as text, coded (its values must not be missing).  Factorizing the column
     itself (for text held by Arrow, without making Python strings of every row) is what
-    keeps reading fast at millions of rows."""
+    keeps reading fast at millions of rows.  ``say_merged``: warn where values of two types
+    read as one name (judges and models; a prompt id 1 beside "1" is one prompt anyway)."""
     codes, names = pd.factorize(column.astype(str))
-    if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True).startswith("mixed"):
+    if say_merged and column.dtype == object and \
+            pd.api.types.infer_dtype(column, skipna=True).startswith("mixed"):
         _warn_merged_types(column, len(names))
     return Coded(codes.astype(np.int64), np.asarray(names, dtype=object))
 
 
 def _warn_merged_types(column: pd.Series, n_names: int) -> None:
     """A DataWarning where values of different types read as one name (``1`` and ``"1"``)."""
-    distinct = pd.unique(column)
-    if len(distinct) == n_names:
+    pairs = pd.DataFrame({"text": column.astype(str), "type": column.map(type)}).drop_duplicates()
+    if len(pairs) == n_names:
         return
-    by_text = {}
-    for value in distinct:
-        by_text.setdefault(str(value), []).append(value)
-    merged = [v for v in by_text.values() if len(v) > 1]
-    shown = "; ".join(" and ".join(f"{x!r} ({type(x).__name__})" for x in group)
-                      for group in merged[:5])
+    merged = [group for _, group in pairs.groupby("text", sort=False) if len(group) > 1]
+    shown = "; ".join(" and ".join(f"{t.__name__} {x!r}" for x, t in zip(g.text, g.type))
+                      for g in merged[:5])
     warn(f"column {column.name!r} holds values of different types that read as the same name, "
          f"taken as one: {shown}" + (f" and {len(merged) - 5} more" if len(merged) > 5 else "")
          + ". Convert the column to one type first if they are different.", DataWarning)
@@ -89,7 +88,7 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
             out.append(Coded(np.zeros(len(df), dtype=np.int64),
                              np.array([SINGLE_JUDGE], dtype=object)))
             continue
-        values = coded(df[col])
+        values = coded(df[col], say_merged=True)
         empty = _blank(values)
         if empty.any():
             raise DataError(f"{row_label(df.index, np.argmax(empty))}: empty name in column "

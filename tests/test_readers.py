@@ -208,7 +208,7 @@ def test_values_of_different_types_read_as_one_name_are_said():
     # judge 1 (an int) and judge "1" (text from another source) had been merged silently
     df = frame(judge=[1, "1", 2, 2], model_a=["x", "y", "x", "y"], model_b=["y", "x", "y", "x"],
                winner=["model_a", "model_b", "tie", "model_a"])
-    with pytest.warns(DataWarning, match=r"column 'judge' .* 1 \(int\) and '1' \(str\)"):
+    with pytest.warns(DataWarning, match=r"column 'judge' .* int '1' and str '1'"):
         data = Comparisons.from_frame(df)
     assert data.judges == ("1", "2")
     df["judge"] = [1, 1, "2", "3"]  # mixed types, no two alike: nothing to say
