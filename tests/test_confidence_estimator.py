@@ -8,7 +8,7 @@ import pytest
 from scipy.special import expit
 
 from hja_bayes.confidence import ConfidenceRanker, auroc, load_ranker
-from hja_bayes.errors import DataError
+from hja_bayes.errors import DataError, DataWarning
 
 # small settings that still learn the checks' toy problems (one compiled trainer per width)
 TINY = dict(n_pairs=256, batch_size=32, n_epochs=4, hidden=(8,), n_draws=16)
@@ -44,7 +44,8 @@ def test_sklearn_tools_and_the_prediction_methods():
     assert scores.shape == (3,) and np.all(scores > 0.6)
     search = GridSearchCV(clone(model), {"prior_scale": [0.5, 2.0]}, cv=2, scoring="roc_auc").fit(x, agree)
     assert search.best_params_["prior_scale"] in (0.5, 2.0)
-    fitted = clone(model).fit(x, y)
+    with pytest.warns(DataWarning, match="the second, 'disagree', is taken as agreement"):
+        fitted = clone(model).fit(x, y)
     assert fitted.classes_.tolist() == ["agree", "disagree"]
     proba = fitted.predict_proba(x)
     c = fitted.predict_confidence(x)
@@ -54,6 +55,23 @@ def test_sklearn_tools_and_the_prediction_methods():
     # "agree" is the second sorted label: with strings that is "disagree", so the score ranks
     # disagreement; with booleans or 0/1 it ranks agreement
     assert auroc(c, ~agree) > 0.6
+
+
+def test_labels_the_ranker_was_not_fitted_with_are_refused_not_read_as_disagreement():
+    """certify() had compared y with classes_[1] unchecked: text 'True'/'False' given to a
+    ranker fitted on booleans, or 1/2 codes, were all disagreement (no threshold, silently)."""
+    x, agree = _data(300, 5)
+    model = ConfidenceRanker(**TINY).fit(x, agree)
+    for y in (np.where(agree, "True", "False"), np.where(agree, 2, 1)):
+        with pytest.raises(DataError, match=r"not fitted with.*classes are \[False, True\]"):
+            model.certify(x, y, alpha=0.3, delta=0.1)
+        with pytest.raises(DataError, match="not fitted with"):
+            model.pac_bayes_bound(x, y)
+    as_int = model.certify(x, agree.astype(int), alpha=0.3, delta=0.1)  # 0/1 are the booleans
+    assert as_int == model.certify(x, agree, alpha=0.3, delta=0.1)
+    with warnings.catch_warnings():  # labels that sort the right way round: nothing to say
+        warnings.simplefilter("error")
+        ConfidenceRanker(**TINY).fit(x, np.where(agree, "yes", "no"))
 
 
 def test_save_and_load_give_identical_predictions(tmp_path):

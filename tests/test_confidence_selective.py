@@ -138,10 +138,34 @@ def test_the_guarantee_holds_at_a_high_target_and_thresholds_are_found():
     assert certified / reps > 0.6  # every lambda >= 1/6 qualifies; none was found before
 
 
+def test_missing_groups_and_text_agreement_are_errors_and_mixed_group_types_are_read():
+    rng = np.random.default_rng(0)
+    c, a = rng.random(300), rng.random(300) < 0.8
+    groups = (np.arange(300) // 3).astype(float)
+    groups[-2:] = np.nan  # two unrelated examples had been joined into one NaN group
+    with pytest.raises(DataError, match="2 missing label.*example 298"):
+        certify_threshold(c, a, 0.3, 0.1, groups=groups)
+    with pytest.raises(DataError, match="1 missing label"):
+        certify_threshold(c, a, 0.3, 0.1, groups=[None] + ["q"] * 299)
+    mixed = np.array([g if g % 2 else f"q{g}" for g in np.arange(300) // 3], dtype=object)
+    as_text = mixed.astype(str)  # 1 beside "q2" had been a bare TypeError from sorting
+    assert certify_threshold(c, a, 0.3, 0.1, groups=mixed) == \
+        certify_threshold(c, a, 0.3, 0.1, groups=as_text)
+    import pandas as pd
+
+    for bad, shown in ((np.where(a, "True", "False"), "'"), (np.where(a, "yes", "no"), "'"),
+                       (pd.array([True, None] + [False] * 298, dtype="boolean"), "<NA>")):
+        with pytest.raises(DataError, match=f"only 0/1 .*holds {shown}"):
+            certify_threshold(c, bad, 0.3, 0.1)
+
+
 def test_the_certificate_states_its_levels_without_rounding_up():
     c, a = np.linspace(0, 1, 400), np.ones(400)
     text = certify_threshold(c, a, 0.125, 0.025).describe()
     assert "agreement >= 87.5% with probability >= 97.5%" in text
+    one = certify_threshold(c[:40], np.r_[np.ones(39), 0], 0.01, 0.01,
+                            groups=np.r_[0, np.arange(39)])
+    assert one.threshold is None and "than the 39 groups here" in one.describe()
     with pytest.raises(DataError, match="no calibration examples"):
         fixed_sequence_threshold([], [], 0.1, 0.1)
 

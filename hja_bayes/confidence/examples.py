@@ -12,10 +12,16 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
+import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, DataWarning, warn
 
-__all__ = ["ConfidenceData", "check_agree", "check_confidence", "check_features"]
+__all__ = ["ConfidenceData", "agreement_of", "check_agree", "check_confidence", "check_features",
+           "warn_label_order"]
+
+#: Text labels read as "the judge did not agree" (lower case), for :func:`warn_label_order`.
+DISAGREEMENT_WORDS = frozenset({"disagree", "disagreed", "disagrees", "disagreement", "wrong",
+                                "incorrect", "no", "false", "fail", "failed", "mismatch"})
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -86,9 +92,13 @@ def check_agree(agree, n: int | None = None, *, need_both: bool = False) -> np.n
     if a.ndim != 1:
         raise DataError(f"agree must be a vector, got shape {a.shape}")
     if a.dtype != bool:
-        af = np.asarray(a, dtype=np.float64)
+        # 'True' / 'yes' text and a pandas NA are not numbers: NaN, named below
+        af = a.astype(np.float64) if a.dtype.kind in "iuf" else pd.to_numeric(
+            pd.Series(a, dtype=object), errors="coerce").to_numpy(np.float64)
         if not np.all(np.isin(af, (0.0, 1.0))):
-            raise DataError("agree must hold only 0/1 (or booleans)")
+            bad = np.asarray(a, dtype=object)[~np.isin(af, (0.0, 1.0))]
+            raise DataError(f"agree must hold only 0/1 (or booleans); it holds {_plain(bad[0])!r} "
+                            f"({len(bad)} such entries)")
         a = af == 1.0
     if n is not None and len(a) != n:
         raise DataError(f"agree has {len(a)} entries but there are {n} examples")
@@ -101,6 +111,47 @@ def check_agree(agree, n: int | None = None, *, need_both: bool = False) -> np.n
                 "agreeing and disagreeing examples (no (agree, disagree) pairs can be formed)"
             )
     return a
+
+
+def agreement_of(y, classes, n: int | None = None, *, need_both: bool = False) -> np.ndarray:
+    """Agreement from labels of the two ``classes`` a ranker was fitted on (``classes[1]``
+    agrees), checked as :func:`check_agree` checks it.
+
+    Raises
+    ------
+    DataError
+        On a label that is not one of ``classes`` (``"1"`` given to a ranker fitted on 0/1 had
+        been read as disagreement), and as :func:`check_agree`.
+
+    Examples
+    --------
+    >>> agreement_of(["no", "yes"], np.array(["no", "yes"])).tolist()
+    [False, True]
+    """
+    y = np.asarray(y)
+    known = np.isin(y, classes)
+    if not known.all():
+        raise DataError(f"y holds labels the ranker was not fitted with, such as "
+                        f"{_plain(y[~known][0])!r} ({int((~known).sum())} entries); its classes "
+                        f"are {classes.tolist()}, {_plain(classes[1])!r} meaning agreement")
+    return check_agree(y == classes[1], n, need_both=need_both)
+
+
+def warn_label_order(classes) -> None:
+    """Warn where text labels sort so that a word for disagreement is taken as agreement
+    (``["agree", "disagree"]``: scikit-learn's order makes the second label the positive)."""
+    words = [str(c).strip().lower() for c in classes]
+    if classes.dtype.kind in "OUS" and words[1] in DISAGREEMENT_WORDS \
+            and words[0] not in DISAGREEMENT_WORDS:
+        first, second = classes.tolist()
+        warn(f"y's labels sort as [{first!r}, {second!r}]: the second, {second!r}, is taken as "
+             "agreement (predict_confidence scores it), as scikit-learn orders classes; pass "
+             f"booleans (y == {first!r}) to score agreement", DataWarning)
+
+
+def _plain(value):
+    """A NumPy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_confidence(confidence, n: int | None = None) -> np.ndarray:

@@ -28,8 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
-from ..errors import ParameterError
+from ..errors import DataError, ParameterError
 
 __all__ = ["group_capital", "group_sizes", "grouped_passes"]
 
@@ -51,7 +52,17 @@ def group_sizes(groups) -> tuple[np.ndarray, np.ndarray]:
     >>> g.tolist(), n.tolist()
     ([0, 1, 0], [2, 1])
     """
-    labels, index, sizes = np.unique(np.asarray(groups), return_inverse=True, return_counts=True)
+    groups = np.asarray(groups)
+    missing = np.asarray(pd.isna(groups), dtype=bool).ravel()
+    if missing.any():
+        raise DataError(f"groups has {int(missing.sum())} missing label(s), first at example "
+                        f"{int(np.argmax(missing))}: give every example its group (one NaN "
+                        "group would join unrelated examples)")
+    try:
+        labels, index, sizes = np.unique(groups, return_inverse=True, return_counts=True)
+    except TypeError:  # labels of several types (1 beside "q1") do not sort: as text
+        labels, index, sizes = np.unique(groups.astype(str), return_inverse=True,
+                                         return_counts=True)
     return index.ravel(), sizes
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from ..checks import check_probability
 from ..errors import DataError, ParameterError
 from .examples import check_agree, check_confidence
+from .grouped import group_sizes
 from .selective import binomial_upper_bound
 
 __all__ = [
@@ -253,9 +254,9 @@ def one_per_group(groups, n: int, rng: np.random.Generator) -> np.ndarray:
     g = np.asarray(groups)
     if g.shape != (n,):
         raise DataError(f"groups must have shape ({n},), got {g.shape}")
-    _, index = np.unique(g, return_inverse=True)
+    index, _ = group_sizes(g)
     order = rng.permutation(n)
-    _, first = np.unique(index.ravel()[order], return_index=True)
+    _, first = np.unique(index[order], return_index=True)
     return np.sort(order[first])
 
 

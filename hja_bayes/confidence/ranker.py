@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..checks import check_choice, check_positive
 from .train import TrainSettings
 from ..errors import DataError, HJAError, ParameterError
-from .examples import check_agree
+from .examples import agreement_of, warn_label_order
 from .inputs import apply_transform, fit_transform
 from .metrics import auroc
 from .fitting import network_scores, padded_width, platt_calibration, posterior_draws, train_networks
@@ -196,7 +196,7 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
             Finite real features.
         y : array_like, shape (n,)
             Agreement with the human label: two classes (0/1, booleans, or any two labels,
-            the second in sorted order meaning "agree").
+            the second in sorted order meaning "agree": warned where it means "disagree").
 
         Returns
         -------
@@ -222,8 +222,8 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
         if len(classes) != 2:
             raise DataError("ConfidenceRanker needs two classes in y (agreeing and disagreeing "
                             "examples); y holds only one class")
-        settings = self._settings(padded_width(X.shape[1]))
-        self.classes_ = classes
+        settings, self.classes_ = self._settings(padded_width(X.shape[1])), classes
+        warn_label_order(classes)
         agree = y == classes[1]
         self.transform_ = fit_transform(X, self.preprocess)
         x = apply_transform(self.transform_, X)
@@ -349,7 +349,7 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
         from .selective import certify_threshold
 
         check_is_fitted(self)
-        agree = check_agree(np.asarray(y) == self.classes_[1])
+        agree = agreement_of(y, self.classes_)
         self.certificate_ = certify_threshold(self.predict_confidence(X), agree, alpha, delta,
                                               groups=groups, min_selected=min_selected, seed=int(self.seed))
         return self.certificate_
@@ -406,7 +406,7 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
             x, a = self._train_x, self._train_agree
         else:
             x = self._features(X)
-            a = check_agree(np.asarray(y) == self.classes_[1], x.shape[0], need_both=True)
+            a = agreement_of(y, self.classes_, x.shape[0], need_both=True)
         rng = np.random.default_rng(seed)
         keep = one_per_group(groups, len(a), rng) if groups is not None else np.arange(len(a))
         pos = rng.permutation(keep[a[keep]])

@@ -322,7 +322,8 @@ class Certificate(NamedTuple):
         target = (f"agreement >= {100 * (1 - self.alpha):.6g}% with probability >= "
                   f"{100 * (1 - self.delta):.6g}%")
         if self.threshold is None:
-            held = f"{self.n_groups} groups" if self.grouped else f"{self.n_calibration} examples"
+            held = (f"{self.n_groups} group{'s' * (self.n_groups != 1)}" if self.grouped
+                    else f"{self.n_calibration} example{'s' * (self.n_calibration != 1)}")
             head = (f"No threshold certifies {target} on these calibration examples: abstain on "
                     f"everything (a larger alpha or delta, or more calibration data than the "
                     f"{held} here, may certify one).")
