@@ -149,3 +149,27 @@ def test_the_columns_taken_as_features_are_said(tmp_path, capsys):
     assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "renamed.csv"),
                  "--group-col", "ticket"]) == 2
     assert "--group-col" in _error_line(capsys)
+
+
+def test_options_a_form_does_not_use_are_refused_and_clashing_columns_kept(tmp_path, capsys):
+    """apply had ignored --alpha (and the training options) and train --train-fraction,
+    silently; apply had dropped a file's own 'verdict' column for the scored one."""
+    _probabilities(tmp_path / "probs.csv")
+    assert main(["confidence", "train", str(tmp_path / "probs.csv"), "--out", str(tmp_path / "rk"),
+                 *QUICK]) == 0
+    assert main(["confidence", "train", str(tmp_path / "probs.csv"), "--out", str(tmp_path / "r2"),
+                 "--train-fraction", "0.6", *QUICK]) == 2
+    assert "does not use --train-fraction" in _error_line(capsys)
+    for option in (["--alpha", "0.01"], ["--delta", "0.2"], ["--epochs", "3"], ["--seed", "1"],
+                   ["--no-posterior"]):
+        assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "probs.csv"),
+                     *option]) == 2
+        assert f"does not use {option[0]}" in _error_line(capsys)
+    frame = _probabilities(tmp_path / "new.csv", n=30, seed=4, verdict=["A"] * 30)
+    assert main(["confidence", "apply", str(tmp_path / "rk"), str(tmp_path / "new.csv"),
+                 "--quiet"]) == 0
+    assert "warning: the file's own column(s) ['verdict'] are written as ['verdict_input']" \
+        in capsys.readouterr().err
+    scored = pd.read_csv(tmp_path / "rk" / "applied.csv")
+    assert list(scored["verdict_input"]) == list(frame["verdict"])
+    assert set(scored["verdict"]) <= {1, 2}

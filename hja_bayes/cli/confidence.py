@@ -132,10 +132,14 @@ def _apply(args, folder: str) -> int:
     if args.data not in NAMED_SOURCES:  # the file's own other columns (ids, ...) lead its rows
         import pandas as pd
 
-        rows = pd.read_csv(args.data)
-        rows = rows.drop(columns=[c for c in columns if c in rows.columns]
-                         + [c for c in frame.columns if c in rows.columns])
-        frame = pd.concat([rows.reset_index(drop=True), frame], axis=1)
+        rows = pd.read_csv(args.data).drop(columns=columns, errors="ignore")
+        clash = {c: f"{c}_input" for c in frame.columns if c in rows.columns}
+        if clash:
+            from ..errors import DataWarning, warn
+
+            warn(f"the file's own column(s) {list(clash)} are written as {list(clash.values())} "
+                 "beside the scored ones", DataWarning)
+        frame = pd.concat([rows.rename(columns=clash).reset_index(drop=True), frame], axis=1)
     print(ranker.certificate_.describe())
     line = f"{summary['n']} verdicts: {summary['coverage']:.1%} trusted"
     if agree is not None and summary.get("agreement_trusted") is not None:
@@ -150,8 +154,32 @@ def _apply(args, folder: str) -> int:
     return 0
 
 
+#: Options a form does not use (refused there, not ignored), and the defaults of the others.
+_UNUSED = {"apply": ("alpha", "delta", "train_fraction", "calibration_fraction", "epochs",
+                     "pairs", "seed"),
+           "train": ("train_fraction",)}
+_DEFAULTS = {"alpha": 0.15, "delta": 0.1, "train_fraction": 0.5, "seed": 0}
+
+
+def _settle_options(args: argparse.Namespace, form: str) -> None:
+    """Refuse the options ``form`` would ignore; fill in the defaults of the others."""
+    given = [name for name in _UNUSED.get(form, ()) if getattr(args, name) is not None]
+    if form == "apply" and not args.posterior:
+        given.append("no_posterior")
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise ParameterError(f"confidence {form} does not use {flags}" + (
+            ": it scores with the saved ranker and its certificate (train again to change them)"
+            if form == "apply" else ": the rest after calibration trains the ranker "
+            "(--calibration-fraction)"))
+    for name, value in _DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
 def _cmd_confidence(args: argparse.Namespace) -> int:
     words = list(args.words)
+    _settle_options(args, words[0] if words[0] in _UNUSED and len(words) > 1 else "one-shot")
     if words[0] != "apply" and args.human_col is None:
         args.human_col = "human"
     if words[0] == "train":
@@ -191,11 +219,11 @@ def add_confidence_command(sub) -> None:
                       help="CSV: column of group labels (e.g. question ids); certificates then treat "
                            "groups, not examples, as independent")
     conf.add_argument("--data-dir", default=None, help="folder of the unbundled data sets")
-    conf.add_argument("--alpha", type=float, default=0.15,
+    conf.add_argument("--alpha", type=float, default=None,
                       help="target disagreement rate among trusted verdicts (default 0.15)")
-    conf.add_argument("--delta", type=float, default=0.1,
+    conf.add_argument("--delta", type=float, default=None,
                       help="allowed failure probability of the guarantee (default 0.1)")
-    conf.add_argument("--train-fraction", type=float, default=0.5,
+    conf.add_argument("--train-fraction", type=float, default=None,
                       help="one-shot form: share of groups used to train the ranker (default 0.5)")
     conf.add_argument("--calibration-fraction", type=float, default=None,
                       help="share of groups used to certify the threshold (default 0.25 in the "
@@ -206,7 +234,7 @@ def add_confidence_command(sub) -> None:
                       help="(agree, disagree) training pairs (default: the ranker's)")
     conf.add_argument("--no-posterior", dest="posterior", action="store_false",
                       help="deterministic weights instead of the Gaussian weight posterior")
-    conf.add_argument("--seed", type=int, default=0, help="seed of the split and the training")
+    conf.add_argument("--seed", type=int, default=None, help="seed of the split and the training")
     conf.add_argument("--out", default=None,
                       help="one shot: folder for confidence.json and test_predictions.csv (default "
                            "hja_confidence); train: folder for the saved ranker; apply: CSV of the "
