@@ -215,6 +215,22 @@ def test_new_names_like_the_fits_own_are_named():
                     "correct them in the new verdicts if they are the same"]
 
 
+def test_new_prompt_ids_written_like_the_fits_own_are_named(panel):
+    """Prompt ids read as floats ('155.0' beside the fit's '155') had been new prompts
+    without a word: twice the prompts, cluster-robust errors 5-9% too small on MT-Bench."""
+    earlier, rows = (frame.assign(question_id=frame.question_id.str.lstrip("q").astype(int))
+                     for frame in _split(merge_comparisons(*panel), 0.05, seed=1))
+    old = hb.Comparisons.from_frame(earlier, cluster="question_id")
+    as_floats = rows.assign(question_id=rows.question_id.astype(float))
+    fit = hb.fit_hja(old, rank=1)
+    with pytest.warns(hb.DataWarning, match=r"new prompt id\(s\) written like ones the fit "
+                      r"has: '\d+\.0' \(the fit's '\d+'\)"):
+        assert fit.update(as_floats).data.clusters.n_clusters > old.clusters.n_clusters
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fit.update(rows).data.clusters.n_clusters == old.clusters.n_clusters
+
+
 def test_update_refuses_what_it_cannot_merge(panel):
     old, new = panel
     fit = hb.fit_hja(old, rank=1, position_bias=True)

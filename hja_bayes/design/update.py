@@ -24,6 +24,7 @@ from ..errors import DataError, DataWarning, HJAError, ParameterError, warn
 from ..hja.inputs import LEFT_OUT_ON_REQUEST
 from ..likelihood import cells_of, counts_for, judge_totals
 from ..likelihood.terms import design_of
+from ..names import name_key
 from ..summary import number
 from ..verdicts import scale_of
 from .refine import refine
@@ -86,6 +87,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
                 index[n] = len(names)
                 names.append(n)
         cluster = np.array([index[n] for n in new.clusters.names], dtype=np.int64)
+        _warn_near_prompts(old.clusters.names, names[len(old.clusters.names):])
     merged = _merged_in_order(old, new, new_cells, names, cluster, judges, items)
     if merged is not None:
         return merged
@@ -206,7 +208,8 @@ def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **rea
         :func:`refit_with_newcomers`: a warm start needs the fit's own parameters).  A
         DataFrame is read by :meth:`Comparisons.from_frame` with
         ``read_options``; by default its prompts from the fit's prompt column
-        (``cluster=``) and numeric verdicts on the fit's scale (``scale=``).
+        (``cluster=``) and numeric verdicts on the fit's scale (``scale=``).  Every verdict
+        is added: one the fit already holds counts twice (the fit keeps counts, not rows).
     tol, max_iter
         The solver's stopping rule (``fit_hja``'s defaults).
 
@@ -278,6 +281,19 @@ def _warn_near_names(fit, new: dict[str, list[str]]) -> None:
         warn(f"new names like ones the fit has: {', '.join(near)}: typos? They are added as "
              "new judges or models; correct them in the new verdicts if they are the same",
              DataWarning)
+
+
+def _warn_near_prompts(known, added) -> None:
+    """A DataWarning for new prompt ids written like one the fit has (``"155.0"`` for
+    ``"155"``, as pandas writes an id column with a gap): added as new prompts, they would
+    count as independent of the fit's and narrow the cluster-robust intervals silently."""
+    keys = {name_key(k): k for k in known}
+    near = [(name, keys[name_key(name)]) for name in added if name_key(name) in keys]
+    if near:
+        shown = ", ".join(f"{a!r} (the fit's {b!r})" for a, b in near[:3])
+        warn(f"{len(near)} new prompt id(s) written like ones the fit has: {shown}"
+             + (" and more" if len(near) > 3 else "") + ": they are added as new prompts; "
+             "write them as the fit's data do if they are the same prompts", DataWarning)
 
 
 def refit_with_newcomers(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
