@@ -186,6 +186,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("report", "{tmp}"), "no saved fit"),
     (("report", "{tmp}/absent"), "no such folder"),
     (("confidence", "{tmp}/none.csv"), "no such file"),
+    (("plan", "--scores", "{tmp}/none.csv"), "no such file: "),  # had been a bare [Errno 2]
     (("confidence", "apply", "{tmp}"), "usage"),
     (("confidence", "apply", "{tmp}", "bundled:prd_vicuna80"), "no saved confidence ranker"),
     (("confidence", "train", "bundled:prd_vicuna80"), "--out"),

@@ -56,6 +56,12 @@ def test_costs_and_allowed_judges(fit):
     capped = hb.next_comparisons(fit, 100, cost={"judge0": 1, "judge1": 3, "judge2": 7},
                                  max_cost=40)
     assert capped.cost.sum() <= 40 and capped.attrs["meta"]["total_cost"] == capped.cost.sum()
+    # costs as a table, as a judges file reads (it had been refused: "must be a mapping")
+    table = pd.DataFrame({"judge": ["judge0", "judge1", "judge2"], "cost": [1, 3, 7]})
+    as_table = hb.next_comparisons(fit, 100, cost=table, max_cost=40)
+    pd.testing.assert_frame_equal(as_table, capped)
+    with pytest.raises(ParameterError, match=r"names a judge twice: \['judge0'\]"):
+        hb.next_comparisons(fit, 5, cost=pd.concat([table, table.iloc[:1]]))
 
 
 def test_deterministic_for_a_seed(fit):
@@ -302,7 +308,34 @@ def test_cli_next_reads_a_prompts_file_with_or_without_its_header(tmp_path):
         assert main(["next", str(tmp_path / "fit"), "--budget", "4", "--goal", "pairs",
                      "--prompts", str(tmp_path / "prompts.txt"), "--quiet",
                      "--out", str(tmp_path / "next.csv")]) == 0
-        assert set(pd.read_csv(tmp_path / "next.csv")["prompt"]) <= {"n1", "n2"}
+        assert set(pd.read_csv(tmp_path / "next.csv")["question"]) <= {"n1", "n2"}
+
+
+def test_cli_next_names_the_prompt_column_as_the_fit_and_reads_costs_with_care(tmp_path, capsys):
+    """'update' reads prompts from the fit's column: next had written them as 'prompt', so
+    the documented next -> update loop stopped.  A judges file with the models separated
+    by ',' had been read shifted ("judges the fit does not have: ['1']").  --max-cost
+    had no flag."""
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=200, seed=3,
+                          questions=12, question_correlation=0.1)
+    assert data.cluster_column == "question"
+    hb.fit_hja(data, rank=0).save(tmp_path / "fit")
+    (tmp_path / "prompts.txt").write_text("n1\nn2\n")
+    (tmp_path / "judges.csv").write_text("judge,cost,models\njudge0,1,\njudge1,5,\n")
+    assert main(["next", str(tmp_path / "fit"), "--budget", "6", "--goal", "pairs", "--quiet",
+                 "--prompts", str(tmp_path / "prompts.txt"), "--cost", str(tmp_path / "judges.csv"),
+                 "--max-cost", "4.5", "--out", str(tmp_path / "next.csv")]) == 0
+    asked = pd.read_csv(tmp_path / "next.csv")
+    assert "question" in asked and "prompt" not in asked
+    assert asked["cost"].sum() <= 4.5 and len(asked) == 4
+    (tmp_path / "judges.csv").write_text("judge,cost,models\njudge0,1,item0,item1\n")
+    assert main(["next", str(tmp_path / "fit"), "--budget", "6", "--quiet",
+                 "--cost", str(tmp_path / "judges.csv")]) == 2
+    assert "separate the models of a judge by ';'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # read with the arguments, before the fit loads
+        main(["next", str(tmp_path / "fit"), "--budget", "6", "--tie-margin", "-1"])
+    assert stop.value.code == 2
+    assert "--tie-margin must lie in [0, inf)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import Progress, level_arg, positive_int
+from .common import Progress, level_arg, number_arg, positive_int
 
 __all__ = ["add_next_command", "read_judges"]
 
@@ -14,12 +14,15 @@ judges file (--cost):
   A CSV with a row per judge that may be asked: column judge, column cost (one verdict's
   cost, e.g. 1 for an LLM call and 50 for a human), and optionally models: the models that
   judge may see, separated by ';' (empty: every model). Judges not listed are not asked.
+  --budget counts verdicts; costs decide which verdicts (the most uncertainty removed per
+  unit cost), and --max-cost caps the total spent.
 
 output:
   One row per verdict to collect, in the order chosen: judge, model_a (show it first),
-  model_b, prompt (with --prompts), cost, gain (expected drop of the goal's uncertainty),
-  uncertainty (expected uncertainty left) and step. Presentation orders are balanced
-  per judge and pair.
+  model_b, the prompt (with --prompts; the column is named as the fit's prompt column,
+  e.g. question_id, so that 'update' reads the verdicts collected on these rows), cost,
+  gain (expected drop of the goal's uncertainty), uncertainty (expected uncertainty left)
+  and step. Presentation orders are balanced per judge and pair.
 
 examples:
   hja-bayes next my_fit --budget 500 --goal top --k 3 --cost judges.csv --out next.csv
@@ -39,6 +42,9 @@ def read_judges(path):
         frame = pd.read_csv(path, dtype={"judge": str})
     except pd.errors.EmptyDataError:
         raise DataError(f"{path} is empty (it needs the columns judge and cost)") from None
+    if not isinstance(frame.index, pd.RangeIndex):  # pandas took the extra field as an index
+        raise DataError(f"rows of {path} have more fields than its header: separate the "
+                        "models of a judge by ';', not ',' (or quote the list)")
     missing = [c for c in ("judge", "cost") if c not in frame]
     if missing:
         raise DataError(f"{path} needs the columns judge and cost; missing {missing}")
@@ -105,8 +111,12 @@ def _cmd_next(args: argparse.Namespace) -> int:
     progress(f"choosing {args.budget} comparisons for the goal {args.goal!r}")
     table = next_comparisons(fit, args.budget, goal=args.goal, k=args.k, judges=judges,
                              cost=cost, prompts=prompts, seed=args.seed, level=args.level,
-                             tie_margin=args.tie_margin, posterior=posterior)
+                             tie_margin=args.tie_margin, posterior=posterior,
+                             max_cost=args.max_cost)
     meta = table.attrs["meta"]
+    column = fit.data.cluster_column
+    if "prompt" in table and column and column not in table:  # the name 'update' reads
+        table = table.rename(columns={"prompt": column})
     if args.out == "-":
         table.to_csv(sys.stdout, index=False)
     else:
@@ -142,7 +152,9 @@ def add_next_command(sub) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
     p.add_argument("--budget", type=positive_int, required=True,
-                   help="number of comparisons to choose")
+                   help="number of comparisons (verdicts) to choose; costs decide which")
+    p.add_argument("--max-cost", dest="max_cost", type=number_arg("--max-cost", 0.0),
+                   default=None, help="stop before the chosen verdicts cost more than this")
     p.add_argument("--goal", choices=("top", "ranks", "pairs", "tiers"), default="top",
                    help="top: separate the top k; ranks: decide every neighbouring pair; "
                         "tiers: decide every pair; pairs: shrink every difference (default top)")
@@ -155,7 +167,8 @@ def add_next_command(sub) -> None:
                         "two answers "
                         "were shown least; a judge gives one verdict per ordered pair and "
                         "prompt, so prompts it has judged fully are passed over")
-    p.add_argument("--tie-margin", dest="tie_margin", type=float, default=0.2,
+    p.add_argument("--tie-margin", dest="tie_margin", default=0.2,
+                   type=number_arg("--tie-margin", 0.0, closed_low=True),
                    help="logits within which a pair may be declared a tie (default 0.2)")
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="joint level of the intervals that decide the goal (default 0.95)")

@@ -132,6 +132,10 @@ def _read_scores(path: str):
 
     from ..errors import DataError
 
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise DataError(f"no such file: {path}")
     try:
         table = pd.read_csv(path)
     except pd.errors.EmptyDataError:

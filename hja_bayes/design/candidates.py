@@ -82,10 +82,17 @@ def _costs(cost, judges) -> np.ndarray:
     K = len(judges)
     if cost is None:
         return np.ones(K)
+    if isinstance(cost, pd.DataFrame) and {"judge", "cost"} <= set(cost.columns):
+        if cost["judge"].duplicated().any():
+            raise ParameterError(f"cost names a judge twice: "
+                                 f"{sorted(cost['judge'][cost['judge'].duplicated()])[:5]}")
+        cost = cost.set_index("judge")["cost"]
     if isinstance(cost, pd.Series):
         cost = cost.to_dict()
     if not isinstance(cost, Mapping):
-        raise ParameterError(f"cost must be a mapping judge -> cost, got {type(cost).__name__}")
+        raise ParameterError(f"cost must be a mapping judge -> cost (or a Series, or a "
+                             f"DataFrame with columns judge and cost), got "
+                             f"{type(cost).__name__}")
     unknown = sorted(str(j) for j in cost if j not in judges)
     if unknown:
         raise ParameterError(f"cost names judges the fit does not have: {unknown[:5]}; the "
@@ -307,7 +314,8 @@ def candidate_units(fit, *, judges=None, cost=None, candidates=None) -> Units:
     k, a, b, limit1, limit2 = k[ok], a[ok], b[ok], limit1[ok], limit2[ok]
     if len(k) == 0:
         raise ParameterError("no comparison can be asked for: every (judge, pair) is excluded "
-                             "by judges= or candidates=")
+                             "by the judges allowed and the models each may see (judges=; a "
+                             "judges file's models) or by candidates=")
     return Units(k, a, b, limit1, limit2, np.nan_to_num(per_judge_cost, nan=1.0)[k])
 
 

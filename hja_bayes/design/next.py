@@ -194,7 +194,8 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         left out are not asked.  Default: every judge, every model.
     cost : mapping judge -> cost, optional
         Cost of one verdict per judge (e.g. 50 for a human, 1 for an LLM call); default 1.
-        Verdicts are chosen by uncertainty drop per unit cost.
+        A Series, or a DataFrame with columns judge and cost, will do.  ``budget`` still
+        counts verdicts: costs choose them, by uncertainty drop per unit cost.
     prompts : sequence, optional
         Prompt ids to put the verdicts on; each row then gets a ``prompt``: one on which the
         judge has not yet seen the two answers in that order (a verdict is never repeated, so
