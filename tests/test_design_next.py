@@ -56,6 +56,8 @@ def test_costs_and_allowed_judges(fit):
     capped = hb.next_comparisons(fit, 100, cost={"judge0": 1, "judge1": 3, "judge2": 7},
                                  max_cost=40)
     assert capped.cost.sum() <= 40 and capped.attrs["meta"]["total_cost"] == capped.cost.sum()
+    with pytest.warns(hb.HJAWarning, match="max_cost 0.5 is below the cost of any verdict"):
+        assert len(hb.next_comparisons(fit, 5, max_cost=0.5)) == 0  # had been empty, unsaid
     # costs as a table, as a judges file reads (it had been refused: "must be a mapping")
     table = pd.DataFrame({"judge": ["judge0", "judge1", "judge2"], "cost": [1, 3, 7]})
     as_table = hb.next_comparisons(fit, 100, cost=table, max_cost=40)
@@ -348,6 +350,7 @@ def test_cli_next_names_the_prompt_column_as_the_fit_and_reads_costs_with_care(t
     (dict(judges={"judge0": ["item0"]}), "no comparison"),
     (dict(prompts=[]), "at least one prompt"),
     (dict(prompts=["p1", "p2", "p1"]), r"named again: \['p1'\]"),  # had not said which
+    (dict(prompts=["p1", np.nan]), r"1 missing id.*position 1"),  # had given rows of prompt NaN
 ])
 def test_clear_errors(fit, kwargs, message):
     with pytest.raises(ParameterError, match=message):

@@ -262,7 +262,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
     -----
     HJAWarning
         Fewer rows than ``budget`` (without ``max_cost``): the prompts or the candidates'
-        limits ran out.
+        limits ran out; no row at all within ``max_cost``.
 
     Notes
     -----
@@ -369,7 +369,10 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
                               design_effect=effect, seed=int(seed), max_cost=max_cost)
     rest = 0.0 if screened is None else screened.rest
     placed = sum(p.s1 + p.s2 for p in picks)
-    if placed < budget and max_cost is None:
+    if placed == 0 and max_cost is not None:
+        warn(f"no verdict could be placed: max_cost {max_cost:g} is below the cost of any "
+             "verdict that may be asked for", HJAWarning)
+    elif placed < budget and max_cost is None:
         limits = ([] if candidates is None else ["the candidates' limits"]) + (
             [] if prompts is None else [f"the {len(prompts)} prompts given (one verdict per "
                                         "judge, ordered pair and prompt)"])

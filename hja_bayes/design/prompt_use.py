@@ -17,6 +17,10 @@ def check_prompts(prompts) -> list:
     prompts = list(prompts)
     if not prompts:
         raise ParameterError("prompts must hold at least one prompt")
+    missing = [i for i, p in enumerate(prompts) if p is None or (isinstance(p, float) and p != p)]
+    if missing:
+        raise ParameterError(f"prompts holds {len(missing)} missing id(s) (None or NaN), first "
+                             f"at position {missing[0]}")
     names = pd.Series(list(map(str, prompts)))
     twice = list(dict.fromkeys(names[names.duplicated()]))
     if twice:
