@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from hja_bayes import Comparisons, fit_hja
+from hja_bayes import Comparisons, DataWarning, fit_hja
 from hja_bayes.comparisons import aggregate_cells
 
 #: Panels read both ways: (path parts under shared/data, cluster column).
@@ -26,6 +26,26 @@ def bundled_prd() -> str:
 def read_as_text(path) -> pd.DataFrame:
     """A CSV read as the readers read it (every cell text)."""
     return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def numbered_hive_folders(root, fmt: str) -> Comparisons:
+    """PRD's judgments in hive folders ``judge=01``, ``judge=1``, ``judge=007``, ... (as parquet
+    or CSV parts without a judge column), and the in-memory reading of the same rows: judges
+    whose names read as numbers, 01 beside 1, which Polars, Spark and Dask had merged."""
+    df = read_as_text(bundled_prd())
+    df["judge"] = df["judge"].map(dict(zip(sorted(df["judge"].unique()),
+                                           ["01", "1", "007", "7", "2"])))
+    for judge, part in df.groupby("judge"):
+        folder = root / f"judge={judge}"
+        folder.mkdir(parents=True)
+        part = part.drop(columns="judge")
+        if fmt == "parquet":
+            part.to_parquet(folder / "part-0.parquet")
+        else:
+            part.to_csv(folder / "part-0.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # '1' / '01': said, and kept apart
+        return Comparisons.from_frame(df, cluster="question_id")
 
 
 def cells(data: Comparisons) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import pytest
 from hja_bayes import Comparisons, DataError, DataWarning, ParameterError, fit_hja
 from tests.conftest import shared_data_or_skip
 from tests.scan_support import (SHARED_PANELS, assert_same_data, bundled_prd, in_order_of,
+                                numbered_hive_folders,
                                 interval_gap, read_as_text)
 
 pytest.importorskip("duckdb")
@@ -167,6 +168,19 @@ def test_globs_lists_and_partitioned_folders(tmp_path):
     for engine in ENGINES:
         assert_same_data(Comparisons.scan(halves, engine=engine, cluster="question_id"),
                          reference)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_hive_folders_named_like_numbers_keep_their_names(tmp_path, fmt):
+    """Polars read judge=01 and judge=1 as one judge 1 (judge=007 as 7), silently; the
+    folders of CSV parts it did not read at all ("no judge column")."""
+    reference = numbered_hive_folders(tmp_path / "logs", fmt)
+    for engine in ENGINES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataWarning)  # '1' / '01', as in memory
+            data = Comparisons.scan(tmp_path / "logs", engine=engine, cluster="question_id")
+        assert set(data.judges) == {"01", "1", "007", "7", "2"}
+        assert_same_data(data, reference)
 
 
 def test_a_folders_files_left_out_are_named(tmp_path):

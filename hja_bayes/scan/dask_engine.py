@@ -143,15 +143,24 @@ class DaskEngine:
             paths = list(self.files.paths)
             try:
                 if fmt == "parquet":
-                    return dd.read_parquet(paths)
+                    return (dd.from_map(_parquet_part, paths) if self.files.hive
+                            else dd.read_parquet(paths))
                 if fmt in ("csv", "tsv"):
-                    return dd.read_csv(paths, dtype=str, keep_default_na=False,
-                                       sep="\t" if fmt == "tsv" else ",",
-                                       include_path_column="__file",
-                                       blocksize=None if any(p.endswith(".gz") for p in paths)
-                                       else "64MB")
-                return dd.read_json(paths, lines=fmt == "jsonl", include_path_column="__file",
-                                    blocksize=None)
+                    frame = dd.read_csv(paths, dtype=str, keep_default_na=False,
+                                        sep="\t" if fmt == "tsv" else ",",
+                                        include_path_column="__file",
+                                        blocksize=None if any(p.endswith(".gz") for p in paths)
+                                        else "64MB")
+                else:
+                    frame = dd.read_json(paths, lines=fmt == "jsonl",
+                                         include_path_column="__file", blocksize=None)
+                if not self.files.hive:
+                    return frame
+                from .files import partition_values
+
+                keys = list(dict.fromkeys(k for p in paths for k in partition_values(p)))
+                meta = frame._meta.assign(**{k: pd.Series(dtype=object) for k in keys})
+                return frame.map_partitions(_with_partitions, keys, meta=meta)
             except Exception as exc:  # noqa: BLE001 - the reader's own message is the point
                 raise DataError(self._failed(exc)) from None
         if isinstance(source, pd.DataFrame):
@@ -307,3 +316,22 @@ class DaskEngine:
 
     def close(self) -> None:
         """Nothing to release (the cluster belongs to the caller)."""
+
+
+def _parquet_part(path: str) -> pd.DataFrame:
+    """One parquet file with its folders' ``column=value`` as text columns (Dask reads no
+    partition column from a list of files, and would read judge=01 as 1)."""
+    from .files import partition_values
+
+    return pd.read_parquet(path).assign(**partition_values(path))
+
+
+def _with_partitions(frame: pd.DataFrame, keys: list) -> pd.DataFrame:
+    """Rows of text files with the ``column=value`` folders of their paths (``keys``) as
+    text columns."""
+    from .files import partition_values
+
+    files = frame["__file"].astype(str)
+    values = {f: partition_values(f) for f in files.unique()}
+    return frame.assign(**{k: files.map(lambda f, k=k: values[f].get(k)).astype(object)
+                           for k in keys})

@@ -104,6 +104,24 @@ def resolve(source) -> Files:
     return Files(tuple(paths), fmt, hive)
 
 
+def partition_values(path: str) -> dict[str, str]:
+    """The ``column=value`` folders on a file's path (hive partitioning), as text: a folder
+    ``judge=01`` gives ``{"judge": "01"}`` (Polars, Spark and Dask would read 01 and 1 as
+    one number), with the escapes of the folder's name undone (``%2F`` is ``/``).
+
+    >>> partition_values("logs/judge=01/day=2024-05-01/part-0.parquet")
+    {'judge': '01', 'day': '2024-05-01'}
+    """
+    from urllib.parse import unquote
+
+    out = {}
+    for part in Path(path).parent.parts:
+        key, sep, value = part.partition("=")
+        if sep and key:
+            out[unquote(key)] = unquote(value)
+    return out
+
+
 def _check_text(paths, fmt: str) -> None:
     """Refuse UTF-16 text (Windows PowerShell 5 writes redirected output so), which the
     engines read as garbage, naming the first such file; warn where a CSV or TSV header

@@ -59,21 +59,16 @@ class PolarsEngine:
             from .files import resolve
 
             self.files = resolve(source)
-            self.format = fmt = self.files.format
+            self.format = self.files.format
             paths = list(self.files.paths)
-            if fmt == "parquet":
-                lf = pl.scan_parquet(paths, include_file_paths="__file",
-                                     hive_partitioning=self.files.hive)
-            elif fmt in ("csv", "tsv"):
-                lf = pl.scan_csv(paths, infer_schema=False, include_file_paths="__file",
-                                 separator="\t" if fmt == "tsv" else ",")
-                # a blank line is a row of nulls here (the other readers skip it)
-                lf = lf.filter(~pl.all_horizontal(pl.exclude("__file").is_null()))
-            elif fmt == "jsonl":
-                lf = pl.scan_ndjson(paths, include_file_paths="__file")
+            if self.files.hive:  # the folders' columns, as text (Polars reads judge=01 as 1)
+                from .files import partition_values
+
+                lf = pl.concat([self._scan([p]).with_columns(
+                    pl.lit(v, dtype=pl.String).alias(k) for k, v in partition_values(p).items())
+                    for p in paths], how="diagonal_relaxed")
             else:
-                lf = pl.concat([pl.read_json(p).with_columns(__file=pl.lit(p)) for p in paths],
-                               how="diagonal_relaxed").lazy()
+                lf = self._scan(paths)
             return lf.with_columns(__row=pl.lit(None, dtype=pl.Int64))
         if isinstance(source, pd.DataFrame):
             source = pl.from_pandas(source.reset_index(drop=True))
@@ -84,6 +79,21 @@ class PolarsEngine:
                             f"a polars / pandas table, got {type(source).__name__}")
         return source.with_row_index("__row").with_columns(
             pl.col("__row").cast(pl.Int64), __file=pl.lit(None, dtype=pl.Utf8))
+
+    def _scan(self, paths):
+        """The files (of the source's format) as one lazy frame, with their paths."""
+        pl, fmt = self.pl, self.format
+        if fmt == "parquet":
+            return pl.scan_parquet(paths, include_file_paths="__file", hive_partitioning=False)
+        if fmt in ("csv", "tsv"):
+            lf = pl.scan_csv(paths, infer_schema=False, include_file_paths="__file",
+                             separator="\t" if fmt == "tsv" else ",")
+            # a blank line is a row of nulls here (the other readers skip it)
+            return lf.filter(~pl.all_horizontal(pl.exclude("__file").is_null()))
+        if fmt == "jsonl":
+            return pl.scan_ndjson(paths, include_file_paths="__file")
+        return pl.concat([pl.read_json(p).with_columns(__file=pl.lit(p)) for p in paths],
+                         how="diagonal_relaxed").lazy()
 
     def describe(self) -> str:
         """The source in a few words."""

@@ -113,9 +113,12 @@ class SparkEngine:
             self.format = fmt = self.files.format
             paths = list(self.files.paths)
             read = self.spark.read
+            inference = "spark.sql.sources.partitionColumnTypeInference.enabled"
+            before = self.spark.conf.get(inference, None)
             try:
-                if self.files.hive:  # partition columns from the folders under the root
-                    read = read.option("basePath", _hive_root(paths))
+                if self.files.hive:  # partition columns from the folders under the root,
+                    read = read.option("basePath", _hive_root(paths))  # as text (not 01 as 1)
+                    self.spark.conf.set(inference, "false")
                 if fmt == "parquet":
                     frame = read.parquet(*paths)
                 elif fmt in ("csv", "tsv"):
@@ -129,7 +132,11 @@ class SparkEngine:
             except DataError:
                 raise
             except Exception as exc:  # noqa: BLE001 - Spark's own message is the point
-                raise DataError(f"{self.files.describe()}: Spark could not read it ({exc})") from None
+                raise DataError(f"{self.files.describe()}: Spark could not read it "
+                                f"({_without_stack(exc)})") from None
+            finally:
+                if self.files.hive:
+                    self.spark.conf.set(inference, "true" if before is None else before)
             return frame.withColumn("__file", F.input_file_name()).withColumn(
                 "__row", F.lit(None).cast("long"))
         if isinstance(source, pd.DataFrame):
@@ -353,6 +360,15 @@ def _same_headers(paths, sep: str) -> None:
             raise DataError(f"{path}: its header {header} differs from that of {first[0]} "
                             f"{first[1]}; Spark reads every CSV part's columns by position: "
                             "write the parts with one header, or scan with engine='duckdb'")
+
+
+def _without_stack(exc) -> str:
+    """Spark's message without the Java stack trace (the lines ``at ...``) and the Py4J
+    wrapper's line: what went wrong, not where in the JVM."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = [line for line in lines if line and not line.startswith(("at ", "... "))
+            and not line.startswith("An error occurred while calling")]
+    return " ".join(dict.fromkeys(kept))[:1000] or str(exc)[:1000]
 
 
 def _hive_root(paths) -> str:
