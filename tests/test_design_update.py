@@ -259,7 +259,7 @@ def test_the_chord_stopping_rule_bounds_the_gap_left():
     """On quadratics, where the chord iteration and the gap to the optimum are exact: every
     time the rule accepts a point, the objective's true gap is within the bound asked for,
     for reused information off by up to 90% in any direction."""
-    from hja_bayes.design.refine import _chord_converged
+    from hja_bayes.hja.refine import _chord_converged
 
     rng = np.random.default_rng(3)
     accepted = 0

@@ -27,7 +27,7 @@ from ..likelihood.terms import design_of
 from ..names import name_key
 from ..summary import number
 from ..verdicts import scale_of
-from .refine import refine
+from ..hja.refine import refine
 
 __all__ = ["merge_comparisons", "newcomers", "refit_from", "refit_with_newcomers",
            "update_fit"]
@@ -314,7 +314,7 @@ def refit_with_newcomers(fit, data: Comparisons, *, tol: float = 1e-10, max_iter
 def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 2000):
     """``fit``'s model fitted to ``data`` (the fit's judges and items), started at ``fit``.
 
-    Fisher scoring on the chart (:func:`~hja_bayes.design.refine.refine`) from the fit's
+    Fisher scoring on the chart (:func:`~hja_bayes.hja.refine.refine`) from the fit's
     estimates; should it fail (a rank collapse, a singular information, no progress), the
     proximal solver from the fit's state.
     """

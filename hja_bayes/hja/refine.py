@@ -33,7 +33,7 @@ from ..inference.information import Model, chart_information, free_aux
 from ..inference.wald import _curvature, constrained
 from ..likelihood import log_likelihood, score
 
-__all__ = ["Refined", "refine"]
+__all__ = ["POLISH_MAX_PARAMS", "Refined", "polish", "refine"]
 
 
 #: A step by reused information whose Newton decrement is above ``SLOW_CHORD^2`` times the
@@ -264,3 +264,43 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
         model, f, nll = trial, f_new, nll_new
     return Refined(model.S, model.coef, model.log_aux, model.theta, max_iter, False, nll)
 
+
+#: Fits with more free parameters than this are not polished (the information is dense).
+POLISH_MAX_PARAMS = 1000
+
+
+def polish(fit, *, tol: float):
+    """``fit`` carried to its optimum by Fisher scoring on the chart (:func:`refine`), or
+    ``fit`` itself where that fails or the model is too large (``POLISH_MAX_PARAMS``).
+
+    The proximal alternation stops when one step changes the objective by less than ``tol``
+    (relative); with style or self-preference coefficients, which trade off against the
+    scores, its steps can shrink long before the optimum: on PRD at rank 1 with both, it
+    stopped 0.065 above the optimum's NLL with coefficients 1.1 away (reached after 5,000
+    more steps, or 17 of these).
+    """
+    from dataclasses import replace
+
+    from .solve import SolveResult, make_fit
+    from .state import SolverState
+    from ..likelihood.terms import design_of
+
+    if fit.n_params > POLISH_MAX_PARAMS:
+        return fit
+    outcome = fit.outcome_model
+    with np.errstate(divide="ignore"):
+        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
+    try:
+        done = refine(fit.data, fit.S, fit.coef, fit.theta, outcome, log_aux, fit.terms,
+                      fit.rank, fit.ridge, tol=tol)
+    except HJAError:
+        return fit
+    if not done.converged or done.n_iter == 0:
+        return fit
+    N = fit.data.n_items
+    state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
+                        done.log_aux, np.asarray(done.theta, dtype=float))
+    result = SolveResult(state, fit.n_iter + done.n_iter, True)
+    out = make_fit(fit.data, result, fit.rank, fit.terms, design_of(fit.data, fit.terms), None,
+                   fit.ridge, fit.rank_table, outcome, done.nll)
+    return replace(out, excluded_judges=dict(fit.excluded_judges))
