@@ -17,6 +17,7 @@ from ..decomposition import canonicalize
 from ..errors import HJAWarning, ParameterError, warn
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
+from .refine import finish
 from .result import HJAFit
 from .solve import DEFAULT_TAU, fit_rank, make_fit, solve
 from .state import SolverState, scores
@@ -144,7 +145,9 @@ def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2
                          tol=tol, max_iter=max_iter, warn=False, outcome=outcome)
         if fresh.converged:
             result = fresh
-    return make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None, outcome)
+    # with style or self-preference terms, finished as fit_hja finishes them
+    return finish(make_fit(data, result, fit.rank, fit.terms, design, cells, fit.ridge, None,
+                           outcome), tol=tol)
 
 
 def _resampled_counts(data, counts, level: str, rng, cluster: bool):

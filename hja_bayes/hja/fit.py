@@ -20,6 +20,7 @@ from . import kernels
 from .inputs import (LEFT_OUT_ON_REQUEST, MIN_JUDGE_COMPARISONS, check_fit_inputs,
                      deprecated_ties, judges_to_leave_out, warn_tie_only_judges,
                      warn_unused_levels)
+from .refine import finish
 from .result import DEFAULT_RIDGE, HJAFit
 from .selection import PATIENCE, candidate_ranks, check_patience, rank_search
 from .solve import DEFAULT_TAU, SolveResult, fit_rank, make_fit, warn_not_converged
@@ -198,26 +199,16 @@ def fit_hja(
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result, tol)
-            return _polished(replace(make_fit(data, result, r, terms, design, cells, ridge,
-                                              table, outcome), excluded_judges=excluded), tol)
+            return finish(replace(make_fit(data, result, r, terms, design, cells, ridge,
+                                           table, outcome), excluded_judges=excluded), tol=tol)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
         _refuse_unidentified_self(data, terms, design, r)
     result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge, tol=tol,
                       max_iter=max_iter, reanchored=reanchor, progress=printer, outcome=outcome,
                       quick_compile=quick_compile)
-    return _polished(replace(make_fit(data, result, r, terms, design, cells, ridge, table,
-                                      outcome), excluded_judges=excluded), tol)
-
-
-def _polished(fit: HJAFit, tol: float) -> HJAFit:
-    """With style or self-preference terms, the fit carried to its optimum by Fisher
-    scoring (:func:`~hja_bayes.hja.refine.polish`): the alternation slows down there."""
-    if not fit.converged or not any(t.name in BIAS_TERMS for t in fit.terms):
-        return fit
-    from .refine import polish
-
-    return polish(fit, tol=tol)
+    return finish(replace(make_fit(data, result, r, terms, design, cells, ridge, table,
+                                   outcome), excluded_judges=excluded), tol=tol)
 
 
 #: Terms that bias the consensus when left out: what a controlled fit controls for.

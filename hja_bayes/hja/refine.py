@@ -33,7 +33,7 @@ from ..inference.information import Model, chart_information, free_aux
 from ..inference.wald import _curvature, constrained
 from ..likelihood import log_likelihood, score
 
-__all__ = ["POLISH_MAX_PARAMS", "Refined", "polish", "refine"]
+__all__ = ["POLISH_MAX_PARAMS", "Refined", "SLOW_TERMS", "finish", "polish", "refine"]
 
 
 #: A step by reused information whose Newton decrement is above ``SLOW_CHORD^2`` times the
@@ -304,3 +304,14 @@ def polish(fit, *, tol: float):
     out = make_fit(fit.data, result, fit.rank, fit.terms, design_of(fit.data, fit.terms), None,
                    fit.ridge, fit.rank_table, outcome, done.nll)
     return replace(out, excluded_judges=dict(fit.excluded_judges))
+
+
+#: Terms whose coefficients trade off against the scores, where the alternation slows down.
+SLOW_TERMS = ("style", "self")
+
+
+def finish(fit, *, tol: float):
+    """:func:`polish` for a converged fit with style or self-preference terms; else ``fit``."""
+    if not fit.converged or not any(t.name in SLOW_TERMS for t in fit.terms):
+        return fit
+    return polish(fit, tol=tol)
