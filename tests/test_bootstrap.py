@@ -38,7 +38,7 @@ def test_comparison_bootstrap_keeps_the_weight_of_half_counts():
     with pytest.warns(hb.DataWarning):
         data = hb.Comparisons.from_counts(frame, ties=None)
     counts = np.asarray(data.counts)
-    draws = np.stack([_resampled_counts(data, counts, "cells", rng, cluster=False)
+    draws = np.stack([_resampled_counts(data, counts, "cells", rng, cluster=False)[0]
                       for _ in range(4000)])
     assert np.all(draws.sum(axis=(1, 2)) == counts.sum())
     # the mean replicate is the data: within 4 standard errors of a multinomial mean
@@ -100,3 +100,23 @@ def test_a_table_of_unconverged_replicates_says_so():
     with pytest.warns(hb.HJAWarning, match=f"{stuck} of 40 bootstrap replicates did not "
                                            "converge"):
         boot.table(0.5)
+
+
+def test_replicates_of_a_self_preference_fit_reach_their_own_optimum():
+    """Warm-started replicates of a fit with self-preference stopped where the alternation
+    slows (2e-3 from a fit of the replicate's data); they are finished as fit_hja finishes."""
+    data, truth = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=400, seed=1,
+                              self_preference=0.6, questions=40, question_correlation=0.2)
+    options = dict(rank=1, self_preference=truth.owners)
+    boot = hb.fit_hja(data, **options).bootstrap(2, seed=5, cluster=True)
+    c = data.clusters  # the first replicate's prompts, drawn as the bootstrap draws them
+    rng = np.random.default_rng(5)
+    drawn = rng.multinomial(c.n_clusters, np.full(c.n_clusters, 1 / c.n_clusters))
+    counts = np.zeros_like(data.counts)
+    np.add.at(counts, c.cell, c.counts * drawn[c.cluster][:, None])
+    kept = counts.sum(axis=1) > 0
+    replicate = hb.Comparisons(data.judges, data.items, data.judge[kept], data.first[kept],
+                               data.second[kept], counts[kept])
+    fresh = hb.fit_hja(replicate, **options).S
+    assert boot.converged.all()
+    np.testing.assert_allclose(boot.S[0], fresh - fresh.mean(axis=1, keepdims=True), atol=2e-5)

@@ -6,6 +6,7 @@ replicates share the fit's padded cell layout and hence its compiled solver step
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -14,10 +15,10 @@ import pandas as pd
 
 from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
-from ..errors import HJAWarning, ParameterError, warn
+from ..errors import HJAError, HJAWarning, ParameterError, warn
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
-from .refine import finish
+from .refine import SLOW_TERMS, finish, refine
 from .result import HJAFit
 from .solve import DEFAULT_TAU, fit_rank, make_fit, solve
 from .state import SolverState, scores
@@ -151,20 +152,59 @@ def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2
 
 
 def _resampled_counts(data, counts, level: str, rng, cluster: bool):
-    """Counts per unit (cells or entries, ``counts`` laid out so) of one bootstrap resample."""
+    """Counts per unit (cells or entries, ``counts`` laid out so) of one bootstrap resample,
+    and with ``cluster`` each entry's weight (its prompt's draws)."""
     if cluster:
         c = data.clusters
         weight = rng.multinomial(c.n_clusters, np.full(c.n_clusters, 1.0 / c.n_clusters))[c.cluster]
-        if level == "entries":
-            return counts * weight[:, None]
-        entry_counts = counts_for(c.counts, counts.shape[1])
-        return np.stack([np.bincount(c.cell, weights=entry_counts[:, a] * weight,
-                                     minlength=data.n_cells) for a in range(counts.shape[1])], 1)
+        return _cluster_counts(data, counts, level, weight), weight
     # as many comparisons as there are, each from a unit and category in proportion to its
     # count (a count with a fractional part, ties read as half wins, keeps its weight)
     flat = np.asarray(counts, dtype=np.float64).ravel()
     return rng.multinomial(int(np.rint(flat.sum())), flat / flat.sum()).astype(float).reshape(
-        counts.shape)
+        counts.shape), None
+
+
+def _weighted(data, weight):
+    """The data with every prompt entry's verdicts counted ``weight`` times (a cluster
+    bootstrap's replicate), cells and entries left empty dropped, as ``without`` does."""
+    c = data.clusters
+    entries = np.asarray(c.counts, dtype=float) * weight[:, None]
+    cells = np.stack([np.bincount(c.cell, entries[:, a], data.n_cells)
+                      for a in range(entries.shape[1])], axis=1)
+    keep, used = cells.sum(axis=1) > 0, weight > 0
+    new_cell = np.cumsum(keep) - 1
+    clusters = c._replace(cluster=c.cluster[used], cell=new_cell[c.cell[used]],
+                          counts=entries[used],
+                          features=None if c.features is None else c.features[used])
+    return replace(data, judge=data.judge[keep], first=data.first[keep],
+                   second=data.second[keep], counts=cells[keep], clusters=clusters)
+
+
+def _finished(replicate, fit, S, Z, result, tol: float, converged: bool):
+    """A replicate's ``(S, Z, log aux, converged)`` after Fisher scoring from the
+    alternation's point (:func:`~hja_bayes.hja.refine.refine`), or as it was where that
+    fails."""
+    state = result.state
+    try:
+        done = refine(replicate, np.asarray(S), np.asarray(Z), np.asarray(state.theta),
+                      fit.outcome_model, None if state.aux is None else np.asarray(state.aux),
+                      fit.terms, fit.rank, fit.ridge, tol=tol)
+    except HJAError:
+        return S, Z, state.aux, converged
+    if not done.converged:
+        return S, Z, state.aux, converged
+    return done.S, done.Z, done.log_aux, True
+
+
+def _cluster_counts(data, counts, level: str, weight):
+    """Counts per unit of a cluster resample with these entry weights."""
+    if level == "entries":
+        return counts * weight[:, None]
+    c = data.clusters
+    entry_counts = counts_for(c.counts, counts.shape[1])
+    return np.stack([np.bincount(c.cell, weights=entry_counts[:, a] * weight,
+                                 minlength=data.n_cells) for a in range(counts.shape[1])], 1)
 
 
 def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = True,
@@ -185,7 +225,9 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         weight per replicate instead, drawn in the engine (the bootstrap at scale; the
         number of prompts then varies around G).
     tol, max_iter
-        Stopping rule of each warm-started refit.
+        Stopping rule of each warm-started refit.  With style or self-preference terms and
+        ``cluster=True``, each replicate is then finished by Fisher scoring, as ``fit_hja``
+        finishes such fits.
     progress : callable, optional
         Called as ``progress(done, n)`` after each replicate.
 
@@ -222,6 +264,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         raise ParameterError("terms that vary by prompt (style) need the prompts in memory "
                              "to bootstrap them: scan with incidence='memory'")
     batch = max(1, (1 << 24) // max(1, counts.size))  # replicates drawn by the engine at once
+    slow = cluster and any(t.name in SLOW_TERMS for t in fit.terms)
     for b in range(n):
         if in_engine:  # Poisson(1) weights per prompt, drawn in the query engine
             if b % batch == 0:
@@ -229,20 +272,23 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
                                                            counts.shape[1], start=b)
             drawn = drawn_batch[b % batch]
         else:
-            drawn = _resampled_counts(data, counts, design.level, rng, cluster)
+            drawn, weight = _resampled_counts(data, counts, design.level, rng, cluster)
         cells = layout._replace(counts=jnp.asarray(np.concatenate(
             [drawn, np.zeros((extra, drawn.shape[1]))])))
         result = solve(start, cells, r, ridge=fit.ridge, tol=tol, max_iter=max_iter,
                        outcome=outcome)
         S, Z = scores(result.state.B, result.state.T)
+        aux, converged[b] = result.state.aux, result.converged
+        if slow and not in_engine:  # finished as fit_hja finishes such fits
+            S, Z, aux, converged[b] = _finished(_weighted(data, weight), fit, S, Z, result,
+                                                tol, converged[b])
         d = canonicalize(S, 0)
         out["mu"][b], out["gamma"][b] = d.mu, d.gamma
         position = design.column("position")
         out["beta"][b] = 0.0 if position is None else np.asarray(Z)[:, position]
         out["S"][b] = np.asarray(S) - np.asarray(S).mean(1, keepdims=True)
         if fit.nu is not None:
-            out["nu"][b] = np.exp(np.asarray(result.state.aux))[:, outcome.aux_names.index("nu")]
-        converged[b] = result.converged
+            out["nu"][b] = np.exp(np.asarray(aux))[:, outcome.aux_names.index("nu")]
         if progress is not None:
             progress(b + 1, n)
     return Bootstrap(out["mu"], out["gamma"], out["beta"], out["S"], converged, cluster,
