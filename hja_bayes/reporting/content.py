@@ -17,7 +17,7 @@ from ..hja.inputs import unused_levels
 from ..inference import WaldInference
 from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
 from ..inference.few_verdicts import few_verdicts_note
-from ..position_locked import locked_note
+from ..position_locked import locked_judges, locked_note
 from .biases import bias_plot, bias_table
 from .convergence import convergence_table
 from .judge_plots import judge_map
@@ -220,7 +220,8 @@ def build_report(
         convergence = convergence_table(idata)
     sentences = {
         "glance": glance_sentence(board, level, scale),
-        "judges": judges_sentence(judges),
+        "judges": judges_sentence(judges, () if fit.position_bias else
+                                  locked_judges(fit.data)),
         "disagreement": disagreement_sentence(fit),
     }
     if convergence is not None:

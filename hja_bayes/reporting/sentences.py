@@ -76,16 +76,24 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
                     "there (the rank intervals show which).")
 
 
-def judges_sentence(judges: pd.DataFrame) -> str:
-    """Who follows the consensus most and least, who is flagged, who has the largest bias."""
+def judges_sentence(judges: pd.DataFrame, locked=()) -> str:
+    """Who follows the consensus most and least, who is flagged, who has the largest bias.
+    ``locked``: judges that chose one slot in nearly every verdict of a fit without position
+    bias, whose γ measures the order shown rather than the models (not named as most or
+    least sensitive)."""
     if len(judges) == 1:  # gamma averages 1 over the judges: one judge's is 1 by definition
         parts = [f"One judge ({judges['judge'].iloc[0]}): the consensus is its own ranking, "
                  "and its sensitivity γ is 1 by definition."]
     else:
-        most = judges.loc[judges["gamma"].idxmax()]
-        least = judges.loc[judges["gamma"].idxmin()]
+        free = judges[~judges["judge"].isin(list(locked))]
+        free = free if len(free) > 1 else judges
+        most = free.loc[free["gamma"].idxmax()]
+        least = free.loc[free["gamma"].idxmin()]
         parts = [f"Most sensitive judge: {most['judge']} (γ = {most['gamma']:.2f}); least: "
-                 f"{least['judge']} (γ = {least['gamma']:.2f})."]
+                 f"{least['judge']} (γ = {least['gamma']:.2f})"
+                 + (f", leaving out {named([str(j) for j in locked], len(judges))}, whose γ "
+                    "follows the slot they chose (see the notes)." if len(free) < len(judges)
+                    else ".")]
     if "high_leverage" in judges.columns:
         flagged = [str(j) for j in judges.loc[judges["high_leverage"].astype(bool), "judge"]]
         parts.append("High sensitivity with high leverage: "
@@ -279,8 +287,10 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
         notes.append(f"The fit did not converge in {plural(fit.n_iter, 'iteration')}: "
                      "estimates may be inaccurate.")
     if data.one_orientation_only:
-        notes.append("Every pair of models is shown in one orientation only, so position bias "
-                     "and structured disagreement cannot be told apart in these data.")
+        notes.append("Every pair of models is shown in one orientation only, so a judge's "
+                     "position bias and a disagreement that lines up with the order shown "
+                     "cannot be told apart in these data: a fit with position bias gives that "
+                     "share to β, one without to the scores.")
     elif "both_orders" in judges.columns:
         low = judges[judges["both_orders"] < BOTH_ORDERS_NOTE]
         if len(low):
