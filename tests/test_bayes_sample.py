@@ -227,6 +227,16 @@ def test_divergences_with_an_empty_last_component_suggest_a_lower_rank():
     with pytest.warns(ConvergenceWarning) as record:
         warn_on_diagnostics(idata)
     assert len(record) >= 2 and sum("not separated" in str(w.message) for w in record) == 1
+    # without divergences the alignment warning leads with the cause, and names only the
+    # shares there are (it had opened with "0% of the draws had them reordered")
+    idata = az.from_dict(posterior={"D": D}, sample_stats={"diverging": np.zeros((2, 200), bool)},
+                         coords={"component": [0, 1]}, dims={"D": ["component"]},
+                         posterior_attrs={"rank": 2, "weak_match_share": 0.5})
+    with pytest.warns(ConvergenceWarning) as record:
+        warn_on_diagnostics(idata)
+    said = [str(w.message) for w in record if "not well determined" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("The smallest component D[1] is not separated")
+    assert "50% have a column at cosine below 0.5" in said[0] and "reordered" not in said[0]
     D[..., 1] = 0.5 + 0.02 * rng.normal(size=(2, 200))  # a real second component: no advice
     idata = az.from_dict(posterior={"D": D}, sample_stats={"diverging": np.eye(2, 200, dtype=bool)},
                          coords={"component": [0, 1]}, dims={"D": ["component"]},

@@ -114,12 +114,13 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
     permuted = float(attrs.get("permutation_share", 0.0))
     weak = float(attrs.get("weak_match_share", 0.0))
     if max(permuted, weak) > ALIGNMENT_LIMIT:
-        warn(
-            f"the columns of U and V are not well determined: {permuted:.0%} of the draws had "
-            f"them reordered to match the MAP (close D values) and {weak:.0%} have a column "
-            "at cosine below 0.5 with the MAP's; summarise S, mu, gamma and D, which are "
-            f"unaffected, rather than single columns of U and V{advice}",
-            ConvergenceWarning)
+        seen = ([f"{permuted:.0%} of the draws had them reordered to match the MAP (close D "
+                 "values)"] if permuted else []) + (
+            [f"{weak:.0%} have a column at cosine below 0.5 with the MAP's"] if weak else [])
+        head = (advice[2].upper() + advice[3:] + ". " if advice else "")  # the cause first
+        warn(f"{head}The columns of U and V are not well determined: {' and '.join(seen)}; "
+             "summarise S, mu, gamma and D, which are unaffected, rather than single columns "
+             "of U and V", ConvergenceWarning)
         advice = ""
     chains, draws = idata.posterior.sizes["chain"], idata.posterior.sizes["draw"]
     if chains < 2 or draws < 4:  # split R-hat compares chains of at least 4 draws

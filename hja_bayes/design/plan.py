@@ -439,8 +439,8 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
             f"(median predicted standard error of gamma_k {thin_at:.2g}, above "
             f"{FEW_VERDICTS_SE:g}): Wald intervals then cover less than their level "
             "(hja_bayes.inference.few_verdicts), so detections come more often than "
-            "planned but some are the short intervals' errors (simulated: 0.97 against a "
-            "planned 0.81 at 11 per judge, 20 judges); "
+            "planned but some are the short intervals' errors (in one simulation, not this "
+            "plan: 20 judges at 11 per judge detected 0.97 of the time against 0.81 planned); "
             + (f"{enough:,} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
                else f"not even {max_per_judge:,} comparisons per judge bring it to "
                f"{FEW_VERDICTS_SE:g}"))
