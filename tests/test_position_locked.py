@@ -125,9 +125,12 @@ def test_the_report_carries_the_note_without_position_bias_only():
     data = panel(one_orientation=True, per_pair=20)
     with pytest.warns(DataWarning, match="presentation slot"):
         plain = hb.fit_hja(data, rank=1)
-    assert any("presentation slot" in n for n in build_report(plain).notes)
+    rep = build_report(plain)
+    assert any("presentation slot" in n for n in rep.notes)
+    assert "leaving out j5, whose γ follows the slot" in rep.sentences["judges"]
     modelled = hb.fit_hja(data, rank=1, position_bias=True)
     assert not any("presentation slot" in n for n in build_report(modelled).notes)
+    assert "leaving out" not in build_report(modelled).sentences["judges"]
 
 
 def test_comparisons_asked_of_a_locked_judge_by_a_fit_without_position_bias_are_warned_of():

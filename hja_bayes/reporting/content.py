@@ -221,7 +221,7 @@ def build_report(
     sentences = {
         "glance": glance_sentence(board, level, scale),
         "judges": judges_sentence(judges, () if fit.position_bias else
-                                  locked_judges(fit.data)),
+                                  [j.judge for j in locked_judges(fit.data)]),
         "disagreement": disagreement_sentence(fit),
     }
     if convergence is not None:
