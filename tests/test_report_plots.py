@@ -124,10 +124,15 @@ def test_judge_map_leaves_out_labels_that_would_overlap():
     labels = {t.get_text(): t.xy for t in ax.texts}
     assert {"judge-3", "judge-19", "judge-15", "judge-16", "judge-17", "judge-18"} <= set(labels)
     assert len(labels) == 6  # judge-3 stands for the crowd it sits in
-    points = np.array(list(labels.values()))
-    gaps = np.abs(points[:, None] - points[None]) / np.ptp(np.c_[gamma, leverage], 0)
-    apart = (gaps[..., 0] >= 0.3) | (gaps[..., 1] >= 0.07)  # label boxes do not overlap
-    assert apart[~np.eye(len(points), dtype=bool)].all()
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]  # as drawn: no two overlap
+    assert not any(a.overlaps(b) for k, a in enumerate(boxes) for b in boxes[k + 1:])
+    # nor does a label cover another judge's point
+    centres = ax.transData.transform(np.c_[gamma, leverage])
+    for t, box in zip(ax.texts, boxes):
+        own = names.index(t.get_text())
+        assert not any(box.contains(*c) for k, c in enumerate(centres) if k != own
+                       and np.hypot(*(c - centres[own])) > 8)
 
 
 def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):

@@ -81,9 +81,6 @@ def judge_map(
     # flagged judges first, then the most departing ones; a label that would sit on one
     # already drawn is left out (the judge table names every point)
     order = np.lexsort((-y, ~flag))
-    for i in _spaced(x, y, order):
-        ax.annotate(_short(judges["judge"].iloc[i]), (x[i], y[i]),
-                    textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"sensitivity γ_k ({level:.0%} intervals; panel mean is 1)")
     ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
@@ -92,6 +89,7 @@ def judge_map(
     # below the axes: inside, "best" had still covered a judge's interval
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
               frameon=False)
+    _label_points(fig, ax, [_short(j) for j in judges["judge"]], x, y, order)
     return fig
 
 
@@ -106,18 +104,40 @@ def _credible(ax, judges, y, level: float, band: bool = False) -> None:
                 label=f"credible {level:.0%}", **style)
 
 
-def _spaced(x, y, order, box=(0.3, 0.07)) -> list:
-    """The points, taken in ``order``, whose labels would not overlap those of the points
-    taken before them: a label is about ``box`` wide and high, in fractions of the data's
-    span on each axis (a name of about 20 characters on the judge map), and starts at its
-    point."""
-    span_x, span_y = np.ptp(x) or 1.0, np.ptp(y) or 1.0
-    taken = []
+#: Where a point's label may go, in points from it: upper right, lower right, upper left,
+#: lower left (with the text's alignment).
+LABEL_SPOTS = (((4, 4), "left"), ((4, -11), "left"), ((-4, 4), "right"), ((-4, -11), "right"))
+
+
+def _label_points(fig, ax, names, x, y, order) -> None:
+    """Label the points, taken in ``order``, where the label overlaps no other label or
+    point (the first of :data:`LABEL_SPOTS` that is free); a point with no free spot, or on
+    a point already named, stays unlabelled (the judge table names every point).  Sizes
+    are measured on the laid-out figure, in display units."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # the constrained layout, so positions are final
+    renderer = fig.canvas.get_renderer()
+    radius = 4 * fig.dpi / 72  # a marker's half width, in display units
+    centres = ax.transData.transform(np.column_stack([x, y]))
+    markers = [Bbox.from_extents(px - radius, py - radius, px + radius, py + radius)
+               for px, py in centres]
+    taken, named = [], []
     for i in order:
-        if all(abs(x[i] - x[j]) / span_x >= box[0] or abs(y[i] - y[j]) / span_y >= box[1]
-               for j in taken):
-            taken.append(i)
-    return taken
+        if any(np.hypot(*(centres[i] - centres[k])) < 2 * radius for k in named):
+            continue  # on a point already named: one label stands for the crowd
+        for offset, align in LABEL_SPOTS:
+            text = ax.annotate(names[i], (x[i], y[i]), textcoords="offset points",
+                               xytext=offset, fontsize=7, ha=align)
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(other) for k, other in enumerate(markers) if k != i) \
+                    and not any(box.overlaps(other) for other in taken):
+                taken.append(box)
+                named.append(i)
+                break
+            text.remove()
 
 
 def _sensitivity_plot(judges, level: float) -> Figure:
