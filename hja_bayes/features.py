@@ -315,7 +315,7 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
         sd = diff.std(axis=0, ddof=1) if len(diff) > 1 else np.zeros(len(names))
         flat = ~(sd > 0)
         if flat.all():
-            raise DataError(f"no style feature varies over the {len(diff)} comparisons "
+            raise DataError(f"no style feature varies over the {len(diff):,} comparisons "
                             f"({list(names)}): their effects cannot be estimated")
         if flat.any():
             warn(f"style feature(s) {[n for n, f in zip(names, flat) if f]} do not "
@@ -338,7 +338,7 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
                                  "FeatureDifferences.scale goes with the features named in "
                                  "its feature_names)")
     else:
-        source = f"its standard deviation over the {len(diff)} comparisons (ddof=1)"
+        source = f"its standard deviation over the {len(diff):,} comparisons (ddof=1)"
     what = ("(a - b) / (a + b), 0 where a + b = 0" if transform == "relative" else "a - b")
     described = (f"{transform}: {what}, divided by {source}, not centred; sd " +
                  ", ".join(f"{n}={s:.6g}" for n, s in zip(names, sd)) + left_out)

@@ -40,3 +40,24 @@ def test_csv_cells_cannot_start_a_formula():
                                    "'@SUM(A1)", "gpt-4"]
     assert list(safe["score"]) == [1.0, -2.0, 3.0, 4.0, 5.0]  # numbers untouched
     assert list(df["model"])[0].startswith("=")  # the input is not changed
+
+
+def test_a_wide_table_of_biases_reads_as_estimates_with_their_intervals():
+    """The judge-bias table (β, every style feature, self-preference, each with two bounds:
+    16 columns on PRD) ran off a 1,400-pixel page; shown as one column per quantity."""
+    from hja_bayes.reporting.formatting import column_label, with_intervals
+
+    biases = pd.DataFrame({"judge": ["a", "(panel)"], "beta": [1.95, np.nan],
+                           "beta_lower": [1.685, np.nan], "beta_upper": [2.2154, np.nan],
+                           "style:length": [0.649, 0.879], "style:length_lower": [0.315, 0.613],
+                           "style:length_upper": [0.983, 1.145], "self": [0.139, np.nan],
+                           "self_lower": [np.nan, np.nan], "self_upper": [np.nan, np.nan]})
+    shown = with_intervals(biases, "logit")
+    assert list(shown.columns) == ["judge", "beta [interval]", "style:length [interval]",
+                                   "self [interval]"]
+    assert shown["beta [interval]"].tolist() == ["1.950 [1.685, 2.215]", "–"]
+    assert shown["style:length [interval]"].tolist() == ["0.649 [0.315, 0.983]",
+                                                         "0.879 [0.613, 1.145]"]
+    assert shown["self [interval]"].tolist() == ["0.139", "–"]  # no bounds: none shown
+    assert column_label("beta [interval]") == "β [interval]"
+    assert column_label("style:length [interval]") == "style: length [interval]"

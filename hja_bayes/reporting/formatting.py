@@ -58,6 +58,8 @@ def column_label(column: str) -> str:
     """The display name of a column: :data:`COLUMN_LABELS`, or for a term's coefficient
     (``style:length_lower``) or an ordered scale's cut gap (``gap_1_lower``) its readable
     form (``style: length lower``, ``Cut gap 1 lower``)."""
+    if column.endswith(" [interval]"):  # a column of with_intervals
+        return f"{column_label(column[:-len(' [interval]')])} [interval]"
     if column in COLUMN_LABELS:
         return COLUMN_LABELS[column]
     if column.startswith("style:"):
@@ -116,6 +118,25 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
             return f"{x:.2f}"
         return f"{x:.3f}"
     return str(value)
+
+
+def with_intervals(df: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """``df`` for reading: each column ``c`` with ``c_lower`` and ``c_upper`` beside it
+    becomes one text column ``c [lower, upper]`` (a wide table of judge biases otherwise
+    runs off the page)."""
+    out = {}
+    for c in df.columns:
+        if c.endswith(("_lower", "_upper")) and c.rsplit("_", 1)[0] in df.columns:
+            continue
+        if f"{c}_lower" in df.columns and f"{c}_upper" in df.columns:
+            out[f"{c} [interval]"] = [
+                "–" if pd.isna(v) else f"{format_value(v, c, scale)} "
+                f"[{format_value(lo, c, scale)}, {format_value(hi, c, scale)}]"
+                .replace(" [–, –]", "")
+                for v, lo, hi in zip(df[c], df[f"{c}_lower"], df[f"{c}_upper"])]
+        else:
+            out[c] = df[c].to_numpy()
+    return pd.DataFrame(out)
 
 
 def is_text(column: str) -> bool:

@@ -14,7 +14,7 @@ import io
 import pandas as pd
 
 from .content import Report
-from .formatting import html_table
+from .formatting import html_table, with_intervals
 from .glossary import glossary
 from .sentences import width_sentence
 
@@ -154,7 +154,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if rep.biases is not None:
         bias_section = ("<h2>Judge biases</h2>"
                         f'<p class="glance">{e(rep.sentences["biases"])}</p>'
-                        + html_table(rep.biases, "judge-biases", rep.scale) + row("biases"))
+                        + html_table(with_intervals(rep.biases, rep.scale), "judge-biases",
+                                     rep.scale) + row("biases"))
     agreement_section = ""
     if rep.agreement is not None:
         ag = rep.agreement
