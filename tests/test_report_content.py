@@ -212,3 +212,21 @@ def test_a_posterior_without_answer_effects_on_prompts_says_what_its_intervals_i
     table.attrs["prompt_method"] = "integrated"
     assert prompt_method_sentence(table, clustered=True).startswith("The answer effects were "
                                                                      "integrated")
+
+
+def test_a_report_without_position_bias_names_judges_leaning_to_one_slot():
+    """PRD's bard chose the first-shown answer in 81% of its decided verdicts; the CLI fits
+    without position bias by default and its report had not mentioned it."""
+    from hja_bayes.reporting.sentences import _slot_leaning
+
+    rows = hb.datasets.load_prd_vicuna80().judgments  # every pair in both orders on PRD
+    data = hb.Comparisons.from_frame(rows, cluster="question_id")
+    won = rows.groupby("judge")["winner"].value_counts().unstack()
+    first = won["model_a"] / (won["model_a"] + won["model_b"])  # by hand: bard 0.812
+    assert set(first[(first - 0.5).abs() > 0.2].index) == {"bard"}
+    assert _slot_leaning(data) == [f"bard ({100 * first['bard']:.1f}%)"]
+    plain = build_report(hb.fit_hja(data, rank=0))
+    said = [n for n in plain.notes if n.startswith("This fit has no position bias term")]
+    assert len(said) == 1 and "bard (81.2%)" in said[0]
+    biased = build_report(hb.fit_hja(data, rank=0, position_bias=True))
+    assert not any(n.startswith("This fit has no position bias term") for n in biased.notes)

@@ -77,10 +77,8 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
 
 
 def judges_sentence(judges: pd.DataFrame, locked=()) -> str:
-    """Who follows the consensus most and least, who is flagged, who has the largest bias.
-    ``locked``: judges that chose one slot in nearly every verdict of a fit without position
-    bias, whose γ measures the order shown rather than the models (not named as most or
-    least sensitive)."""
+    """Who follows the consensus most and least, who is flagged, who has the largest bias;
+    not the ``locked`` (on one slot, no position bias): their γ measures the order shown."""
     if len(judges) == 1:  # gamma averages 1 over the judges: one judge's is 1 by definition
         parts = [f"One judge ({judges['judge'].iloc[0]}): the consensus is its own ranking, "
                  "and its sensitivity γ is 1 by definition."]
@@ -279,6 +277,22 @@ def _percent(x: float) -> str:
     return f"{100 * x:.1f}%" if x < 0.995 else "100%"
 
 
+#: First-shown shares outside these are named by a report without position bias (bard: 81%).
+SLOT_LEANING = (0.3, 0.7)  # symmetric about 1/2
+
+
+def _slot_leaning(data) -> list[str]:
+    """``judge (share%)`` of judges of enough decided verdicts, first-shown outside the bounds."""
+    from ..position_locked import LOCKED_MIN_VERDICTS, LOCKED_SHARE, slot_counts
+
+    first, second = slot_counts(data)
+    decided = first + second
+    share = np.divide(first, decided, out=np.full(len(first), 0.5), where=decided > 0)
+    lean = np.abs(share - 0.5) + 0.5  # a locked judge (its own note) is not named again
+    out = (decided >= LOCKED_MIN_VERDICTS) & (lean > SLOT_LEANING[1]) & (lean < LOCKED_SHARE)
+    return [f"{data.judges[k]} ({_percent(share[k])})" for k in np.flatnonzero(out)]
+
+
 def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) -> list[str]:
     """Warnings for the reader, most important first."""
     data = fit.data
@@ -319,6 +333,14 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
                         "explicit prior."))
     if not data.order_known:
         notes.append("The presentation order was not kept (cells folded): no position bias.")
+    elif not fit.position_bias and not data.one_orientation_only:
+        leaning = _slot_leaning(data)
+        if leaning:
+            notes.append("This fit has no position bias term, and judges chose the first-shown "
+                         f"answer far from half the time: {named(leaning, len(data.judges))}. "
+                         "If that is a preference for a slot, it is read as one for the models "
+                         "they saw first: fit with position bias ('hja-bayes fit "
+                         "--position-bias'), whose β measures it.")
     unknown = judges["gamma_upper"].isna() & (judges["gamma"] <= 0)  # no interval: its sign
     against = judges[(judges["gamma_upper"] < 0) | unknown]["judge"].tolist()
     if against:
