@@ -197,7 +197,7 @@ for seed in range(PANELS):
             hits["Wald (same panels as the posterior)"].append(wald)
 pd.DataFrame({m: {"panels": len(h), "coverage": np.mean(h) if h else np.nan,
                   "mcse": np.std(h, ddof=1) / np.sqrt(len(h)) if len(h) > 1 else np.nan}
-              for m, h in hits.items()}).T.round(3)
+              for m, h in hits.items()}).T.round(3).astype({"panels": int})
 
 # %% [markdown]
 # In full mode (200 panels, seeds 0–199; the whole notebook 64 s) the Wald intervals covered

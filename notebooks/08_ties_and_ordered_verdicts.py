@@ -85,7 +85,7 @@ per_judge = 600 if FAST else 1500
 graded, truth = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=per_judge,
                             seed=3, outcome="ordinal", questions=100,
                             question_correlation=0.3)
-print(graded.categories, graded.counts.sum(axis=0))
+print(graded.categories, graded.counts.sum(axis=0).astype(int))
 fits = {"ordinal (5 levels)": hb.fit_hja(graded, rank=1, outcome="ordinal"),
         "davidson (collapsed)": hb.fit_hja(graded.collapsed(), rank=1, outcome="davidson"),
         "half (collapsed)": hb.fit_hja(graded.collapsed(), rank=1)}
