@@ -281,6 +281,10 @@ def test_a_self_preference_fit_reaches_the_optimum_the_alternation_reaches_at_le
     assert np.abs(fit.S - far.S).max() < 5e-5
     assert np.abs(fit.coef - far.coef).max() < 5e-5
     assert fit.nll == pytest.approx(far.nll, abs=1e-5)  # 1.7e-4 apart before
+    if position_bias == 0.0:  # chosen by BIC: the rank table's row says where it ended
+        chosen = hb.fit_hja(data, rank="bic", self_preference=truth.owners)
+        row = chosen.rank_table.set_index("rank").loc[chosen.rank]
+        assert chosen.rank == 1 and row["nll"] == chosen.nll and row["n_iter"] == chosen.n_iter
     # a fragility refit, warm-started, is finished the same way (1.2e-3 from a fresh fit)
     from hja_bayes.hja.bootstrap import refit_without
 

@@ -301,8 +301,14 @@ def polish(fit, *, tol: float):
     state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
                         done.log_aux, np.asarray(done.theta, dtype=float))
     result = SolveResult(state, fit.n_iter + done.n_iter, True)
+    table = fit.rank_table
+    if table is not None:  # the chosen rank's row says where the fit ended
+        table, row = table.copy(), table["rank"] == fit.rank
+        table.loc[row, "bic"] += 2 * (done.nll - table.loc[row, "nll"])
+        table.loc[row, "nll"] = done.nll
+        table.loc[row, "n_iter"] = result.n_iter
     out = make_fit(fit.data, result, fit.rank, fit.terms, design_of(fit.data, fit.terms), None,
-                   fit.ridge, fit.rank_table, outcome, done.nll)
+                   fit.ridge, table, outcome, done.nll)
     return replace(out, excluded_judges=dict(fit.excluded_judges))
 
 
