@@ -255,7 +255,9 @@ def test_bad_input_is_refused_clearly():
     # judges that share no unit have no kappa
     apart = hb.Comparisons.from_frame(pd.concat([rows[rows["judge"] == "j0"], rows[
         rows["judge"] == "j1"].assign(question_id="other")]), cluster="question_id")
-    lonely = hb.agreement(apart, n_boot=10)
+    with pytest.warns(hb.DataWarning, match=r"undefined \(NaN\) for 3 statistic\(s\): alpha "
+                      r"\(nominal\); alpha \(ordinal\); kappa of j0 and j1 \(no shared unit\)"):
+        lonely = hb.agreement(apart, n_boot=10)  # had been NaN without a word
     assert lonely.kappa["units"].tolist() == [0] and lonely.kappa["kappa"].isna().all()
     assert lonely.alpha["units"].tolist() == [0, 0] and lonely.alpha["alpha"].isna().all()
     # one judge against a reference is fine

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..checks import check_choice, check_integer, check_level, index_of
-from ..errors import DataError, ParameterError
+from ..errors import DataError, DataWarning, ParameterError, warn
 from .reliability import (
     accuracy_from_confusion,
     alpha_from_coincidences,
@@ -229,7 +229,27 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
             name, kind, against = _external_name(reference), "external", len(judges)
         ref_table = _reference_table(coding, judges, against, name, kind, n_boot, level, rng,
                                      base)
+    _warn_undefined(alpha, kappa, ref_table)
     return Agreement(alpha, kappa, ref_table)
+
+
+def _warn_undefined(alpha, kappa, reference) -> None:
+    """A DataWarning naming the statistics left undefined (NaN): no unit coded twice (or by
+    both of a pair), or one value throughout, where chance agreement is all there is."""
+    undefined = alpha["alpha"].isna() & (alpha["judges"] >= 2)  # one judge: no alpha to ask
+    said = [f"alpha ({m})" for m in alpha.loc[undefined, "measure"]]
+    said += [f"kappa of {a} and {b}" + (" (no shared unit)" if n == 0 else "")
+             for a, b, n in kappa.loc[kappa["kappa"].isna(), ["judge_a", "judge_b", "units"]]
+             .itertuples(index=False)]
+    if reference is not None:
+        said += [f"kappa of {j} against the reference" + (" (no shared unit)" if n == 0 else "")
+                 for j, n in reference.loc[reference["kappa"].isna(), ["judge", "units"]]
+                 .itertuples(index=False)]
+    if said:
+        warn(f"agreement undefined (NaN) for {len(said)} statistic(s): {'; '.join(said[:6])}"
+             + (" and more" if len(said) > 6 else "") + ": no unit coded by both, or a "
+             "single value throughout, where agreement is no more than chance can give",
+             DataWarning)
 
 
 # ------------------------------------------------------------------------ data access
