@@ -473,3 +473,11 @@ def test_raw_features_in_large_units_are_named_as_the_cause():
     with pytest.raises(hb.IdentifiabilityError, match="with feature_transform='raw' the "
                                                       "features keep their units"):
         fit.intervals()
+
+
+def test_style_false_means_no_style_as_self_preference_false_does():
+    from hja_bayes.likelihood.terms import terms_of
+
+    assert terms_of(style=False, self_preference=False) == ()  # style=False had been refused
+    with pytest.raises(ParameterError, match="style must be None"):
+        terms_of(style=True)

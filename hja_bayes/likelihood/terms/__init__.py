@@ -25,18 +25,19 @@ __all__ = ["Design", "Position", "STYLE_SCOPES", "SelfPreference", "Style", "Ter
 def terms_of(position_bias: bool = False, style=None, self_preference=None) -> tuple:
     """The term objects named by a fit's arguments (in a fixed order).
 
-    ``style``: None, "shared", "per_judge" or a :class:`Style`; ``self_preference``: None,
-    False, True, a map judge -> model, or a :class:`SelfPreference`.
+    ``style``: None (or False), "shared", "per_judge" or a :class:`Style`;
+    ``self_preference``: None, False, True, a map judge -> model, or a
+    :class:`SelfPreference`.
     """
     terms = []
     if position_bias:
         terms.append(position_bias if isinstance(position_bias, Position) else Position())
-    if style is not None:
+    if style is not None and style is not False:  # False as self_preference takes it
         if isinstance(style, str):
             style = Style(style)
         if not isinstance(style, Style):
-            raise ParameterError(f"style must be None, one of {list(STYLE_SCOPES)} or a Style, "
-                                 f"got {style!r}")
+            raise ParameterError(f"style must be None (or False), one of {list(STYLE_SCOPES)} "
+                                 f"or a Style, got {style!r}")
         terms.append(style)
     if self_preference is not None and self_preference is not False:
         allowed = (SelfPreference, Mapping, list, tuple)  # a name had failed in an unpacking
