@@ -156,9 +156,15 @@ def test_rejects_an_init_that_does_not_match():
                                          r"sample_hja\(data, 0, position_bias=False, init=init\)"):
         sample_hja(data, 1, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
     other, _ = simulate(3, 6, 0, 300, seed=0)
-    with pytest.raises(ValueError, match=r"other judges or models .*: fit the MAP to these "
+    with pytest.raises(ValueError, match=r"other judges or models: fit the MAP to these "
                                          r"data"):
         sample_hja(other, 0, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
+    # the same names read in another order are said to be that ("other judges" before)
+    frame = data.to_frame().iloc[::-1]
+    shuffled = Comparisons.from_counts(frame, wins="wins", n="n")
+    assert shuffled.judges != data.judges and set(shuffled.judges) == set(data.judges)
+    with pytest.raises(ValueError, match=r"the same judges and models in another order"):
+        sample_hja(shuffled, 0, init=fit, num_warmup=5, num_samples=5, progress_bar=False)
 
 
 def _fake_idata(shift: float, diverging: bool):

@@ -108,10 +108,14 @@ def resolve_init(data, rank, init, position_bias, outcome, style=None, self_pref
                 f"init was fitted with the terms {list(init.terms)}, but {list(wanted)} were "
                 "requested: fit the MAP with the same style= and self_preference=")
     if (init.judges, init.items) != (data.judges, data.items):
+        same = (sorted(init.judges), sorted(init.items)) == (sorted(data.judges),
+                                                             sorted(data.items))
         raise IdentifiabilityError(
-            "init was fitted to data with other judges or models (or in another order): fit "
-            "the MAP to these data, fit_hja(data, ...), or sample the data init was fitted to "
-            "(init.data)")
+            "init was fitted to data with "
+            + ("the same judges and models in another order (data read from other rows)"
+               if same else "other judges or models")
+            + ": fit the MAP to these data, fit_hja(data, ...), or sample the data init was "
+            "fitted to (init.data)")
     return init, r, pb, data
 
 
