@@ -121,6 +121,9 @@ def test_posterior_of_the_coefficients_agrees_with_the_map(panel):
     assert table.loc[("style:length", "(panel)"), "post_mean"] == pytest.approx(
         float(np.asarray(post["theta"]).mean()))
     assert {("self", "judge0"), ("self", "judge1")} <= set(table.index)
+    # judge 2 owns no model: its coefficient is held at 0 on both sides, not "0 +/- 0"
+    held = table.loc[("self", "judge2")]
+    assert np.isnan(held["wald_se"]) and held[["post_mean", "post_sd", "eti_lower"]].isna().all()
 
 
 def test_terms_must_match_the_map():

@@ -194,8 +194,9 @@ def _side_by_side(quantity, labels, estimate, se, lower, upper, draws, level) ->
     out = pd.DataFrame({"quantity": quantity, "label": list(labels),
                         "wald_estimate": np.asarray(estimate, float), "wald_se": np.asarray(se, float),
                         "wald_lower": np.asarray(lower, float), "wald_upper": np.asarray(upper, float)})
-    for name, value in interval_summaries(draws, level).items():
-        out[name] = value
+    held = np.ptp(np.asarray(draws).reshape(-1, len(out)), axis=0) == 0  # e.g. the
+    for name, value in interval_summaries(draws, level).items():  # self-preference of a
+        out[name] = np.where(held, np.nan, value)  # judge owning no model: not estimated
     wald_width = out["wald_upper"] - out["wald_lower"]
     out["sd_ratio"] = out["post_sd"] / out["wald_se"]
     out["width_ratio"] = (out["eti_upper"] - out["eti_lower"]) / wald_width
