@@ -289,3 +289,15 @@ def test_the_report_shows_the_tables_it_is_given(tmp_path):
                                                       cluster="question_id"), n_boot=0)
     with pytest.raises(hb.ParameterError, match="judges the fit does not have"):
         hb.report(fit, tmp_path, agreement=stranger)
+
+
+def test_a_pairs_interval_does_not_depend_on_the_rest_of_the_panel():
+    """Streams had been keyed by judge position: the same pair's kappa interval moved
+    (gpt35-gpt4 [0.424, 0.516] on the full PRD panel, [0.424, 0.511] without bard)."""
+    data, _ = hb.simulate(n_judges=4, n_items=4, rank=0, comparisons_per_judge=240, seed=2,
+                          questions=12)
+    full = hb.agreement(data, n_boot=200).kappa.set_index(["judge_a", "judge_b"])
+    fewer = hb.agreement(data.select_judges(["judge1", "judge2", "judge3"]),
+                         n_boot=200).kappa.set_index(["judge_a", "judge_b"])
+    pair = ("judge2", "judge3")
+    pd.testing.assert_series_equal(full.loc[pair], fewer.loc[pair])

@@ -21,6 +21,7 @@ on a finer ordered scale (e.g. five levels) need no change in the arithmetic.
 
 from __future__ import annotations
 
+import zlib
 from typing import NamedTuple
 
 import numpy as np
@@ -204,8 +205,13 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
 
     entropy = np.random.SeedSequence(seed).entropy
 
-    def rng(*key):  # a stream per table and pair: a pair's kappa is alike in every table
-        return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+    coders = [*data.judges, "\0reference"]  # the external reference is coder K
+
+    def rng(*key):  # a stream per table and pair of coders, keyed by their names: a pair's
+        # kappa is alike in every table and whatever the rest of the panel
+        names = sorted(zlib.crc32(str(coders[c]).encode()) for c in key[1:])
+        return np.random.default_rng(np.random.SeedSequence(entropy,
+                                                            spawn_key=(key[0], *names)))
 
     judges = tuple(data.judges)
     base = {
