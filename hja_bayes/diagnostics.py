@@ -138,8 +138,41 @@ def judge_leverage(
     return JudgeLeverage(h=h, rho=rho, high=high)
 
 
+def _kmeans_1d(x: np.ndarray, n_clusters: int) -> np.ndarray:
+    """The k-means optimum of points on a line (each cluster a run of the sorted points),
+    by dynamic programming over where the runs end: exact, where restarts can miss it."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    n = len(xs)
+    s1, s2 = np.r_[0.0, np.cumsum(xs)], np.r_[0.0, np.cumsum(xs ** 2)]
+
+    def cost(i, j):  # within-run sum of squares of xs[i:j], arrays of run starts i
+        m = j - i
+        return s2[j] - s2[i] - (s1[j] - s1[i]) ** 2 / m
+
+    best = cost(np.zeros(n, dtype=np.int64), np.arange(1, n + 1))  # one run ending at j
+    starts = np.zeros((n_clusters, n + 1), dtype=np.int64)
+    for c in range(1, n_clusters):
+        new = np.full(n, np.inf)
+        for j in range(c + 1, n + 1):  # c + 1 runs over xs[:j]; the last starts at i
+            i = np.arange(c, j)
+            total = best[i - 1] + cost(i, j)
+            new[j - 1] = total.min()
+            starts[c, j] = i[np.argmin(total)]
+        best = new
+    labels, end = np.empty(n, dtype=np.int64), n
+    for c in range(n_clusters - 1, -1, -1):
+        begin = starts[c, end] if c else 0
+        labels[order[begin:end]] = c
+        end = begin
+    return labels
+
+
 def _kmeans(points: np.ndarray, n_clusters: int, rng: np.random.Generator, n_init: int):
-    """Best of ``n_init`` k-means++ runs (lowest within-cluster sum of squares)."""
+    """Best of ``n_init`` k-means++ runs (lowest within-cluster sum of squares); on a line
+    (rank-1 residuals) the exact optimum instead."""
+    if points.shape[1] == 1:
+        return _kmeans_1d(points[:, 0], n_clusters)
     from scipy.cluster.vq import (  # imported on use: light package import
         ClusterError,
         kmeans2,
@@ -181,7 +214,8 @@ def bicluster_residual(
     """Judge x item blocks of the signed residual ``R = U V^T`` by k-means on rows and columns.
 
     Judges are clustered by their residual rows ``R[k, :]`` and items by their residual
-    columns ``R[:, i]`` (Euclidean k-means, k-means++ starts, best of ``n_init``).  R has
+    columns ``R[:, i]`` (Euclidean k-means, k-means++ starts, best of ``n_init``; for
+    points on a line, rank 1, the exact optimum by dynamic programming).  R has
     rank r, so each row and column is represented exactly, distances included, by its
     r coordinates in R's thin SVD ``R = P Sigma Q^T`` (rows: ``P Sigma``; columns:
     ``Q Sigma``): the clustering costs O((K + N) r) per iteration.

@@ -124,3 +124,38 @@ def test_biclustering_signs_follow_the_fit_when_item_0_has_no_loading():
     assert V[np.argmax(np.abs(V))] > 0
     assert b.item_order[-1] == np.argmax(V) and b.item_order[0] == np.argmin(V)
     assert b.item_labels[np.argmax(V)] == b.item_labels.max()
+
+
+def test_rank_one_blocks_are_the_k_means_optimum_whatever_the_seed():
+    """At rank 1 the residual profiles lie on a line, where k-means restarts could settle in
+    a worse split by seed (MT-Bench, rank 1 with position bias: judge cost 0.5599 on seeds 1
+    and 2 against 0.5557); the split is now the exact optimum, checked by brute force."""
+    import itertools
+
+    from hja_bayes.diagnostics import bicluster_residual
+
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        K, k = int(rng.integers(3, 8)), int(rng.integers(2, 4))
+        U, V = rng.normal(size=(K, 1)) * rng.choice([0.2, 3.0]), rng.normal(size=(5, 1))
+        x = (U @ V.T) @ V[:, 0] / np.linalg.norm(V[:, 0])  # the rows' line coordinate
+
+        def cost(labels):
+            return sum(((x[labels == c] - x[labels == c].mean()) ** 2).sum()
+                       for c in np.unique(labels))
+
+        best = min(cost(np.array(split)) for split in itertools.product(range(k), repeat=K)
+                   if len(set(split)) == k)
+        runs = [bicluster_residual(U, V, k, 2, seed=s).judge_labels for s in range(3)]
+        assert all(np.array_equal(r, runs[0]) for r in runs)
+        assert cost(runs[0]) <= best + 1e-9
+    # ten judges on a line in four blocks: restarts at seed 1 had settled at 1.1495
+    x = np.array([-2.745, 3.723, 1.461, 1.257, 0.24, 0.268, 2.428, 1.601, 3.476, 2.9])
+    xs = np.sort(x)  # on a line the best blocks are runs: try every three cuts of the nine gaps
+    best = min(sum(((part - part.mean()) ** 2).sum() for part in np.split(xs, list(cuts)))
+               for cuts in itertools.combinations(range(1, 10), 3))
+    for seed in range(4):
+        labels = bicluster_residual(x[:, None], np.array([[1.0], [-1.0]]) / np.sqrt(2), 4, 1,
+                                    seed=seed).judge_labels
+        assert sum(((x[labels == c] - x[labels == c].mean()) ** 2).sum()
+                   for c in range(4)) == pytest.approx(best, abs=1e-9)
