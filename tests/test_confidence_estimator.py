@@ -97,3 +97,26 @@ def test_save_and_load_give_identical_predictions(tmp_path):
     det = ConfidenceRanker(posterior=False, **TINY).fit(x, agree)
     det.save(tmp_path / "d")
     assert np.array_equal(load_ranker(tmp_path / "d").predict_confidence(new_x), det.predict_confidence(new_x))
+
+
+def test_a_damaged_saved_ranker_is_a_data_error_naming_the_folder(tmp_path):
+    """A truncated weights.npz had been a zipfile traceback (exit 1 from the command line),
+    a truncated ranker.json a bare JSON message, a missing key "'margin'"."""
+    import shutil
+
+    x, agree = _data(300, 4)
+    ConfidenceRanker(**TINY).fit(x, agree).save(tmp_path / "r")
+    damages = {
+        "weights": lambda f: (f / "weights.npz").write_bytes(
+            (f / "weights.npz").read_bytes()[:100]),
+        "json": lambda f: (f / "ranker.json").write_text((f / "ranker.json").read_text()[:200]),
+        "key": lambda f: (f / "ranker.json").write_text(json.dumps(
+            {k: v for k, v in json.loads((f / "ranker.json").read_text()).items()
+             if k != "margin"})),
+    }
+    for name, damage in damages.items():
+        folder = tmp_path / name
+        shutil.copytree(tmp_path / "r", folder)
+        damage(folder)
+        with pytest.raises(DataError, match=f"{folder} holds a damaged confidence ranker"):
+            load_ranker(folder)

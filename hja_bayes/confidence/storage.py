@@ -107,17 +107,29 @@ def read_ranker(path) -> tuple[dict, dict]:
     Raises
     ------
     DataError
-        When the folder holds no saved ranker or one of an unknown format version.
+        When the folder holds no saved ranker, one of an unknown format version, or a
+        damaged one (a truncated or edited file).
     """
     folder = Path(path)
     if not (folder / _JSON).exists() or not (folder / _ARRAYS).exists():
         raise DataError(f"no saved confidence ranker in {folder} (expected {_JSON} and {_ARRAYS})")
+    try:
+        return _read(folder)
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a truncated or edited file, said as such
+        raise DataError(f"{folder} holds a damaged confidence ranker ({type(exc).__name__}: "
+                        f"{exc}); train it again ('hja-bayes confidence train')") from None
+
+
+def _read(folder: Path) -> tuple[dict, dict]:
     meta = json.loads((folder / _JSON).read_text(encoding="utf-8"))
     if meta.get("format_version") != FORMAT_VERSION:
         raise DataError(f"{folder}: unknown format version {meta.get('format_version')!r}")
     params = dict(meta["params"])
     params["hidden"] = tuple(params["hidden"])
-    with np.load(folder / _ARRAYS, allow_pickle=False) as npz:
+    # opened here, so a damaged file is closed too (np.load leaves it open when it fails)
+    with open(folder / _ARRAYS, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     scales = {k[7:]: v for k, v in arrays.items() if k.startswith("scale__")}
     fitted = {
