@@ -341,7 +341,8 @@ def load_fit(path: str | os.PathLike):
             converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
             items=tuple(meta["items"]), data=data, tau=float(meta["tau"]),
             ridge=float(meta["ridge"]), rank_table=table,
-            outcome=str(meta.get("outcome", meta.get("ties", "half"))),
+            # version 3 always writes it: a missing one is damage, not "half"
+            outcome=str(meta["outcome"] if new else meta.get("ties", "half")),
             aux=arrays.get("aux"), excluded_judges=dict(meta.get("excluded_judges", {})),
             terms=terms, **coef,
         )

@@ -376,6 +376,26 @@ def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, c
     assert "--out" in capsys.readouterr().err
 
 
+def test_an_earlier_save_without_its_prompt_column_asks_for_it(verdict_files, tmp_path,
+                                                               capsys):
+    """A fit saved before the prompt column was recorded: update had said "no prompt column,
+    as the fit had none" and then "the fit's data carry prompts ... the new data do not"."""
+    from dataclasses import replace
+
+    from hja_bayes.cli import main
+
+    old = hb.Comparisons.from_file(verdict_files["old"], cluster="question_id")
+    hb.fit_hja(replace(old, cluster_column=None), rank=0).save(tmp_path / "fit")
+    assert main(["update", str(tmp_path / "fit"), str(verdict_files["new"]), "--out",
+                 str(tmp_path / "up"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "does not record their column" in err and "--cluster-col" in err
+    assert "as the fit had none" not in err
+    assert main(["update", str(tmp_path / "fit"), str(verdict_files["new"]), "--out",
+                 str(tmp_path / "up"), "--cluster-col", "question_id", "--quiet"]) == 0
+    assert hb.load_fit(tmp_path / "up").data.cluster_column == "question_id"  # kept from now
+
+
 def test_the_update_command_reads_prompts_as_the_fit_did(verdict_files, tmp_path, capsys):
     from hja_bayes.cli import main
 

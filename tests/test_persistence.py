@@ -104,6 +104,14 @@ def test_bad_folders_are_clear_errors(fit, tmp_path):
         hb.load_fit(tmp_path)
     with pytest.raises(FileExistsError):
         hb.save_fit(fit, tmp_path, overwrite=False)
+    # a version-3 file without its outcome model had loaded as "half", whatever it was
+    fit.save(tmp_path / "no_outcome")
+    meta = json.loads((tmp_path / "no_outcome" / "fit.json").read_text())
+    del meta["outcome"]
+    meta["sha256"] = _meta_checksum(meta)
+    (tmp_path / "no_outcome" / "fit.json").write_text(json.dumps(meta))
+    with pytest.raises(hb.DataError, match="damaged fit.*outcome"):
+        hb.load_fit(tmp_path / "no_outcome")
 
 
 def test_posterior_round_trip(fit, tmp_path):

@@ -35,7 +35,12 @@ def _cmd_update(args: argparse.Namespace) -> int:
     if args.scale_levels is None:  # a numeric scale is read as the fit's
         args.scale_levels = scale_of(fit.data.categories)
     progress(f"reading {args.data}")
-    new, name = read_data(args, fit.data.cluster_column or "-")
+    if fit.data.clusters is not None and not fit.data.cluster_column and not args.cluster_col:
+        raise DataError(f"the fit in {fit_dir} has prompts but does not record their column (it "
+                        "was saved by an earlier version): name the new verdicts' prompt column "
+                        "with --cluster-col")
+    new, name = read_data(args, fit.data.cluster_column or ("-" if fit.data.clusters is None
+                                                            else None))
     progress(f"adding {count_of(new.n_comparisons, 'comparison')} to the fit's "
              f"{number(fit.data.n_comparisons)} (rank {fit.rank} kept: "
              "'hja-bayes fit' on all the verdicts chooses it again)")

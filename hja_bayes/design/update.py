@@ -113,7 +113,8 @@ def _record(old: Comparisons, new: Comparisons) -> dict:
         rows_read=old.rows_read + new.rows_read, rows_used=old.rows_used + new.rows_used,
         rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)
                   for r in set(old.rejected) | set(new.rejected)},
-        dropped_judges=old.dropped_judges, cluster_column=old.cluster_column,
+        dropped_judges=old.dropped_judges,
+        cluster_column=old.cluster_column or new.cluster_column,  # an earlier save lacks it
         rejected_by_judge={j: old.rejected_by_judge.get(j, 0) + new.rejected_by_judge.get(j, 0)
                            for j in set(old.rejected_by_judge) | set(new.rejected_by_judge)})
 
