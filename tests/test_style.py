@@ -481,3 +481,22 @@ def test_style_false_means_no_style_as_self_preference_false_does():
     assert terms_of(style=False, self_preference=False) == ()  # style=False had been refused
     with pytest.raises(ParameterError, match="style must be None"):
         terms_of(style=True)
+
+
+def test_a_style_feature_that_never_varies_is_named_where_intervals_fail():
+    """A fit saved before non-varying features were left out (PRD's 'headers') loaded, and
+    every table failed blaming a feature "that is a function of the models alone"."""
+    from dataclasses import replace
+
+    from hja_bayes.errors import IdentifiabilityError
+
+    data = Comparisons.from_frame(votes(), cluster="question_id", features=table())
+    c = data.clusters
+    old = replace(data, feature_names=data.feature_names + ("headers",),
+                  clusters=c._replace(features=np.column_stack([c.features,
+                                                                np.zeros(len(c.features))])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = hb.fit_hja(old, rank=0, style="shared")
+    with pytest.raises(IdentifiabilityError, match=r"\['headers'\] never vary .* refit"):
+        fit.intervals()

@@ -318,6 +318,14 @@ def wald_inference(
                    "its coefficient cannot be told from the models' scores, only the ridge "
                    "separates them; drop it, or give it values that vary between answers of "
                    "one model; or " + why)
+            features = getattr(data.clusters, "features", None)
+            flat = [] if features is None else [
+                name for name, column in zip(data.feature_names, np.asarray(features).T)
+                if not np.any(column)]
+            if flat:  # kept by a fit saved before such features were left out
+                why = (f"the style feature(s) {flat} never vary in these data, so their "
+                       "coefficients are the ridge's (a fit saved by an earlier version kept "
+                       "them): refit, which leaves them out; or " + why)
             if data.feature_transform.startswith("raw"):
                 why += ("; with feature_transform='raw' the features keep their units: one "
                         "far from 1 (characters, tokens) breaks the scale, 'relative' or "
