@@ -142,7 +142,6 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} exists and is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
 
     data: Comparisons = fit.data
     table = fit.rank_table
@@ -198,6 +197,7 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         for column in table.columns:
             arrays[f"rank_table.{column}"] = table[column].to_numpy()
 
+    folder.mkdir(parents=True, exist_ok=True)  # only once the fit is known to be savable
     written: list[Path] = []
     try:
         with locked(folder):

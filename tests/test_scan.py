@@ -309,12 +309,15 @@ def test_row_errors_match_the_readers(tmp_path, engine):
         Comparisons.scan(missing, scale="1..1")
 
 
-def test_engine_prompts_refuse_what_needs_them_in_memory_and_report_their_count():
+def test_engine_prompts_refuse_what_needs_them_in_memory_and_report_their_count(tmp_path):
     kept = Comparisons.scan(bundled_prd(), cluster="question_id", incidence="engine")
     assert kept.clusters.n_clusters == 80 and kept.cluster_column == "question_id"
     assert "clusters from column 'question_id': 80" in str(kept.summary())
     with pytest.raises(DataError, match="incidence='memory'"):
         kept.clusters.cell
+    with pytest.raises(DataError, match="incidence='memory'"):  # saving needs them: refused,
+        fit_hja(kept, rank=0).save(tmp_path / "saved")  # before the folder is made
+    assert not (tmp_path / "saved").exists()
     with pytest.raises(ParameterError, match="engine must be one of"):
         Comparisons.scan(bundled_prd(), engine="sqlite")
     with pytest.raises(ParameterError, match="unknown option"):
