@@ -301,3 +301,15 @@ def test_a_pairs_interval_does_not_depend_on_the_rest_of_the_panel():
                          n_boot=200).kappa.set_index(["judge_a", "judge_b"])
     pair = ("judge2", "judge3")
     pd.testing.assert_series_equal(full.loc[pair], fewer.loc[pair])
+
+
+def test_a_run_without_a_seed_records_one_that_repeats_it():
+    """seed=None had been recorded as None: such a run could not be repeated."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=120, seed=1,
+                          questions=8)
+    first = hb.agreement(data, n_boot=50, seed=None).kappa
+    seed = first.attrs["meta"]["seed"]
+    assert isinstance(seed, int)
+    again = hb.agreement(data, n_boot=50, seed=seed).kappa
+    pd.testing.assert_frame_equal(first, again)
+    assert hb.agreement(data, n_boot=0, seed=7).alpha.attrs["meta"]["seed"] == 7

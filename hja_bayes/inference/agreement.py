@@ -124,7 +124,8 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
     n_boot : int
         Bootstrap replicates (0: no intervals).
     seed : int or None
-        Seed of the bootstrap.
+        Seed of the bootstrap; None draws fresh entropy, recorded as ``meta["seed"]`` (pass
+        it as ``seed`` to repeat the run).
     repeated : {"majority", "share"}
         What several verdicts of one judge (or of the reference) on one unit count as.
         ``"majority"``: the most frequent verdict; where two verdicts tie for most frequent
@@ -204,7 +205,6 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
             "both label prompts alike (cluster=...) and name the models alike")
 
     entropy = np.random.SeedSequence(seed).entropy
-
     coders = [*data.judges, "\0reference"]  # the external reference is coder K
 
     def rng(*key):  # a stream per table and pair of coders, keyed by their names: a pair's
@@ -215,7 +215,7 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
 
     judges = tuple(data.judges)
     base = {
-        "level": level, "n_boot": int(n_boot), "seed": None if seed is None else int(seed),
+        "level": level, "n_boot": int(n_boot), "seed": int(entropy),
         "interval": "percentile, bootstrap of prompts" if n_boot else "none",
         "unit": "(prompt, item shown first, item shown second)",
         "order_known": bool(data.order_known),
