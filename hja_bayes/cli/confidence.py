@@ -234,7 +234,8 @@ def add_confidence_command(sub) -> None:
                       help="(agree, disagree) training pairs (default: the ranker's)")
     conf.add_argument("--no-posterior", dest="posterior", action="store_false",
                       help="deterministic weights instead of the Gaussian weight posterior")
-    conf.add_argument("--seed", type=int, default=None, help="seed of the split and the training")
+    conf.add_argument("--seed", type=int, default=None,
+                      help="seed of the split and the training (default 0)")
     conf.add_argument("--out", default=None,
                       help="one shot: folder for confidence.json and test_predictions.csv (default "
                            "hja_confidence); train: folder for the saved ranker; apply: CSV of the "
