@@ -165,14 +165,30 @@ def _resampled_counts(data, counts, level: str, rng, cluster: bool):
         counts.shape), None
 
 
-def _weighted(data, weight):
-    """The data with every prompt entry's verdicts counted ``weight`` times (a cluster
-    bootstrap's replicate), cells and entries left empty dropped, as ``without`` does."""
+def _replicate(data, drawn, weight, level: str):
+    """A replicate's data, to finish its fit on: every prompt entry's verdicts counted
+    ``weight`` times (a cluster bootstrap), or the counts ``drawn`` per unit; None where
+    the units' categories are not the data's (verdicts collapsed for the outcome model)."""
+    if weight is not None:
+        return _with_entries(data, np.asarray(data.clusters.counts, dtype=float)
+                             * weight[:, None])
+    if drawn.shape[1] != data.counts.shape[1]:
+        return None
+    if level == "entries":
+        return _with_entries(data, drawn)
+    keep = drawn.sum(axis=1) > 0
+    return replace(data, judge=data.judge[keep], first=data.first[keep],
+                   second=data.second[keep], counts=drawn[keep], clusters=None)
+
+
+def _with_entries(data, entries):
+    """The data with these counts per prompt entry, cells and entries left empty dropped,
+    as ``without`` does."""
     c = data.clusters
-    entries = np.asarray(c.counts, dtype=float) * weight[:, None]
+    used = entries.sum(axis=1) > 0
     cells = np.stack([np.bincount(c.cell, entries[:, a], data.n_cells)
                       for a in range(entries.shape[1])], axis=1)
-    keep, used = cells.sum(axis=1) > 0, weight > 0
+    keep = cells.sum(axis=1) > 0
     new_cell = np.cumsum(keep) - 1
     clusters = c._replace(cluster=c.cluster[used], cell=new_cell[c.cell[used]],
                           counts=entries[used],
@@ -225,9 +241,9 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         weight per replicate instead, drawn in the engine (the bootstrap at scale; the
         number of prompts then varies around G).
     tol, max_iter
-        Stopping rule of each warm-started refit.  With style or self-preference terms and
-        ``cluster=True``, each replicate is then finished by Fisher scoring, as ``fit_hja``
-        finishes such fits.
+        Stopping rule of each warm-started refit.  With style or self-preference terms each
+        replicate is then finished by Fisher scoring, as ``fit_hja`` finishes such fits
+        (not where its verdicts were collapsed to the outcome model's categories).
     progress : callable, optional
         Called as ``progress(done, n)`` after each replicate.
 
@@ -264,7 +280,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         raise ParameterError("terms that vary by prompt (style) need the prompts in memory "
                              "to bootstrap them: scan with incidence='memory'")
     batch = max(1, (1 << 24) // max(1, counts.size))  # replicates drawn by the engine at once
-    slow = cluster and any(t.name in SLOW_TERMS for t in fit.terms)
+    slow = not in_engine and any(t.name in SLOW_TERMS for t in fit.terms)
     for b in range(n):
         if in_engine:  # Poisson(1) weights per prompt, drawn in the query engine
             if b % batch == 0:
@@ -279,9 +295,10 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
                        outcome=outcome)
         S, Z = scores(result.state.B, result.state.T)
         aux, converged[b] = result.state.aux, result.converged
-        if slow and not in_engine:  # finished as fit_hja finishes such fits
-            S, Z, aux, converged[b] = _finished(_weighted(data, weight), fit, S, Z, result,
-                                                tol, converged[b])
+        replicate = _replicate(data, drawn, weight, design.level) if slow else None
+        if replicate is not None:  # finished as fit_hja finishes such fits
+            S, Z, aux, converged[b] = _finished(replicate, fit, S, Z, result, tol,
+                                                converged[b])
         d = canonicalize(S, 0)
         out["mu"][b], out["gamma"][b] = d.mu, d.gamma
         position = design.column("position")
