@@ -299,19 +299,13 @@ class Comparisons(CountViews):
                                    judges=tuple(self.judges[k] for k in keep))
 
     def without(self, removed) -> "Comparisons":
-        """These comparisons less some verdicts.
+        """These comparisons less some verdicts: :meth:`with_counts` of what is left.
 
         Parameters
         ----------
         removed : array (units, C)
             Verdicts to take away per unit and category: the units are the cluster entries
             (``clusters.cell`` order) when the data carry clusters, else the cells.
-
-        Returns
-        -------
-        Comparisons
-            Cells and entries left without verdicts are dropped (judges and items keep
-            their indices); the clusters keep their names, so a prompt may end up empty.
 
         Raises
         ------
@@ -320,28 +314,33 @@ class Comparisons(CountViews):
             without comparisons.
         """
         removed = np.asarray(removed, dtype=float)
-        c = self.clusters
-        base = self.counts if c is None else c.counts
+        base = self.counts if self.clusters is None else self.clusters.counts
         if removed.shape != base.shape:
             raise DataError(f"removed must have shape {base.shape}, got {removed.shape}")
         left = base - removed
         if np.any(left < -1e-9) or np.any(removed < 0):
             raise DataError("cannot remove more verdicts than a unit holds, or a negative number")
-        left = np.clip(left, 0.0, None)
+        return self.with_counts(np.clip(left, 0.0, None))
+
+    def with_counts(self, counts) -> "Comparisons":
+        """These comparisons with other counts per unit, laid out as :meth:`without` takes
+        them (a bootstrap replicate's, say).  Cells and entries left without verdicts are
+        dropped (judges and items keep their indices); the clusters keep their names, so a
+        prompt may end up empty."""
+        c, counts = self.clusters, np.asarray(counts, dtype=float)
         if c is None:
-            keep = left.sum(axis=1) > 0
+            keep = counts.sum(axis=1) > 0
             return replace(self, judge=self.judge[keep], first=self.first[keep],
-                           second=self.second[keep], counts=left[keep])
-        counts = np.stack([np.bincount(c.cell, left[:, a], self.n_cells)
-                           for a in range(left.shape[1])], axis=1)
-        keep = row_totals(counts) > 0
-        entries = left.sum(axis=1) > 0
+                           second=self.second[keep], counts=counts[keep])
+        cells = np.stack([np.bincount(c.cell, counts[:, a], self.n_cells)
+                          for a in range(counts.shape[1])], axis=1)
+        keep, entries = row_totals(cells) > 0, counts.sum(axis=1) > 0
         new_cell = np.cumsum(keep) - 1
         clusters = ClusterCounts(c.names, c.cluster[entries], new_cell[c.cell[entries]],
-                                 left[entries],
+                                 counts[entries],
                                  None if c.features is None else c.features[entries])
         return replace(self, judge=self.judge[keep], first=self.first[keep],
-                       second=self.second[keep], counts=counts[keep], clusters=clusters)
+                       second=self.second[keep], counts=cells[keep], clusters=clusters)
 
     def _replace_cells(self, mask: np.ndarray, **overrides) -> "Comparisons":
         clusters = self.clusters

@@ -170,31 +170,10 @@ def _replicate(data, drawn, weight, level: str):
     ``weight`` times (a cluster bootstrap), or the counts ``drawn`` per unit; None where
     the units' categories are not the data's (verdicts collapsed for the outcome model)."""
     if weight is not None:
-        return _with_entries(data, np.asarray(data.clusters.counts, dtype=float)
-                             * weight[:, None])
+        return data.with_counts(np.asarray(data.clusters.counts, dtype=float) * weight[:, None])
     if drawn.shape[1] != data.counts.shape[1]:
         return None
-    if level == "entries":
-        return _with_entries(data, drawn)
-    keep = drawn.sum(axis=1) > 0
-    return replace(data, judge=data.judge[keep], first=data.first[keep],
-                   second=data.second[keep], counts=drawn[keep], clusters=None)
-
-
-def _with_entries(data, entries):
-    """The data with these counts per prompt entry, cells and entries left empty dropped,
-    as ``without`` does."""
-    c = data.clusters
-    used = entries.sum(axis=1) > 0
-    cells = np.stack([np.bincount(c.cell, entries[:, a], data.n_cells)
-                      for a in range(entries.shape[1])], axis=1)
-    keep = cells.sum(axis=1) > 0
-    new_cell = np.cumsum(keep) - 1
-    clusters = c._replace(cluster=c.cluster[used], cell=new_cell[c.cell[used]],
-                          counts=entries[used],
-                          features=None if c.features is None else c.features[used])
-    return replace(data, judge=data.judge[keep], first=data.first[keep],
-                   second=data.second[keep], counts=cells[keep], clusters=clusters)
+    return (data if level == "entries" else replace(data, clusters=None)).with_counts(drawn)
 
 
 def _finished(replicate, fit, S, Z, result, tol: float, converged: bool):
