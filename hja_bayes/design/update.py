@@ -27,7 +27,7 @@ from ..likelihood.terms import design_of
 from ..names import name_key
 from ..summary import number
 from ..verdicts import scale_of
-from ..hja.refine import refine
+from ..hja.refine import refine, refined_state
 
 __all__ = ["merge_comparisons", "newcomers", "refit_from", "refit_with_newcomers",
            "update_fit"]
@@ -335,13 +335,9 @@ def refit_from(fit, data: Comparisons, *, tol: float = 1e-10, max_iter: int = 20
                       fit.ridge, tol=tol)
     except HJAError:
         done = None
-    if done is not None and done.converged:
-        # blocks B = [S | Z] and T = I hold S and Z (S = B[:, :N] T^T); make_fit takes the
-        # canonical decomposition, and the NLL Fisher scoring computed last
-        N = data.n_items
-        state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
-                            done.log_aux, np.asarray(done.theta, dtype=float))
-        result, cells, nll = SolveResult(state, done.n_iter, True), None, done.nll
+    if done is not None and done.converged:  # with the NLL Fisher scoring computed last
+        result = SolveResult(refined_state(done, fit.tau), done.n_iter, True)
+        cells, nll = None, done.nll
     else:
         cells = cells_of(data, pad=True, outcome=outcome, design=design)
         start = SolverState(jnp.column_stack([fit.gamma, fit.U, fit.coef]),

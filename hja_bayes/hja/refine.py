@@ -33,7 +33,8 @@ from ..inference.information import Model, chart_information, free_aux
 from ..inference.wald import _curvature, constrained
 from ..likelihood import log_likelihood, score
 
-__all__ = ["POLISH_MAX_PARAMS", "Refined", "SLOW_TERMS", "finish", "polish", "refine"]
+__all__ = ["POLISH_MAX_PARAMS", "Refined", "SLOW_TERMS", "finish", "polish", "refine",
+           "refined_state"]
 
 
 #: A step by reused information whose Newton decrement is above ``SLOW_CHORD^2`` times the
@@ -269,6 +270,15 @@ def refine(data, S, Z, theta, outcome, log_aux, terms, rank: int, ridge: float, 
 POLISH_MAX_PARAMS = 1000
 
 
+def refined_state(done: Refined, tau: float):
+    """Fisher scoring's point as a solver state, for ``make_fit``: blocks B = [S | Z] and
+    T = I hold S and Z (S = B[:, :N] T^T; make_fit takes the canonical decomposition)."""
+    from .state import SolverState
+
+    return SolverState(np.column_stack([done.S, done.Z]), np.eye(done.S.shape[1]), float(tau),
+                       done.log_aux, np.asarray(done.theta, dtype=float))
+
+
 def polish(fit, *, tol: float):
     """``fit`` carried to its optimum by Fisher scoring on the chart (:func:`refine`), or
     ``fit`` itself where that fails or the model is too large (``POLISH_MAX_PARAMS``).
@@ -282,7 +292,6 @@ def polish(fit, *, tol: float):
     from dataclasses import replace
 
     from .solve import SolveResult, make_fit
-    from .state import SolverState
     from ..likelihood.terms import design_of
 
     if fit.n_params > POLISH_MAX_PARAMS:
@@ -297,10 +306,7 @@ def polish(fit, *, tol: float):
         return fit
     if not done.converged or done.n_iter == 0:
         return fit
-    N = fit.data.n_items
-    state = SolverState(np.column_stack([done.S, done.Z]), np.eye(N), float(fit.tau),
-                        done.log_aux, np.asarray(done.theta, dtype=float))
-    result = SolveResult(state, fit.n_iter + done.n_iter, True)
+    result = SolveResult(refined_state(done, fit.tau), fit.n_iter + done.n_iter, True)
     table = fit.rank_table
     if table is not None:  # the chosen rank's row says where the fit ended
         table, row = table.copy(), table["rank"] == fit.rank
