@@ -190,17 +190,18 @@ def fit_hja(
         _refuse_unidentified_self(data, terms, design, ranks[0])  # then at every rank
         ranks = [r for r in ranks if not _self_unidentified(data, terms, design, r)]
         table, solutions = rank_search(
-            data, ranks, design=design, cells=cells,
+            data, ranks, terms=terms, design=design, cells=cells,
             cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter,
             cv=rule == "cv", outcome=outcome, report=_report_candidate if progress else None,
             patience=patience, quick_compile=quick_compile)
         r = int(table["rank"][table["bic" if rule == "bic" else "cv_nll"].idxmin()])
-        if reanchor:  # the search already fitted the chosen rank
+        if reanchor:  # the search already fitted (and finished) the chosen rank
             result = solutions[r]
             if not result.converged:
                 warn_not_converged(r, result, tol)
-            return finish(replace(make_fit(data, result, r, terms, design, cells, ridge,
-                                           table, outcome), excluded_judges=excluded), tol=tol)
+            return replace(make_fit(data, result, r, terms, design, cells, ridge, table,
+                                    outcome, table["nll"][table["rank"] == r].iloc[0]),
+                           excluded_judges=excluded)
     else:
         r, table = check_rank(rank, data.n_judges, data.n_items), None
         _refuse_unidentified_self(data, terms, design, r)

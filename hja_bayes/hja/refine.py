@@ -34,7 +34,7 @@ from ..inference.wald import _curvature, constrained
 from ..likelihood import log_likelihood, score
 
 __all__ = ["POLISH_MAX_PARAMS", "Refined", "SLOW_TERMS", "finish", "polish", "refine",
-           "refined_state"]
+           "refined", "refined_state"]
 
 
 #: A step by reused information whose Newton decrement is above ``SLOW_CHORD^2`` times the
@@ -279,8 +279,29 @@ def refined_state(done: Refined, tau: float):
                        done.log_aux, np.asarray(done.theta, dtype=float))
 
 
+def refined(fit, *, tol: float):
+    """Fisher scoring (:func:`refine`) from ``fit``: the solver result at the optimum and the
+    negative log-likelihood there, or None where it fails, does not converge, moves nothing,
+    or the model is too large (``POLISH_MAX_PARAMS``)."""
+    from .solve import SolveResult
+
+    if fit.n_params > POLISH_MAX_PARAMS:
+        return None
+    outcome = fit.outcome_model
+    with np.errstate(divide="ignore"):
+        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
+    try:
+        done = refine(fit.data, fit.S, fit.coef, fit.theta, outcome, log_aux, fit.terms,
+                      fit.rank, fit.ridge, tol=tol)
+    except HJAError:
+        return None
+    if not done.converged or done.n_iter == 0:
+        return None
+    return SolveResult(refined_state(done, fit.tau), fit.n_iter + done.n_iter, True), done.nll
+
+
 def polish(fit, *, tol: float):
-    """``fit`` carried to its optimum by Fisher scoring on the chart (:func:`refine`), or
+    """``fit`` carried to its optimum by Fisher scoring on the chart (:func:`refined`), or
     ``fit`` itself where that fails or the model is too large (``POLISH_MAX_PARAMS``).
 
     The proximal alternation stops when one step changes the objective by less than ``tol``
@@ -291,30 +312,15 @@ def polish(fit, *, tol: float):
     """
     from dataclasses import replace
 
-    from .solve import SolveResult, make_fit
+    from .solve import make_fit
     from ..likelihood.terms import design_of
 
-    if fit.n_params > POLISH_MAX_PARAMS:
+    got = refined(fit, tol=tol)
+    if got is None:
         return fit
-    outcome = fit.outcome_model
-    with np.errstate(divide="ignore"):
-        log_aux = np.log(np.asarray(fit.aux, dtype=float)) if outcome.n_aux else None
-    try:
-        done = refine(fit.data, fit.S, fit.coef, fit.theta, outcome, log_aux, fit.terms,
-                      fit.rank, fit.ridge, tol=tol)
-    except HJAError:
-        return fit
-    if not done.converged or done.n_iter == 0:
-        return fit
-    result = SolveResult(refined_state(done, fit.tau), fit.n_iter + done.n_iter, True)
-    table = fit.rank_table
-    if table is not None:  # the chosen rank's row says where the fit ended
-        table, row = table.copy(), table["rank"] == fit.rank
-        table.loc[row, "bic"] += 2 * (done.nll - table.loc[row, "nll"])
-        table.loc[row, "nll"] = done.nll
-        table.loc[row, "n_iter"] = result.n_iter
+    result, nll = got
     out = make_fit(fit.data, result, fit.rank, fit.terms, design_of(fit.data, fit.terms), None,
-                   fit.ridge, table, outcome, done.nll)
+                   fit.ridge, fit.rank_table, fit.outcome_model, nll)
     return replace(out, excluded_judges=dict(fit.excluded_judges))
 
 

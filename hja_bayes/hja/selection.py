@@ -13,8 +13,9 @@ from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from .inputs import check_fit_inputs, deprecated_ties
+from .refine import SLOW_TERMS, refined
 from .result import DEFAULT_RIDGE
-from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, solve, state_nll
+from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, make_fit, solve, state_nll
 
 __all__ = ["PATIENCE", "cannot_win_bic", "candidate_ranks", "check_patience", "rank_criteria",
            "rank_search", "split_comparisons"]
@@ -110,9 +111,10 @@ def check_patience(patience) -> None:
         raise ParameterError(f"patience must be an integer >= 1 or None, got {patience!r}")
 
 
-def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau, ridge, tol,
-                max_iter, cv, outcome=HALF, report=None, patience: int | None = None,
-                quick_compile: bool = False) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
+def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, seed, tau,
+                ridge, tol, max_iter, cv, outcome=HALF, report=None,
+                patience: int | None = None, quick_compile: bool = False
+                ) -> tuple[pd.DataFrame, dict[int, SolveResult]]:
     """Criteria table and the full-data solver result of every candidate rank fitted.
 
     Every candidate runs in blocks as wide as the largest one (the rank is data), so the
@@ -128,6 +130,13 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
     larger ranks are not fitted: their rows have ``skipped`` True, NaN criteria and
     ``n_iter`` 0, and they have no solver result.  None fits every candidate.
     ``quick_compile`` is passed to every run of the solver.
+
+    With style or self-preference ``terms`` every candidate fitted to the full data is
+    finished by Fisher scoring (:func:`~hja_bayes.hja.refine.refined`), as ``fit_hja``
+    finishes a fit at a given rank, so the ranks are compared at their optima (the
+    alternation alone stopped 0.07 short of the NLL on PRD at rank 1); a candidate that
+    reaches its optimum so is no longer ``stopped_early``.  The folds' fits under ``cv`` are
+    not finished.
     """
     ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
     check_patience(patience)
@@ -136,6 +145,7 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
     n_terms = int(np.sum(design.free)) + len(design.global_names)
     K, N = data.n_judges, data.n_items
     width = max(ranks)
+    slow = any(t.name in SLOW_TERMS for t in terms)
     rows, solutions = [], {}
     best_bic = best = np.inf
     idle = 0  # consecutive candidates that did not improve the criterion
@@ -154,14 +164,21 @@ def rank_search(data: Comparisons, ranks, *, design, cells, cv_folds, seed, tau,
         result = fit_rank(data, cells, design, r, tau=tau, ridge=ridge,
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
                           width=width, stop=stop, quick_compile=quick_compile)
+        start = result.state._replace(tau=tau)  # the folds' start: the solver's own state
+        nll = None
+        if slow:  # to the optimum, which the alternation approaches slowly with these terms
+            got = refined(make_fit(data, result, r, terms, design, cells, ridge, None, outcome),
+                          tol=tol)
+            if got is not None:
+                result, nll = got
         solutions[r] = result
-        nll = state_nll(result.state, cells, outcome)
+        if nll is None:
+            nll = state_nll(result.state, cells, outcome)
         if result.state.aux is not None:  # log values (-inf: held at 0), the same at every rank
             n_aux = int(np.isfinite(np.asarray(result.state.aux)).sum())
         cv_nll = np.nan
         if cv:
             cv_nll = 0.0
-            start = result.state._replace(tau=tau)
             for test in folds:
                 train = solve(start, cells.minus(test), r, ridge=ridge, tol=tol,
                               max_iter=max_iter, outcome=outcome, quick_compile=quick_compile)
@@ -200,9 +217,10 @@ def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_fold
     check_fit_inputs(data, position_bias)
     ranks = candidate_ranks(data) if ranks is None else ranks
     model = outcome_model(deprecated_ties(ties, outcome), data.categories)
-    design = design_of(data, terms_of(position_bias, style, self_preference))
+    terms = terms_of(position_bias, style, self_preference)
+    design = design_of(data, terms)
     cells = cells_of(data, pad=True, outcome=model, design=design)
-    table, _ = rank_search(data, ranks, design=design, cells=cells, cv_folds=cv_folds,
-                           seed=seed, tau=tau, ridge=ridge, tol=tol, max_iter=max_iter, cv=cv,
-                           outcome=model, patience=patience)
+    table, _ = rank_search(data, ranks, terms=terms, design=design, cells=cells,
+                           cv_folds=cv_folds, seed=seed, tau=tau, ridge=ridge, tol=tol,
+                           max_iter=max_iter, cv=cv, outcome=model, patience=patience)
     return table
