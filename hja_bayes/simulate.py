@@ -105,7 +105,7 @@ def simulate(
     outcome: str = "half",
     nu=None,
     gaps=None,
-    categories=5,
+    categories=None,
     style=None,
     n_features: int = 1,
     style_confounding: float = 0.5,
@@ -188,8 +188,8 @@ def simulate(
     gaps : float or array, optional
         Ordinal cut-point gaps (> 0; broadcast to (K, (C - 1) // 2); default evenly from 0.6
         to 1.2).
-    categories : int or tuple of str
-        The ordinal scale (default 5 levels).
+    categories : int or tuple of str, optional
+        The ordinal scale (default 5 levels); only with ``outcome="ordinal"``.
     style : float or array, optional
         Style coefficients (see above); None: no style.
     n_features : int
@@ -222,12 +222,21 @@ def simulate(
     if question_correlation and not questions:
         raise ParameterError("question_correlation couples verdicts within prompts: pass "
                              "questions > 0")
-    _per_judge(position_bias, 1, "position_bias")  # any finite number
+    if isinstance(position_bias, bool) or not isinstance(position_bias, (int, float, np.number)) \
+            or not np.isfinite(position_bias):
+        raise ParameterError("position_bias must be finite, one number (each judge's bias is "
+                             f"drawn around it), got {position_bias!r}")
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        check_integer(seed, "seed")
     check_probability(tie_prob, "tie_prob", open_high=True)
     if ties is not None:
         warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
         outcome = ties
-    outcome, log_aux = _check_outcome(outcome, nu, gaps, tie_prob, n_judges, categories)
+    if categories is not None and outcome != "ordinal":
+        raise ParameterError(f'categories= is the ordinal scale: pass outcome="ordinal" with it '
+                             f"(outcome={outcome!r})")
+    outcome, log_aux = _check_outcome(outcome, nu, gaps, tie_prob, n_judges,
+                                      5 if categories is None else categories)
     rng = np.random.default_rng(seed)
     K, N = n_judges, n_items
     sizes = None

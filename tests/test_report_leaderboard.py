@@ -413,7 +413,8 @@ def test_the_win_probability_says_what_it_is_under_each_outcome_model(outcome, c
     from hja_bayes.likelihood import probabilities
     from hja_bayes.reporting.sentences import captions
 
-    data, _ = hb.simulate(3, 4, 0, 300, seed=4, outcome=outcome, categories=categories,
+    data, _ = hb.simulate(3, 4, 0, 300, seed=4, outcome=outcome,
+                          categories=categories if outcome == "ordinal" else None,
                           tie_prob=0.2 if outcome == "half" else 0.0,
                           nu=0.8 if outcome == "davidson" else None)
     fit = hb.fit_hja(data, 0, outcome=outcome)

@@ -93,7 +93,12 @@ def test_arguments_that_would_do_nothing_or_be_cut_are_parameter_errors():
                             (dict(questions=-3), "questions must be an integer >= 0"),
                             (dict(rank=1, heterogeneity=0.0), "simulate it at rank=0"),
                             (dict(questions=5, style=1.0, n_features=0),
-                             "n_features must be an integer >= 1")]:
+                             "n_features must be an integer >= 1"),
+                            # ignored; NumPy's TypeError; "must broadcast to (1,)"
+                            (dict(categories=3), "pass outcome=\"ordinal\" with it"),
+                            (dict(seed="abc"), "seed must be an integer >= 0, got 'abc'"),
+                            (dict(position_bias=[0.1, 0.2, 0.3]),
+                             "position_bias must be finite, one number")]:
         with pytest.raises(ParameterError, match=message):
             simulate(n_judges=3, n_items=4, **kwargs)
     assert simulate(n_judges=3, n_items=4, rank=0, heterogeneity=0.0)[0].n_comparisons > 0
