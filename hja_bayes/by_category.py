@@ -43,7 +43,8 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     Raises
     ------
     DataError
-        When the column ``by`` is missing, or no category could be fitted.
+        When the column ``by`` is missing, no category could be fitted, two of its values
+        read as one label (``1`` and ``"1"``), or one is named ``"(all)"`` with ``overall``.
 
     Warns
     -----
@@ -68,6 +69,7 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
         where = "the overall fit only" if overall else "no fit"
         warn(f"{unlabelled} of {len(frame)} rows have no {by!r}: they count in {where}",
              DataWarning)
+    _check_labels(frame[by], by, overall)
     parts = [(ALL, frame)] if overall else []
     parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
     fits, skipped = {}, {}
@@ -79,3 +81,20 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     if not fits:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")
     return FitsByCategory(fits, skipped)
+
+
+def _check_labels(values, by: str, overall: bool) -> None:
+    """Each category's label (its text) names it alone: two values with one text (``1`` and
+    ``"1"``) or a category named :data:`ALL` beside the overall fit would merge tables."""
+    texts: dict = {}
+    for value in values.dropna().unique():
+        texts.setdefault(str(value), []).append(value)
+    same = {text: found for text, found in texts.items() if len(found) > 1}
+    if same:
+        raise DataError(f"values of {by!r} that read as one category: "
+                        + "; ".join(f"{found} as {text!r}" for text, found in same.items())
+                        + f": give {by!r} one type (e.g. text throughout)")
+    if overall and ALL in texts:
+        raise DataError(f"a category of {by!r} is named {ALL!r}, the label of the table over "
+                        "every row: rename it, or leave the overall table out (overall=False; "
+                        "CLI: --no-overall)")

@@ -279,3 +279,31 @@ def test_ordered_verdicts_are_fitted_on_their_grades_as_fit_does(tmp_path, capsy
     assert main(["categories", str(tmp_path / "graded.csv"), "--by", "topic", "--winner-col",
                  "score", "--outcome", "half", "--no-overall", "--out", str(out)]) == 0
     assert "outcome" not in capsys.readouterr().out.split("Leaderboards")[1].splitlines()[0]
+
+
+def test_category_values_that_read_as_one_label_are_refused_not_merged(prd_votes):
+    """A category named "(all)" had replaced the overall table, and 1 beside "1" had kept
+    one of the two categories' tables, without a word."""
+    rows = prd_votes.astype({"category": object})
+    named_all = rows.assign(category=rows["category"].replace({"math": "(all)"}))
+    with pytest.raises(hb.DataError, match=r"named '\(all\)'.*--no-overall"):
+        hb.leaderboard_by(named_all)
+    table = hb.leaderboard_by(named_all, overall=False)
+    assert (table["category"] == "(all)").sum() == 5
+    assert table[table["category"] == "(all)"]["num_battles"].max() < len(rows) / 2
+    mixed = rows.copy()
+    mixed.loc[mixed["category"] == "math", "category"] = 1
+    mixed.loc[mixed["category"] == "coding", "category"] = "1"
+    with pytest.raises(hb.DataError, match=r"read as one category: \['1', 1\] as '1'"):
+        hb.leaderboard_by(mixed)
+
+
+def test_categories_without_every_model_are_said_not_to_compare_scores(prd_votes):
+    rows = prd_votes[~((prd_votes["category"] == "writing")
+                       & prd_votes[["model_a", "model_b"]].isin(["gpt35"]).any(axis=1))]
+    with pytest.warns(hb.DataWarning, match=r"without every model: \{'writing': \['gpt35'\]\}"):
+        table = hb.leaderboard_by(rows)
+    assert set(table[table["category"] == "writing"]["model"]) == set(table["model"]) - {"gpt35"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pinned to a model every category has: comparable
+        hb.leaderboard_by(rows, baseline=("gpt4", 1000.0))

@@ -121,11 +121,27 @@ def leaderboard_by(
              "Rank(UB) and p_better_next stand", DataWarning)
     if not tables:
         raise DataError(f"no category of {by!r} could be fitted: {skipped}")
+    if baseline is None:
+        _warn_missing_models(tables, by)
     table = pd.concat(tables, ignore_index=True)
     table.attrs.update(meta=_stacked_meta(metas, style=style, by=by, skipped=skipped,
                                           unranked=unranked),
                        level=level, scale=tables[-1].attrs["scale"])
     return table
+
+
+def _warn_missing_models(tables, by: str) -> None:
+    """Say which categories lack some models: each category's scores are centred on its own
+    models, so with different sets their values do not compare across categories."""
+    models = {m: set(t["model"]) for m, t in ((t["category"].iloc[0], t) for t in tables)}
+    every = set().union(*models.values())
+    missing = {name: sorted(every - have, key=str) for name, have in models.items()
+               if have != every}
+    if missing:
+        warn(f"categories of {by!r} without every model: {missing}: each category's scores "
+             "are centred on the models it has, so they do not compare across categories "
+             "(ranks within each do); pin a model they share (baseline=; CLI: --baseline) to "
+             "compare scores", DataWarning)
 
 
 def _pooled_cluster_robust(data):
