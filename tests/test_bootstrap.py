@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import hja_bayes as hb
+from hja_bayes.categories import collapse_counts
 from hja_bayes.hja.bootstrap import bootstrap_fit
 
 
@@ -122,13 +123,16 @@ def test_replicates_of_a_self_preference_fit_reach_their_own_optimum():
     np.testing.assert_allclose(boot.S[0], fresh - fresh.mean(axis=1, keepdims=True), atol=2e-5)
 
 
-def test_comparison_replicates_of_a_self_preference_fit_reach_their_own_optimum():
-    """cluster=False resamples single comparisons: its replicates are finished too."""
+@pytest.mark.parametrize("graded", [False, True])
+def test_comparison_replicates_of_a_self_preference_fit_reach_their_own_optimum(graded):
+    """cluster=False resamples single comparisons: its replicates are finished too, also
+    where five graded verdicts are read as three outcomes (those had been left unfinished)."""
     data, truth = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=400, seed=1,
-                              self_preference=0.6, tie_prob=0.1)
-    options = dict(rank=1, self_preference=truth.owners)
+                              self_preference=0.6, **(dict(outcome="ordinal") if graded
+                                                      else dict(tie_prob=0.1)))
+    options = dict(rank=1, self_preference=truth.owners, outcome="half")
     boot = hb.fit_hja(data, **options).bootstrap(2, seed=3, cluster=False)
-    counts = np.asarray(data.counts, dtype=float)  # drawn as the bootstrap draws them
+    counts = collapse_counts(data.counts)  # drawn as the bootstrap draws them
     rng = np.random.default_rng(3)
     drawn = rng.multinomial(int(counts.sum()), (counts / counts.sum()).ravel()).reshape(
         counts.shape).astype(float)

@@ -167,12 +167,12 @@ def _resampled_counts(data, counts, level: str, rng, cluster: bool):
 
 def _replicate(data, drawn, weight, level: str):
     """A replicate's data, to finish its fit on: every prompt entry's verdicts counted
-    ``weight`` times (a cluster bootstrap), or the counts ``drawn`` per unit; None where
-    the units' categories are not the data's (verdicts collapsed for the outcome model)."""
+    ``weight`` times (a cluster bootstrap), or the counts ``drawn`` per unit (of the
+    verdicts collapsed to three outcomes where the outcome model reads them so)."""
     if weight is not None:
         return data.with_counts(np.asarray(data.clusters.counts, dtype=float) * weight[:, None])
     if drawn.shape[1] != data.counts.shape[1]:
-        return None
+        data = data.collapsed()
     return (data if level == "entries" else replace(data, clusters=None)).with_counts(drawn)
 
 
@@ -221,8 +221,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         number of prompts then varies around G).
     tol, max_iter
         Stopping rule of each warm-started refit.  With style or self-preference terms each
-        replicate is then finished by Fisher scoring, as ``fit_hja`` finishes such fits
-        (not where its verdicts were collapsed to the outcome model's categories).
+        replicate is then finished by Fisher scoring, as ``fit_hja`` finishes such fits.
     progress : callable, optional
         Called as ``progress(done, n)`` after each replicate.
 
@@ -274,8 +273,8 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
                        outcome=outcome)
         S, Z = scores(result.state.B, result.state.T)
         aux, converged[b] = result.state.aux, result.converged
-        replicate = _replicate(data, drawn, weight, design.level) if slow else None
-        if replicate is not None:  # finished as fit_hja finishes such fits
+        if slow:  # finished as fit_hja finishes such fits
+            replicate = _replicate(data, drawn, weight, design.level)
             S, Z, aux, converged[b] = _finished(replicate, fit, S, Z, result, tol,
                                                 converged[b])
         d = canonicalize(S, 0)
