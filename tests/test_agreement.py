@@ -313,3 +313,24 @@ def test_a_run_without_a_seed_records_one_that_repeats_it():
     again = hb.agreement(data, n_boot=50, seed=seed).kappa
     pd.testing.assert_frame_equal(first, again)
     assert hb.agreement(data, n_boot=0, seed=7).alpha.attrs["meta"]["seed"] == 7
+
+
+def test_bootstrap_replicates_where_a_statistic_is_undefined_are_counted_not_hidden():
+    """A resample of prompts where both judges give one verdict throughout leaves kappa (and
+    alpha) undefined; such replicates had been dropped from the interval without a word."""
+    rows = pd.DataFrame([("j0", "q0", "x", "y", "model_a"), ("j1", "q0", "x", "y", "model_b"),
+                         ("j0", "q0", "x", "z", "tie"), ("j1", "q0", "x", "z", "tie"),
+                         ("j0", "q1", "x", "y", "model_a"), ("j1", "q1", "x", "y", "model_a"),
+                         ("j0", "q2", "y", "z", "model_a"), ("j1", "q2", "y", "z", "model_a")],
+                        columns=["judge"] + UNIT + ["winner"])
+    data = hb.Comparisons.from_frame(rows, cluster="question_id")
+    with pytest.warns(hb.DataWarning) as caught:
+        result = hb.agreement(data, n_boot=400, seed=1)
+    said = {str(w.message).split(" are undefined")[0].split(" replicates of ")[1]:
+            int(str(w.message).split(" of ")[0]) for w in caught if "undefined (one" in
+            str(w.message)}
+    assert set(said) == {"alpha (nominal)", "alpha (ordinal)", "kappa of j0 and j1"}
+    # undefined exactly when prompt q0 is not drawn: probability (2/3)^3 per replicate
+    p = (2 / 3) ** 3
+    assert abs(said["kappa of j0 and j1"] - 400 * p) < 4.5 * np.sqrt(400 * p * (1 - p))
+    assert np.isfinite(result.kappa["kappa"]).all() and result.kappa["kappa_lower"].notna().all()

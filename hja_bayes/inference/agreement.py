@@ -29,15 +29,8 @@ import pandas as pd
 
 from ..checks import check_choice, check_integer, check_level, index_of
 from ..errors import DataError, DataWarning, ParameterError, warn
-from .reliability import (
-    accuracy_from_confusion,
-    alpha_from_coincidences,
-    cluster_bootstrap,
-    coincidences,
-    kappa_from_confusion,
-    squared_distances,
-    sum_by,
-)
+from .reliability import (accuracy_from_confusion, alpha_from_coincidences, cluster_bootstrap,
+                          coincidences, kappa_from_confusion, squared_distances, sum_by)
 
 __all__ = ["Agreement", "REPEATED", "accuracy_from_confusion", "agreement",
            "alpha_from_coincidences", "coincidences", "kappa_from_confusion",
@@ -385,7 +378,8 @@ def _alpha_table(coding: _Coding, n_judges: int, n_boot, level, rng, base) -> pd
     def both(o):
         return np.stack([alpha_from_coincidences(o), alpha_from_coincidences(o, True)], -1)
 
-    estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng(0))
+    estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level, rng(0),
+                                               ("alpha (nominal)", "alpha (ordinal)"))
     m = np.bincount(unit, minlength=coding.n_units)
     out = pd.DataFrame({
         "measure": ["nominal", "ordinal"], "alpha": estimate, "alpha_lower": lower,
@@ -413,9 +407,8 @@ def _kappa_table(coding: _Coding, judges, n_boot, level, rng, base) -> pd.DataFr
             per_cluster, units = _confusion_by_cluster(coding, a, b)
             estimate, lower, upper = cluster_bootstrap(
                 per_cluster, lambda m: kappa_from_confusion(m)[..., None], n_boot, level,
-                rng(1, a, b))
-            rows.append((judges[a], judges[b], units, estimate[0],
-                         lower[0], upper[0]))
+                rng(1, a, b), (f"kappa of {judges[a]} and {judges[b]}",))
+            rows.append((judges[a], judges[b], units, estimate[0], lower[0], upper[0]))
     out = pd.DataFrame(rows, columns=["judge_a", "judge_b", "units", "kappa", "kappa_lower",
                                       "kappa_upper"])
     out = out.astype({"units": np.int64, "kappa": float, "kappa_lower": float,
@@ -435,8 +428,9 @@ def _reference_table(coding: _Coding, judges, against: int, name: str, kind: str
         if k == against:
             continue
         per_cluster, units = _confusion_by_cluster(coding, k, against)
-        estimate, lower, upper = cluster_bootstrap(per_cluster, both, n_boot, level,
-                                                   rng(1, *sorted((k, against))))
+        estimate, lower, upper = cluster_bootstrap(
+            per_cluster, both, n_boot, level, rng(1, *sorted((k, against))),
+            [f"{s} of {judge} against the reference" for s in ("accuracy", "kappa")])
         rows.append((judge, units, estimate[0], lower[0], upper[0],
                      estimate[1], lower[1], upper[1]))
     out = pd.DataFrame(rows, columns=["judge", "units", "accuracy", "accuracy_lower",

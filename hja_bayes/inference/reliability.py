@@ -88,12 +88,15 @@ def accuracy_from_confusion(m: np.ndarray) -> np.ndarray:
 
 
 def cluster_bootstrap(per_cluster: np.ndarray, statistic, n_boot: int, level: float,
-               rng: np.random.Generator):
+                      rng: np.random.Generator, names=()):
     """Estimate and percentile interval of ``statistic`` of the sum over clusters.
 
     ``per_cluster`` (G, ...) holds each cluster's share of the sufficient sums; a replicate
     draws as many clusters as contribute, with replacement, among those that contribute.
     ``statistic`` maps (..., *per_cluster.shape[1:]) to (..., S).  Returns three (S,) arrays.
+    The interval is over the replicates where the statistic is defined; where some are not
+    (one value throughout a resample) but the estimate is, a DataWarning says how many,
+    naming the statistic by ``names`` (S labels).
     """
     estimate = np.asarray(statistic(per_cluster.sum(axis=0)), dtype=float)
     lower = np.full(estimate.shape, np.nan)
@@ -109,4 +112,11 @@ def cluster_bootstrap(per_cluster: np.ndarray, statistic, n_boot: int, level: fl
         finite = replicates[:, s][np.isfinite(replicates[:, s])]
         if finite.size:
             lower[s], upper[s] = np.quantile(finite, tails)
+        if 0 < finite.size < n_boot and np.isfinite(estimate[s]):
+            from ..errors import DataWarning, warn
+
+            name = names[s] if s < len(names) else f"statistic {s}"
+            warn(f"{n_boot - finite.size} of {n_boot} bootstrap replicates of {name} are "
+                 "undefined (one value throughout the prompts drawn): its interval is over "
+                 f"the {finite.size} others", DataWarning)
     return estimate, lower, upper
