@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -94,15 +93,6 @@ CLUSTER_ARRAYS = ("cluster", "cell", "counts")
 #: Cells and clusters as versions 1 and 2 wrote them (counts as n, wins with ties 1/2, ties).
 OLD_CELLS = ("judge", "first", "second", "n", "wins", "ties")
 OLD_CLUSTER_ARRAYS = ("cluster", "cell", "n", "wins", "ties")
-
-
-def import_arviz():
-    """ArviZ, without its once-a-day notice about the 1.0 refactor."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # ArviZ 0.x announces its 1.0 refactor
-        import arviz
-
-    return arviz
 
 
 def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True) -> Path:
@@ -385,6 +375,8 @@ def load_posterior(path: str | os.PathLike):
     elif not file.exists():
         return None
     check_file(folder, POSTERIOR, meta)
+    from .bayes.convert import import_arviz
+
     az = import_arviz()
     try:
         return az.from_netcdf(str(file))

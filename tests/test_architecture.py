@@ -149,3 +149,22 @@ def test_a_submodule_named_like_its_function_does_not_shadow_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_arviz_is_imported_only_through_import_arviz():
+    """ArviZ 0.x announces its 1.0 refactor in a FutureWarning on first import: a newcomer's
+    first posterior had printed it.  ``bayes.convert.import_arviz`` keeps it quiet, so no
+    other module imports ArviZ itself (imports for type checking aside)."""
+    direct = set()
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and getattr(node.test, "id", None) == "TYPE_CHECKING"
+                       for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in typing_only:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""]
+                if any(n.split(".")[0] == "arviz" for n in names):
+                    direct.add(name)
+    assert direct == {"hja_bayes.bayes.convert"}

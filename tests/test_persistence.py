@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import hja_bayes as hb
-from hja_bayes.persistence import FORMAT_VERSION, import_arviz
+from hja_bayes.bayes.convert import import_arviz
+from hja_bayes.persistence import FORMAT_VERSION
 
 FIELDS = ("gamma", "mu", "U", "V", "D", "S", "beta")
 SCALARS = ("rank", "position_bias", "nll", "bic", "n_iter", "converged", "judges", "items",

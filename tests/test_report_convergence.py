@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hja_bayes.persistence import import_arviz
+from hja_bayes.bayes.convert import import_arviz
 from hja_bayes.reporting import convergence_table
 
 

@@ -7,14 +7,14 @@ import pandas as pd
 
 from ..checks import check_level
 from ..errors import ParameterError
-from .convert import coordinate_names, posterior_cells
+from .convert import coordinate_names, import_arviz, posterior_cells
 
 __all__ = ["check_posterior", "compare_intervals", "describes", "interval_summaries", "mismatch"]
 
 
 def interval_summaries(draws: np.ndarray, level: float) -> dict[str, np.ndarray]:
     """Mean, sd, equal-tailed and HDI bounds of draws with shape (chain, draw, m)."""
-    import arviz as az
+    az = import_arviz()
 
     tail = (1 - level) / 2
     flat = draws.reshape(-1, draws.shape[-1])

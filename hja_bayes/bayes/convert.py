@@ -72,8 +72,20 @@ from ..likelihood import Cells, outcome_model
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
 
-__all__ = ["IDENTIFIED", "Units", "coordinate_names", "posterior_cells", "posterior_draws",
-           "posterior_outcome", "posterior_units", "to_inference_data"]
+__all__ = ["IDENTIFIED", "Units", "coordinate_names", "import_arviz", "posterior_cells",
+           "posterior_draws", "posterior_outcome", "posterior_units", "to_inference_data"]
+
+def import_arviz():
+    """ArviZ, without its notice about the 1.0 refactor (a FutureWarning on its first import,
+    which every module here imports it through)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # ArviZ 0.x announces its 1.0 refactor
+        import arviz
+
+    return arviz
+
 
 #: Posterior variables holding identified quantities (U, V, D only at rank > 0, beta only
 #: with position bias, coef and theta only with terms), besides the outcome model's
@@ -151,7 +163,7 @@ def to_inference_data(
     term_names : (names, global_names)
         The design's per-judge and panel-wide coefficient names.
     """
-    import arviz as az
+    az = import_arviz()
 
     outcome = outcome_model("half") if outcome is None else outcome
     judges, items = list(data.judges), list(data.items)

@@ -35,7 +35,7 @@ from scipy.special import logsumexp
 
 from ..comparisons import Comparisons
 from ..errors import ParameterError
-from .convert import posterior_outcome, posterior_units
+from .convert import import_arviz, posterior_outcome, posterior_units
 from .predictive import outcome_log_likelihood, posterior_aux, posterior_logits
 from .prompt_loo import _BLOCK, _integrated_points, left_out_layout, left_out_log_densities
 
@@ -115,7 +115,7 @@ class LooResult(NamedTuple):
 
 def _relative_efficiency(idata) -> float:
     """``az.loo``'s default: mean ESS ("mean" method) over all posterior entries / draws."""
-    import arviz as az
+    az = import_arviz()
 
     post = idata.posterior
     n = post.sizes["chain"] * post.sizes["draw"]
@@ -234,7 +234,7 @@ def _exact_points(idata, units, outcome, unit, which, reff) -> tuple:
 def _psis(points, reff: float) -> tuple:
     """PSIS of every point's log-likelihood draws (points, draws): its leave-one-out log
     density, its log pointwise predictive density and its Pareto k, in chunks of points."""
-    import arviz as az
+    az = import_arviz()
 
     draws = points.shape[1]
     out = []

@@ -37,7 +37,7 @@ from scipy.special import logsumexp
 
 from ..likelihood import OutcomeModel, information, linear_predictor, log_likelihood, score
 from .blocks import QUADRATURE, prompt_blocks, unit_keys
-from .convert import posterior_draws
+from .convert import import_arviz, posterior_draws
 from .integrated import SAMPLING_TOLERANCE, _block_pieces, _integrals_from, _mode
 from .lanes import DrawProgram
 from .predictive import posterior_aux, posterior_logits
@@ -335,7 +335,7 @@ def _integrated_points(idata, units, outcome, entry, which, reff, nodes: int = 8
     -------
     k, elpd_i : ndarrays (points,)
     """
-    import arviz as az
+    az = import_arviz()
 
     first, second = (np.asarray(a) for a in units.prompt)
     c = units.cells
