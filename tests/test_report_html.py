@@ -25,7 +25,7 @@ def test_html_tables_match_the_tables(tmp_path):
     np.testing.assert_allclose([float(r[1]) for r in body], board["score"], atol=5e-4)
     judges = parsed.tables["judges"]
     assert [r[0] for r in judges[1:]] == list(fit.judges)
-    assert "γ" in judges[0] and "β" in judges[0] and "High leverage" in judges[0]
+    assert "γ" in judges[0] and "β" in judges[0] and "High γ and h" in judges[0]
     # self-contained: no scripts, every image inline, no external references
     assert "script" not in parsed.tags
     assert parsed.urls and all(u.startswith("data:image/png;base64,") for u in parsed.urls)
@@ -75,6 +75,6 @@ def test_rank_zero_report_leaves_out_the_empty_disagreement():
     rep = build_report(evil_fit())
     text = render_html(rep)
     header = parse_html(text).tables["judges"][0]
-    assert "Leverage h" not in header and "High leverage" not in header
+    assert "Leverage h" not in header and "High γ and h" not in header
     assert "The model was fitted at rank 0, without structured disagreement" in text
     assert "residual" not in rep.figures and "Structured disagreement UV" not in text

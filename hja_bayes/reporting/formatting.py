@@ -27,7 +27,7 @@ COLUMN_LABELS = {
     "judge": "Judge", "gamma": "γ", "gamma_lower": "γ lower", "gamma_upper": "γ upper",
     "beta": "β", "beta_lower": "β lower", "beta_upper": "β upper",
     "both_orders": "Both orders", "leverage": "Leverage h",
-    "rho": "ρ", "high_leverage": "High leverage", "rank_corr": "Kendall τ",
+    "rho": "ρ", "high_leverage": "High γ and h", "rank_corr": "Kendall τ",
     "invalid_share": "Invalid",
     "model_a": "Model", "model_b": "Opponent", "difference": "Difference", "lower": "Lower",
     "upper": "Upper", "p_win": "P(win)", "p_win_lower": "P lower", "p_win_upper": "P upper",

@@ -32,10 +32,11 @@ GLOSSARY = (
                     "at 0 its β rests on the model's structure alone."),
     ("Leverage h / ρ", "size of the judge's structured disagreement ‖(UVᵀ)_k‖, absolute and "
                        "relative to its consensus part |γ_k| ‖μ‖ (rank ≥ 1 only)."),
-    ("High leverage", "|γ_k| and h both above the panel's medians (and ρ above 0.25): a "
-                      "judge with a strong consensus signal that also pulls away from it. "
-                      "It does not measure influence on the consensus: a judge of small "
-                      "γ_k can move it as much (a refit without the judge shows it)."),
+    ("High γ and h", "high leverage: |γ_k| and h both above the panel's medians (and ρ "
+                     "above 0.25): a judge with a strong consensus signal that also pulls "
+                     "away from it; a large h alone is not flagged.  It does not measure "
+                     "influence on the consensus: a judge of small γ_k can move it as much "
+                     "(a refit without the judge shows it)."),
     ("Invalid", "share of the judge's rows without a usable verdict (not fitted)."),
     ("Kendall τ", "agreement of the judge's own ranking (a Bradley-Terry fit to its verdicts "
                   "alone) with the consensus ranking; blank when its comparisons do not link "
@@ -106,7 +107,7 @@ def glossary(rep) -> tuple[tuple[str, str], ...]:
     columns = set(rep.judges.columns)
     shown = {"β": "beta" in columns, "Both orders": "both_orders" in columns,
              "Leverage h / ρ": "leverage" in columns,
-             "High leverage": "high_leverage" in columns,
+             "High γ and h": "high_leverage" in columns,
              "Invalid": "invalid_share" in columns,
              "Rank selection": getattr(rep, "rank_table", None) is not None}
     general = tuple(entry for entry in GLOSSARY if shown.get(entry[0], True))
