@@ -99,6 +99,11 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     return stop
 
 
+#: With style or self-preference terms, a rank candidate whose BIC is more than this above the
+#: best of the smaller ranks is not finished by Fisher scoring (see :func:`rank_search`).
+FINISH_WITHIN = 10.0
+
+
 #: Default ``patience`` of a rank search: it stops after this many consecutive candidates
 #: that did not improve the criterion (see :func:`rank_search`).
 PATIENCE = 1
@@ -134,9 +139,11 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     With style or self-preference ``terms`` every candidate fitted to the full data is
     finished by Fisher scoring (:func:`~hja_bayes.hja.refine.refined`), as ``fit_hja``
     finishes a fit at a given rank, so the ranks are compared at their optima (the
-    alternation alone stopped 0.07 short of the NLL on PRD at rank 1); a candidate that
-    reaches its optimum so is no longer ``stopped_early``.  The folds' fits under ``cv`` are
-    not finished.
+    alternation alone stopped 0.07 short of the NLL on PRD at rank 1), where the BIC as the
+    alternation left it is within :data:`FINISH_WITHIN` of the best before it: farther, the
+    gap is far more than finishing moves (0.13 in BIC on PRD), and the candidate's row says
+    where the alternation stopped.  A candidate stopped early, or not converged, is not
+    finished; nor are the folds' fits under ``cv``.
     """
     ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
     check_patience(patience)
@@ -165,15 +172,14 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
                           tol=tol, max_iter=max_iter, S0=S0, warn=False, outcome=outcome,
                           width=width, stop=stop, quick_compile=quick_compile)
         start = result.state._replace(tau=tau)  # the folds' start: the solver's own state
-        nll = None
-        if slow:  # to the optimum, which the alternation approaches slowly with these terms
+        nll = state_nll(result.state, cells, outcome)
+        if slow and result.converged and 2.0 * nll + penalty < best_bic + FINISH_WITHIN:
+            # to the optimum, which the alternation approaches slowly with these terms
             got = refined(make_fit(data, result, r, terms, design, cells, ridge, None, outcome),
                           tol=tol)
             if got is not None:
                 result, nll = got
         solutions[r] = result
-        if nll is None:
-            nll = state_nll(result.state, cells, outcome)
         if result.state.aux is not None:  # log values (-inf: held at 0), the same at every rank
             n_aux = int(np.isfinite(np.asarray(result.state.aux)).sum())
         cv_nll = np.nan
