@@ -151,6 +151,11 @@ def test_targets_units_and_errors():
         fit.fragility(("item0", "item1", "item2"))
     with pytest.raises(hb.ParameterError, match="unit"):
         fit.fragility("top", "judge")
+    for options in (dict(max_share=float("nan")), dict(max_share=-1), dict(max_share=1.5)):
+        with pytest.raises(hb.ParameterError, match="max_share must be a share in"):
+            fit.fragility("top", **options)  # NaN had been a bare ValueError, -1 accepted
+    with pytest.raises(hb.ParameterError, match="max_refits must be an integer >= 1"):
+        fit.fragility("top", max_refits=0)
     plain, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=100, seed=1)
     with pytest.raises(hb.ParameterError, match="prompts"):
         hb.fit_hja(plain, rank=0).fragility("top", "prompt")
@@ -187,3 +192,25 @@ def test_the_report_says_the_fragility_and_keeps_its_units(tmp_path):
     assert table["meta"]["count"] == audits[0].count and table["meta"]["unit"] == "verdict"
     assert sum(r["removed"] for r in table["rows"]) == audits[0].count
     assert (tmp_path / "rep" / "fragility_prompts.csv").exists()
+
+
+def test_the_search_goes_on_where_the_linear_prediction_falls_short():
+    """Near a model that won every comparison the influences understate what removals do:
+    the search had removed the share allowed at once, failed, and stopped ("No set ...
+    after 3 exact refits"); it now goes half the way and linearises again."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=12, seed=8)
+    with pytest.warns(hb.DataWarning) as caught:  # judge1 and item3 separated
+        fit = hb.fit_hja(data, rank=0)
+    assert any("won or lost every comparison" in str(w.message) for w in caught)
+    result = fit.fragility("top")
+    assert result.confirmed and result.count <= 18  # max_share: half of the 36 verdicts
+    removed = np.zeros_like(data.counts)
+    for row in result.items.itertuples():
+        cell = np.flatnonzero((np.asarray(data.judges)[data.judge] == row.judge)
+                              & (np.asarray(data.items)[data.first] == row.model_a)
+                              & (np.asarray(data.items)[data.second] == row.model_b))
+        removed[cell[0], data.categories.index(row.category)] += row.removed
+    assert removed.sum() == result.count
+    with pytest.warns(hb.DataWarning):
+        fresh = hb.fit_hja(data.without(removed), rank=0)
+    assert int(np.argmax(fresh.mu)) != int(np.argmax(fit.mu))

@@ -39,7 +39,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..checks import check_choice, index_of
+from ..checks import check_choice, check_integer, index_of
 from ..errors import ParameterError
 from .removal import Search, Units, units_of
 
@@ -292,10 +292,15 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
     Raises
     ------
     ParameterError
-        For an unknown target or unit, the same model twice, or ``unit="prompt"`` on data
-        without prompts.
+        For an unknown target or unit, the same model twice, two models of equal scores,
+        ``unit="prompt"`` on data without prompts, ``max_refits`` or ``goals`` below 1, or
+        ``max_share`` outside (0, 1].
     """
     unit = check_choice(unit, "unit", UNITS)
+    check_integer(max_refits, "max_refits", 1)
+    check_integer(goals, "goals", 1)
+    if not (isinstance(max_share, (int, float, np.number)) and 0 < max_share <= 1):
+        raise ParameterError(f"max_share must be a share in (0, 1], got {max_share!r}")
     data = fit.data
     if unit == "prompt" and data.clusters is None:
         raise ParameterError("unit='prompt' needs the data's prompts: read them with "
@@ -314,6 +319,9 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
         a, b = (index_of(x, items, "model") for x in target)  # a typo named as such
         if a == b:
             raise ParameterError(f"target names one model twice: {target!r}")
+        if fit.mu[a] == fit.mu[b]:
+            raise ParameterError(f"{items[a]!r} and {items[b]!r} have the same score: the "
+                                 "fit does not order them, so there is no order to reverse")
         if fit.mu[a] < fit.mu[b]:
             a, b = b, a
         candidates = [_pair_goal(a, b, items)]

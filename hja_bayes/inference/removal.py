@@ -251,9 +251,12 @@ class Search:
         budget = self.refits + self.max_refits
         while self.refits < budget:
             values, delta = self.effects(current)
-            added, _ = self.extend(values, delta, self.limit() - len(self.order))
+            added, reached = self.extend(values, delta, self.limit() - len(self.order))
             if not added:
                 return None, None
+            if not reached:  # the linear prediction falls short of the goal: half the way,
+                # then linearise again (near a separated model the effects grow as it goes)
+                added = added[: (len(added) + 1) // 2]
             self.order += added
             ok, refit = self.achieved(self.order)
             if ok:
