@@ -319,6 +319,21 @@ def test_wild_bootstrap_weights_and_intervals(panel):
         hb.fit_hja(plain, rank=0).bootstrap(wild=True)
 
 
+def test_too_few_sign_patterns_for_the_quantile_are_refused():
+    """With 4 prompts Rademacher weights give 8 distinct |T*|: the "95% quantile" had been
+    their largest value, with no word."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=100, seed=2,
+                          questions=4, question_correlation=0.3)
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.warns(hb.DataWarning, match="G = 4 clusters.*covered 93-95% in simulations"):
+        boot = fit.bootstrap(wild=True)
+    with pytest.raises(hb.ParameterError, match=r"with 4 clusters, rademacher weights give at "
+                                                r"most 8 distinct \|T\*\|.*weights='webb'"):
+        boot.table()
+    assert boot.table(level=0.8)["critical"].notna().all()  # 8 values suffice for 80%
+    assert fit.bootstrap(wild=True, weights="webb").table()["critical"].notna().all()
+
+
 def test_the_cluster_column_is_kept_and_saved(tmp_path, panel):
     frame = pd.DataFrame({"judge": ["j1", "j2"] * 6, "model_a": ["x", "y", "z"] * 4,
                           "model_b": ["y", "z", "x"] * 4, "winner": ["model_a", "model_b"] * 6,

@@ -108,6 +108,15 @@ class WildBootstrap(NamedTuple):
         """The ``level`` quantile of ``|T*|`` for whitened gradients ``Z`` (dim, m)."""
         level = check_level(level)
         d = self.inference.cluster_design
+        G = d.n_clusters
+        distinct = {kind: (2.0 if kind == "rademacher" else 6.0) ** G / 2 for kind in WEIGHTS}
+        if distinct[self.kind] * (1 - level) < 1:  # |T*| takes too few values for it
+            webb = self.kind == "rademacher" and distinct["webb"] * (1 - level) >= 1
+            raise ParameterError(
+                f"with {G} clusters, {self.kind} weights give at most "
+                f"{distinct[self.kind]:.0f} distinct |T*|: too few for a {level:g} quantile"
+                + ("; use weights='webb'" if webb else "")
+                + "; the CR2 intervals (fit.intervals()) need no draws")
         f = d.adjust
         delta = self._delta()
         U_delta = d.U.T @ delta  # (R, n)
