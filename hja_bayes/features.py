@@ -139,11 +139,14 @@ def style_features(answers, *, prompt: str = "question_id", model: str = "model"
     if missing:
         raise DataError(f"column(s) {missing} not found in the answers; the columns there are "
                         f"{list(answers.columns)} (name them with prompt=, model=, text=)")
-    for column in (prompt, model, text):
-        bad = answers[column].isna().to_numpy()
+    for column in (prompt, model, text):  # an empty cell of a file reads as "" or NaN
+        values = answers[column]
+        bad = (values.isna() | values.map(lambda v: isinstance(v, str) and v == "")).to_numpy()
         if bad.any():
             raise DataError(f"answers {row_label(answers.index, np.argmax(bad))}: missing {column!r} "
-                            f"({int(bad.sum())} such rows)")
+                            f"({int(bad.sum())} such rows)"
+                            + ("; an answer that really was empty can be given as one space"
+                               if column == text else ""))
     keys = pd.MultiIndex.from_arrays([answers[prompt].astype(str), answers[model].astype(str)])
     if keys.has_duplicates:
         pos = int(np.argmax(keys.duplicated()))

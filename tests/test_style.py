@@ -55,6 +55,11 @@ def test_style_features_refuses_what_it_cannot_count():
         hb.style_features(answers)
     with pytest.raises(DataError, match=r"row 1.*missing 'answer'"):
         hb.style_features(answers.assign(model=["a", "b"], answer=["x", None]))
+    # a blank cell as the command line's reader gives it ("") had been an answer of 0 words
+    with pytest.raises(DataError, match=r"row 1.*missing 'answer'.*given as one space"):
+        hb.style_features(answers.assign(model=["a", "b"], answer=["x", ""]))
+    assert hb.style_features(answers.assign(model=["a", "b"], answer=["x", " "]))[
+        "length"].tolist() == [1, 0]
     with pytest.raises(DataError, match=r"\['text'\] not found"):
         hb.style_features(answers, text="text")
     with pytest.raises(ParameterError, match="length must be"):
