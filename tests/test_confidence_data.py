@@ -139,6 +139,13 @@ def test_a_probability_csv_that_does_not_fit_says_what_to_do(tmp_path):
     with pytest.raises(DataError, match=r"group column 'example_id' is empty at line 6 \(4 such"):
         read_confidence_source(str(tmp_path / "blank.csv"), human_col="human_label",
                                group_col="example_id")
+    # an empty file, or a header alone: said so (pandas' "No columns to parse", and every
+    # column "only 0 and 1" before)
+    (tmp_path / "empty.csv").write_text("")
+    frame.head(0).to_csv(tmp_path / "header.csv", index=False)
+    for name, said in (("empty.csv", "is empty"), ("header.csv", "has a header but no rows")):
+        with pytest.raises(DataError, match=f"{name} {said}"):
+            read_confidence_source(str(tmp_path / name), human_col="human_label")
     release = pd.DataFrame({"example_id": np.arange(40), "human_preference": 1,
                             "p_output1__a": p, "p_output2__a": 1 - p})
     release.to_csv(tmp_path / "release.csv", index=False)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,13 +22,8 @@ from ..checks import check_probability
 from ..errors import DataError, ParameterError
 from ..sources import row_label
 from .examples import ConfidenceData
-from .loaders import (
-    TE_JUDGES,
-    from_probability_table,
-    load_prd_vicuna80_confidence,
-    load_trust_or_escalate_confidence,
-    trust_or_escalate_features,
-)
+from .loaders import (TE_JUDGES, from_probability_table, load_prd_vicuna80_confidence,
+                      load_trust_or_escalate_confidence, trust_or_escalate_features)
 from .metrics import auroc, ranking_loss
 from .ranker import ConfidenceRanker
 from .selective import is_grouped
@@ -181,8 +177,13 @@ def _read_csv(source: str) -> pd.DataFrame:
     path = Path(source)
     if not path.exists():
         raise DataError(f"no such file: {source} (or use one of {list(NAMED_SOURCES)})")
-    frame = pd.read_csv(path)
-    lines = line_index(path.read_text(encoding="utf-8-sig"), ",", len(frame))
+    text = path.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        raise DataError(f"{source} is empty")
+    frame = pd.read_csv(io.StringIO(text))
+    if frame.empty:
+        raise DataError(f"{source} has a header but no rows")
+    lines = line_index(text, ",", len(frame))
     if lines is not None:
         frame.index = lines
     return frame
