@@ -18,7 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 #: confidence ranker (it may read a fitted panel); reports; the command line and the facade
 #: (``methods``: the data and result classes' methods that delegate upwards).
 LAYERS = [
-    {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs"},
+    {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs",
+     "threads"},
     {"clusters", "summary", "comparisons", "sources", "position_locked"},
     {"verdicts", "prompt_columns", "row_keys", "names", "readers", "features", "datasets",
      "scan"},

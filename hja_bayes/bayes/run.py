@@ -53,6 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from ..threads import one_blas_thread
 from ..checks import check_choice, check_integer, check_probability
 from ..comparisons import Comparisons
 from ..errors import ParameterError
@@ -93,6 +94,7 @@ def _check_counts(num_warmup, num_samples, num_chains, seed) -> tuple[int, int, 
             check_integer(num_chains, "num_chains", 1), check_integer(seed, "seed"))
 
 
+@one_blas_thread
 def sample_hja(
     data: Comparisons,
     rank: int | Literal["bic", "cv"] = 1,

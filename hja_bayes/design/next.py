@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, stdtrit
 
+from ..threads import one_blas_thread
 from ..checks import check_choice, check_integer, check_level, check_positive
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
@@ -157,6 +158,7 @@ def _goal(ctx: DesignContext, goal: str, k: int, level: float, margin: float):
     return target, G, design_effect, vD, vF
 
 
+@one_blas_thread
 def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=None,
                      cost=None, prompts=None, seed: int = 0, level: float = 0.95,
                      tie_margin: float = TIE_MARGIN, candidates=None,

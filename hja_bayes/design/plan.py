@@ -50,11 +50,11 @@ from .assumed import assumed_fit
 from .candidates import allocation_information
 from .contrast_draws import ContrastDraws, pair_variances
 from .goals import gamma_gradients, goal_pairs, mu_gradients, quadratic_forms
+from ..threads import one_blas_thread
 
 __all__ = ["Plan", "plan"]
 
-MULTIPLICITY = ("ranks", "pairs", "bonferroni", "none")
-TARGETS = ("all", "each")
+MULTIPLICITY, TARGETS = ("ranks", "pairs", "bonferroni", "none"), ("all", "each")
 
 
 @dataclass(frozen=True)
@@ -231,6 +231,7 @@ def _critical(multiplicity, level, M, a, b, sd, seed) -> float:
     return float(np.quantile(ContrastDraws(M, a, b, seed).max_abs_t(sd), level))
 
 
+@one_blas_thread
 def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
          power: float = 0.8, multiplicity: str = "ranks", target: str = "all",
          comparisons_per_judge=None, prompts: int | None = None, icc: float | None = None,
@@ -441,10 +442,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
             "(hja_bayes.inference.few_verdicts), so detections come more often than "
             "planned but some are the short intervals' errors (in one simulation, not this "
             "plan: 20 judges at 11 per judge detected 0.97 of the time against 0.81 planned); "
-            + (f"{enough:,} comparisons per judge bring it to {FEW_VERDICTS_SE:g}" if enough
-               else f"not even {max_per_judge:,} comparisons per judge bring it to "
-               f"{FEW_VERDICTS_SE:g}"))
+            + (f"{enough:,}" if enough else f"not even {max_per_judge:,}")
+            + f" comparisons per judge bring it to {FEW_VERDICTS_SE:g}")
     reached = (joint if target == "all" else float(each.min())) if best is not None else np.nan
-    return Plan(best, None if best is None else best * K, float(reached),
-                table, curve, c, multiplicity, target, level, power, float(rho),
-                None if G is None else int(G), tuple(notes), phi)
+    return Plan(best, None if best is None else best * K, float(reached), table, curve, c,
+                multiplicity, target, level, power, float(rho), None if G is None else int(G),
+                tuple(notes), phi)

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..clusters import ClusterCounts
 from ..comparisons import Comparisons, aggregate_cells
 from ..errors import DataError, DataWarning, HJAError, ParameterError, warn
@@ -197,6 +198,7 @@ def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Compariso
                          f"{type(new_data).__name__}")
 
 
+@one_blas_thread
 def update_fit(fit, new_data, *, tol: float = 1e-10, max_iter: int = 2000, **read_options):
     """The fit with ``new_data``'s comparisons added, warm-started at the fit.
 

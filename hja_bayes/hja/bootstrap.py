@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
 from ..errors import HJAError, HJAWarning, ParameterError, warn
@@ -202,6 +203,7 @@ def _cluster_counts(data, counts, level: str, weight):
                                  minlength=data.n_cells) for a in range(counts.shape[1])], 1)
 
 
+@one_blas_thread
 def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = True,
                   tol: float = 1e-9, max_iter: int = 500, progress=None) -> Bootstrap:
     """Bootstrap an HJA fit: resample whole clusters (prompts) or single comparisons, refit.

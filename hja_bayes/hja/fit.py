@@ -8,6 +8,7 @@ from typing import Literal
 
 import numpy as np
 
+from ..threads import one_blas_thread
 from ..btl import fit_per_judge_btl
 from ..checks import check_flag, check_integer, check_positive
 from ..comparisons import Comparisons
@@ -28,6 +29,7 @@ from .solve import DEFAULT_TAU, SolveResult, fit_rank, make_fit, warn_not_conver
 __all__ = ["fit_hja", "fit_btl_svd", "uncontrolled"]
 
 
+@one_blas_thread
 def fit_hja(
     data: Comparisons,
     rank: int | Literal["bic", "cv"] = 1,

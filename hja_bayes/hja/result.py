@@ -8,6 +8,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..checks import index_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
@@ -321,6 +322,7 @@ class HJAFit:
                 terms=self.terms, coef=self.coef, theta=self.theta)
         return self._wald_cache[key]
 
+    @one_blas_thread
     def intervals(self, level: float = 0.95, cov_type: str | None = None,
                   pairs=None) -> pd.DataFrame:
         """Wald intervals for mu, gamma, beta (with position bias), nu (Davidson ties) and

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..checks import check_choice, check_integer, check_level, index_of
 from ..errors import DataError, DataWarning, ParameterError, warn
 from .reliability import (accuracy_from_confusion, alpha_from_coincidences, cluster_bootstrap,
@@ -90,6 +91,7 @@ class Agreement(NamedTuple):
         return out
 
 
+@one_blas_thread
 def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
               seed: int | None = 0, repeated: str = "majority") -> Agreement:
     """Krippendorff's alpha, Cohen's kappa and agreement with a reference, with intervals.

@@ -39,6 +39,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..checks import check_choice, check_integer, index_of
 from ..errors import ParameterError
 from .removal import Search, Units, units_of
@@ -258,6 +259,7 @@ def _every_small_set(fit, goals, refit, max_refits: int, max_share: float):
     return None, sum(s.refits for s in searches)
 
 
+@one_blas_thread
 def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
               max_refits: int = 40, max_share: float = 0.5, goals: int = 3) -> Fragility:
     """The smallest set found of verdicts or prompts whose removal changes a ranking.

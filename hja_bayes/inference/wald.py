@@ -23,6 +23,7 @@ from ..decomposition import check_rank, free_parameters
 from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
 from ..likelihood import outcome_model
 from ..likelihood.terms import terms_of
+from ..threads import one_blas_thread
 from .chart import RANK_TOLERANCE, centre_rows, factor_chart
 from .clusters import (
     CR2_MAX_NUMBERS,
@@ -136,6 +137,7 @@ def cholesky_factor(info: np.ndarray) -> np.ndarray | None:
         return None
 
 
+@one_blas_thread
 def wald_inference(
     data: Comparisons,
     S,

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..threads import one_blas_thread
 from ..checks import check_level
 from ..inference import WaldInference
 from .leaderboard import check_fit, table_meta, wald
@@ -30,6 +31,7 @@ def bias_columns(fit) -> list[str]:
     return names + [n for n in fit.theta_names if n not in names]
 
 
+@one_blas_thread
 def bias_table(fit, level: float = 0.95, *, inference: WaldInference | None = None) -> pd.DataFrame:
     """One row per judge with each bias coefficient and its Wald interval.
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..by_category import ALL, fit_by_category
 from ..checks import check_choice, check_level
 from ..errors import DataError, DataWarning, IdentifiabilityError, warn
@@ -22,6 +23,7 @@ from .scales import table_scale
 __all__ = ["ALL", "leaderboard_by"]
 
 
+@one_blas_thread
 def leaderboard_by(
     rows,
     by: str = "category",

@@ -9,6 +9,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..errors import ParameterError
 from ..inference import WaldInference
 from .content import build_report
@@ -113,6 +114,7 @@ def _write_matrices(matrices: dict, folder: Path) -> list[Path]:
     return written
 
 
+@one_blas_thread
 def report(
     fit,
     out_dir: str | Path,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..bayes.compare import check_posterior
 from ..checks import check_level
 from ..diagnostics import judge_leverage, own_ranking_agreement
@@ -26,6 +27,7 @@ from .observed import both_orders_share, invalid_share
 __all__ = ["judge_table"]
 
 
+@one_blas_thread
 def judge_table(
     fit,
     idata=None,

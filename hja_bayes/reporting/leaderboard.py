@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from ..threads import one_blas_thread
 from ..bayes.compare import check_posterior
 from ..checks import check_choice, check_level, index_of
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
@@ -207,6 +208,7 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
                           difference_df, refusal)
 
 
+@one_blas_thread
 def leaderboard(
     fit,
     idata=None,

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ..threads import one_blas_thread
 from ..checks import check_level
 from ..inference import WaldInference
 from .leaderboard import is_hja, score_intervals, table_meta
@@ -40,6 +41,7 @@ def win_probability_meaning(fit, a: str = "model a", b: str = "model b") -> str:
     return f"{judge}, {meaning}"
 
 
+@one_blas_thread
 def pairwise_table(
     fit,
     level: float = 0.95,
