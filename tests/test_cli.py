@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import hja_bayes as hb
@@ -215,6 +216,20 @@ def test_confidence_trains_certifies_and_applies(tmp_path, capsys):
     assert 0.0 <= summary["test_coverage"] <= 1.0 and 0.0 <= summary["test_auroc"] <= 1.0
     assert "split by group" in capsys.readouterr().out
     assert main(["confidence", "bundled:prd_vicuna80", "--alpha", "1.5"]) == 2
+    # a ranker trained on the bundled set, applied to it: its rows named as the one-shot
+    # run's (they had been verdict, confidence, trusted, agree alone)
+    from hja_bayes.confidence.pipeline import read_confidence_source
+
+    assert main(["confidence", "train", "bundled:prd_vicuna80", "--epochs", "2", "--pairs",
+                 "256", "--alpha", "0.3", "--out", str(tmp_path / "rk"), "--quiet"]) == 0
+    assert main(["confidence", "apply", str(tmp_path / "rk"), "bundled:prd_vicuna80",
+                 "--quiet"]) == 0
+    applied = pd.read_csv(tmp_path / "rk" / "applied.csv")
+    data = read_confidence_source("bundled:prd_vicuna80", judge="gpt4")
+    assert list(applied.columns[:3]) == ["example", "group", "verdict"]
+    assert applied["example"].tolist() == list(range(data.n))
+    assert applied["group"].astype(str).tolist() == [str(g) for g in data.groups]
+    assert (applied["verdict"] == data.verdict).all()
 
 
 def test_version_and_help_are_plain_text_with_examples(capsys):

@@ -116,9 +116,9 @@ def _apply(args, folder: str) -> int:
     if args.group_col is not None:
         raise ParameterError("apply scores each verdict on its own: groups (--group-col) only "
                              "matter to training and certifying")
-    features, agree, _, verdict = features_for_apply(spec, args.data, judge=args.judge,
-                                                     human_col=args.human_col,
-                                                     data_dir=args.data_dir)
+    features, agree, groups, verdict = features_for_apply(spec, args.data, judge=args.judge,
+                                                          human_col=args.human_col,
+                                                          data_dir=args.data_dir)
     columns = feature_columns(spec)
     if args.data not in NAMED_SOURCES and spec.get("kind") == "trust_or_escalate":
         progress(f"features from {', '.join(columns)} (the Trust-or-Escalate layout the ranker "
@@ -129,7 +129,11 @@ def _apply(args, folder: str) -> int:
         progress(f"features: {', '.join(spec['feature_names'])}")
     frame, summary = apply_ranker(ranker, features, agree)
     frame.insert(0, "verdict", np.asarray(verdict))
-    if args.data not in NAMED_SOURCES:  # the file's own other columns (ids, ...) lead its rows
+    if args.data in NAMED_SOURCES:  # its rows named as the one-shot run's predictions name them
+        frame.insert(0, "example", np.arange(len(frame)))
+        if groups is not None:
+            frame.insert(1, "group", np.asarray(groups))
+    else:  # the file's own other columns (ids, ...) lead its rows
         import pandas as pd
 
         rows = pd.read_csv(args.data).drop(columns=columns, errors="ignore")
