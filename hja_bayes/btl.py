@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .threads import one_blas_thread
 from .checks import check_comparisons, check_level, check_positive, index_of
 from .comparisons import Comparisons
 from .errors import ConvergenceWarning, DataWarning, ParameterError, warn
@@ -262,6 +263,7 @@ def _warn_separated(first, second, n, wins, n_items, names, who=""):
         )
 
 
+@one_blas_thread
 def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: float = 1e-10,
                    max_iter: int = 100) -> BTLFit:
     """Pooled Bradley–Terry MLE: every judge's votes in one score vector.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from .threads import one_blas_thread
 from .comparisons import Comparisons
 from .errors import ParameterError
 from .hja.result import HJAFit
@@ -88,6 +89,7 @@ for _method in (from_frame, from_csv, from_jsonl, from_file, from_counts, scan):
 
 
 # ------------------------------------------------------------------- HJAFit
+@one_blas_thread
 def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, progress=None,
               *, wild: bool = False, weights: str = "rademacher"):
     """Bootstrap replicates of this fit.
@@ -98,7 +100,8 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
     the original fit).
 
     ``wild=True``: the wild cluster bootstrap of the scores
-    (:func:`hja_bayes.inference.wild.wild_bootstrap`), the check for few clusters: each
+    (:func:`hja_bayes.inference.wild.wild_bootstrap`; unrestricted, it covered less than
+    the CR2 intervals with few prompts, 90% against 94.5% with 8 in a simulation): each
     replicate multiplies every prompt's CR2-adjusted residuals by a weight
     (``weights="rademacher"``, +-1, or ``"webb"``, six points, better below about 12
     prompts) and takes one Newton step; no refit, so thousands of replicates take well
@@ -124,6 +127,7 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
                          progress=progress)
 
 
+@one_blas_thread
 def fragility(self, target="top", unit: str = "verdict", **options):
     """How few verdicts or prompts hold a ranking up: the smallest set found whose removal
     puts another model first (``target="top"``), reverses a pair (``target=(model_a,
@@ -149,6 +153,7 @@ def uncontrolled(self, **options):
     return refit(self, **options)
 
 
+@one_blas_thread
 def update(self, new_data, **options):
     """This fit with ``new_data``'s comparisons added, warm-started here.
 

@@ -1,7 +1,9 @@
-"""The package's entry points run with one BLAS thread and give the caller's setting back
+"""The package's public functions run with one BLAS thread and give the caller's setting back
 (hja_bayes.threads: NumPy's and SciPy's OpenBLAS pools, alternated on small matrices, had made
-MT-Bench's cluster-robust intervals 7x slower on 2 cores)."""
+MT-Bench's cluster-robust intervals 8x slower on 2 cores)."""
 
+import pytest
+import scipy.linalg  # noqa: F401  (SciPy's OpenBLAS loaded before the settings are read)
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import hja_bayes as hb
@@ -9,23 +11,33 @@ from hja_bayes.threads import one_blas_thread
 
 
 def blas_threads():
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    return {lib["internal_api"] + lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
+            if lib["user_api"] == "blas"}
 
 
 def test_one_blas_thread_inside_and_the_callers_after(monkeypatch):
+    monkeypatch.delenv("HJA_BAYES_BLAS_THREADS", raising=False)
     inside = one_blas_thread(blas_threads)
+    nested = one_blas_thread(lambda: (inside(), blas_threads()))
     with threadpool_limits(limits=2, user_api="blas"):
-        assert set(inside()) == {1}
-        assert set(blas_threads()) == {2}
+        before = blas_threads()
+        assert set(inside().values()) == {1} and len(inside()) == len(blas_threads())
+        assert set(nested()[1].values()) == {1}  # still one after the inner call returned
+        assert blas_threads() == before and set(before.values()) == {2}
         monkeypatch.setenv("HJA_BAYES_BLAS_THREADS", "keep")
-        assert set(inside()) == {2}
+        assert set(inside().values()) == {2}
         monkeypatch.setenv("HJA_BAYES_BLAS_THREADS", "3")
-        assert set(inside()) == {3}
-        assert set(blas_threads()) == {2}
+        assert set(inside().values()) == {3}
+        monkeypatch.setenv("HJA_BAYES_BLAS_THREADS", "two")
+        with pytest.raises(hb.ParameterError, match="HJA_BAYES_BLAS_THREADS must be"):
+            inside()
+        assert blas_threads() == before
 
 
-def test_the_entry_points_are_limited():
-    for entry in (hb.fit_hja, hb.HJAFit.intervals, hb.leaderboard, hb.pairwise_table,
-                  hb.judge_table, hb.bias_table, hb.leaderboard_by, hb.report, hb.agreement,
-                  hb.next_comparisons, hb.plan, hb.sample_hja):
-        assert entry.__wrapped__.__name__ == entry.__name__, entry
+def test_the_public_functions_are_limited():
+    limited = one_blas_thread(lambda: None).__code__
+    for entry in (hb.fit_hja, hb.rank_criteria, hb.fit_pooled_btl, hb.HJAFit.intervals,
+                  hb.HJAFit.bootstrap, hb.HJAFit.fragility, hb.HJAFit.update, hb.leaderboard,
+                  hb.pairwise_table, hb.judge_table, hb.bias_table, hb.leaderboard_by,
+                  hb.report, hb.agreement, hb.next_comparisons, hb.plan, hb.sample_hja):
+        assert getattr(entry, "__code__", None) is limited, entry

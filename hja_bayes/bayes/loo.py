@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
+from ..threads import one_blas_thread
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from .convert import import_arviz, posterior_outcome, posterior_units
@@ -125,6 +126,7 @@ def _relative_efficiency(idata) -> float:
     return float(np.hstack([ess[v].values.ravel() for v in ess.data_vars]).mean() / n)
 
 
+@one_blas_thread
 def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> LooResult:
     """PSIS leave-one-out cross-validation over single comparisons.
 
@@ -299,6 +301,7 @@ class RankComparison(NamedTuple):
     idatas: dict
 
 
+@one_blas_thread
 def compare_ranks(data: Comparisons, ranks: Sequence[int] = (0, 1, 2), *,
                   position_bias: bool = False, outcome: str = "half",
                   num_warmup: int = 500, num_samples: int = 1000,

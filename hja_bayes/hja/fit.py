@@ -313,6 +313,7 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, req
     return data, excluded
 
 
+@one_blas_thread
 def fit_btl_svd(data: Comparisons, rank: int = 1, *, ridge: float = 1e-3) -> HJAFit:
     """Baseline "BTL+SVD": per-judge Bradley–Terry, then the canonical rank-r truncation.
 

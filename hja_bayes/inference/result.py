@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..threads import one_blas_thread
 from ..errors import IdentifiabilityError, ParameterError, warn
 from .chart import FactorChart
 from .clusters import ClusterDesign, satterthwaite
@@ -358,6 +359,7 @@ class WaldInference(Quantities):
 
     # ------------------------------------------------------ standard quantities
     @cached_property
+    @one_blas_thread
     def _core_gradient(self) -> tuple[np.ndarray, np.ndarray]:
         # a block of quantities at a time: their Jacobian in (S, Z, theta) is K x N numbers
         # each, of which the chart keeps dim
@@ -370,6 +372,7 @@ class WaldInference(Quantities):
         return value, G
 
     @cached_property
+    @one_blas_thread
     def _core_covariance(self) -> tuple[np.ndarray, np.ndarray]:
         value, G = self._core_gradient
         cov = self._chart_covariance(G)
@@ -397,10 +400,12 @@ class WaldInference(Quantities):
         return self._few_verdicts_se(np.diagonal(self._core_covariance[1]))
 
     @cached_property
+    @one_blas_thread
     def _core_whitened(self) -> np.ndarray:
         return self._whitened(self._core_gradient[1])
 
     @cached_property
+    @one_blas_thread
     def _core_df(self) -> np.ndarray | None:
         """Degrees of freedom of (mu, gamma, vec Z, theta) under CR2 (None otherwise); a
         quantity whose cluster-robust variance is 0 gets NaN here and is refused on use."""
