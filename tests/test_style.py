@@ -290,6 +290,16 @@ def test_a_self_preference_fit_reaches_the_optimum_the_alternation_reaches_at_le
         chosen = hb.fit_hja(data, rank="bic", self_preference=truth.owners)
         row = chosen.rank_table.set_index("rank").loc[chosen.rank]
         assert chosen.rank == 1 and row["nll"] == chosen.nll and row["n_iter"] == chosen.n_iter
+    if position_bias == 0.0:  # chosen by cross-validation, a rank far above the BIC's best
+        data6, truth6 = hb.simulate(n_judges=6, n_items=6, rank=2, comparisons_per_judge=150,
+                                    seed=3, self_preference=0.6)
+        by_cv = hb.fit_hja(data6, rank="cv", max_rank=2, self_preference=truth6.owners,
+                           patience=None)
+        assert by_cv.rank == 2 and by_cv.rank_table["bic"].iloc[2] > by_cv.bic - 1  # by CV
+        table6 = by_cv.rank_table.set_index("rank")
+        fixed = hb.fit_hja(data6, rank=by_cv.rank, self_preference=truth6.owners)
+        assert np.abs(by_cv.S - fixed.S).max() < 5e-5  # 3e-3 when only BIC's near best were
+        assert table6.loc[by_cv.rank, "nll"] == pytest.approx(fixed.nll, abs=1e-6)
     # the rank search compares its candidates at their optima (rank_criteria's were not)
     table = hb.rank_criteria(data, [1], cv=False, self_preference=truth.owners,
                              position_bias=position_bias > 0)

@@ -319,8 +319,14 @@ def polish(fit, *, tol: float):
     if got is None:
         return fit
     result, nll = got
+    table = fit.rank_table
+    if table is not None:  # the chosen rank's row says where the fit ended
+        table, row = table.copy(), table["rank"] == fit.rank
+        table.loc[row, "bic"] += 2 * (nll - table.loc[row, "nll"])
+        table.loc[row, "nll"] = nll
+        table.loc[row, "n_iter"] = result.n_iter
     out = make_fit(fit.data, result, fit.rank, fit.terms, design_of(fit.data, fit.terms), None,
-                   fit.ridge, fit.rank_table, fit.outcome_model, nll)
+                   fit.ridge, table, fit.outcome_model, nll)
     return replace(out, excluded_judges=dict(fit.excluded_judges))
 
 

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from ..threads import one_blas_thread
 from ..btl import fit_per_judge_btl
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
@@ -139,11 +140,12 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     With style or self-preference ``terms`` every candidate fitted to the full data is
     finished by Fisher scoring (:func:`~hja_bayes.hja.refine.refined`), as ``fit_hja``
     finishes a fit at a given rank, so the ranks are compared at their optima (the
-    alternation alone stopped 0.07 short of the NLL on PRD at rank 1), where the BIC as the
-    alternation left it is within :data:`FINISH_WITHIN` of the best before it: farther, the
-    gap is far more than finishing moves (0.13 in BIC on PRD), and the candidate's row says
-    where the alternation stopped.  A candidate stopped early, or not converged, is not
-    finished; nor are the folds' fits under ``cv``.
+    alternation alone stopped 0.07 short of the NLL on PRD at rank 1); by BIC only where the
+    BIC as the alternation left it is within :data:`FINISH_WITHIN` of the best before it
+    (farther, the gap is far more than finishing moves, 0.13 in BIC on PRD, and the
+    candidate's row says where the alternation stopped), under ``cv`` every one (any can be
+    chosen).  A candidate stopped early, or not converged, is not finished; nor are the
+    folds' fits under ``cv``.
     """
     ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
     check_patience(patience)
@@ -173,7 +175,7 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
                           width=width, stop=stop, quick_compile=quick_compile)
         start = result.state._replace(tau=tau)  # the folds' start: the solver's own state
         nll = state_nll(result.state, cells, outcome)
-        if slow and result.converged and 2.0 * nll + penalty < best_bic + FINISH_WITHIN:
+        if slow and result.converged and (cv or 2.0 * nll + penalty < best_bic + FINISH_WITHIN):
             # to the optimum, which the alternation approaches slowly with these terms
             got = refined(make_fit(data, result, r, terms, design, cells, ridge, None, outcome),
                           tol=tol)
@@ -203,6 +205,7 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     return pd.DataFrame(rows), solutions
 
 
+@one_blas_thread
 def rank_criteria(data: Comparisons, ranks=None, *, position_bias=False, cv_folds=5, seed=0,
                   tau=30.0, ridge=DEFAULT_RIDGE, tol=1e-10, max_iter=2000, cv=True,
                   outcome="half", style=None, self_preference=None,
