@@ -327,9 +327,12 @@ def test_too_few_sign_patterns_for_the_quantile_are_refused():
     fit = hb.fit_hja(data, rank=0)
     with pytest.warns(hb.DataWarning, match="G = 4 clusters.*covered 93-95% in simulations"):
         boot = fit.bootstrap(wild=True)
-    with pytest.raises(hb.ParameterError, match=r"with 4 clusters, rademacher weights give at "
-                                                r"most 8 distinct \|T\*\|.*weights='webb'"):
+    with pytest.raises(hb.ParameterError, match=r"rademacher weights over 4 prompts that carry "
+                                                r"weight give at most 8 distinct \|T\*\|.*"
+                                                r"weights='webb'"):
         boot.table()
+    with pytest.raises(hb.ParameterError, match="10 replicates of webb weights"):
+        fit.bootstrap(wild=True, weights="webb", n=10).table()  # too few draws, any prompts
     assert boot.table(level=0.8)["critical"].notna().all()  # 8 values suffice for 80%
     assert fit.bootstrap(wild=True, weights="webb").table()["critical"].notna().all()
 

@@ -203,7 +203,7 @@ def test_the_search_goes_on_where_the_linear_prediction_falls_short():
         fit = hb.fit_hja(data, rank=0)
     assert any("won or lost every comparison" in str(w.message) for w in caught)
     result = fit.fragility("top")
-    assert result.confirmed and result.count <= 18  # max_share: half of the 36 verdicts
+    assert result.confirmed
     removed = np.zeros_like(data.counts)
     for row in result.items.itertuples():
         cell = np.flatnonzero((np.asarray(data.judges)[data.judge] == row.judge)

@@ -112,11 +112,12 @@ def cluster_bootstrap(per_cluster: np.ndarray, statistic, n_boot: int, level: fl
         finite = replicates[:, s][np.isfinite(replicates[:, s])]
         if finite.size:
             lower[s], upper[s] = np.quantile(finite, tails)
-        if 0 < finite.size < n_boot and np.isfinite(estimate[s]):
+        if finite.size < n_boot and np.isfinite(estimate[s]):
             from ..errors import DataWarning, warn
 
             name = names[s] if s < len(names) else f"statistic {s}"
             warn(f"{n_boot - finite.size} of {n_boot} bootstrap replicates of {name} are "
-                 "undefined (one value throughout the prompts drawn): its interval is over "
-                 f"the {finite.size} others", DataWarning)
+                 "undefined (one value throughout the prompts drawn): "
+                 + (f"its interval is over the {finite.size} others" if finite.size else
+                    "it has no interval"), DataWarning)
     return estimate, lower, upper

@@ -108,14 +108,19 @@ class WildBootstrap(NamedTuple):
         """The ``level`` quantile of ``|T*|`` for whitened gradients ``Z`` (dim, m)."""
         level = check_level(level)
         d = self.inference.cluster_design
-        G = d.n_clusters
-        distinct = {kind: (2.0 if kind == "rademacher" else 6.0) ** G / 2 for kind in WEIGHTS}
-        if distinct[self.kind] * (1 - level) < 1:  # |T*| takes too few values for it
-            webb = self.kind == "rademacher" and distinct["webb"] * (1 - level) >= 1
+        # prompts that carry weight (with comparisons, CR2 weight above 0), and how many
+        # distinct |T*| their signs can give, on the log scale (6^G overflows at G = 397)
+        G = int(np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10]).size)
+        log_distinct = {k: G * np.log(2.0 if k == "rademacher" else 6.0) - np.log(2.0)
+                        for k in WEIGHTS}
+        tail = -np.log1p(-level)  # distinct values needed: 1 / (1 - level)
+        if min(log_distinct[self.kind], np.log(self.n)) < tail:
+            webb = self.kind == "rademacher" and log_distinct["webb"] >= tail
             raise ParameterError(
-                f"with {G} clusters, {self.kind} weights give at most "
-                f"{distinct[self.kind]:.0f} distinct |T*|: too few for a {level:g} quantile"
-                + ("; use weights='webb'" if webb else "")
+                f"{self.n} replicates of {self.kind} weights over {G} prompts that carry weight "
+                f"give at most {min(np.exp(log_distinct[self.kind]), self.n):.0f} distinct "
+                f"|T*|: too few for a {level:g} quantile" + ("; use weights='webb'" if webb
+                                                              else "")
                 + "; the CR2 intervals (fit.intervals()) need no draws")
         f = d.adjust
         delta = self._delta()
