@@ -301,8 +301,11 @@ def join_features(frame, features, *, cluster: str | None, model_a: str = "model
     bad = ~np.isfinite(first) | ~np.isfinite(second)  # either answer (one side had been counted)
     if bad.any():
         r, f = np.argwhere(bad)[0]
-        raise DataError(f"{row_label(index, r)}: feature {names[f]!r} is missing or not finite "
-                        f"({int(bad.any(axis=1).sum())} such rows)")
+        side = model_a if not np.isfinite(first[r, f]) else model_b
+        row = frame.loc[rows].iloc[r]
+        raise DataError(f"verdicts {row_label(index, r)}: feature {names[f]!r} of the answer of "
+                        f"{str(row[side])!r} to prompt {str(row[cluster])!r} is missing or not "
+                        f"finite ({int(bad.any(axis=1).sum())} such rows)")
     if transform == "relative":
         negative = (first < 0) | (second < 0)
         if negative.any():

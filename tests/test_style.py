@@ -162,7 +162,7 @@ def test_a_compared_answer_without_features_is_an_error_naming_the_row():
                                         r"prompt '2' \(column 'model_b'\); 3 such rows"):
         Comparisons.from_frame(votes(), cluster="question_id", features=short)
     gap = table().assign(length=[300, 100, np.nan, 50, 150, 0])
-    with pytest.raises(DataError, match="row 2: feature 'length' is missing"):
+    with pytest.raises(DataError, match="row 2: feature 'length' of the answer of 'z' to prompt '1' is missing"):
         Comparisons.from_frame(votes(), cluster="question_id", features=gap)
     # a row without a usable verdict is no comparison, and needs no features
     df = votes()
@@ -185,8 +185,9 @@ def test_feature_errors_say_what_to_do():
     # it, not "not numeric (e.g. '')"
     empty = table().astype({"bold": object})
     empty.loc[5, "bold"] = ""  # z's answer to prompt 2: shown first once, second twice
-    with pytest.raises(DataError, match=r"row 3: feature 'bold' is missing or not finite "
-                       r"\(3 such rows\)"):  # one had been said (those showing it first)
+    with pytest.raises(DataError, match=r"verdicts row 3: feature 'bold' of the answer of 'z' "
+                       r"to prompt '2' is missing or not finite \(3 such rows\)"):
+        # one had been said (those showing it first); "row 3" alone read as the table's row
         Comparisons.from_frame(votes(), cluster="question_id", features=empty)
     with pytest.raises(DataError, match="two rows for model 'x' on prompt '1'"):
         Comparisons.from_frame(votes(), cluster="question_id",
