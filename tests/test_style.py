@@ -162,7 +162,8 @@ def test_a_compared_answer_without_features_is_an_error_naming_the_row():
                                         r"prompt '2' \(column 'model_b'\); 3 such rows"):
         Comparisons.from_frame(votes(), cluster="question_id", features=short)
     gap = table().assign(length=[300, 100, np.nan, 50, 150, 0])
-    with pytest.raises(DataError, match="row 2: feature 'length' of the answer of 'z' to prompt '1' is missing"):
+    with pytest.raises(DataError, match="row 2: feature 'length' of the answer of 'z' to "
+                                        "prompt '1' is missing"):
         Comparisons.from_frame(votes(), cluster="question_id", features=gap)
     # a row without a usable verdict is no comparison, and needs no features
     df = votes()
