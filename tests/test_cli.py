@@ -694,6 +694,21 @@ def test_style_inputs_without_style_control_are_refused_not_ignored(tmp_path, ca
     assert not (tmp_path / "fit").exists() and not (tmp_path / "b").exists()
 
 
+def test_answers_that_no_verdict_compares_are_counted(tmp_path, capsys):
+    """Answers to prompts, or of models, that the verdicts do not have were left unused
+    without a word (a mismatch of names between the two files hides there)."""
+    prd = hb.datasets.load_prd_vicuna80()
+    first = prd.answers[prd.answers["question_id"] == prd.answers["question_id"].iloc[0]]
+    extra = pd.concat([prd.answers, first.assign(question_id=999),
+                       first.iloc[:1].assign(model="gpt5")])
+    extra.to_csv(tmp_path / "answers.csv", index=False)
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--style-control", "length",
+                 "--answers", str(tmp_path / "answers.csv"), "--out", str(tmp_path / "f")]) == 0
+    err = capsys.readouterr().err
+    assert (f"hja-bayes: {len(first) + 1} of {len(extra)} answers are not compared in the "
+            "verdicts (not used), e.g. model 'bard' on prompt '999'") in err
+
+
 def test_a_reader_that_leaves_early_stops_the_command_without_an_error(tmp_path):
     # `hja-bayes fit ... | head -1`: the pipe's reading end is closed before any output.
     # It had said "hja-bayes: error: [Errno 32] Broken pipe" and exit 2 (bad input)

@@ -4,6 +4,7 @@ suggested when none is known) and the answers' style features."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -32,8 +33,9 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
         frame = prd.judgments
         requested = getattr(args, "cluster_col", None)
         cluster = _cluster_column(frame, requested or fit_cluster)
-        data = Comparisons.from_frame(frame, cluster=cluster,
-                                      features=_features(args, cluster, prd.answers))
+        table = _features(args, cluster, prd.answers)
+        data = Comparisons.from_frame(frame, cluster=cluster, features=table)
+        _echo_unused_answers(table, frame, cluster, ("model_a", "model_b"), args)
         _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
                        getattr(args, "quiet", False), fit_cluster)
         return data, "PRD Vicuna80 (bundled)"
@@ -78,10 +80,12 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
                                        cluster=cluster)
     else:
         used = (args.model_a_col, args.model_b_col, args.winner_col)
+        table = _features(args, cluster)
         data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
                                       model_b=args.model_b_col, winner=args.winner_col,
                                       cluster=cluster, scale=args.scale_levels,
-                                      features=_features(args, cluster))
+                                      features=table)
+        _echo_unused_answers(table, frame, cluster, (args.model_a_col, args.model_b_col), args)
     _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet, fit_cluster)
     return data, "standard input" if source == "-" else Path(source).name
 
@@ -156,8 +160,6 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
     one, warn (even when quiet) and suggest a column that looks like the prompts (values
     shared by several judges).  With ``fit_cluster`` (data added to a fit, read as the fit
     was unless ``requested``) the line is about the added verdicts and says so."""
-    import sys
-
     from ..readers import prompt_like_columns
 
     c = data.clusters
@@ -209,3 +211,20 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
     from ..errors import DataWarning, warn
 
     warn(line, DataWarning)  # said on one line by the command, and kept for --format json
+
+
+def _echo_unused_answers(table, frame, cluster, models, args) -> None:
+    """Say on stderr (unless quiet) how many rows of the answers' feature table no verdict
+    compares (answers to other prompts, or of models not judged): a mismatch of names
+    between the two files shows there."""
+    if table is None or getattr(args, "quiet", False):
+        return
+    keys = lambda p, m: p.astype(str) + "\0" + m.astype(str)  # noqa: E731
+    compared = set(keys(frame[cluster], frame[models[0]])) | set(
+        keys(frame[cluster], frame[models[1]]))
+    unused = ~keys(table[cluster], table["model"]).isin(compared)
+    if unused.any():
+        first = table[unused].iloc[0]
+        print(f"hja-bayes: {int(unused.sum()):,} of {len(table):,} answers are not compared in "
+              f"the verdicts (not used), e.g. model {str(first['model'])!r} on prompt "
+              f"{str(first[cluster])!r}", file=sys.stderr)
