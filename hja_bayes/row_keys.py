@@ -103,7 +103,8 @@ def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:
     if same.any():
         raise DataError(f"{row_label(df.index, np.argmax(same))} compares "
                         f"{items[first[np.argmax(same)]]!r} with itself ({int(same.sum())} "
-                        "such rows)")
+                        "such rows): a model against itself says nothing about the ranking; "
+                        "drop the rows whose two models are the same")
     return Keys(first.astype(np.int64), second.astype(np.int64), items, jud)
 
 

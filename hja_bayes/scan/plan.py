@@ -220,7 +220,8 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
         if bad == MISSING:
             what = "a judge, model or prompt is missing"
         elif bad == SELF:
-            what = f"compares {a!r} with itself"
+            what = (f"compares {a!r} with itself (a model against itself says nothing about "
+                    "the ranking; drop the rows whose two models are the same)")
         elif bad == AMBIGUOUS:
             table = plan.verdicts.table
             kind = dict(zip(table["text"], table["kind"]))
