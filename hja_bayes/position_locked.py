@@ -10,8 +10,9 @@ chosen by BIC) and alpaca-13b above vicuna-13b-v1.2, which 15 of the other 19 ju
 head to head; left out, or with ``position_bias=True`` (its slot preference then a term of
 its own, beta_k = 5.1, and its gamma_k -0.08), both orders turn.  On Chatbot Arena the
 same judge (99.2% first) puts RWKV-4-Raven-14B, which an ASCII sort shows first in all its
-pairs, 5th of 20 instead of 15th.  Where both orders are shown, such a judge's verdicts say
-next to nothing about the models.
+pairs, 5th of 20 instead of 15th.  On a pair it was shown in both orders, such a judge's
+verdicts say next to nothing about the models; what the warning says follows the orders each
+locked judge was shown, not the panel's.
 
 A judge counts as locked when at least :data:`LOCKED_SHARE` of its decided verdicts (ties
 aside, at least :data:`LOCKED_MIN_VERDICTS` of them) went to one slot.
@@ -48,12 +49,17 @@ class LockedJudge(NamedTuple):
         Share of its decided verdicts (ties aside) won by that slot.
     decided : float
         Its decided verdicts.
+    one_order : float
+        Share of its decided verdicts on pairs of models it was shown in one order only:
+        those rank the models in the order shown (where it saw both orders of a pair, its
+        verdicts on that pair say next to nothing about the models).
     """
 
     judge: str
     slot: str
     share: float
     decided: float
+    one_order: float = 1.0
 
     def __str__(self) -> str:
         return (f"{self.judge!r} (the {self.slot}-shown answer in {self.share:.1%} of "
@@ -104,21 +110,44 @@ def locked_judges(data) -> list[LockedJudge]:
         return []
     first, second = slot_counts(data)
     decided = first + second
+    one_order = _one_order_decided(data) / np.maximum(decided, 1)
     out = []
     for k in np.flatnonzero(decided >= LOCKED_MIN_VERDICTS):
         share = max(first[k], second[k]) / decided[k]
         if share >= LOCKED_SHARE:
             slot = "first" if first[k] >= second[k] else "second"
-            out.append(LockedJudge(data.judges[k], slot, float(share), float(decided[k])))
+            out.append(LockedJudge(data.judges[k], slot, float(share), float(decided[k]),
+                                   float(one_order[k])))
     return out
 
 
-def _consequence(one_orientation: bool) -> str:
-    if one_orientation:
+def _one_order_decided(data) -> np.ndarray:
+    """Each judge's decided verdicts on pairs of models that judge was shown in one order
+    only, shape (K,)."""
+    three = collapse_counts(data.counts)
+    decided = three[:, 0] + three[:, 2]
+    n = data.n_items
+    ordered = (np.asarray(data.judge, dtype=np.int64) * n + data.first) * n + data.second
+    reversed_ = (np.asarray(data.judge, dtype=np.int64) * n + data.second) * n + data.first
+    both = np.isin(reversed_, ordered[decided > 0])
+    return np.bincount(data.judge, np.where(both, 0.0, decided), data.n_judges)
+
+
+def _consequence(data, locked) -> str:
+    if data.one_orientation_only:
         return ("every pair of models is shown in one order only in these data, so their "
                 "verdicts rank the models in the order they were shown, and the consensus, in "
                 "which every judge weighs the same, is pulled toward that order")
-    return "their verdicts say next to nothing about the models"
+    pulling = [j for j in locked if j.one_order > 0]
+    if not pulling:
+        return ("each of them was shown both orders of its pairs, so their verdicts say next "
+                "to nothing about the models")
+    shares = ", ".join(f"{j.judge!r} {j.one_order:.0%}" if j.one_order >= 0.01
+                       else f"{j.judge!r} under 1%" for j in pulling)
+    return ("verdicts on pairs of models a judge was shown in one order only rank the models "
+            "in that order, and pull the consensus, in which every judge weighs the same, "
+            f"toward it (share of such verdicts: {shares}); on pairs shown both ways they say "
+            "next to nothing about the models")
 
 
 def warn_locked_judges(data) -> None:
@@ -129,11 +158,15 @@ def warn_locked_judges(data) -> None:
         return
     warn(f"{len(locked)} judge(s) chose one presentation slot in nearly every decided verdict "
          f"(at least {LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}; "
-         f"{_consequence(data.one_orientation_only)}. Fit with position bias "
+         f"{_consequence(data, locked)}. Fit with position bias "
          "(position_bias=True; hja-bayes fit --position-bias), which gives each judge's slot "
          "preference a term of its own, or leave them out (leave_out=[...]; hja-bayes fit "
          "--leave-out JUDGE)",
          DataWarning)
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def locked_note(data) -> str | None:
@@ -143,6 +176,6 @@ def locked_note(data) -> str | None:
         return None
     return (f"Judges that chose one presentation slot in nearly every decided verdict (at least "
             f"{LOCKED_SHARE:.0%}): {', '.join(map(str, locked))}. "
-            f"{_consequence(data.one_orientation_only).capitalize()}. This fit has no position "
+            f"{_capitalized(_consequence(data, locked))}. This fit has no position "
             "bias term: fit with one ('hja-bayes fit --position-bias') or leave these judges "
             "out ('--leave-out JUDGE').")

@@ -122,6 +122,36 @@ def test_with_both_orders_a_locked_judge_is_said_to_carry_next_to_nothing():
         [f"j{k}" for k in range(5)])) is None
 
 
+def test_a_locked_judge_shown_one_order_is_said_to_pull_where_the_others_see_both():
+    """What a locked judge does depends on the orders it was shown, not on the panel's:
+    shown each pair in one order while the other judges see both, it still ranks the models
+    in the order shown and pulls the consensus (had been said to carry next to nothing)."""
+    honest_judges = [f"j{k}" for k in range(5)]
+    both = panel(one_orientation=False, per_pair=20)
+    frame = pd.concat([both.select_judges(honest_judges).to_frame(),
+                       panel(one_orientation=True, per_pair=20).select_judges(["j5"]).to_frame()])
+    data = hb.Comparisons.from_counts(frame)
+    assert not data.one_orientation_only
+    [locked] = locked_judges(data)
+    assert locked.judge == "j5" and locked.one_order == 1.0
+    assert locked_judges(both)[0].one_order == 0.0
+    with pytest.warns(DataWarning, match=r"pairs of models a judge was shown in one order only "
+                      r"rank the models in that order, and pull the consensus.*'j5' 100%"):
+        plain = hb.fit_hja(data, rank=1)
+    assert "in one order only rank the models" in locked_note(data)
+    assert locked_note(data).startswith("Judges that chose") and "'j5' 100%" in locked_note(data)
+    honest = hb.fit_hja(data.select_judges(honest_judges), rank=1)
+    pull = consensus(plain) - consensus(honest)
+    shown_score = -np.array([SHOWN.index(f"m{i}") for i in range(6)], dtype=float)
+    assert np.corrcoef(pull, shown_score)[0, 1] > 0.8
+    # shown both orders of the 5 pairs with m0 as well: the share of its decided verdicts
+    # on the other 10 pairs, 20 verdicts each (no ties), of 15 * 20 + 5 * 20
+    extra = both.select_judges(["j5"]).to_frame()
+    extra = extra[(extra.model_a == "m0") | (extra.model_b == "m0")]
+    [locked] = locked_judges(hb.Comparisons.from_counts(pd.concat([frame, extra])))
+    assert locked.one_order == 200 / 400
+
+
 def test_the_report_carries_the_note_without_position_bias_only():
     from hja_bayes.reporting import build_report
 
