@@ -101,7 +101,7 @@ def _orthonormal_completion(n: int, leading: np.ndarray) -> np.ndarray:
             cols.append(c / norm)
         if len(cols) == n:
             break
-    return np.column_stack(cols[1:])
+    return np.column_stack(cols[1:]) if n > 1 else np.zeros((n, 0))  # one judge: no basis
 
 
 def default_chart(n_judges: int, n_items: int) -> Chart:
