@@ -301,6 +301,7 @@ def test_bayesian_columns_arrange_the_posterior():
     judges = hb.judge_table(fit, idata)
     gamma = np.asarray(idata.posterior["gamma"]).reshape(-1, len(fit.judges))
     np.testing.assert_allclose(judges["gamma_cred_upper"], np.quantile(gamma, 0.975, axis=0))
+    np.testing.assert_allclose(judges["gamma_post_mean"], gamma.mean(axis=0))
     assert {"beta_cred_lower", "beta_cred_upper"} <= set(judges.columns)
     # a pinned baseline pins the credible columns too (they had stayed unpinned, 26 Elo
     # points from the score beside them): each draw's difference to the baseline

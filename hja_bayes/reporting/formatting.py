@@ -35,6 +35,7 @@ COLUMN_LABELS = {
     "post_mean": "Posterior mean", "cred_lower": "Cred. lower", "cred_upper": "Cred. upper",
     "post_rank_lower": "Post. rank from", "post_rank_upper": "Post. rank to",
     "p_best": "P(best)", "post_p_better_next": "Post. P(better than next)",
+    "gamma_post_mean": "γ post. mean",
     "gamma_cred_lower": "γ cred. lower", "gamma_cred_upper": "γ cred. upper",
     "beta_cred_lower": "β cred. lower", "beta_cred_upper": "β cred. upper",
     "nll": "NLL", "n_params": "Parameters", "bic": "BIC", "cv_nll": "CV NLL",

@@ -41,10 +41,12 @@ def judge_table(
     ----------
     fit : HJAFit
     idata : arviz.InferenceData, optional
-        Posterior draws of the same model: adds ``gamma_cred_lower``, ``gamma_cred_upper``
-        (and ``beta_cred_lower``, ``beta_cred_upper``, ``nu_cred_lower``, ...),
-        equal-tailed credible intervals.  With prompt effects the credible gamma is
-        ``gamma_marginal``, on the Wald columns' population-averaged scale, and no credible
+        Posterior draws of the same model: adds ``gamma_post_mean`` (posterior mean),
+        ``gamma_cred_lower``, ``gamma_cred_upper`` (and ``beta_cred_lower``,
+        ``beta_cred_upper``, ``nu_cred_lower``, ...), equal-tailed credible intervals.  With
+        prompt effects the posterior's gamma is ``gamma_marginal``, on the Wald columns'
+        population-averaged scale (an approximation: its mean can differ from the MAP of the
+        model without answer effects by more than the intervals' widths), and no credible
         beta, nu or cut gap is shown: the posterior's are per prompt, on another scale
         (``attrs["conditional_beta"]``).
     level : float
@@ -119,8 +121,8 @@ def judge_table(
         name = "gamma_marginal" if conditional else "gamma"
         draws = posterior_draws(idata, name, fit.judges, "judge")
         n_draws = int(draws.shape[0])
-        _, lo, hi = credible(draws, level)
-        columns.update(gamma_cred_lower=lo, gamma_cred_upper=hi)
+        mean, lo, hi = credible(draws, level)
+        columns.update(gamma_post_mean=mean, gamma_cred_lower=lo, gamma_cred_upper=hi)
         if fit.position_bias and not conditional:
             _, lo, hi = credible(posterior_draws(idata, "beta", fit.judges, "judge"), level)
             columns.update(beta_cred_lower=lo, beta_cred_upper=hi)
