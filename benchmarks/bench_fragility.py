@@ -17,7 +17,13 @@ set than the audit.
 Part c (MT-Bench): the report's sentence for the top spot, verdicts and prompts
 (``question_id``), rank 1.
 
-Usage: ``python benchmarks/bench_fragility.py [--close 50] [--tiny 15]``.  Writes
+Part d (putting units back): noisy tiny panels (3 judges, 4 models, 12 verdicts each, no
+prompts; ranks 0 and 1, 16 seeds each), the top spot's verdict set with the audit as it is
+and with its put-back step (``Search.prune``) replaced by doing nothing, in one process; every
+set the audit reports is confirmed by its refit.  No goal: how much smaller the sets come
+out, and at what cost in refits and time.
+
+Usage: ``python benchmarks/bench_fragility.py [--close 50] [--tiny 15] [--put-back 16]``.  Writes
 ``benchmarks/results/fragility.json`` and ``.md``.
 """
 
@@ -209,6 +215,45 @@ def mtbench() -> dict:
     return out
 
 
+def put_back(seeds: int) -> dict:
+    from hja_bayes.inference import removal
+
+    keep = removal.Search.prune
+    rows = []
+    for rank in (0, 1):
+        for seed in range(seeds):
+            data, _ = hb.simulate(3, 4, rank, 12, seed=seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = hb.fit_hja(data, rank)
+                row = {"rank": rank, "seed": seed}
+                for label in ("without", "with"):
+                    removal.Search.prune = keep if label == "with" else (
+                        lambda self, order, refit: (order, refit))
+                    try:
+                        t = time.perf_counter()
+                        result = fit.fragility("top")
+                        row[label] = {"count": result.count, "refits": result.refits,
+                                      "seconds": time.perf_counter() - t}
+                    finally:
+                        removal.Search.prune = keep
+            rows.append(row)
+    both = [r for r in rows if r["with"]["count"] is not None
+            and r["without"]["count"] is not None]
+    total = {label: sum(r[label]["count"] for r in both) for label in ("without", "with")}
+    print(f"put back: {total['with']} verdicts in all against {total['without']} "
+          f"({len(both)} panels)", flush=True)
+    return {"panels": rows, "total": total, "compared": len(both),
+            "smaller": sum(r["with"]["count"] < r["without"]["count"] for r in both),
+            "larger": sum(r["with"]["count"] > r["without"]["count"] for r in both),
+            "refits": {label: float(np.median([r[label]["refits"] for r in both]))
+                       for label in ("without", "with")},
+            "seconds": {label: float(np.median([r[label]["seconds"] for r in both]))
+                        for label in ("without", "with")},
+            "max_seconds": {label: float(max(r[label]["seconds"] for r in both))
+                            for label in ("without", "with")}}
+
+
 def markdown(r: dict) -> str:
     close, tiny, prompts, mt = r["close"], r["tiny"], r["prompts"], r["mtbench"]
     lines = ["# Fragility of the top spot (`python benchmarks/bench_fragility.py`)", "",
@@ -243,6 +288,16 @@ def markdown(r: dict) -> str:
     for unit in ("verdict", "prompt"):
         lines.append(f"- {unit}s: {mt[unit]['sentence']} ({mt[unit]['refits']} refits, "
                      f"{mt[unit]['seconds']:.1f} s)")
+    d = r["put_back"]
+    lines += ["", "## d. Putting units back (noisy tiny panels: 3 judges x 4 models x 12 "
+              "verdicts, ranks 0 and 1)", "",
+              f"{d['compared']} panels with a set both ways: {d['total']['with']} verdicts in all "
+              f"with the put-back step against {d['total']['without']} without "
+              f"({d['total']['with'] / d['total']['without']:.2f}x); smaller in {d['smaller']}, "
+              f"larger in {d['larger']}; median refits {d['refits']['with']:.0f} against "
+              f"{d['refits']['without']:.0f}, median seconds {d['seconds']['with']:.2f} against "
+              f"{d['seconds']['without']:.2f} (largest {d['max_seconds']['with']:.2f} against "
+              f"{d['max_seconds']['without']:.2f})"]
     return "\n".join(lines) + "\n"
 
 
@@ -251,6 +306,7 @@ def main() -> None:
     parser.add_argument("--close", type=int, default=50)
     parser.add_argument("--tiny", type=int, default=15)
     parser.add_argument("--seed", type=int, default=7000)
+    parser.add_argument("--put-back", type=int, default=16, help="seeds per rank in part d")
     args = parser.parse_args()
     start = time.perf_counter()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -259,6 +315,7 @@ def main() -> None:
     result["close"] = close_races(args.close, args.seed)
     result["tiny"] = brute_verdicts(args.tiny)
     result["prompts"] = brute_prompts(args.tiny)
+    result["put_back"] = put_back(args.put_back)
     result["seconds"] = time.perf_counter() - start
     OUT.mkdir(exist_ok=True)
     (OUT / "fragility.json").write_text(json.dumps(result, indent=2, default=float) + "\n")

@@ -214,3 +214,32 @@ def test_the_search_goes_on_where_the_linear_prediction_falls_short():
     with pytest.warns(hb.DataWarning):
         fresh = hb.fit_hja(data.without(removed), rank=0)
     assert int(np.argmax(fresh.mu)) != int(np.argmax(fit.mu))
+
+
+def test_verdicts_the_change_does_not_need_are_put_back(monkeypatch):
+    """Removal by prefixes keeps verdicts that later removals made unnecessary: each is put
+    back, and kept back where the change still holds (a noisy panel of 3 judges, 4 models and
+    36 verdicts: 10 verdicts without that step, 6 with it).  The smaller set still puts
+    another model first in a fit from scratch of the data less those verdicts."""
+    from hja_bayes.inference import removal
+
+    data, _ = hb.simulate(3, 4, 1, 12, seed=3)
+    fit = hb.fit_hja(data, 1)
+    result = fit.fragility("top")
+    with monkeypatch.context() as patch:
+        patch.setattr(removal.Search, "prune", lambda self, order, refit: (order, refit))
+        unpruned = fit.fragility("top")
+    assert result.confirmed and unpruned.confirmed and result.count < unpruned.count
+    frame = data.to_frame()
+    for row in result.items.itertuples():
+        at = ((frame.judge == row.judge) & (frame.model_a == row.model_a)
+              & (frame.model_b == row.model_b))
+        assert at.sum() == 1
+        frame.loc[at, "n"] -= row.removed
+        frame.loc[at, {"first": "wins", "tie": "ties"}.get(row.category, "n")] -= (
+            row.removed if row.category != "second" else 0)
+    assert (frame[["n", "wins", "ties"]] >= 0).all().all()
+    leader = fit.items[int(np.argmax(fit.mu))]
+    with pytest.warns(hb.DataWarning, match="perfect separation"):  # as few verdicts left
+        again = hb.fit_hja(hb.Comparisons.from_counts(frame[frame.n > 0]), 1)
+    assert again.items[int(np.argmax(again.mu))] != leader

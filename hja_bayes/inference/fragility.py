@@ -11,7 +11,8 @@ removing one unit u (one verdict, or one prompt with all its verdicts) is, to fi
 search removes the units of most negative ``delta_u`` until the predicted margin falls below
 zero, refits exactly without them (warm-started, as a bootstrap replicate is), and, if the
 order has not changed, linearises again at that refit and goes on.  A confirmed set is then
-shortened: the shortest prefix of the removal order that still changes the order (bisection),
+shortened: the shortest prefix of the removal order that still changes the order (bisection);
+each of its units put back where the change holds without it (the least influential first);
 and, for a handful of units, smaller combinations of the most influential units, each
 checked by a refit.  The answer is the set found, not a proven minimum: a smaller set may
 exist, which is why the search reports what the refit confirmed and nothing stronger.
@@ -279,8 +280,8 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
         cells without prompts); it raises :class:`~hja_bayes.errors.DataError` when the
         removal leaves a judge without comparisons or disconnects the models.
     max_refits : int
-        Exact refits allowed per way of changing the target in each of the three phases
-        (the search, the bisection, the smaller combinations).
+        Exact refits allowed per way of changing the target in each of the four phases
+        (the search, the bisection, putting units back, the smaller combinations).
     max_share : float
         Give up beyond removing this share of the units.
     goals : int

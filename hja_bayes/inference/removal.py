@@ -267,9 +267,9 @@ class Search:
         return None, None
 
     def shorten(self, order, refit, predicted=None, small: int = 4):
-        """The shortest prefix of ``order`` that still works (bisection); then, when it or
-        the first linear prediction is at most ``small`` units, combinations of up to that
-        many (:meth:`smaller`)."""
+        """The shortest prefix of ``order`` that still works (bisection), less the units it
+        does not need (:meth:`prune`); then, when it or the first linear prediction is at
+        most ``small`` units, combinations of up to that many (:meth:`smaller`)."""
         lo, hi = 0, len(order)  # a prefix of length hi works
         budget = self.refits + self.max_refits
         while hi - lo > 1 and self.refits < budget:
@@ -279,9 +279,33 @@ class Search:
                 hi, refit = mid, f
             else:
                 lo = mid
-        order = order[:hi]
+        order, refit = self.prune(order[:hi], refit)
         if len(order) > 1 and min(len(order), predicted or len(order)) <= small:
             order, refit = self.smaller(order, refit, min(len(order) - 1, small))
+        return order, refit
+
+    def prune(self, order, refit):
+        """``order`` less the units the change does not need: each member, the one predicted
+        to matter least at the current refit first, is put back and kept back if the goal
+        still holds (a refit each); removal by prefixes keeps units that later ones made
+        unnecessary (tiny panels: 15 verdicts reported where 3 sufficed)."""
+        budget = self.refits + self.max_refits
+        C = self.units.counts.shape[1]
+        index = (lambda u: u[0] * C + u[1]) if self.unit == "verdict" else (lambda u: u)
+        needed = set()
+        while len(order) > 1 and self.refits < budget:
+            values, delta = self.effects(refit)
+            left = [u for u in dict.fromkeys(order) if u not in needed]
+            if not left:
+                break
+            back = min(left, key=lambda u: np.max(values - delta[index(u)]))
+            rest = list(order)
+            rest.remove(back)
+            ok, f = self.achieved(rest)
+            if ok:
+                order, refit = rest, f
+            else:
+                needed.add(back)
         return order, refit
 
     def smaller(self, order, refit, largest: int, pool: int = 16, tries: int = 10):
