@@ -411,3 +411,48 @@ def test_the_rank_tables_parameters_count_the_estimated_nu_as_the_fit_does():
     # two nu estimated (judge 1 never tied), at every rank, fitted or skipped
     expected = [hb.free_parameters(3, 4, r) + 2 for r in table.index]
     assert list(table["n_params"]) == expected
+
+
+@pytest.mark.parametrize("outcome", ["davidson", "ordinal"])
+def test_a_judge_whose_decided_verdicts_all_went_to_one_slot_is_left_out(outcome):
+    """With position bias, a judge whose decided verdicts all went to the first-shown answer,
+    some ties (middle grades) aside, has no finite beta_k under an outcome with its own tie
+    parameter: along beta = t, log nu = t / 2 + c (checked here on Davidson's own
+    probabilities) its log-likelihood keeps rising.  It had been kept, with beta and nu set by
+    the ridge and finite intervals; it is left out and said to be.  Ties that count half
+    keep the optimum finite: that judge stays in a "half" fit."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for k in range(3):
+        for _ in range(150):
+            i, j = rng.choice(5, 2, replace=False)
+            d = 0.4 * (j - i)
+            p = np.array([np.exp(d / 2), 0.6, np.exp(-d / 2)])
+            w = rng.choice(["model_a", "tie", "model_b"], p=p / p.sum())
+            rows.append((f"J{k}", f"m{i}", f"m{j}", "model_a" if k == 2 and w == "model_b" else w))
+    frame = pd.DataFrame(rows, columns=["judge", "model_a", "model_b", "winner"])
+    if outcome == "ordinal":  # the same verdicts on a 0..2 scale
+        frame["winner"] = frame.winner.map({"model_b": "0", "tie": "1", "model_a": "2"})
+        data = hb.Comparisons.from_frame(frame, scale="0..2")
+    else:
+        data = hb.Comparisons.from_frame(frame)
+    with pytest.warns(hb.DataWarning, match=r"judge 'J2' chose the first-shown answer in all "
+                      r"\d+ decided comparisons \(\d+ (ties|middle grades) aside\)"):
+        fit = hb.fit_hja(data, rank=0, outcome=outcome, position_bias=True)
+    assert list(fit.excluded_judges) == ["J2"] and "J2" not in fit.judges
+    if outcome == "davidson":
+        half = hb.fit_hja(data, rank=0, position_bias=True)
+        assert "J2" in half.judges and not half.excluded_judges
+        # J2's Davidson log-likelihood along beta = t, nu = exp(t / 2): rising without bound
+        # toward its supremum, at the other judges' consensus
+        mu = dict(zip(fit.items, fit.mu))
+        mine = frame[frame.judge == "J2"]
+        eta = np.array([mu[a] - mu[b] for a, b in zip(mine.model_a, mine.model_b)])
+
+        def log_likelihood(t):
+            x = (eta + t) / 2
+            z = np.logaddexp(np.logaddexp(x, -x), t / 2)
+            return np.sum(np.where(mine.winner == "tie", t / 2, x) - z)
+
+        values = [log_likelihood(t) for t in (2.0, 5.0, 10.0, 20.0, 40.0)]
+        assert np.all(np.diff(values) > 0) and values[-1] - values[-2] < 1e-3

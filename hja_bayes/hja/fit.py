@@ -164,7 +164,8 @@ def fit_hja(
     outcome = outcome_model(outcome or "half", data.categories
                             if isinstance(data, Comparisons) else None)
     if isinstance(data, Comparisons):  # the judges left out are not checked nor warned of
-        data, excluded = _leave_out(data, position_bias, min_judge_comparisons, leave_out)
+        data, excluded = _leave_out(data, position_bias, min_judge_comparisons, leave_out,
+                                    outcome.name)
     check_fit_inputs(data, position_bias)
     warn_tie_only_judges(data, outcome.name)
     if not position_bias:
@@ -286,7 +287,8 @@ def _report_candidate(row: dict) -> None:
           f"BIC {row['bic']:.3f}{cv}", file=sys.stderr, flush=True)
 
 
-def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, requested=()):
+def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, requested=(),
+               outcome: str = "half"):
     """The data without the judges asked to be left out and those :func:`judges_to_leave_out`
     names, and those judges with the reason (the rules' warned of)."""
     check_integer(min_comparisons, "min_judge_comparisons")
@@ -297,7 +299,7 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, req
                         f"judges are {list(data.judges)}")
     excluded = dict.fromkeys(requested, LEFT_OUT_ON_REQUEST)
     ruled = {name: why for name, why in judges_to_leave_out(
-        data, position_bias, min_comparisons).items() if name not in excluded}
+        data, position_bias, min_comparisons, outcome).items() if name not in excluded}
     excluded.update(ruled)
     if not excluded:
         return data, {}

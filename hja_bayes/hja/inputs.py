@@ -87,14 +87,20 @@ def separated_items(data: Comparisons) -> list[str]:
 
 
 def judges_to_leave_out(data: Comparisons, position_bias: bool,
-                        min_comparisons: int = MIN_JUDGE_COMPARISONS) -> dict[str, str]:
+                        min_comparisons: int = MIN_JUDGE_COMPARISONS,
+                        outcome: str = "half") -> dict[str, str]:
     """Judges a fit should leave out, with the reason.
 
     * fewer than ``min_comparisons`` comparisons while the median judge has at least ten
       times as many: too little to estimate the judge's row, which would still count fully
       in the consensus (a panel of uniformly small judges is left as it is);
     * with ``position_bias``: every verdict went to the same slot (no ties): beta_k is then
-      infinite and the judge's verdicts carry no information about the models at all.
+      infinite and the judge's verdicts carry no information about the models at all;
+    * with ``position_bias`` and an outcome with a tie parameter of its own (``outcome``
+      "davidson" or "ordinal"): every decided verdict went to the same slot, ties or middle
+      grades aside: beta_k and the judge's tie parameter (nu_k, or its innermost cut gap)
+      then grow without bound together, so the fit has no finite optimum (with ties that
+      count half, as "half" does, it has one).
     """
     out = {}
     first, ties, second = judge_totals(data.judge, collapse_counts(data.counts), data.n_judges).T
@@ -109,6 +115,16 @@ def judges_to_leave_out(data: Comparisons, position_bias: bool,
             out[name] = (f"chose the {slot}-shown answer in all {per_judge[k]:g} comparisons: "
                          "its position bias is infinite and its verdicts say nothing about "
                          "the models")
+        elif (position_bias and outcome in ("davidson", "ordinal") and first[k] + second[k] > 0
+              and (first[k] == 0 or second[k] == 0)):
+            slot = "first" if second[k] == 0 else "second"
+            tie, middle = (("tie parameter nu", "ties") if outcome == "davidson" else
+                           ("innermost cut gap", "middle grades"))
+            out[name] = (f"chose the {slot}-shown answer in all {first[k] + second[k]:g} "
+                         f"decided comparisons ({ties[k]:g} {middle} aside): with "
+                         f"outcome={outcome!r} its position bias and its {tie} "
+                         "grow without bound together (no finite fit; the ridge alone would set "
+                         "them)")
     return out
 
 
