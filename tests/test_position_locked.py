@@ -211,9 +211,13 @@ def test_a_judge_left_out_on_request_is_the_fit_without_it(tmp_path, capsys):
     votes = tmp_path / "votes.csv"
     data.to_frame().to_csv(votes, index=False)
     assert main(["fit", str(votes), "--counts", "--rank", "1", "--leave-out", "j5", "--out",
-                 str(tmp_path / "fit")]) == 0
+                 str(tmp_path / "fit"), "--report"]) == 0
     captured = capsys.readouterr()
     assert "leaving out 'j5'" in captured.err and "presentation slot (" not in captured.err
+    # the report's title counts the judges fitted, as `hja-bayes report` of the folder does
+    # (it had counted those read)
+    title = (tmp_path / "fit" / "report" / "report.md").read_text().splitlines()[0]
+    assert title.endswith("6 models ranked by 5 judges (1,500 comparisons)"), title
 
 
 def test_an_update_leaves_out_the_new_verdicts_of_a_judge_left_out_on_request():

@@ -207,7 +207,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         progress("writing the report")
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
-                       + default_title(data), uncontrolled=plain, fragility=fragile,
+                       + default_title(fit.data), uncontrolled=plain, fragility=fragile,
                        agreement=agree, baseline=args.baseline)
         progress(f"report written: {files.html}")
     elif (out / "report").exists():
