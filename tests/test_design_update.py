@@ -456,3 +456,20 @@ def test_the_update_command_samples_a_posterior_of_all_the_verdicts_when_asked(
     updated = hb.load_fit(tmp_path / "plain")
     assert seen == dict(n=updated.data.n_comparisons, rank=0, nll=pytest.approx(updated.nll),
                         draws=50, seed=3)
+
+
+def test_verdicts_on_entries_the_fit_holds_once_are_warned_of():
+    """PRD holds one verdict per (prompt, judge, ordered pair): verdicts the fit already
+    counted, given again, are said to count twice (they had been added silently); verdicts
+    on entries it lacks are merged without a word."""
+    frame = hb.datasets.load_prd_vicuna80().judgments
+    first, rest = frame.iloc[:7000], frame.iloc[7000:]
+    fit = hb.fit_hja(hb.Comparisons.from_frame(first, cluster="question_id"), rank=0)
+    assert fit.data.clusters.n.max() == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.DataWarning)
+        fit.update(hb.Comparisons.from_frame(rest, cluster="question_id"))
+    again = pd.concat([first.iloc[:300], rest.iloc[:100]])
+    with pytest.warns(hb.DataWarning, match=r"300 of the 400 new verdicts fall on \(prompt, "
+                      r"judge, ordered pair\) entries the fit's data already hold"):
+        fit.update(hb.Comparisons.from_frame(again, cluster="question_id"))

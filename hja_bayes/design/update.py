@@ -89,6 +89,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
                 names.append(n)
         cluster = np.array([index[n] for n in new.clusters.names], dtype=np.int64)
         _warn_near_prompts(old.clusters.names, names[len(old.clusters.names):])
+        _warn_repeated_entries(old, new, new_cells, cluster, len(judges), len(items))
     merged = _merged_in_order(old, new, new_cells, names, cluster, judges, items)
     if merged is not None:
         return merged
@@ -105,6 +106,28 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
         cluster = np.concatenate([oc.cluster, cluster[nc.cluster]])
     return aggregate_cells(judges, items, *rows[:3], rows[3], cluster=cluster,
                            cluster_names=names, **_record(old, new))
+
+
+def _warn_repeated_entries(old, new, new_cells, cluster, n_judges: int, n_items: int) -> None:
+    """Warn where new verdicts fall on (prompt, judge, ordered pair) entries that ``old``
+    holds while ``old`` has one verdict per entry: verdicts read again count twice, and
+    the merge cannot tell them from new ones."""
+    oc, nc = old.clusters, new.clusters
+    if not len(oc.cell) or oc.n.max() > 1:
+        return
+
+    def keys(prompt, judge, first, second):
+        return ((prompt * n_judges + judge) * n_items + first) * n_items + second
+
+    held = keys(oc.cluster, old.judge[oc.cell], old.first[oc.cell], old.second[oc.cell])
+    judge, first, second = (c[nc.cell] for c in new_cells)
+    again = np.isin(keys(cluster[nc.cluster], judge, first, second), held)
+    if again.any():
+        warn(f"{number(nc.n[again].sum())} of the {number(nc.n.sum())} new verdicts fall on "
+             "(prompt, judge, ordered pair) entries the fit's data already hold, where they "
+             "held one verdict each: new verdicts there are fine, but verdicts the fit already "
+             "counted, read again, now count twice (an update cannot tell them apart)",
+             DataWarning)
 
 
 def _record(old: Comparisons, new: Comparisons) -> dict:
