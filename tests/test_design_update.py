@@ -473,3 +473,14 @@ def test_verdicts_on_entries_the_fit_holds_once_are_warned_of():
     with pytest.warns(hb.DataWarning, match=r"300 of the 400 new verdicts fall on \(prompt, "
                       r"judge, ordered pair\) entries the fit's data already hold"):
         fit.update(hb.Comparisons.from_frame(again, cluster="question_id"))
+
+
+def test_a_frame_with_the_prompt_column_next_comparisons_writes_is_pointed_to_it():
+    frame = hb.datasets.load_prd_vicuna80().judgments
+    fit = hb.fit_hja(hb.Comparisons.from_frame(frame.iloc[:7000], cluster="question_id"), 0)
+    asked = frame.iloc[7000:7100].rename(columns={"question_id": "prompt"})
+    with pytest.raises(hb.ParameterError, match=r"lacks\): pass cluster='prompt' "
+                       r"\(next_comparisons names it so\)"):
+        fit.update(asked)
+    updated = fit.update(asked, cluster="prompt")
+    assert updated.data.n_comparisons == fit.data.n_comparisons + 100

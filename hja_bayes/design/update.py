@@ -207,8 +207,10 @@ def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Compariso
             column = old.cluster_column
             if column is None or column not in new_data.columns:
                 where = "" if column is None else f" (column {column!r}, which the frame lacks)"
-                raise ParameterError(f"the fit's data carry prompts{where}: pass "
-                                     "cluster=<column> so the new verdicts get theirs")
+                named = ("cluster='prompt' (next_comparisons names it so)"
+                         if "prompt" in new_data.columns else "cluster=<column>")
+                raise ParameterError(f"the fit's data carry prompts{where}: pass {named} so "
+                                     "the new verdicts get theirs")
             options["cluster"] = column
         if "scale" not in options:  # numeric verdicts on the fit's scale
             options["scale"] = scale_of(old.categories)
