@@ -50,9 +50,10 @@ class LockedJudge(NamedTuple):
     decided : float
         Its decided verdicts.
     one_order : float
-        Share of its decided verdicts on pairs of models it was shown in one order only:
-        those rank the models in the order shown (where it saw both orders of a pair, its
-        verdicts on that pair say next to nothing about the models).
+        Share of its decided verdicts not offset by verdicts on the same pair shown the
+        other way round (summed over pairs, ``|d_ab - d_ba| / decided``; 1 where it saw each
+        pair in one order only): those rank the models in the order shown, while verdicts
+        offset by the reverse order say next to nothing about the models.
     """
 
     judge: str
@@ -122,15 +123,17 @@ def locked_judges(data) -> list[LockedJudge]:
 
 
 def _one_order_decided(data) -> np.ndarray:
-    """Each judge's decided verdicts on pairs of models that judge was shown in one order
-    only, shape (K,)."""
+    """Each judge's decided verdicts not offset by the reverse order: over its pairs of
+    models, ``|d_ab - d_ba|`` (decided verdicts with a shown first, with b shown first),
+    summed, shape (K,)."""
     three = collapse_counts(data.counts)
     decided = three[:, 0] + three[:, 2]
     n = data.n_items
-    ordered = (np.asarray(data.judge, dtype=np.int64) * n + data.first) * n + data.second
-    reversed_ = (np.asarray(data.judge, dtype=np.int64) * n + data.second) * n + data.first
-    both = np.isin(reversed_, ordered[decided > 0])
-    return np.bincount(data.judge, np.where(both, 0.0, decided), data.n_judges)
+    low, high = np.minimum(data.first, data.second), np.maximum(data.first, data.second)
+    pair = (np.asarray(data.judge, dtype=np.int64) * n + low) * n + high
+    keys, at = np.unique(pair, return_inverse=True)
+    net = np.bincount(at, np.where(data.first < data.second, decided, -decided), len(keys))
+    return np.bincount(keys // (n * n), np.abs(net), data.n_judges)
 
 
 def _consequence(data, locked) -> str:
@@ -140,14 +143,14 @@ def _consequence(data, locked) -> str:
                 "which every judge weighs the same, is pulled toward that order")
     pulling = [j for j in locked if j.one_order > 0]
     if not pulling:
-        return ("each of them was shown both orders of its pairs, so their verdicts say next "
-                "to nothing about the models")
+        return ("each of them was shown both orders of its pairs equally often, so their "
+                "verdicts say next to nothing about the models")
     shares = ", ".join(f"{j.judge!r} {j.one_order:.0%}" if j.one_order >= 0.01
                        else f"{j.judge!r} under 1%" for j in pulling)
-    return ("verdicts on pairs of models a judge was shown in one order only rank the models "
-            "in that order, and pull the consensus, in which every judge weighs the same, "
-            f"toward it (share of such verdicts: {shares}); on pairs shown both ways they say "
-            "next to nothing about the models")
+    return ("verdicts on pairs of models a judge was shown more often in one order than in "
+            "the other rank the models in that order, and pull the consensus, in which every "
+            "judge weighs the same, toward it (share of decided verdicts not offset by the "
+            f"reverse order: {shares}); those offset by it say next to nothing about the models")
 
 
 def warn_locked_judges(data) -> None:

@@ -51,19 +51,22 @@ def test_the_share_is_of_decided_verdicts_in_either_slot_and_needs_enough_of_the
 SHOWN = ["m3", "m0", "m5", "m1", "m4", "m2"]
 
 
-def panel(one_orientation: bool, seed=0, per_pair=40):
+def panel(one_orientation: bool, seed=0, per_pair=40, alternate=False):
     """Five judges that follow mu = 1.5, 0.9, 0.3, -0.3, -0.9, -1.5 (models m0..m5) and one
     that picks the first-shown answer 98% of the time.  With ``one_orientation`` every pair
-    is shown in the order of :data:`SHOWN`, else each order half the time."""
+    is shown in the order of :data:`SHOWN`, else each order half the time (at random, or
+    by turns with ``alternate``)."""
     rng = np.random.default_rng(seed)
     mu = np.linspace(1.5, -1.5, 6)
     out = []
     for k in range(6):
         for i in range(6):
             for j in range(i + 1, 6):
-                for _ in range(per_pair):
+                for turn in range(per_pair):
                     if one_orientation:
                         a, b = sorted((i, j), key=lambda m: SHOWN.index(f"m{m}"))
+                    elif alternate:
+                        a, b = (i, j) if turn % 2 else (j, i)
                     else:
                         a, b = (i, j) if rng.random() < 0.5 else (j, i)
                     p = 0.98 if k == 5 else 1 / (1 + np.exp(-(mu[a] - mu[b])))
@@ -110,9 +113,10 @@ def test_a_locked_judge_in_one_orientation_pulls_the_consensus_and_position_bias
 
 
 def test_with_both_orders_a_locked_judge_is_said_to_carry_next_to_nothing():
-    data = panel(one_orientation=False, per_pair=20)
+    data = panel(one_orientation=False, per_pair=20, alternate=True)
     assert not data.one_orientation_only
-    with pytest.warns(DataWarning, match="their verdicts say next to nothing about the models"):
+    with pytest.warns(DataWarning, match="equally often, so their verdicts say next to "
+                      "nothing about the models"):
         fit = hb.fit_hja(data, rank=1)
     assert "say next to nothing" in locked_note(fit.data)
     from hja_bayes.reporting.sentences import _slot_leaning
@@ -127,7 +131,7 @@ def test_a_locked_judge_shown_one_order_is_said_to_pull_where_the_others_see_bot
     shown each pair in one order while the other judges see both, it still ranks the models
     in the order shown and pulls the consensus (had been said to carry next to nothing)."""
     honest_judges = [f"j{k}" for k in range(5)]
-    both = panel(one_orientation=False, per_pair=20)
+    both = panel(one_orientation=False, per_pair=20, alternate=True)
     frame = pd.concat([both.select_judges(honest_judges).to_frame(),
                        panel(one_orientation=True, per_pair=20).select_judges(["j5"]).to_frame()])
     data = hb.Comparisons.from_counts(frame)
@@ -135,21 +139,28 @@ def test_a_locked_judge_shown_one_order_is_said_to_pull_where_the_others_see_bot
     [locked] = locked_judges(data)
     assert locked.judge == "j5" and locked.one_order == 1.0
     assert locked_judges(both)[0].one_order == 0.0
-    with pytest.warns(DataWarning, match=r"pairs of models a judge was shown in one order only "
-                      r"rank the models in that order, and pull the consensus.*'j5' 100%"):
+    with pytest.warns(DataWarning, match=r"pairs of models a judge was shown more often in one "
+                      r"order than in the other rank the models in that order, and pull the "
+                      r"consensus.*'j5' 100%"):
         plain = hb.fit_hja(data, rank=1)
-    assert "in one order only rank the models" in locked_note(data)
+    assert "than in the other rank the models" in locked_note(data)
     assert locked_note(data).startswith("Judges that chose") and "'j5' 100%" in locked_note(data)
     honest = hb.fit_hja(data.select_judges(honest_judges), rank=1)
     pull = consensus(plain) - consensus(honest)
     shown_score = -np.array([SHOWN.index(f"m{i}") for i in range(6)], dtype=float)
     assert np.corrcoef(pull, shown_score)[0, 1] > 0.8
-    # shown both orders of the 5 pairs with m0 as well: the share of its decided verdicts
-    # on the other 10 pairs, 20 verdicts each (no ties), of 15 * 20 + 5 * 20
+    # shown the 5 pairs with m0 the other way round too, 10 times against 20 (no ties): of
+    # its 15 * 20 + 5 * 20 decided verdicts, 10 * 20 + 5 * (30 - 10) are not offset
     extra = both.select_judges(["j5"]).to_frame()
     extra = extra[(extra.model_a == "m0") | (extra.model_b == "m0")]
     [locked] = locked_judges(hb.Comparisons.from_counts(pd.concat([frame, extra])))
-    assert locked.one_order == 200 / 400
+    assert locked.one_order == (10 * 20 + 5 * 20) / 400
+    # shown each pair 36 times one way and 4 times the other, it still pulls: 32 / 40
+    lopsided = panel(one_orientation=True, per_pair=36).select_judges(["j5"]).to_frame()
+    reverse = lopsided.head(15).assign(n=4.0, wins=4.0, ties=0.0)
+    reverse[["model_a", "model_b"]] = lopsided.head(15)[["model_b", "model_a"]].to_numpy()
+    [locked] = locked_judges(hb.Comparisons.from_counts(pd.concat([lopsided, reverse])))
+    assert locked.one_order == pytest.approx(15 * 32 / (15 * 40))
 
 
 def test_the_report_carries_the_note_without_position_bias_only():
