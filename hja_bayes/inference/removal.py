@@ -285,27 +285,23 @@ class Search:
         return order, refit
 
     def prune(self, order, refit):
-        """``order`` less the units the change does not need: each member, the one predicted
-        to matter least at the current refit first, is put back and kept back if the goal
-        still holds (a refit each); removal by prefixes keeps units that later ones made
+        """``order`` less the units the change does not need: each member, the least
+        influential first (by the linear prediction at the fit: at a refit the removed
+        prompts have no verdicts left to score), is put back and kept back if the goal still
+        holds (a refit each).  Removal by prefixes keeps units that later ones made
         unnecessary (tiny panels: 15 verdicts reported where 3 sufficed)."""
         budget = self.refits + self.max_refits
         C = self.units.counts.shape[1]
         index = (lambda u: u[0] * C + u[1]) if self.unit == "verdict" else (lambda u: u)
-        needed = set()
-        while len(order) > 1 and self.refits < budget:
-            values, delta = self.effects(refit)
-            left = [u for u in dict.fromkeys(order) if u not in needed]
-            if not left:
-                break
-            back = min(left, key=lambda u: np.max(values - delta[index(u)]))
-            rest = list(order)
-            rest.remove(back)
-            ok, f = self.achieved(rest)
-            if ok:
+        score = np.max(self.effects(self.fit)[1], axis=1)
+        for u in sorted(dict.fromkeys(order), key=lambda u: -score[index(u)]):
+            while u in order and len(order) > 1 and self.refits < budget:
+                rest = list(order)
+                rest.remove(u)
+                ok, f = self.achieved(rest)
+                if not ok:
+                    break
                 order, refit = rest, f
-            else:
-                needed.add(back)
         return order, refit
 
     def smaller(self, order, refit, largest: int, pool: int = 16, tries: int = 10):
