@@ -111,14 +111,16 @@ def locked_judges(data) -> list[LockedJudge]:
         return []
     first, second = slot_counts(data)
     decided = first + second
+    enough = np.flatnonzero(decided >= LOCKED_MIN_VERDICTS)
+    locked = enough[np.maximum(first, second)[enough] / decided[enough] >= LOCKED_SHARE]
+    if not len(locked):
+        return []
     one_order = _one_order_decided(data) / np.maximum(decided, 1)
     out = []
-    for k in np.flatnonzero(decided >= LOCKED_MIN_VERDICTS):
-        share = max(first[k], second[k]) / decided[k]
-        if share >= LOCKED_SHARE:
-            slot = "first" if first[k] >= second[k] else "second"
-            out.append(LockedJudge(data.judges[k], slot, float(share), float(decided[k]),
-                                   float(one_order[k])))
+    for k in locked:
+        slot = "first" if first[k] >= second[k] else "second"
+        out.append(LockedJudge(data.judges[k], slot, float(max(first[k], second[k]) / decided[k]),
+                               float(decided[k]), float(one_order[k])))
     return out
 
 
