@@ -38,7 +38,9 @@ print(data.summary())
 # ## Fit
 #
 # The rank of the structured disagreement `UVᵀ` is chosen by BIC among 0..3 (in fast mode
-# it is fixed at 0, which is what BIC picks on these data).
+# it is fixed at 0, which is what BIC picks on these data). The search stops once BIC has
+# risen for `patience` ranks in a row (default 1): the rank table marks the ranks it did not
+# fit as `skipped`, without a BIC (`patience=None` fits every rank).
 
 # %%
 fit = hb.fit_hja(data, rank=0 if FAST else "bic", position_bias=True)

@@ -63,9 +63,10 @@ print(name, "-", len(frame), "verdicts;", full)
 # that judge, gpt-4 comes before claude-v1 and vicuna-13b-v1.2 before alpaca-13b). The top
 # three are the same three either way, and that set is what the replay below aims at.
 # Such a fit also takes that judge's verdicts for strong preferences, so `next_comparisons`
-# sends it all the comparisons it asks for here (20 of 20), and warns that it does. A study would refit
-# with `position_bias=True` before asking anything; the replay keeps the data's own fit, as
-# the papers fitted it, and says all this once, here.
+# sends it all the comparisons it asks for here (20 of 20), and warns that it does. A study
+# would refit with `position_bias=True` before asking anything; the replay keeps the data's
+# own fit, as the papers fitted it, and says all this once, here: the cell below silences
+# both warnings for the rest of the notebook.
 
 # %%
 warnings.filterwarnings("ignore", message=r"\d+ judge\(s\) chose one presentation slot",

@@ -49,8 +49,9 @@ table.groupby("model")[["length", "headers", "lists", "bold"]].mean().round(1)
 
 # %% [markdown]
 # gpt4 writes the longest answers and the most list items, gpt35 the shortest; only bard
-# uses bold, and no answer has markdown headers (that feature is left out, with a warning,
-# when the data are read). A judge that rewards length therefore rewards gpt4 for its style
+# uses bold, and no answer has markdown headers (that feature is left out when the data are
+# read, with a warning, silenced in the cell below: `data.feature_names` shows what is left).
+# A judge that rewards length therefore rewards gpt4 for its style
 # as well as for its substance: the style term tells the two apart.
 #
 # ## Two fits: with and without the bias terms

@@ -202,7 +202,7 @@ pd.DataFrame({m: {"panels": len(h), "coverage": np.mean(h) if h else np.nan,
 # %% [markdown]
 # In full mode (200 panels, seeds 0–199; the whole notebook 64 s) the Wald intervals covered
 # **0.878** (MCSE 0.008); on the first 30 panels 0.877 against the posterior's **0.944**
-# (MCSE 0.014). The seed-0 panel also shows what else few verdicts bring: a judge whose
+# (MCSE 0.015). The seed-0 panel also shows what else few verdicts bring: a judge whose
 # twenty verdicts all agree with one ordering, judges whose own comparisons do not link
 # every model. `benchmarks/bench_few_verdicts.py` maps the whole range
 # (3 to 20 judges, 20 to 400 verdicts each; ranks 1 and 2): the shortfall shrinks with more
