@@ -174,6 +174,10 @@ class Search:
         C = self.units.counts.shape[1]
         return (int(u // C), int(u % C)) if self.unit == "verdict" else int(u)
 
+    def index(self, u) -> int:
+        """The flat removal index of a unit (the inverse of :meth:`flat`)."""
+        return u[0] * self.units.counts.shape[1] + u[1] if self.unit == "verdict" else u
+
     def removed_counts(self, order) -> np.ndarray:
         """What the refit takes: verdicts per entry (or cell) and category."""
         if self.unit == "verdict":
@@ -214,7 +218,7 @@ class Search:
         below 0; and whether that was reached."""
         left = self.multiplicity()
         for u in self.order:
-            left[u[0] * self.units.counts.shape[1] + u[1] if self.unit == "verdict" else u] -= 1
+            left[self.index(u)] -= 1
         margin = values.astype(float).copy()
         added = []
         if delta.shape[1] == 1:  # one margin: sort once
@@ -291,10 +295,8 @@ class Search:
         holds (a refit each).  Removal by prefixes keeps units that later ones made
         unnecessary (tiny panels: 15 verdicts reported where 3 sufficed)."""
         budget = self.refits + self.max_refits
-        C = self.units.counts.shape[1]
-        index = (lambda u: u[0] * C + u[1]) if self.unit == "verdict" else (lambda u: u)
         score = np.max(self.effects(self.fit)[1], axis=1)
-        for u in sorted(dict.fromkeys(order), key=lambda u: -score[index(u)]):
+        for u in sorted(dict.fromkeys(order), key=lambda u: -score[self.index(u)]):
             while u in order and len(order) > 1 and self.refits < budget:
                 rest = list(order)
                 rest.remove(u)
@@ -311,8 +313,7 @@ class Search:
         values, delta = self.effects(self.fit)
         left = self.multiplicity()
         score = np.max(delta, axis=1)
-        members = {u[0] * self.units.counts.shape[1] + u[1] if self.unit == "verdict" else u
-                   for u in order}
+        members = {self.index(u) for u in order}
         ranked = [u for u in np.argsort(score, kind="stable") if left[u] > 0][:pool]
         candidates = list(dict.fromkeys(ranked + sorted(members)))
         exact = {}
