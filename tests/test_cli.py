@@ -689,9 +689,28 @@ def test_style_inputs_without_style_control_are_refused_not_ignored(tmp_path, ca
     assert main(base + ["--style-control", "--answers", str(tmp_path / "features.csv")]) == 2
     err = capsys.readouterr().err
     assert "lacks the column(s) ['answer']" in err and "goes to --features" in err
+    # a feature table without its 'model' column had stopped on pandas' "not in index"
+    hb.style_features(prd.answers).rename(columns={"model": "name"}).to_csv(
+        tmp_path / "unnamed.csv", index=False)
+    assert main(base + ["--style-control", "--features", str(tmp_path / "unnamed.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "lacks the column(s) ['model']" in err and "not in index" not in err
     assert main(["fit", "bundled:prd_vicuna80", "--style-scope", "shared", "--quiet",
                  "--out", str(tmp_path / "b")]) == 2
     assert not (tmp_path / "fit").exists() and not (tmp_path / "b").exists()
+
+
+def test_bare_style_control_names_the_features_it_leaves_out(tmp_path, capsys):
+    """Bare --style-control leaves out a feature that takes one value over the answers
+    (PRD's answers have no markdown headers): it had done so without a word."""
+    prd = hb.datasets.load_prd_vicuna80()
+    assert hb.style_features(prd.answers)["headers"].nunique() == 1
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--style-control", "--out",
+                 str(tmp_path / "fit")]) == 0
+    captured = capsys.readouterr()
+    assert "style feature(s) ['headers'] take one value over the answers and are left out" \
+        in captured.err
+    assert "style:headers" not in captured.out and "style:length" in captured.out
 
 
 def test_answers_that_no_verdict_compares_are_counted(tmp_path, capsys):

@@ -119,6 +119,11 @@ def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=Non
                         "--cluster-col (the answers table uses the same column)")
     if table_file:
         table = read_table(table_file)
+        missing = [c for c in (cluster, "model") if c not in table.columns]
+        if missing:
+            raise DataError(f"{table_file} lacks the column(s) {missing} (its columns: "
+                            f"{list(table.columns)}): --features reads the prompt column "
+                            "(--cluster-col), 'model' and one numeric column per feature")
     elif answers:
         frame = read_table(answers)
         missing = [c for c in (cluster, "model", "answer") if c not in frame.columns]
@@ -135,7 +140,11 @@ def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=Non
                         "column, 'model' and 'answer') or their features (--features FILE)")
     names = [c for c in table.columns if c not in (cluster, "model")]
     if wanted is True:
-        names = [c for c in names if pd.to_numeric(table[c], errors="coerce").nunique() > 1]
+        constant = [c for c in names if pd.to_numeric(table[c], errors="coerce").nunique() <= 1]
+        names = [c for c in names if c not in constant]
+        if constant and not getattr(args, "quiet", False):
+            print(f"hja-bayes: style feature(s) {constant} take one value over the answers "
+                  "and are left out (nothing to control for)", file=sys.stderr)
     else:
         names = [c.strip() for c in str(wanted).split(",") if c.strip()]
         missing = [c for c in names if c not in table.columns]
