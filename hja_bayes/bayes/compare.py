@@ -163,11 +163,12 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     mu, gamma, S = (np.asarray(post[f"{v}_marginal" if marginal else v])
                     for v in ("mu", "gamma", "S"))
     blocks = {"mu_diff": mu[..., a] - mu[..., b], "gamma": gamma}
-    if fit.position_bias:
-        blocks["beta"] = np.asarray(post["beta"])
-    for c, name in enumerate(fit.coef_names):
-        if name != "position":
-            blocks[name] = np.asarray(post["coef"])[..., c]
+    for c, name in enumerate(fit.coef_names):  # the judges that have the coefficient
+        free = np.asarray(fit.coef_free, dtype=bool)[:, c]
+        if name == "position":
+            blocks["beta"] = np.asarray(post["beta"])[..., free]
+        else:
+            blocks[name] = np.asarray(post["coef"])[..., c][..., free]
     for g, name in enumerate(fit.theta_names):
         blocks[name] = np.asarray(post["theta"])[..., g:g + 1]
     frames = []
@@ -194,9 +195,10 @@ def _side_by_side(quantity, labels, estimate, se, lower, upper, draws, level) ->
     out = pd.DataFrame({"quantity": quantity, "label": list(labels),
                         "wald_estimate": np.asarray(estimate, float), "wald_se": np.asarray(se, float),
                         "wald_lower": np.asarray(lower, float), "wald_upper": np.asarray(upper, float)})
-    held = np.ptp(np.asarray(draws).reshape(-1, len(out)), axis=0) == 0  # e.g. the
-    for name, value in interval_summaries(draws, level).items():  # self-preference of a
-        out[name] = np.where(held, np.nan, value)  # judge owning no model: not estimated
+    # a quantity the posterior holds fixed is not estimated: no posterior summaries
+    held = np.ptp(np.asarray(draws).reshape(-1, len(out)), axis=0) == 0
+    for name, value in interval_summaries(draws, level).items():
+        out[name] = np.where(held, np.nan, value)
     wald_width = out["wald_upper"] - out["wald_lower"]
     out["sd_ratio"] = out["post_sd"] / out["wald_se"]
     out["width_ratio"] = (out["eti_upper"] - out["eti_lower"]) / wald_width

@@ -285,8 +285,8 @@ class Quantities:
         -------
         DataFrame
             Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), the other
-            term coefficients ("self", "style:<feature>": per judge, and for style also the
-            panel value labelled "(panel)"), the outcome model's parameters (e.g. "nu", see
+            term coefficients ("self", "style:<feature>": per judge that has one, and for
+            style also the panel value labelled "(panel)"), the outcome model's parameters (e.g. "nu", see
             :meth:`outcome_parameters`), "mu_diff"), ``label`` (item, judge, "(panel)" or
             "a - b"), ``estimate``, ``se``, ``lower``, ``upper``; under the CR2
             cluster-robust covariance also ``df``, the Satterthwaite degrees of freedom of
@@ -309,8 +309,11 @@ class Quantities:
 
         add("mu", self.items, self.mu(level))
         add("gamma", self.judges, self.gamma(level))
-        for name in self.coef_names:
-            add("beta" if name == "position" else name, self.judges, self.coefficients(name, level))
+        for c, name in enumerate(self.coef_names):
+            free = np.asarray(self.coef_free)[:, c]  # a judge without the coefficient: no row
+            iv = self.coefficients(name, level)
+            add("beta" if name == "position" else name, np.asarray(self.judges)[free],
+                Interval(*(None if x is None else np.asarray(x)[free] for x in iv)))
             if name.startswith("style:"):
                 iv = self.panel_coefficient(name, level)
                 add(name, ["(panel)"], Interval(*(None if x is None else np.atleast_1d(x)
