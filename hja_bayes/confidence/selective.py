@@ -274,14 +274,14 @@ def fixed_sequence_threshold(
     method = check_choice(method, "method", ("exact", "jung"))
     a = check_agree(agree)
     c = check_confidence(confidence, len(a))
+    if len(a) == 0:  # both methods (the peers' had returned None)
+        raise DataError("no calibration examples")
     if method == "jung":
         if groups is not None:
             raise ParameterError("groups are supported with method='exact' only")
         return _jung_threshold(c, a, alpha, delta)
     if int(min_selected) < 1:
         raise ParameterError("min_selected must be at least 1")
-    if len(a) == 0:
-        raise DataError("no calibration examples")
     if groups is not None and len(np.asarray(groups)) != len(a):
         raise DataError(f"groups has {len(np.asarray(groups))} entries but there are {len(a)} examples")
     if is_grouped(groups):
