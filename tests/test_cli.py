@@ -214,7 +214,21 @@ def test_confidence_trains_certifies_and_applies(tmp_path, capsys):
     assert summary["judge"] == "gpt4" and summary["n_test"] > 0
     assert summary["n_train"] + summary["n_calibration"] + summary["n_test"] == 744
     assert 0.0 <= summary["test_coverage"] <= 1.0 and 0.0 <= summary["test_auroc"] <= 1.0
-    assert "split by group" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "split by group" in out
+    # the misranking bounds (the CLI had reported neither): the deployed score's on disjoint
+    # test pairs, one example per question, is the exact binomial upper bound of its count
+    from scipy import stats
+
+    held, gibbs = summary["test_misranking_bound"], summary["gibbs_pac_bayes_bound"]
+    rows = pd.read_csv(tmp_path / "test_predictions.csv")
+    agree = rows["agree"].astype(bool)
+    assert 1 <= held["pairs"] <= min(agree.sum(), (~agree).sum())
+    assert held["bound"] == pytest.approx(
+        stats.beta.ppf(0.95, held["misranked"] + 1, held["pairs"] - held["misranked"]))
+    assert 0.0 < gibbs["bound"] <= 1.0 and gibbs["kl"] > 0 and gibbs["level"] == 0.94
+    assert f"at most {held['bound']:.3f} ({held['misranked']} of {held['pairs']}" in out
+    assert f"at 94%: at most {gibbs['bound']:.3f}" in out
     assert main(["confidence", "bundled:prd_vicuna80", "--alpha", "1.5"]) == 2
     # a ranker trained on the bundled set, applied to it: its rows named as the one-shot
     # run's (they had been verdict, confidence, trusted, agree alone)
@@ -483,6 +497,7 @@ def test_confidence_one_shot_with_a_test_split_of_one_class(tmp_path, capsys):
                  "--alpha", "0.45", "--out", str(tmp_path / "out"), "--quiet"]) == 0
     summary = json.loads((tmp_path / "out" / "confidence.json").read_text())
     assert summary["test_agreement_all"] == 1.0 and summary["test_auroc"] is None
+    assert "test_misranking_bound" not in summary  # no disagreeing test example to pair
     assert summary["threshold"] is not None and "no AUROC" in capsys.readouterr().out
     rows = pd.read_csv(tmp_path / "out" / "test_predictions.csv")
     assert sorted(rows["example"]) == sorted(test) and rows["agree"].all()

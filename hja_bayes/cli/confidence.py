@@ -74,8 +74,24 @@ def _one_shot(args) -> int:
         print(f"Test: coverage {summary['test_coverage']:.1%}, agreement among kept "
               f"{'-' if kept is None else format(kept, '.1%')} "
               f"(all: {summary['test_agreement_all']:.1%}); {auroc}")
+    _print_bounds(summary)
     progress(f"wrote {out / 'confidence.json'} and {out / 'test_predictions.csv'}")
     return 0
+
+
+def _print_bounds(summary: dict) -> None:
+    """The misranking bounds of a one-shot run (P(an agreeing verdict scored at or below a
+    disagreeing one)), each with what it covers."""
+    held, gibbs = summary.get("test_misranking_bound"), summary.get("gibbs_pac_bayes_bound")
+    if held:
+        print(f"Misranking probability of the confidence (an agreeing verdict scored at or "
+              f"below a disagreeing one), at {held['level']:.0%}: at most "
+              f"{held['bound']:.3f} ({held['misranked']} of {held['pairs']} disjoint test "
+              "pairs misranked)")
+    if gibbs:
+        print(f"PAC-Bayes-kl bound for the Gibbs ranker (fresh weights per comparison, on the "
+              f"training sample, {gibbs['pairs']} pairs, KL {gibbs['kl']:.1f}), at "
+              f"{gibbs['level']:.0%}: at most {gibbs['bound']:.3f}")
 
 
 def _train(args) -> int:

@@ -29,6 +29,7 @@ __all__ = [
     "holdout_misranking_bound",
     "kl_bernoulli",
     "kl_inverse_upper",
+    "misranking_bounds",
     "one_per_group",
     "pac_bayes_kl_bound",
 ]
@@ -326,3 +327,25 @@ def holdout_misranking_bound(confidence, agree, delta: float = 0.05, *, groups=N
         raise DataError("need agreeing and disagreeing examples (in different groups)")
     wrong = int(np.sum(c[pos[:m]] <= c[neg[:m]]))
     return HoldoutBound(float(binomial_upper_bound(wrong, m, delta)), wrong, m, float(delta))
+
+
+def misranking_bounds(ranker, c_test, test, train, delta: float = 0.05, seed: int = 0) -> dict:
+    """Both misranking bounds of a trained pipeline, as JSON-ready dicts: the deployed
+    score's on the test split (:func:`holdout_misranking_bound`, where it has both classes)
+    and, for a ranker with a weight posterior, the Gibbs ranker's PAC-Bayes-kl bound on the
+    training sample (``ranker.pac_bayes_bound``, at ``1 - delta - delta_mc``).  ``c_test``:
+    the deployed scores of ``test``; ``test`` and ``train``: ConfidenceData."""
+    out = {}
+    agree = np.asarray(test.agree, dtype=bool)
+    if 0 < agree.sum() < agree.size:
+        b = holdout_misranking_bound(c_test, agree, delta, groups=test.groups, seed=seed)
+        out["test_misranking_bound"] = {
+            "bound": b.bound, "misranked": b.misranked, "pairs": b.m, "level": 1 - delta,
+            "covers": "the deployed score, on disjoint (agree, disagree) pairs of the test split"}
+    if ranker.posterior:
+        g = ranker.pac_bayes_bound(groups=train.groups, delta=delta, seed=seed)
+        out["gibbs_pac_bayes_bound"] = {
+            "bound": g.bound, "kl": g.kl, "pairs": g.m, "level": 1 - delta - g.delta_mc,
+            "covers": "the Gibbs ranker (fresh weights from the posterior for every "
+                      "comparison), on the training sample"}
+    return out

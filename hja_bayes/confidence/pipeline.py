@@ -25,6 +25,7 @@ from .examples import ConfidenceData
 from .loaders import (TE_JUDGES, from_probability_table, load_prd_vicuna80_confidence,
                       load_trust_or_escalate_confidence, trust_or_escalate_features)
 from .metrics import auroc, ranking_loss
+from .pac_bayes import misranking_bounds
 from .ranker import ConfidenceRanker
 from .selective import is_grouped
 
@@ -434,8 +435,7 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
         "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
         "threshold": cert.threshold, "grouped_certificate": cert.grouped,
         "certificate": cert.describe(), "margin": float(ranker.margin_),
-        "test_coverage": applied["coverage"],
-        "test_agreement_selected": applied["agreement_trusted"],
+        "test_coverage": applied["coverage"], "test_agreement_selected": applied["agreement_trusted"],
         "test_agreement_all": applied["agreement_all"],
         "test_auroc": None, "test_ranking_loss": None,  # a test split of one class has none
     }
@@ -444,6 +444,7 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
         summary["test_ranking_loss"] = ranking_loss(c_test, test.agree)
         for name, scores in test.baselines.items():
             summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
+    summary.update(misranking_bounds(ranker, c_test, test, train, seed=seed))
     frame = frame.rename(columns={"trusted": "selected"})[["confidence", "agree", "selected"]]
     frame.insert(0, "example", parts[2])
     return PipelineResult(summary, frame, ranker)
