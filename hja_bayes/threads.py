@@ -12,12 +12,16 @@ against 0.12 s (``benchmarks/bench_blas_threads.py``).  So the package's public 
 SciPy's is loaded first, so that it is limited too), the caller's setting restored when the
 outermost such call returns (nested calls share one limit).  The environment variable
 ``HJA_BAYES_BLAS_THREADS`` sets another limit (a number), or ``keep`` leaves the caller's.
+The libraries are found once (threadpoolctl reads the process's memory map: about 1 ms, the
+whole of a small ``fit.update``'s margin) and again only after new modules were imported,
+which is how a new BLAS comes into the process.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 
 from .errors import ParameterError
@@ -26,6 +30,7 @@ __all__ = ["blas_threads", "one_blas_thread"]
 
 _lock = threading.Lock()
 _active = {"depth": 0, "limits": None}  # calls inside, and the limit to undo after the last
+_found = {"modules": -1, "controller": None}  # the libraries, found with this many modules
 
 
 def blas_threads() -> int | None:
@@ -50,9 +55,12 @@ def _enter(limit: int) -> None:
     with _lock:
         if _active["depth"] == 0:
             import scipy.linalg  # noqa: F401  (its OpenBLAS loaded, so it is limited too)
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import ThreadpoolController
 
-            _active["limits"] = threadpool_limits(limits=limit, user_api="blas")
+            if _found["modules"] != len(sys.modules):
+                _found["controller"] = ThreadpoolController()
+                _found["modules"] = len(sys.modules)
+            _active["limits"] = _found["controller"].limit(limits=limit, user_api="blas")
         _active["depth"] += 1
 
 

@@ -41,3 +41,30 @@ def test_the_public_functions_are_limited():
                   hb.pairwise_table, hb.judge_table, hb.bias_table, hb.leaderboard_by,
                   hb.report, hb.agreement, hb.next_comparisons, hb.plan, hb.sample_hja):
         assert getattr(entry, "__code__", None) is limited, entry
+
+
+def test_the_libraries_are_found_again_only_after_new_imports(monkeypatch):
+    """threadpoolctl finds the libraries by reading the process's memory map, about 1 ms: a
+    third of a small ``fit.update``.  They are found once, and again after an import (a new
+    BLAS comes into the process with a module)."""
+    import sys
+    import threadpoolctl
+
+    from hja_bayes import threads
+
+    monkeypatch.delenv("HJA_BAYES_BLAS_THREADS", raising=False)
+    made = []
+    real = threadpoolctl.ThreadpoolController
+
+    def counted():  # threadpool_info() in blas_threads() makes one of its own
+        made.append(sys._getframe(1).f_code.co_name == "_enter")
+        return real()
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", counted)
+    monkeypatch.setitem(threads._found, "modules", -1)
+    inside = one_blas_thread(blas_threads)
+    for _ in range(3):
+        assert set(inside().values()) == {1}
+    assert sum(made) == 1
+    monkeypatch.setitem(sys.modules, "a_module_imported_since", object())
+    assert set(inside().values()) == {1} and sum(made) == 2
