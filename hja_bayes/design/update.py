@@ -315,6 +315,8 @@ def _warn_near_prompts(known, added) -> None:
     """A DataWarning for new prompt ids written like one the fit has (``"155.0"`` for
     ``"155"``, as pandas writes an id column with a gap): added as new prompts, they would
     count as independent of the fit's and narrow the cluster-robust intervals silently."""
+    if not added:  # the keys of every known prompt are not needed (0.6 ms of 2.3 at N=12)
+        return
     keys = {name_key(k): k for k in known}
     near = [(name, keys[name_key(name)]) for name in added if name_key(name) in keys]
     if near:
