@@ -179,7 +179,10 @@ def sample_hja(
     priors : HJAPriors
         Prior scales (see :mod:`hja_bayes.bayes.model`).
     num_warmup, num_samples, num_chains : int
-        NUTS warm-up steps, kept draws per chain and chains.
+        NUTS warm-up steps, kept draws per chain and chains.  ``num_warmup=0`` skips the
+        step-size (and mass) adaptation: the chains run at the step NumPyro picks at their
+        start, in the Laplace whitening, which suits checks rather than inference (the
+        CLI's ``--warmup`` asks for at least 1).
     seed : int
         Seed of the starting points, the sampler and the posterior predictive draws; the
         same seed gives identical draws.
