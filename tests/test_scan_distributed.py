@@ -124,6 +124,14 @@ def test_spark_refuses_csv_parts_whose_headers_differ(spark, tmp_path):
         Comparisons.scan(folder, engine="spark", cluster="question_id", session=spark)
     reference = Comparisons.from_frame(df, cluster="question_id")
     assert_same_data(Comparisons.scan(folder, cluster="question_id"), reference)  # DuckDB
+    # a Parquet part without the verdict column had been read as nulls: its rows counted as
+    # "no verdict", silently (the other engines refuse it)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    df.iloc[:4000].to_parquet(shards / "part-0.parquet")
+    df.iloc[4000:].drop(columns="winner").to_parquet(shards / "part-1.parquet")
+    with pytest.raises(DataError, match=r"part-1\.parquet lacks the column\(s\) \['winner'\]"):
+        Comparisons.scan(shards, engine="spark", cluster="question_id", session=spark)
 
 
 def test_spark_reads_quoted_newlines_and_hive_folders(spark, tmp_path):

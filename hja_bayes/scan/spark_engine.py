@@ -120,6 +120,7 @@ class SparkEngine:
                     read = read.option("basePath", _hive_root(paths))  # as text (not 01 as 1)
                     self.spark.conf.set(inference, "false")
                 if fmt == "parquet":
+                    self._every_part_has_its_columns(paths)
                     frame = read.parquet(*paths)
                 elif fmt in ("csv", "tsv"):
                     _same_headers(paths, "\t" if fmt == "tsv" else ",")
@@ -148,6 +149,26 @@ class SparkEngine:
                             f"Spark / pandas DataFrame, got {type(source).__name__}")
         return source.withColumn("__file", F.lit(None).cast("string")).withColumn(
             "__row", F.lit(None).cast("long"))
+
+    def _every_part_has_its_columns(self, paths) -> None:
+        """Refuse a Parquet part that lacks a column the scan reads: Spark takes its schema
+        from the parts together and reads a part without the column as nulls, so a part
+        without ``winner`` had its rows counted as having no verdict, silently."""
+        from .files import partition_values
+
+        needed = [c for c, _ in text_columns(self.spec).values() if c is not None]
+        try:
+            import pyarrow.parquet as pq
+
+            names_of = lambda path: pq.read_schema(path).names  # noqa: E731 (the footer)
+        except ImportError:  # Spark reads the footer of one part
+            names_of = lambda path: self.spark.read.parquet(path).columns  # noqa: E731
+        for path in paths:
+            have = set(names_of(path)) | set(partition_values(path))
+            lacking = [c for c in needed if c not in have]
+            if lacking:
+                raise DataError(f"{path} lacks the column(s) {lacking} that the scan reads "
+                                f"(its columns: {sorted(have)})")
 
     def describe(self) -> str:
         """The source in a few words."""
