@@ -15,7 +15,7 @@ import io
 import json
 from pathlib import Path
 
-__all__ = ["describe"]
+__all__ = ["describe", "locate"]
 
 
 def _open_text(path: Path):
@@ -107,7 +107,15 @@ def _parquet_place(path: Path, row: int | None, candidates):
 
 
 def describe(example, fmt: str | None) -> str:
-    """``example`` (:class:`~hja_bayes.scan.plan.Example`) in words.
+    """``example`` (:class:`~hja_bayes.scan.plan.Example`) in words (:func:`locate`'s
+    place)."""
+    return locate(example, fmt)[0]
+
+
+def locate(example, fmt: str | None) -> tuple[str, dict]:
+    """Where ``example`` (:class:`~hja_bayes.scan.plan.Example`) is, in words, and the
+    values of the row named there: the first of the file's offending rows, which need not
+    be the one the engine returned (a message about the row takes its values from here).
 
     Parameters
     ----------
@@ -122,7 +130,7 @@ def describe(example, fmt: str | None) -> str:
 
     if example.file is None:
         return ((f"row {example.row}" if example.row is not None else "a row")
-                + f" ({shown(example.values)})")
+                + f" ({shown(example.values)})"), example.values
     path = Path(example.file)
     candidates = example.candidates or (example.values,)
     try:
@@ -131,17 +139,17 @@ def describe(example, fmt: str | None) -> str:
             if row is not None:
                 values = example.values if hit is None else hit
                 return (f"{path}, row {row} (0-based, in row group {group})" if group is not None
-                        else f"{path}, row {row} (0-based)") + f" ({shown(values)})"
+                        else f"{path}, row {row} (0-based)") + f" ({shown(values)})", values
         elif fmt in ("csv", "tsv") and example.row is None:
             line, hit = _csv_line(path, candidates, "\t" if fmt == "tsv" else ",")
             if line is not None:
-                return f"{path}, line {line} ({shown(hit)})"
+                return f"{path}, line {line} ({shown(hit)})", hit
         elif fmt in ("jsonl", "json") and example.row is None:
             line, hit = _jsonl_line(path, candidates)
             if line is not None:
-                return f"{path}, line {line} ({shown(hit)})"
+                return f"{path}, line {line} ({shown(hit)})", hit
     except (OSError, UnicodeDecodeError, csv.Error, ValueError):
         pass
     if example.row is not None:
-        return f"{path}, row {example.row} (0-based) ({shown(example.values)})"
-    return f"{path} ({shown(example.values)})"
+        return f"{path}, row {example.row} (0-based) ({shown(example.values)})", example.values
+    return f"{path} ({shown(example.values)})", example.values

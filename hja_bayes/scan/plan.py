@@ -213,8 +213,10 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
             continue
         count = int(n[hit].sum())
         example = engine.example(("code", bad))
-        place = where(example, engine.format) if example is not None else "a row"
-        values = {} if example is None else example.values
+        from .locate import locate
+
+        # the values of the row the place names (the engine's example may be another)
+        place, values = ("a row", {}) if example is None else locate(example, engine.format)
         a, b = values.get(spec.model_a), values.get(spec.model_b)
         verdict = values.get(spec.verdicts[0]) if len(spec.verdicts) == 1 else None
         if bad == MISSING:
