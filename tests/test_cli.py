@@ -717,15 +717,22 @@ def test_style_inputs_without_style_control_are_refused_not_ignored(tmp_path, ca
 
 def test_bare_style_control_names_the_features_it_leaves_out(tmp_path, capsys):
     """Bare --style-control leaves out a feature that takes one value over the answers
-    (PRD's answers have no markdown headers): it had done so without a word."""
+    (PRD's answers have no markdown headers): it had done so without a word, and the data's
+    summary (the report's Data section) had not said it either."""
     prd = hb.datasets.load_prd_vicuna80()
     assert hb.style_features(prd.answers)["headers"].nunique() == 1
     assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--style-control", "--out",
                  str(tmp_path / "fit")]) == 0
     captured = capsys.readouterr()
-    assert "style feature(s) ['headers'] take one value over the answers and are left out" \
-        in captured.err
+    assert ("style feature(s) ['headers'] take one value over the compared answers and are "
+            "left out") in captured.err and "warning" not in captured.err
     assert "style:headers" not in captured.out and "style:length" in captured.out
+    saved = hb.load_fit(tmp_path / "fit")
+    assert saved.data.feature_transform.endswith("left out, not varying: headers")
+    # named, a feature that does not vary is warned of (the user asked for it)
+    assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--style-control",
+                 "length,headers", "--out", str(tmp_path / "named"), "--quiet"]) == 0
+    assert "warning: style feature(s) ['headers'] do not vary" in capsys.readouterr().err
 
 
 def test_answers_that_no_verdict_compares_are_counted(tmp_path, capsys):

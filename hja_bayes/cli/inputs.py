@@ -34,7 +34,7 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
         requested = getattr(args, "cluster_col", None)
         cluster = _cluster_column(frame, requested or fit_cluster)
         table = _features(args, cluster, prd.answers)
-        data = Comparisons.from_frame(frame, cluster=cluster, features=table)
+        data = _with_features(args, frame, table, cluster=cluster)
         _echo_unused_answers(table, frame, cluster, ("model_a", "model_b"), args)
         _echo_clusters(data, frame, requested, ("judge", "model_a", "model_b", "winner"), "judge",
                        getattr(args, "quiet", False), fit_cluster)
@@ -81,13 +81,34 @@ def read_data(args: argparse.Namespace, fit_cluster: str | None = None):
     else:
         used = (args.model_a_col, args.model_b_col, args.winner_col)
         table = _features(args, cluster)
-        data = Comparisons.from_frame(frame, judge=judge, model_a=args.model_a_col,
-                                      model_b=args.model_b_col, winner=args.winner_col,
-                                      cluster=cluster, scale=args.scale_levels,
-                                      features=table)
+        data = _with_features(args, frame, table, judge=judge, model_a=args.model_a_col,
+                              model_b=args.model_b_col, winner=args.winner_col,
+                              cluster=cluster, scale=args.scale_levels)
         _echo_unused_answers(table, frame, cluster, (args.model_a_col, args.model_b_col), args)
     _echo_clusters(data, frame, args.cluster_col, used, judge, args.quiet, fit_cluster)
     return data, "standard input" if source == "-" else Path(source).name
+
+
+def _with_features(args: argparse.Namespace, frame: pd.DataFrame, table, **read):
+    """``Comparisons.from_frame`` with the style-feature table.  Bare ``--style-control``
+    asks for every feature: one that does not vary (PRD's answers have no headers) is left
+    out by the reader, which records it in the data's summary (and so in the report); the
+    CLI says so on stderr as a fact rather than a warning."""
+    import warnings
+
+    from ..comparisons import Comparisons
+    from ..errors import DataWarning
+
+    if table is None or getattr(args, "style_control", None) is not True:
+        return Comparisons.from_frame(frame, features=table, **read)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"style feature\(s\) .* do not vary", DataWarning)
+        data = Comparisons.from_frame(frame, features=table, **read)
+    left = [c for c in table.columns[2:] if c not in data.feature_names]
+    if left and not getattr(args, "quiet", False):
+        print(f"hja-bayes: style feature(s) {left} take one value over the compared answers "
+              "and are left out (nothing to control for)", file=sys.stderr)
+    return data
 
 
 def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=None):
@@ -139,13 +160,9 @@ def _features(args: argparse.Namespace, cluster: str | None, bundled_answers=Non
         raise DataError("--style-control needs the answers (--answers FILE, with the prompt "
                         "column, 'model' and 'answer') or their features (--features FILE)")
     names = [c for c in table.columns if c not in (cluster, "model")]
-    if wanted is True:
-        constant = [c for c in names if pd.to_numeric(table[c], errors="coerce").nunique() <= 1]
-        names = [c for c in names if c not in constant]
-        if constant and not getattr(args, "quiet", False):
-            print(f"hja-bayes: style feature(s) {constant} take one value over the answers "
-                  "and are left out (nothing to control for)", file=sys.stderr)
-    else:
+    # bare --style-control: every feature (one that does not vary is left out by the reader,
+    # which warns and records it in the data's summary, and so in the report)
+    if wanted is not True:
         names = [c.strip() for c in str(wanted).split(",") if c.strip()]
         missing = [c for c in names if c not in table.columns]
         if missing:
