@@ -375,7 +375,7 @@ class Comparisons(CountViews):
 
     def __repr__(self) -> str:
         return (
-            f"Comparisons({count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
+            f"Comparisons({count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'model')}, "
             f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')})"
         )
 

@@ -123,7 +123,7 @@ def read_frame(
     >>> df = pd.DataFrame({"judge": ["j1", "j1", "j2"], "model_a": ["x", "y", "x"],
     ...                    "model_b": ["y", "x", "y"], "winner": ["model_a", "tie", "y"]})
     >>> read_frame(df)
-    Comparisons(2 judges, 2 items, 3 cells, 3 comparisons)
+    Comparisons(2 judges, 2 models, 3 cells, 3 comparisons)
     """
     df = as_frame(df, "from_frame")
     if len(df) == 0:

@@ -113,7 +113,7 @@ class ComparisonSummary:
                     f"(ordered verdicts on {len(self.categories)} levels: "
                     f"{' / '.join(self.categories)})")
         lines = [
-            f"{count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'item')}, "
+            f"{count_of(self.n_judges, 'judge')}, {count_of(self.n_items, 'model')}, "
             f"{count_of(self.n_cells, 'cell')}, {count_of(self.n_comparisons, 'comparison')} "
             + verdicts,
             f"rows: {number(self.rows_read)} read, {number(self.rows_used)} used",

@@ -466,8 +466,8 @@ def test_a_path_given_to_from_frame_gets_a_hint():
 def test_one_judge_gets_a_singular_word():
     data = Comparisons.from_frame(frame(model_a=["x"], model_b=["y"], winner=["tie"]),
                                   judge=None)
-    assert repr(data) == "Comparisons(1 judge, 2 items, 1 cell, 1 comparison)"
-    assert str(data.summary()).startswith("1 judge, 2 items, 1 cell, 1 comparison (1 tie)")
+    assert repr(data) == "Comparisons(1 judge, 2 models, 1 cell, 1 comparison)"
+    assert str(data.summary()).startswith("1 judge, 2 models, 1 cell, 1 comparison (1 tie)")
 
 
 # -------------------------------------------------------------------- Arena-ready input (13.12)

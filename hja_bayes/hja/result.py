@@ -390,7 +390,7 @@ class HJAFit:
         """A short text summary of the fit."""
         K, N = len(self.judges), len(self.items)
         lines = [
-            f"HJA fit: rank {self.rank}, {K} judge{'s' * (K != 1)}, {N} item{'s' * (N != 1)}, "
+            f"HJA fit: rank {self.rank}, {K} judge{'s' * (K != 1)}, {N} model{'s' * (N != 1)}, "
             f"position bias {'on' if self.position_bias else 'off'}",
             f"NLL {self.nll:.3f}, BIC {self.bic:.3f}, {self.n_iter} iterations, "
             f"{'converged' if self.converged else 'NOT converged'}",

@@ -132,7 +132,7 @@ def scan(source, *, engine: str | None = None, judge: str | None = "judge",
     >>> df = pd.DataFrame({"judge": ["j1", "j1", "j2"], "model_a": ["x", "y", "x"],
     ...                    "model_b": ["y", "x", "y"], "winner": ["model_a", "tie", "y"]})
     >>> scan(df)
-    Comparisons(2 judges, 2 items, 3 cells, 3 comparisons)
+    Comparisons(2 judges, 2 models, 3 cells, 3 comparisons)
     """
     if "features" in options:
         raise ParameterError("scan does not read style features yet: read the rows with "
