@@ -191,7 +191,19 @@ def test_the_report_says_the_fragility_and_keeps_its_units(tmp_path):
     table = json.loads((tmp_path / "rep" / "fragility_verdicts.json").read_text())
     assert table["meta"]["count"] == audits[0].count and table["meta"]["unit"] == "verdict"
     assert sum(r["removed"] for r in table["rows"]) == audits[0].count
-    assert (tmp_path / "rep" / "fragility_prompts.csv").exists()
+    # whole counts as integers (the files had read 2.0 verdicts of 450.0), the glossary says
+    # what the audit and its files are
+    assert isinstance(table["meta"]["total"], int) and table["meta"]["total"] == 450
+    prompts = (tmp_path / "rep" / "fragility_prompts.csv").read_text().splitlines()
+    assert prompts[0] == "prompt,verdicts" and all(
+        line.rsplit(",", 1)[1].isdigit() for line in prompts[1:])
+    assert "<dt>Fragility</dt>" in html and "fragility_verdicts.csv" in html
+    from hja_bayes.inference.fragility import Fragility
+
+    for count, total, shown in ((7, 9937, "0.070%"), (5, 8691, "0.058%"), (9, 80, "11.2%")):
+        # two significant digits below 1%: Chatbot Arena's read 0.07% beside 0.058%
+        case = audits[0]._replace(count=count, total=float(total), confirmed=True)
+        assert isinstance(case, Fragility) and f"({shown})" in case.sentence
 
 
 def test_the_search_goes_on_where_the_linear_prediction_falls_short():

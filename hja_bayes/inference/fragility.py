@@ -109,7 +109,7 @@ class Fragility(NamedTuple):
             return (f"No set of {what} found whose removal changes this ({self.before}); the "
                     f"search stopped after {self.refits} exact refits.")
         share = 100 * self.share
-        shown = f"{share:.2g}%" if share < 1 else f"{share:.1f}%"
+        shown = f"{share:#.2g}%" if share < 1 else f"{share:.1f}%"  # 0.070%, as 0.058%
         change = {"top": f"put {self.result.removesuffix(' first')} first",
                   "tiers": f"change the top tier ({self.result})"}.get(
             self.target, f"rank {self.result}")
@@ -223,7 +223,7 @@ def _items(fit, unit: str, order, units: Units | None = None) -> pd.DataFrame:
     if unit == "prompt":
         counts = np.bincount(c.cluster, c.n, c.n_clusters)
         return pd.DataFrame({"prompt": [c.names[g] for g in order],
-                             "verdicts": [float(counts[g]) for g in order]})
+                             "verdicts": [_whole(counts[g]) for g in order]})
     columns = ["prompt", "judge", "model_a", "model_b", "category", "removed"]
     if not order:
         return pd.DataFrame(columns=columns)
@@ -364,3 +364,9 @@ def fragility(fit, target="top", unit: str = "verdict", *, refit: Callable,
     order, f, goal = best
     return Fragility(name, unit, len(order), total, _items(fit, unit, order, units), True,
                      goal.describe(f), before, predicted, refits)
+
+
+def _whole(x) -> int | float:
+    """A count as an integer where it is whole (files then read 2, not 2.0)."""
+    x = float(x)
+    return int(x) if x.is_integer() else x

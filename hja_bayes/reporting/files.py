@@ -229,7 +229,8 @@ def report(
     for f in rep.fragility:
         name = f"fragility_{f.unit}s"
         tables.append((name, f.items, meta(
-            name, f.items, target=f.target, unit=f.unit, count=f.count, total=f.total,
+            name, f.items, target=f.target, unit=f.unit, count=f.count,
+            total=int(f.total) if float(f.total).is_integer() else float(f.total),
             confirmed=f.confirmed, result=f.result, sentence=f.sentence)))
     written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))
