@@ -166,6 +166,14 @@ def test_the_first_models_interval_says_when_it_is_a_difference_to_a_pinned_base
     board.attrs["meta"] = {}
     assert glance_sentence(board, 0.95, "elo").startswith(
         "a ranks first (score 1246, 95% interval 1189 to 1304). ")
+    # a first whose joint rank interval reaches further down says so (Chatbot Arena's
+    # headline had named claude-instant-v1 first, its rank interval 1 to 3)
+    ranked = board.assign(rank_lower=[1, 1], rank_upper=[2, 2])
+    assert glance_sentence(ranked, 0.95, "elo").startswith(
+        "a ranks first (score 1246, 95% interval 1189 to 1304). Its rank interval runs from "
+        "1 to 2: the data do not settle first place. ")
+    settled = board.assign(rank_lower=[1, 2], rank_upper=[1, 2])
+    assert "rank interval" not in glance_sentence(settled, 0.95, "elo")
 
 
 def test_the_tiers_sentence_of_a_large_board_names_the_top_tiers_only():

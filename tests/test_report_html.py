@@ -78,3 +78,28 @@ def test_rank_zero_report_leaves_out_the_empty_disagreement():
     assert "Leverage h" not in header and "High γ and h" not in header
     assert "The model was fitted at rank 0, without structured disagreement" in text
     assert "residual" not in rep.figures and "Structured disagreement UV" not in text
+
+
+def test_the_posterior_rows_whose_chains_disagree_are_shaded_and_the_notes_headed():
+    """Rows of the convergence table with R-hat above its limit are shaded (a reader had to
+    scan the numbers); the notes the sentences point to ("see the notes") are headed so."""
+    import re
+
+    from .report_support import posterior
+
+    fit, idata = posterior()
+    rep = build_report(fit, idata)
+    text = render_html(rep)
+    table = text[text.index('<table id="convergence">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr( class=\"flag\")?><td class=\"text\">([^<]+)</td>", table)
+    limit = rep.convergence.attrs["rhat_limit"]
+    expected = {q: bool(r > limit) for q, r in zip(rep.convergence["quantity"],
+                                                   rep.convergence["max_rhat"])}
+    assert {q: bool(flag) for flag, q in rows} == expected
+    plain = build_report(small_fit())
+    assert ("<h3>Notes</h3>" in render_html(plain)) == bool(plain.notes)
+    noted = plain._replace(notes=("a note",)) if hasattr(plain, "_replace") else None
+    if noted is not None:
+        assert '<h3>Notes</h3><p class="note">a note</p>' in render_html(noted)
+        assert "### Notes\n\n> a note" in render_markdown(noted)

@@ -3,15 +3,17 @@ general entries and those of the parts a report may show."""
 
 from __future__ import annotations
 
-__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "GLOSSARY",
-           "OUTCOME_GLOSSARY", "glossary"]
+__all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "FRAGILITY_GLOSSARY",
+           "GLOSSARY", "OUTCOME_GLOSSARY", "glossary"]
 
 GLOSSARY = (
     ("Score", "consensus score μ_i, the mean of the judges' score rows; differences are log-odds "
               "for a judge of average sensitivity (Elo scale: 400/ln10 · μ + 1000)."),
     ("Lower / Upper", "Wald (delta-method) interval of the score."),
     ("Rank (UB)", "1 + the number of models whose whole interval lies above this model's "
-                  "(the Chatbot Arena convention)."),
+                  "(the Chatbot Arena convention). Each interval is taken on its own, so it "
+                  "can place a model lower than its joint rank interval (Rank from), which "
+                  "allows for every comparison at once."),
     ("Rank from / to", "joint rank intervals: all of them cover the true ranks at once with "
                        "the stated probability (simultaneous intervals of every score "
                        "difference)."),
@@ -72,8 +74,15 @@ BAYES_GLOSSARY = (
      "the next model's."),
     ("< 1/n", "a posterior probability estimated as 0 from n draws: all the draws can say is "
               "that it is below about 1/n (likewise > 1 − 1/n)."),
-    ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not) and the "
-                   "effective sample sizes of the bulk and the tails of the draws."),
+    ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not: such "
+                   "rows are shaded) and the effective sample sizes of the bulk and the tails "
+                   "of the draws, per quantity its worst entry."),
+    ("Quantity (convergence)", "mu, gamma, S, U, V, D: the model's parameters; beta: position "
+     "bias; coef: every per-judge term coefficient (position, style, self: beta is its position "
+     "column); theta: shared style coefficients; nu, cut gaps: the outcome model's; with prompt "
+     "effects, alpha: each answer's effect on its prompt, tau: their spread per model, and "
+     "mu_marginal, gamma_marginal, S_marginal: the scores averaged over the prompt effects, on "
+     "the Wald intervals' scale."),
 )
 
 BIAS_GLOSSARY = (
@@ -100,6 +109,17 @@ AGREEMENT_GLOSSARY = (
 )
 
 
+FRAGILITY_GLOSSARY = (
+    ("Fragility", "the fewest verdicts (or whole prompts) found whose removal changes the "
+                  "result named (e.g. who ranks first), each set confirmed by refitting without "
+                  "it: a small share means the result rests on a few verdicts. The search is "
+                  "greedy, so a smaller set may exist. The sets are in fragility_verdicts.csv "
+                  "(prompt, judge, the pair as shown, category: the verdict, e.g. first = the "
+                  "first-shown answer won; removed: how many such verdicts) and "
+                  "fragility_prompts.csv (verdicts: how many the prompt holds)."),
+)
+
+
 def glossary(rep) -> tuple[tuple[str, str], ...]:
     """The "Reading the tables" entries of a :class:`~hja_bayes.reporting.Report`: the
     general ones of the columns and tables it shows, and those of the parts it shows
@@ -114,4 +134,5 @@ def glossary(rep) -> tuple[tuple[str, str], ...]:
     outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items() if column in columns)
     return (general + outcome + (BAYES_GLOSSARY if rep.bayes else ())
             + (BIAS_GLOSSARY if rep.biases is not None else ())
-            + (AGREEMENT_GLOSSARY if rep.agreement is not None else ()))
+            + (AGREEMENT_GLOSSARY if rep.agreement is not None else ())
+            + (FRAGILITY_GLOSSARY if getattr(rep, "fragility", ()) else ()))

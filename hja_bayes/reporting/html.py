@@ -128,7 +128,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     def judge_class(pos, r):
         return "flag" if "high_leverage" in r and bool(r["high_leverage"]) else ""
 
-    notes = "".join(f'<p class="note">{e(n)}</p>' for n in rep.notes)
+    notes = ("<h3>Notes</h3>" + "".join(f'<p class="note">{e(n)}</p>' for n in rep.notes)
+             if rep.notes else "")  # the sentences below point to them as "the notes"
     fragility = ""
     if "fragility" in rep.sentences:
         fragility = f'<p class="glance">Fragility: {e(rep.sentences["fragility"])}</p>'
@@ -147,7 +148,9 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
         posterior_section = (
             "<h2>Posterior</h2>"
             f"<p>{e(rep.sentences['convergence'])}</p>"
-            + html_table(rep.convergence, "convergence", rep.scale) + ratio
+            + html_table(rep.convergence, "convergence", rep.scale, lambda pos, r: "flag"
+                         if r["max_rhat"] > rep.convergence.attrs["rhat_limit"] else "")
+            + ratio
             + row("rank_posterior") + row("ppc")
         )
     bias_section = ""

@@ -33,7 +33,8 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
         return out
 
     lines = [f"# {md_escape(rep.title)}", "", md_escape(rep.sentences["glance"]), ""]
-    lines += [f"> {md_escape(n)}\n" for n in rep.notes]
+    if rep.notes:  # the sentences point to them as "the notes"
+        lines += ["### Notes", ""] + [f"> {md_escape(n)}\n" for n in rep.notes]
     lines += ["## Leaderboard", "", md_table(rep.leaderboard, rep.scale), "",
               f"Scores on the {'Elo' if rep.scale == 'elo' else 'logit'} scale; "
               f"{interval_words(rep)}.", ""]

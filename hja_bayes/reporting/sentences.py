@@ -66,6 +66,11 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
                 if pin else "). "))
     if board["tier"].isna().all():  # too few prompts for a joint statement
         return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
+    upper = top.get("rank_upper")
+    if upper is not None and not pd.isna(upper) and int(upper) > 1:  # the headline had
+        # named a first without its doubt
+        first += (f"Its rank interval runs from 1 to {int(upper)}: the data do not settle "
+                  "first place. ")
     n_tiers = int(board["tier"].max())
     return first + ("No two models can be told apart at this level: they share one tier."
                     if n_tiers == 1 and len(board) > 1 else
@@ -420,8 +425,10 @@ def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
                       "γ_k times the consensus)."),
         "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
                     "red, the judge rates the model above its consensus part; blue, below.",
-        "win_probability": f"{_heat_map_meaning(fit)}. Hatched: the "
-                           f"difference is not significant at {level:.0%}.",
+        "win_probability": f"{_heat_map_meaning(fit)}. Hatched: the pair's own "
+                           f"{level:.0%} interval of the difference covers 0 (one pair at a "
+                           "time; the tiers and rank intervals hold for every pair at once, "
+                           "so a pair not hatched can still share a tier).",
         "observed_win_fraction": "Observed share of their comparisons that the row model won "
                                  "(ties 1/2, all judges and orders pooled); blank: never met.",
         "battle_counts": "Number of comparisons between each pair of models (all judges).",
