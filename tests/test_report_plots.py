@@ -190,3 +190,25 @@ def test_many_judges_at_rank_zero_show_the_most_and_least_sensitive(monkeypatch)
     shown = [t.get_text() for t in ax.get_yticklabels()]  # top line first
     assert shown == ["j9", "j8", "j7", "j2", "j1", "j0"]
     assert "(the 3 most and 3 least sensitive of 10 judges)" in ax.get_title()
+
+
+def test_judge_map_spreads_the_panel_out_when_one_judge_is_far():
+    """One judge far above the rest (MT-Bench's and Chatbot Arena's locked judge: leverage
+    12-17 against 0-5) had squeezed every other judge into the bottom fifth: such a map is
+    drawn on a square-root scale, which says so; an even panel keeps the linear one."""
+    gamma = np.r_[0.2, 0.5, 0.8, 1.0, 1.1, 1.3, 1.5, 3.6]
+    leverage = np.r_[0.1, 0.4, 0.9, 1.5, 2.2, 2.8, 4.4, 16.8]
+    judges = pd.DataFrame({"judge": [f"j{k}" for k in range(8)], "gamma": gamma,
+                           "gamma_lower": gamma - 0.2, "gamma_upper": gamma + 0.2,
+                           "leverage": leverage, "high_leverage": np.r_[[False] * 7, True]})
+    for y, scale in ((leverage, "function"), (np.r_[leverage[:7], 5.0], "linear")):
+        ax = hb.judge_map(None, table=judges.assign(leverage=y)).axes[0]
+        assert ax.get_yscale() == scale and ("square-root" in ax.get_ylabel()) == (
+            scale == "function")
+        low, high = ax.get_ylim()
+        assert low <= y.min() and y.max() <= high
+    # the seven near judges take more than a fifth of the height (a fifth on a linear scale)
+    ax = hb.judge_map(None, table=judges).axes[0]
+    to_axes = ax.transAxes.inverted().transform
+    heights = to_axes(ax.transData.transform(np.c_[gamma, leverage]))[:, 1]
+    assert heights[6] - heights[0] > 0.4

@@ -26,6 +26,11 @@ from .plots import (
 __all__ = ["judge_map"]
 
 
+#: A judge map whose largest leverage exceeds this many times the median draws it on a
+#: square-root scale.
+SPREAD_OUT = 4.0
+
+
 def judge_map(
     fit, level: float = 0.95, *, idata=None, inference: WaldInference | None = None,
     table=None
@@ -84,6 +89,12 @@ def judge_map(
     ax.axvline(1.0, color=MUTED_COLOR, linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"sensitivity γ_k ({level:.0%} intervals; panel mean is 1)")
     ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖")
+    if np.nanmax(y) > SPREAD_OUT * np.nanmedian(y) > 0:  # one far judge (MT-Bench's and
+        # Arena's locked one, 12-17 against 0-5) had squeezed the rest into a fifth
+        ax.set_yscale("function", functions=(lambda v: np.sqrt(np.clip(v, 0, None)),
+                                             np.square))
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("leverage h_k = ‖(UVᵀ)_k‖ (square-root scale)")
     ax.set_title("Judges: sensitivity against leverage", fontsize=10)
     ax.grid(alpha=0.3)
     # below the axes: inside, "best" had still covered a judge's interval
