@@ -212,8 +212,9 @@ def _echo_clusters(data, frame, requested, used, judge, quiet: bool = False,
         how = "named with --cluster-col" if requested else "recognised"
         print(f"hja-bayes: clusters (prompts) from column {data.cluster_column!r} ({how}): "
               f"{summary.n_clusters} clusters, {summary.effective_clusters:.1f} effective; "
-              "intervals are cluster-robust (CR2 with Satterthwaite degrees of freedom; "
-              "--cluster-col - to treat comparisons as independent)", file=sys.stderr)
+              "intervals are cluster-robust (CR2 with Satterthwaite degrees of freedom, or "
+              "CR1 where CR2 would not fit in memory, said then; --cluster-col - to treat "
+              "comparisons as independent)", file=sys.stderr)
         return
     if fit_cluster == "-" and not requested:
         if not quiet:
