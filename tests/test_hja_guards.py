@@ -254,7 +254,7 @@ def test_a_judge_without_its_own_model_has_no_self_preference_shown():
         axis=None)
     assert table.loc[["gpt4", "vicuna-13b"], "self"].notna().all()
     rows = fit.intervals().query("quantity == 'self'").set_index("label")
-    assert rows.loc[["human1", "human2"], "estimate"].isna().all()
+    assert sorted(rows.index) == ["gpt4", "vicuna-13b"]  # no rows of NaN for the others
     plain = fit.uncontrolled()
     assert plain.excluded_judges == fit.excluded_judges and "gpt35" in plain.excluded_judges
 

@@ -66,9 +66,8 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
                 if pin else "). "))
     if board["tier"].isna().all():  # too few prompts for a joint statement
         return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
-    upper = top.get("rank_upper")
-    if upper is not None and not pd.isna(upper) and int(upper) > 1:  # the headline had
-        # named a first without its doubt
+    upper = top.get("rank_upper")  # a first named without its doubt had misled
+    if upper is not None and not pd.isna(upper) and int(upper) > 1:
         first += (f"Its rank interval runs from 1 to {int(upper)}: the data do not settle "
                   "first place. ")
     n_tiers = int(board["tier"].max())
@@ -400,18 +399,13 @@ def _convergence_note(table: pd.DataFrame) -> str | None:
             + f"): read the credible intervals with care; {todo}.")
 
 
-def _heat_map_meaning(fit) -> str:
-    """What the win-probability heat map's cells are, said of its rows and columns."""
-    text = win_probability_meaning(fit, "the row model", "the column model")
-    return text[0].upper() + text[1:]
-
-
 def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
     """Figure name -> caption (``bayes``: the forest plot and the judge figure also draw
     credible intervals)."""
     from .plots import FOREST_MODELS, HEATMAP_MODELS
 
     N = len(fit.items)
+    cells = win_probability_meaning(fit, "the row model", "the column model")  # the heat map's
     intervals = (f"{level:.0%} Wald intervals and, below each, the posterior mean with its "
                  "credible interval" if bayes else f"{level:.0%} Wald intervals")
     gammas = (f"{level:.0%} Wald intervals and, below each, its credible interval" if bayes
@@ -425,7 +419,7 @@ def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
                       "γ_k times the consensus)."),
         "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
                     "red, the judge rates the model above its consensus part; blue, below.",
-        "win_probability": f"{_heat_map_meaning(fit)}. Hatched: the pair's own "
+        "win_probability": f"{cells[0].upper()}{cells[1:]}. Hatched: the pair's own "
                            f"{level:.0%} interval of the difference covers 0 (one pair at a "
                            "time; the tiers and rank intervals hold for every pair at once, "
                            "so a pair not hatched can still share a tier).",
