@@ -136,3 +136,24 @@ def test_the_quickly_compiled_solver_finds_the_same_fit(panel):
     assert quick.rank == fast.rank and abs(quick.n_iter - fast.n_iter) <= 1
     np.testing.assert_allclose(quick.S, fast.S, atol=1e-8)
     assert quick.nll == pytest.approx(fast.nll, rel=1e-10)
+
+
+def test_a_quick_fit_takes_mid_sized_panels_as_small(panel, monkeypatch):
+    """A fit compiled for one fit counts panels up to QUICK_SIZE as small (light options,
+    steps in chunks on the device): the same fit as the large panel's path."""
+    data, _ = panel
+    monkeypatch.setattr(kernels, "LIGHT_SIZE", 0)  # the panel is mid-sized now
+    cells = cells_of(data, pad=True)
+    T = np.zeros((data.n_items, 2))
+    assert kernels.small_panel(cells, T, quick=True) and not kernels.small_panel(cells, T)
+    chunks = []
+    real = loop.run_steps
+    monkeypatch.setattr(loop, "run_steps", lambda *a, **k: chunks.append(k["chunk"]) or real(
+        *a, **k))
+    large = hb.fit_hja(data, rank=1)
+    assert set(chunks) == {1}
+    chunks.clear()
+    quick = hb.fit_hja(data, rank=1, quick_compile=True)
+    assert set(chunks) == {STEPS_PER_CHECK}
+    assert abs(quick.n_iter - large.n_iter) <= 1
+    np.testing.assert_allclose(quick.S, large.S, atol=1e-8)

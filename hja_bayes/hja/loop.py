@@ -105,7 +105,7 @@ def run_steps(state: SolverState, cells: Cells, objective_start, *, rank: int,
     1.2 s, and 1.1 ms a step instead of 0.36 ms: for a process that fits once).
     """
     aux, theta = start_values(state, cells)
-    if small_panel(cells, state.T):
+    if small_panel(cells, state.T, quick):
         run = _outer_steps_quick_jit if quick else _outer_steps_jit
     else:
         run = _outer_steps_jit.plain

@@ -78,7 +78,7 @@ def solve(state: SolverState, cells, rank: int, *, ridge: float, tol: float,
     f = loop.objective_jit(state.B, state.T, cells, float(ridge), outcome, state.aux,
                               state.theta)
     it, converged = 0, False
-    chunk = STEPS_PER_CHECK if kernels.small_panel(cells, state.T) else 1
+    chunk = STEPS_PER_CHECK if kernels.small_panel(cells, state.T, quick_compile) else 1
     while it < max_iter:
         # scalars as Python numbers and the objective as a device value, so every chunk of a
         # run (and of the next run) calls one compiled program
