@@ -55,7 +55,9 @@ def panel(name):
         data, _ = hb.simulate(n_judges=spec["K"], n_items=spec["N"], rank=spec["rank"],
                               comparisons_per_judge=spec["T"], seed=11,
                               position_bias=0.3 if spec["bias"] else 0.0,
-                              questions=spec["questions"], question_correlation=0.3)
+                              questions=spec["questions"],
+                              # coupling needs prompts (simulate refuses it without them)
+                              question_correlation=0.3 if spec["questions"] else 0.0)
         rows = []
         c = data.clusters
         if c is None:
