@@ -119,7 +119,7 @@ def test_with_both_orders_a_locked_judge_is_said_to_carry_next_to_nothing():
                       "nothing about the models"):
         fit = hb.fit_hja(data, rank=1)
     assert "say next to nothing" in locked_note(fit.data)
-    from hja_bayes.reporting.sentences import _slot_leaning
+    from hja_bayes.reporting.notes import _slot_leaning
 
     assert "j5" not in " ".join(_slot_leaning(fit.data))  # its own note says it
     assert locked_note(panel(one_orientation=False, per_pair=20).select_judges(

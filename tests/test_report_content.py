@@ -191,7 +191,8 @@ def test_the_tiers_sentence_of_a_large_board_names_the_top_tiers_only():
 
 
 def test_a_crowds_judge_lists_name_the_first_twenty_and_count_the_rest():
-    from hja_bayes.reporting.sentences import named, report_notes
+    from hja_bayes.reporting.notes import report_notes
+    from hja_bayes.reporting.sentences import named
 
     assert named(["a", "b"], 5) == "a, b"
     many = [f"j{i}" for i in range(45)]
@@ -225,7 +226,7 @@ def test_a_posterior_without_answer_effects_on_prompts_says_what_its_intervals_i
 def test_a_report_without_position_bias_names_judges_leaning_to_one_slot():
     """PRD's bard chose the first-shown answer in 81% of its decided verdicts; the CLI fits
     without position bias by default and its report had not mentioned it."""
-    from hja_bayes.reporting.sentences import _slot_leaning
+    from hja_bayes.reporting.notes import _slot_leaning
 
     rows = hb.datasets.load_prd_vicuna80().judgments  # every pair in both orders on PRD
     data = hb.Comparisons.from_frame(rows, cluster="question_id")

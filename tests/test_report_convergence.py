@@ -68,7 +68,7 @@ def test_the_convergence_note_is_raised_by_problems_not_by_chance(above, chance,
     advised "sample longer" for divergences."""
     import pandas as pd
 
-    from hja_bayes.reporting.sentences import _convergence_note
+    from hja_bayes.reporting.notes import _convergence_note
 
     table = pd.DataFrame({"max_rhat": [worst], "min_ess_bulk": [900.0]})
     table.attrs.update(rhat_limit=1.01, divergences=divergences, rhat_above=above,

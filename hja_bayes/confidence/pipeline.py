@@ -435,7 +435,8 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
         "n_train": train.n, "n_calibration": cal.n, "n_test": test.n,
         "threshold": cert.threshold, "grouped_certificate": cert.grouped,
         "certificate": cert.describe(), "margin": float(ranker.margin_),
-        "test_coverage": applied["coverage"], "test_agreement_selected": applied["agreement_trusted"],
+        "test_coverage": applied["coverage"],
+        "test_agreement_selected": applied["agreement_trusted"],
         "test_agreement_all": applied["agreement_all"],
         "test_auroc": None, "test_ranking_loss": None,  # a test split of one class has none
     }
@@ -446,5 +447,4 @@ def run_pipeline(data: ConfidenceData, *, alpha: float = 0.15, delta: float = 0.
             summary[f"test_auroc_{name}"] = auroc(scores, test.agree)
     summary.update(misranking_bounds(ranker, c_test, test, train, seed=seed))
     frame = frame.rename(columns={"trusted": "selected"})[["confidence", "agree", "selected"]]
-    frame.insert(0, "example", parts[2])
-    return PipelineResult(summary, frame, ranker)
+    return PipelineResult(summary, frame.assign(example=parts[2])[["example", *frame]], ranker)

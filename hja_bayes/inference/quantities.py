@@ -286,9 +286,9 @@ class Quantities:
         DataFrame
             Columns ``quantity`` ("mu", "gamma", "beta" (only with position bias), the other
             term coefficients ("self", "style:<feature>": per judge that has one, and for
-            style also the panel value labelled "(panel)"), the outcome model's parameters (e.g. "nu", see
-            :meth:`outcome_parameters`), "mu_diff"), ``label`` (item, judge, "(panel)" or
-            "a - b"), ``estimate``, ``se``, ``lower``, ``upper``; under the CR2
+            style also the panel value labelled "(panel)"), the outcome model's parameters
+            (e.g. "nu", see :meth:`outcome_parameters`), "mu_diff"), ``label`` (item, judge,
+            "(panel)" or "a - b"), ``estimate``, ``se``, ``lower``, ``upper``; under the CR2
             cluster-robust covariance also ``df``, the Satterthwaite degrees of freedom of
             each row's t quantile.  ``attrs`` records ``level``, ``cov_type``,
             ``small_sample`` and, for a cluster-robust covariance, ``cluster_column``,

@@ -32,6 +32,7 @@ from .plots import (
     win_probability_heatmap,
 )
 from .posterior_plots import posterior_predictive_plot, rank_posterior_plot
+from .notes import report_notes
 from .scales import Scale, check_scale
 from .sentences import (
     agreement_sentence,
@@ -44,7 +45,6 @@ from .sentences import (
     glance_sentence,
     judges_sentence,
     prompt_method_sentence,
-    report_notes,
 )
 
 __all__ = ["Report", "build_report"]
