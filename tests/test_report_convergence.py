@@ -75,3 +75,41 @@ def test_the_convergence_note_is_raised_by_problems_not_by_chance(above, chance,
                        rhat_entries=40, rhat_by_chance=chance, n_draws=600, n_chains=2)
     note = _convergence_note(table)
     assert (note is None) if says is None else (says in note)
+
+
+def test_few_effective_draws_and_a_posterior_without_prompt_effects_are_noted():
+    """Draws that agree but are few for some quantity (PRD with style, 2 x 200 draws: τ's
+    bulk ESS 63) and a posterior that takes prompt-sharing verdicts as independent (MT-Bench
+    with --prompt-effects none: credible intervals 3.1 times narrower than CR2) had passed
+    without a word on top of the report."""
+    import warnings
+
+    import hja_bayes as hb
+    from hja_bayes.reporting import judge_table
+    from hja_bayes.reporting.notes import _few_draws_note, report_notes
+
+    az = import_arviz()
+    rng = np.random.default_rng(2)
+    iid = rng.standard_normal((4, 500, 3))
+    sticky = np.zeros((4, 500, 2))  # AR(1) at 0.9: about 2000 * 0.1 / 1.9 = 105 effective
+    for t in range(1, 500):
+        sticky[:, t] = 0.9 * sticky[:, t - 1] + np.sqrt(1 - 0.81) * rng.standard_normal((4, 2))
+    table = convergence_table(az.from_dict(posterior={"mu": iid, "tau": sticky},
+                                           sample_stats={"diverging": np.zeros((4, 500), bool)}))
+    ess = table.set_index("quantity")["min_ess_bulk"]
+    assert ess["tau"] < 400 <= ess["mu"]  # under 100 per chain for tau only
+    note = _few_draws_note(table)
+    assert note.startswith(f"The posterior draws are few for tau: its smallest bulk effective "
+                           f"sample size is {ess['tau']:.0f}, under 100 per chain")
+    assert _few_draws_note(convergence_table(az.from_dict(posterior={"mu": iid}))) is None
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=150, seed=5,
+                          questions=10, question_correlation=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.HJAWarning)
+        fit = hb.fit_hja(data, rank=0)
+    judges = judge_table(fit)
+    for method, noted in (("none", True), ("sampled", False)):
+        table.attrs["prompt_method"] = method
+        notes = report_notes(fit, judges, table)
+        assert any("without prompt effects although the verdicts share prompts" in n
+                   for n in notes) == noted
