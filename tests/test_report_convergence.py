@@ -100,7 +100,8 @@ def test_few_effective_draws_and_a_posterior_without_prompt_effects_are_noted():
     assert ess["tau"] < 400 <= ess["mu"]  # under 100 per chain for tau only
     note = _few_draws_note(table)
     assert note.startswith(f"The posterior draws are few for tau: its smallest bulk effective "
-                           f"sample size is {ess['tau']:.0f}, under 100 per chain")
+                           f"sample size is {ess['tau']:.0f} from 4 chains, under 100 per "
+                           "chain")
     assert _few_draws_note(convergence_table(az.from_dict(posterior={"mu": iid}))) is None
     data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=150, seed=5,
                           questions=10, question_correlation=0.3)

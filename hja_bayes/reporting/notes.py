@@ -143,7 +143,8 @@ def _few_draws_note(table: pd.DataFrame) -> str | None:
         return None
     low = table.iloc[int(np.nanargmin(ess))]
     return (f"The posterior draws are few for {low['quantity']}: its smallest bulk effective "
-            f"sample size is {low['min_ess_bulk']:.0f}, under {ESS_PER_CHAIN} per chain, so "
+            f"sample size is {low['min_ess_bulk']:.0f} from {plural(chains, 'chain')}, under "
+            f"{ESS_PER_CHAIN} per chain, so "
             f"its posterior means carry a Monte Carlo error of about "
             f"{1 / np.sqrt(low['min_ess_bulk']):.0%} of a posterior sd, interval ends more; "
             "run more draws (hja-bayes fit --samples).")
