@@ -55,3 +55,28 @@ def test_metric_bad_input():
         auroc([0.1, 0.2, 0.3], [1, 0])
     with pytest.raises(DataError):
         auroc([0.1, 0.2], [1, 2])
+
+
+def test_misranking_bounds_leave_out_a_bound_without_a_pair():
+    """The pipeline's bounds (hja-bayes confidence prints them): the held-out bound is the
+    exact binomial bound of its pairs' count; a test split whose one example per group leaves
+    no (agree, disagree) pair has none (it had stopped the whole run after training)."""
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from hja_bayes.confidence.pac_bayes import misranking_bounds
+
+    rng = np.random.default_rng(4)
+    agree = rng.random(60) < 0.7
+    c = np.where(agree, 0.6, 0.4) + 0.3 * rng.standard_normal(60)
+    ranker = SimpleNamespace(posterior=False)
+    out = misranking_bounds(ranker, c, SimpleNamespace(agree=agree, groups=None), None)
+    held = out["test_misranking_bound"]
+    assert held["pairs"] == min(agree.sum(), (~agree).sum()) and "gibbs_pac_bayes_bound" not in out
+    k, m = held["misranked"], held["pairs"]
+    assert held["bound"] == pytest.approx(stats.beta.ppf(0.95, k + 1, m - k))
+    one_group = SimpleNamespace(agree=agree, groups=np.zeros(60, dtype=int))
+    assert misranking_bounds(ranker, c, one_group, None) == {}
+    assert misranking_bounds(ranker, c, SimpleNamespace(agree=np.ones(60, bool), groups=None),
+                             None) == {}

@@ -333,17 +333,22 @@ def misranking_bounds(ranker, c_test, test, train, delta: float = 0.05, seed: in
     """Both misranking bounds of a trained pipeline, as JSON-ready dicts: the deployed
     score's on the test split (:func:`holdout_misranking_bound`, where it has both classes)
     and, for a ranker with a weight posterior, the Gibbs ranker's PAC-Bayes-kl bound on the
-    training sample (``ranker.pac_bayes_bound``, at ``1 - delta - delta_mc``).  ``c_test``:
-    the deployed scores of ``test``; ``test`` and ``train``: ConfidenceData."""
+    training sample (``ranker.pac_bayes_bound``, at ``1 - delta - delta_mc``); a bound left
+    out where its sample holds no (agree, disagree) pair.  ``c_test``: the deployed scores
+    of ``test``; ``test`` and ``train``: ConfidenceData."""
     out = {}
-    agree = np.asarray(test.agree, dtype=bool)
-    if 0 < agree.sum() < agree.size:
-        b = holdout_misranking_bound(c_test, agree, delta, groups=test.groups, seed=seed)
+    try:  # a split whose one example per group leaves no (agree, disagree) pair has none
+        b = holdout_misranking_bound(c_test, test.agree, delta, groups=test.groups, seed=seed)
         out["test_misranking_bound"] = {
             "bound": b.bound, "misranked": b.misranked, "pairs": b.m, "level": 1 - delta,
             "covers": "the deployed score, on disjoint (agree, disagree) pairs of the test split"}
+    except DataError:
+        pass
     if ranker.posterior:
-        g = ranker.pac_bayes_bound(groups=train.groups, delta=delta, seed=seed)
+        try:
+            g = ranker.pac_bayes_bound(groups=train.groups, delta=delta, seed=seed)
+        except DataError:
+            return out
         out["gibbs_pac_bayes_bound"] = {
             "bound": g.bound, "kl": g.kl, "pairs": g.m, "level": 1 - delta - g.delta_mc,
             "covers": "the Gibbs ranker (fresh weights from the posterior for every "
