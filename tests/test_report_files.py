@@ -76,8 +76,13 @@ def test_report_with_posterior(tmp_path):
     fit, idata = posterior()
     files = hb.report(fit, tmp_path, idata)
     parsed = parse_html(files.html.read_text(encoding="utf-8"))
-    header = parsed.tables["leaderboard"][0]
-    assert "Cred. lower" in header and "P(best)" in header
+    # the posterior's columns in a table of their own, the same rows (19 columns in one had
+    # run off the page)
+    assert "Cred. lower" not in parsed.tables["leaderboard"][0]
+    header = parsed.tables["leaderboard-posterior"][0]
+    assert header[0] == "Model" and "Cred. lower" in header and "P(best)" in header
+    assert [r[0] for r in parsed.tables["leaderboard-posterior"][1:]] == [
+        r[0] for r in parsed.tables["leaderboard"][1:]]
     assert "γ cred. lower" in parsed.tables["judges"][0]
     assert parsed.tags.count("img") == 7  # rank 0: no residual map
     intervals = pd.read_csv(tmp_path / "intervals.csv")
@@ -94,7 +99,7 @@ def test_report_with_posterior(tmp_path):
     meta = json.loads((tmp_path / "convergence.json").read_text())["meta"]
     assert meta["n_draws"] == 120 and "divergences" in meta
     col = header.index("P(best)")
-    p_best = [r[col] for r in parsed.tables["leaderboard"][1:]]
+    p_best = [r[col] for r in parsed.tables["leaderboard-posterior"][1:]]
     assert all(p.startswith(("< 1/120", "> 1 − 1/120")) or 0 < float(p) < 1 for p in p_best)
     assert "0.000" not in p_best and "< 0.001" not in p_best
     # saved with the fit, the posterior comes back into the report from the command line

@@ -94,6 +94,11 @@ def interval_words(rep: Report) -> str:
     return text
 
 
+#: The posterior's columns of a leaderboard (:func:`~hja_bayes.reporting.leaderboard`).
+POSTERIOR_COLUMNS = ("post_mean", "cred_lower", "cred_upper", "post_rank_lower",
+                     "post_rank_upper", "p_best", "post_p_better_next")
+
+
 def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     """The report as one self-contained HTML document (a string).
 
@@ -128,6 +133,17 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     def judge_class(pos, r):
         return "flag" if "high_leverage" in r and bool(r["high_leverage"]) else ""
 
+    # with a posterior, its columns in a second table of the same rows: 19 columns in one
+    # had run off the page at 1,920 pixels
+    board, boards = rep.leaderboard, ""
+    posterior = [c for c in board.columns if c in POSTERIOR_COLUMNS]
+    if posterior:
+        tiers = list(board["tier"])
+        boards = ("<h3>The same models by the posterior</h3>" + html_table(
+            board[["model", *posterior]], "leaderboard-posterior", rep.scale,
+            lambda pos, r: board_class(pos, {"tier": tiers[pos]})))
+        board = board.drop(columns=posterior)
+    boards = html_table(board, "leaderboard", rep.scale, board_class) + boards
     notes = ("<h3>Notes</h3>" + "".join(f'<p class="note">{e(n)}</p>' for n in rep.notes)
              if rep.notes else "")  # the sentences below point to them as "the notes"
     fragility = ""
@@ -186,7 +202,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <p class="glance">{e(rep.sentences["glance"])}</p>
 {notes}
 <h2>Leaderboard</h2>
-{html_table(rep.leaderboard, "leaderboard", rep.scale, board_class)}
+{boards}
 <p>Scores on the {e("Elo" if rep.scale == "elo" else "logit")} scale; {e(interval_words(rep))}.
 {"" if rep.leaderboard["tier"].isna().all() else "Rows are shaded by tier."}</p>
 {fragility}
