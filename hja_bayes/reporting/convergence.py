@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..bayes.mixing import mixing
 
-__all__ = ["RHAT_LIMIT", "convergence_table"]
+__all__ = ["RHAT_LIMIT", "beyond_chance", "convergence_table"]
 
 #: R-hat above this value flags a quantity whose chains disagree.
 RHAT_LIMIT = 1.01
@@ -70,6 +70,17 @@ def convergence_table(idata) -> pd.DataFrame:
                        prompt_method=str(post.attrs.get("prompt_method", "none")),
                        prompt_method_reason=str(post.attrs.get("prompt_method_reason", "")))
     return table
+
+
+def beyond_chance(table: pd.DataFrame) -> bool:
+    """Whether more entries of ``table`` (:func:`convergence_table`) are above the R-hat
+    limit than chains that agree put there by chance (``rhat_by_chance``, plus three of its
+    standard deviations, a Poisson count's, plus one)."""
+    a = table.attrs
+    chance = float(a.get("rhat_by_chance", 0.0))
+    chance = 0.0 if np.isnan(chance) else chance
+    return bool(table["max_rhat"].max() > a["rhat_limit"]
+                and a.get("rhat_above", 1) > chance + 3 * np.sqrt(chance) + 1)
 
 
 def _nanmax(x: np.ndarray) -> float:

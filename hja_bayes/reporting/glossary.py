@@ -75,7 +75,8 @@ BAYES_GLOSSARY = (
     ("< 1/n", "a posterior probability estimated as 0 from n draws: all the draws can say is "
               "that it is below about 1/n (likewise > 1 − 1/n)."),
     ("R-hat, ESS", "split R-hat (chains agree when it is near 1; above 1.01 they do not: such "
-                   "rows are shaded) and the effective sample sizes of the bulk and the tails "
+                   "rows are shaded where more entries are there than chains that agree put "
+                   "there by chance) and the effective sample sizes of the bulk and the tails "
                    "of the draws, per quantity its worst entry."),
     ("Quantity (convergence)", "mu, gamma, S, U, V, D: the model's parameters; beta: position "
      "bias; coef: every per-judge term coefficient (position, style, self: beta is its position "

@@ -14,6 +14,7 @@ import io
 import pandas as pd
 
 from .content import Report
+from .convergence import beyond_chance
 from .formatting import html_table, with_intervals
 from .glossary import glossary
 from .sentences import width_sentence
@@ -158,6 +159,9 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     terms = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in entries)
     posterior_section = ""
     if rep.bayes:
+        # rows above the R-hat limit are shaded where more are there than agreeing chains
+        # put by chance (2 x 200 draws put most rows there: the sentence says so)
+        shade = beyond_chance(rep.convergence)
         ratio = ""
         if rep.intervals is not None:
             ratio = "<p>" + e(width_sentence(rep.intervals)) + "</p>"
@@ -165,7 +169,8 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
             "<h2>Posterior</h2>"
             f"<p>{e(rep.sentences['convergence'])}</p>"
             + html_table(rep.convergence, "convergence", rep.scale, lambda pos, r: "flag"
-                         if r["max_rhat"] > rep.convergence.attrs["rhat_limit"] else "")
+                         if shade and r["max_rhat"] > rep.convergence.attrs["rhat_limit"]
+                         else "")
             + ratio
             + row("rank_posterior") + row("ppc")
         )

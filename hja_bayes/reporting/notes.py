@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .convergence import beyond_chance
 from .observed import unbeaten_or_winless
 from .sentences import convergence_sentence, named, plural
 
@@ -157,9 +158,7 @@ def _convergence_note(table: pd.DataFrame) -> str | None:
     None when the draws look fine."""
     a = table.attrs
     worst = table["max_rhat"].max()
-    chance = float(a.get("rhat_by_chance", 0.0))
-    beyond = (worst > a["rhat_limit"]
-              and a.get("rhat_above", 1) > chance + 3 * np.sqrt(chance) + 1)
+    beyond = beyond_chance(table)
     if not (a["divergences"] or beyond or not np.isfinite(worst)):
         return None
     todo = ("rerun with a higher target_accept_prob (sample_hja(..., target_accept_prob=0.95)) "
