@@ -340,6 +340,13 @@ def test_the_update_command_equals_a_fit_of_all_the_verdicts(verdict_files, tmp_
     np.testing.assert_allclose(updated.beta, full.beta, atol=1e-4)
     # the fit it started from is left as it was
     assert hb.load_fit(tmp_path / "old").data.n_comparisons < full.data.n_comparisons
+    # 'report' on the folder titles it by the folder (it had said "5 models ranked by ...",
+    # naming neither the data nor the update)
+    assert "<title>old with new.csv: 5 models" in (
+        tmp_path / "new" / "report" / "report.html").read_text(encoding="utf-8")
+    assert main(["report", str(tmp_path / "new"), "--quiet"]) == 0
+    assert "<title>new: 5 models ranked by 3 judges" in (
+        tmp_path / "new" / "report" / "report.html").read_text(encoding="utf-8")
 
 
 def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, capsys):
@@ -359,6 +366,16 @@ def test_the_update_command_refuses_what_it_cannot_do(verdict_files, tmp_path, c
     assert err.startswith("hja-bayes: error: ") and "prompt" in err
     assert len(err.splitlines()) == 1
     assert (fit_dir / "arrays.npz").read_bytes() == before
+    # a judge whose new rows are all unusable stays in the fit, and the command says so (it
+    # had read "left out of these data"); the rank is said to be the fit's, not re-chosen
+    judge0 = frame["judge"].iloc[0]
+    frame.assign(winner=frame["winner"].where(frame["judge"] != judge0, "invalid")).to_csv(
+        stranger, index=False)
+    assert main(["update", str(fit_dir), str(stranger), "--out", str(tmp_path / "fit1")]) == 0
+    err = capsys.readouterr().err
+    assert f"none of whose new rows are usable: [{judge0!r}] (those in the fit keep" in err
+    assert "left out of these data" not in err and "rank 0 kept, as the fit chose it" in err
+    assert hb.load_fit(tmp_path / "fit1").judges == hb.load_fit(fit_dir).judges
     # a judge the fit does not know is added, saying how
     frame.assign(judge="judge_new").to_csv(stranger, index=False)
     assert main(["update", str(fit_dir), str(stranger), "--out", str(tmp_path / "fit2")]) == 0

@@ -230,7 +230,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     agree = panel_agreement(fit.data, args, progress)
     plain = uncontrolled(fit, progress)  # the rank change (fit --report shows it too)
     progress("computing intervals and drawing figures")
-    files = report(fit, out, idata, level=args.level, scale=args.scale, title=args.title,
+    from ..reporting.sentences import default_title
+
+    # the folder's name stands for the data's, which a saved fit does not keep
+    title = args.title or f"{fit_dir.resolve().name}: {default_title(fit.data)}"
+    files = report(fit, out, idata, level=args.level, scale=args.scale, title=title,
                    agreement=agree, baseline=args.baseline, uncontrolled=plain)
     progress("done")
     print(files.html)
@@ -408,7 +412,8 @@ def add_panel_commands(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("fit_dir", help="folder written by 'hja-bayes fit' or HJAFit.save")
     rep.add_argument("--out", default=None, help="report folder (default FIT_DIR/report)")
-    rep.add_argument("--title", default=None, help="report title (default: from the data)")
+    rep.add_argument("--title", default=None, help="report title (default: the folder's "
+                                                   "name and the data's counts)")
     add_agreement(rep)
     add_common(rep, rows=False, baseline=True)
     rep.set_defaults(run=_cmd_report)

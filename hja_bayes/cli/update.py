@@ -39,11 +39,10 @@ def _cmd_update(args: argparse.Namespace) -> int:
         raise DataError(f"the fit in {fit_dir} has prompts but does not record their column (it "
                         "was saved by an earlier version): name the new verdicts' prompt column "
                         "with --cluster-col")
-    new, name = read_data(args, fit.data.cluster_column or ("-" if fit.data.clusters is None
-                                                            else None))
+    new, name = _read_new(args, fit)
     progress(f"adding {count_of(new.n_comparisons, 'comparison')} to the fit's "
-             f"{number(fit.data.n_comparisons)} (rank {fit.rank} kept: "
-             "'hja-bayes fit' on all the verdicts chooses it again)")
+             f"{number(fit.data.n_comparisons)} (rank {fit.rank} kept, as the fit chose it: "
+             "'hja-bayes fit' on all the verdicts chooses the rank afresh)")
     added = {what: names for what, names in newcomers(fit, new).items() if names}
     if added:
         progress("new " + " and new ".join(f"{what} {names}" for what, names in added.items())
@@ -62,6 +61,33 @@ def _cmd_update(args: argparse.Namespace) -> int:
     idata = sample_posterior(fit.data, fit, args, progress, prompts)
     return publish(fit.data, fit, args, progress, f"{fit_dir.name} with {name}", out,
                    idata, plain)
+
+
+def _read_new(args: argparse.Namespace, fit):
+    """The new verdicts, read as ``fit`` reads them.  Two of the reader's warnings are about
+    the file alone: few verdicts per judge (a small batch has few by nature; the fit's judges
+    have their own), and judges none of whose rows here are usable, which stay in the fit
+    with its verdicts: said so."""
+    import re
+    import warnings
+
+    from ..errors import DataWarning, warn
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message=r".*judges in column .* with a median of")
+        read = read_data(args, fit.data.cluster_column or ("-" if fit.data.clusters is None
+                                                           else None))
+    for w in caught:
+        text = str(w.message)
+        dropped = re.match(r"(judge|model)\(s\) whose rows here are all unusable, left out "
+                           r"of these data: (.*)", text)
+        if dropped and dropped.group(1) == "judge":
+            warn(f"judge(s) none of whose new rows are usable: {dropped.group(2)} (those in "
+                 "the fit keep their verdicts there)", DataWarning)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return read
 
 
 def add_update_command(sub) -> None:
