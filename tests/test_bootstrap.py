@@ -61,6 +61,24 @@ def test_cluster_bootstrap_resamples_whole_questions():
         fit.bootstrap(1)
 
 
+def test_bootstrap_arguments_are_checked_and_progress_shown(capsys):
+    """progress=True had stopped with "'bool' object is not callable" after the first
+    refit (fit_hja takes a bool); weights= without wild=True, and cluster=False with it, had
+    been ignored; a seed of -1 or 1.5 had met NumPy's errors."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=200, seed=5,
+                          questions=10)
+    fit = hb.fit_hja(data, rank=0)
+    boot = fit.bootstrap(10, seed=2, progress=True)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == "  bootstrap: 10 of 10 replicates" and len(lines) == 10
+    np.testing.assert_array_equal(boot.S, fit.bootstrap(10, seed=2, progress=False).S)
+    for options, said in ((dict(weights="webb"), "pass wild=True"),
+                          (dict(wild=True, cluster=False), "cluster=False"),
+                          (dict(seed=-1), "seed"), (dict(seed=1.5), "seed")):
+        with pytest.raises(hb.ParameterError, match=said):
+            fit.bootstrap(5, **options)
+
+
 def _tiny_panel():
     """Three judges, three models, 12 verdicts each: refits from the fit wander off."""
     data, _ = hb.simulate(n_judges=3, n_items=3, rank=0, comparisons_per_judge=12, seed=14,
