@@ -68,6 +68,17 @@ def test_cross_validation_runs_every_candidate_to_the_end():
     data, _ = hb.simulate(n_judges=4, n_items=6, rank=1, comparisons_per_judge=200, seed=1)
     table = hb.rank_criteria(data, ranks=[0, 1, 2], cv_folds=2)
     assert not table["stopped_early"].any()
+    # arguments fit_hja refuses, rank_criteria had taken: one fold (nothing trained on: a
+    # held-out NLL of n log 2 at every rank), no fold (ZeroDivisionError), no rank, a rank
+    # twice, seed None, more folds than comparisons
+    from hja_bayes.hja.selection import split_comparisons
+
+    for options in (dict(cv_folds=1), dict(cv_folds=0), dict(ranks=[]), dict(ranks=[1, 1]),
+                    dict(seed=None), dict(cv_folds=5_000)):
+        with pytest.raises(hb.ParameterError):
+            hb.rank_criteria(data, **({"ranks": [0, 1]} | options))
+    with pytest.raises(hb.ParameterError, match="n_folds"):
+        split_comparisons(data, 0)
 
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..threads import one_blas_thread
 from ..btl import fit_per_judge_btl
+from ..checks import check_integer
 from ..comparisons import Comparisons
 from ..decomposition import bic, check_rank, free_parameters, max_rank
 from ..errors import ParameterError
@@ -38,6 +39,7 @@ def split_comparisons(data: Comparisons, n_folds: int, seed: int | np.random.Gen
         ``n_folds`` unit sets laid out like ``cells`` (default ``cells_of(data, pad)``; a
         unit may hold 0).
     """
+    check_integer(n_folds, "n_folds", 2)
     rng = np.random.default_rng(seed)
     probs = np.full(n_folds, 1.0 / n_folds)
     layout = cells_of(data, pad=pad) if cells is None else cells
@@ -147,8 +149,17 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     chosen).  A candidate stopped early, or not converged, is not finished; nor are the
     folds' fits under ``cv``.
     """
-    ranks = sorted(check_rank(r, data.n_judges, data.n_items) for r in ranks)
+    ranks = [check_rank(r, data.n_judges, data.n_items) for r in ranks]
+    if not ranks or len(set(ranks)) < len(ranks):
+        raise ParameterError(f"ranks must be distinct candidate ranks, at least one, got {ranks}")
+    ranks = sorted(ranks)
     check_patience(patience)
+    check_integer(seed, "seed")
+    if cv:  # a fold of nothing holds nothing out; folds beyond the comparisons are empty
+        check_integer(cv_folds, "cv_folds", 2)
+        if cv_folds > data.n_comparisons:
+            raise ParameterError(f"cv_folds={cv_folds} exceeds the {data.n_comparisons:g} "
+                                 "comparisons: most folds would hold none")
     S0 = fit_per_judge_btl(data, ridge=INIT_RIDGE, tol=INIT_TOL)
     folds = split_comparisons(data, cv_folds, seed, cells=cells) if cv else []
     n_terms = int(np.sum(design.free)) + len(design.global_names)
