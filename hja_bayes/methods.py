@@ -105,8 +105,8 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
     replicate multiplies every prompt's CR2-adjusted residuals by a weight
     (``weights="rademacher"``, +-1, or ``"webb"``, six points: more distinct replicates
     where prompts are few; in simulations the two covered alike) and takes one Newton
-    step; no refit, so thousands of replicates take well under a second on small panels.  Its ``table(level)`` gives symmetric percentile-t
-    intervals.
+    step; no refit, so thousands of replicates take well under a second on small panels.
+    Its ``table(level)`` gives symmetric percentile-t intervals.
 
     ``n`` defaults to 200 replicates (pairs) or 999 (wild).  ``progress``: True prints the
     pairs bootstrap's replicates done on stderr (as ``fit_hja(progress=True)`` prints its
