@@ -68,3 +68,39 @@ def test_the_libraries_are_found_again_only_after_new_imports(monkeypatch):
     assert sum(made) == 1
     monkeypatch.setitem(sys.modules, "a_module_imported_since", object())
     assert set(inside().values()) == {1} and sum(made) == 2
+
+
+def test_scipys_blas_is_limited_before_a_call_imports_scipy_linalg():
+    """A fresh process: a limited call loads SciPy's bundled OpenBLAS without importing
+    ``scipy.linalg`` (a call that never uses it does not pay the import), and a later call
+    that imports it runs SciPy's BLAS with one thread, the library's own setting given back
+    after."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = """if True:
+        import json, sys
+        import threadpoolctl
+        from hja_bayes.threads import one_blas_thread
+
+        def scipy_blas():
+            return [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+                    if "scipy.libs" in lib["filepath"]
+                    or ("scipy" in lib["filepath"] and ".dylibs" in lib["filepath"])]
+
+        def uses_scipy():
+            import scipy.linalg
+            return scipy_blas()
+
+        quiet = one_blas_thread(lambda: "scipy.linalg" in sys.modules)()
+        own = scipy_blas()
+        print(json.dumps([quiet, own, one_blas_thread(uses_scipy)(), scipy_blas()]))
+    """
+    env = {k: v for k, v in os.environ.items() if k != "HJA_BAYES_BLAS_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    quiet, own, inside, after = json.loads(out)
+    assert quiet is False and len(own) == 1  # loaded, not imported
+    assert inside == [1] and after == own
