@@ -10,7 +10,7 @@ import numpy as np
 from .errors import DataError, ParameterError
 
 __all__ = ["check_level", "check_probability", "check_positive", "check_integer", "check_flag",
-           "check_choice", "index_of", "indices_of"]
+           "check_choice", "check_numbers", "index_of", "indices_of"]
 
 
 def check_level(level) -> float:
@@ -63,6 +63,26 @@ def check_integer(value, name: str, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
+
+
+def check_numbers(value, name: str, ndim: int | None = None) -> np.ndarray:
+    """An array of finite numbers (of ``ndim`` dimensions where given), as floats.
+
+    Raises
+    ------
+    ParameterError
+        For text or other values that are not numbers, NaN or infinities, or another number
+        of dimensions.
+    """
+    try:
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must hold numbers, got {value!r:.80}") from None
+    if ndim is not None and out.ndim != ndim:
+        raise ParameterError(f"{name} must have {ndim} dimension(s), got shape {out.shape}")
+    if not np.all(np.isfinite(out)):
+        raise ParameterError(f"{name} must be finite (no NaN or infinity)")
+    return out
 
 
 def check_flag(value, name: str) -> bool:

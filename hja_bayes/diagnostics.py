@@ -20,7 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .decomposition import anchor_signs
-from .errors import HJAError
+from .checks import check_integer, check_numbers, check_positive
+from .errors import HJAError, ParameterError
 
 __all__ = ["Biclustering", "JudgeLeverage", "bicluster_residual", "judge_leverage",
            "kendall_tau", "own_ranking_agreement"]
@@ -74,8 +75,8 @@ class Biclustering(NamedTuple):
 
 
 def _as_factors(U, V) -> tuple[np.ndarray, np.ndarray]:
-    U = np.asarray(U, dtype=float)
-    V = np.asarray(V, dtype=float)
+    U = check_numbers(U, "U")
+    V = check_numbers(V, "V")
     if U.ndim != 2 or V.ndim != 2 or U.shape[1] != V.shape[1]:
         raise HJAError(f"U (K x r) and V (N x r) must share r columns, got {U.shape} and {V.shape}")
     return U, V
@@ -121,9 +122,11 @@ def judge_leverage(
     >>> lev.high.tolist()
     [True, False, False]
     """
-    gamma = np.asarray(gamma, dtype=float)
-    mu = np.asarray(mu, dtype=float)
+    gamma = check_numbers(gamma, "gamma")
+    mu = check_numbers(mu, "mu")
     U, V = _as_factors(U, V)
+    rho_threshold = check_positive(rho_threshold, "rho_threshold", allow_zero=True)
+    eps = check_positive(eps, "eps")
     if gamma.shape != (U.shape[0],) or mu.shape != (V.shape[0],):
         raise HJAError(
             f"shapes do not match: gamma {gamma.shape}, mu {mu.shape}, U {U.shape}, V {V.shape}"
@@ -259,9 +262,10 @@ def bicluster_residual(
     """
     U, V = _as_factors(U, V)
     K, N = U.shape[0], V.shape[0]
+    n_init = check_integer(n_init, "n_init", 1)
     for name, n, top in (("n_judge_blocks", n_judge_blocks, K), ("n_item_blocks", n_item_blocks, N)):
-        if not 1 <= int(n) <= top:
-            raise HJAError(f"{name} must lie in 1..{top}, got {n}")
+        if not 1 <= check_integer(n, name, 1) <= top:
+            raise ParameterError(f"{name} must lie in 1..{top}, got {n}")
     R = U @ V.T
     rng = np.random.default_rng(seed)
     if U.shape[1] == 0 or not np.any(R):

@@ -3,6 +3,7 @@ import pytest
 
 from hja_bayes import (
     HJAError,
+    ParameterError,
     bicluster_residual,
     canonicalize,
     judge_leverage,
@@ -101,6 +102,23 @@ def test_biclustering_edge_cases():
         bicluster_residual(np.zeros((4, 0)), np.zeros((6, 0)), 2, 1)
     with pytest.raises(HJAError, match="share r columns"):
         bicluster_residual(U, V[:, :1], 2, 2)
+    # arguments of the wrong kind: ParameterErrors, not NumPy's or k-means' own errors
+    for blocks in ("two", 2.5, True):
+        with pytest.raises(ParameterError, match="n_judge_blocks must be an integer >= 1"):
+            bicluster_residual(U, V, blocks, 2)
+    with pytest.raises(ParameterError, match="n_init must be an integer >= 1"):
+        bicluster_residual(U, V, 2, 2, n_init=0)
+    with pytest.raises(ParameterError, match="U must be finite"):
+        bicluster_residual(np.full((3, 1), np.nan), np.ones((4, 1)))
+
+
+def test_leverage_refuses_arguments_of_the_wrong_kind():
+    with pytest.raises(ParameterError, match="gamma must hold numbers"):
+        judge_leverage(["a"], [1.0, -1.0], np.ones((1, 1)), np.ones((2, 1)))
+    with pytest.raises(ParameterError, match="rho_threshold must be a number"):
+        judge_leverage([1.0], [1.0, -1.0], np.ones((1, 1)), np.ones((2, 1)), rho_threshold="x")
+    with pytest.raises(ParameterError, match="mu must be finite"):
+        judge_leverage([1.0], [np.nan, -1.0], np.ones((1, 1)), np.ones((2, 1)))
 
 
 def test_biclustering_signs_follow_the_fit_when_item_0_has_no_loading():

@@ -79,3 +79,29 @@ def test_the_max_over_pairs_visits_few_pairs_and_equals_every_pair_visited(
     direct = np.where(keep, every, 0.0).max(axis=(1, 2))
     np.testing.assert_array_equal(max_abs_t(z, se), direct)
     assert not max_abs_t(z[:, :2], np.zeros((2, 2))).any()  # no pair with an se: 0
+
+
+def test_what_is_not_a_covariance_or_its_scores_is_refused():
+    """A negative variance, a matrix that is not positive semi-definite, NaN, text, a vector
+    or a non-square matrix: each a ParameterError (a negative variance had been clipped to
+    se 0, every pair then counted as decided)."""
+    est = [1.0, 0.0, -1.0]
+    bad = {"negative variance": -np.eye(3),
+           "positive semi-definite": np.array([[1.0, 2.0, 0], [2.0, 1.0, 0], [0, 0, 1.0]]),
+           "finite": np.full((3, 3), np.nan), "dimension": np.ones(3),
+           "square": np.ones((3, 2))}
+    for match, cov in bad.items():
+        with pytest.raises(hb.ParameterError, match=match):
+            rank_intervals(est, cov)
+        with pytest.raises(hb.ParameterError, match=match):
+            simultaneous_critical_value(cov)
+    with pytest.raises(hb.ParameterError, match="numbers"):
+        rank_intervals(["a", "b"], np.eye(2))
+    with pytest.raises(hb.ParameterError, match="draws must be an integer >= 1"):
+        rank_intervals(est, np.eye(3), draws=0)
+    with pytest.raises(hb.ParameterError, match="df must be a number or an N x N array"):
+        neighbour_probabilities([1.0, 0.0], np.eye(2), df=np.ones(2))
+    # a number of degrees of freedom for every pair is the array of that number
+    np.testing.assert_array_equal(neighbour_probabilities([1.0, 0.0], np.eye(2), df=4.0),
+                                  neighbour_probabilities([1.0, 0.0], np.eye(2),
+                                                          df=np.full((2, 2), 4.0)))

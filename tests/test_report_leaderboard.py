@@ -532,3 +532,30 @@ def test_leaderboard_by_leaves_out_what_it_cannot_table_and_says_the_rest_per_ca
     assert meta["baseline"] == {"model": "gpt4", "score": 1000.0} and "n_clusters" not in meta
     assert meta["per_category"]["(all)"]["n_clusters"] == 80
     assert meta["per_category"]["math"]["n_clusters"] == 2
+
+
+def test_an_inference_from_another_fit_is_refused_not_shown_under_this_fits_names(fit):
+    """The tables take a fit's own Wald inference (its covariance chosen by the caller);
+    one computed from another fit of as many models had its numbers shown under this fit's
+    model names."""
+    own = fit.wald_inference()
+    pd.testing.assert_frame_equal(hb.pairwise_table(fit, inference=own), hb.pairwise_table(fit))
+    other_data, _ = hb.simulate(n_judges=4, n_items=5, rank=1, comparisons_per_judge=600,
+                                position_bias=0.4, seed=4)
+    other = hb.fit_hja(other_data, rank=1, position_bias=True)  # other verdicts, same names
+    assert other.items == fit.items and other.judges == fit.judges
+    tables = (hb.leaderboard, hb.pairwise_table, hb.judge_table, hb.bias_table)
+    for table in tables:
+        with pytest.raises(hb.ParameterError, match="computed from another fit"):
+            table(fit, inference=other.wald_inference())
+        with pytest.raises(hb.ParameterError, match="must be a WaldInference"):
+            table(fit, inference="x")
+
+
+def test_intervals_refuse_pairs_of_the_wrong_shape_and_a_model_paired_with_itself(fit):
+    a, b = fit.items[:2]
+    assert len(fit.intervals(pairs=[(a, b)]).query("quantity == 'mu_diff'")) == 1
+    with pytest.raises(hb.ParameterError, match="a sequence of \\(item, item\\), got int"):
+        fit.intervals(pairs=5)
+    with pytest.raises(hb.ParameterError, match="two different items"):
+        fit.intervals(pairs=[(a, b), (a, a)])

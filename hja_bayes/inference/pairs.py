@@ -38,7 +38,8 @@ def item_pairs(pairs, items, estimate) -> np.ndarray:
     Raises
     ------
     ParameterError
-        For an unknown keyword, a malformed pair or an unknown item.
+        For an unknown keyword, a malformed pair, a pair of one item with itself or an
+        unknown item.
 
     Examples
     --------
@@ -56,10 +57,19 @@ def item_pairs(pairs, items, estimate) -> np.ndarray:
             return np.zeros((0, 2), dtype=int)
         order = np.argsort(-np.asarray(estimate, dtype=float), kind="stable")
         return np.column_stack([order[:-1], order[1:]])
-    listed = list(pairs)
+    shape = "pairs must be 'all', 'adjacent', 'none' or a sequence of (item, item)"
+    try:
+        listed = list(pairs)
+    except TypeError:
+        raise ParameterError(f"{shape}, got {type(pairs).__name__}") from None
     if any(np.ndim(p) != 1 or len(p) != 2 for p in listed):
-        raise ParameterError("pairs must be 'all', 'adjacent', 'none' or a sequence of (item, item)")
+        raise ParameterError(shape)
     if not listed:
         return np.zeros((0, 2), dtype=int)
     a, b = zip(*listed)
-    return np.column_stack([indices_of(list(a), items, "item"), indices_of(list(b), items, "item")])
+    out = np.column_stack([indices_of(list(a), items, "item"), indices_of(list(b), items, "item")])
+    same = out[:, 0] == out[:, 1]
+    if same.any():
+        raise ParameterError(f"a pair compares two different items, got "
+                             f"{listed[int(np.argmax(same))]!r}")
+    return out

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr, stdtr, stdtrit
 
-from ..checks import check_level
+from ..checks import check_integer, check_level, check_numbers
 from ..errors import ParameterError
 
 __all__ = ["RankIntervals", "max_abs_t", "neighbour_probabilities", "pair_critical_values",
@@ -66,15 +66,24 @@ class RankIntervals(NamedTuple):
 
 
 def _check(estimate, covariance) -> tuple[np.ndarray, np.ndarray]:
-    estimate = np.asarray(estimate, dtype=float)
-    covariance = np.asarray(covariance, dtype=float)
-    N = estimate.size
-    if estimate.ndim != 1 or covariance.shape != (N, N):
+    estimate = check_numbers(estimate, "the scores", ndim=1)
+    covariance = _covariance(covariance)
+    if covariance.shape != (estimate.size, estimate.size):
         raise ParameterError(f"need N scores and an N x N covariance, got {estimate.shape} "
                              f"and {covariance.shape}")
-    if not (np.all(np.isfinite(estimate)) and np.all(np.isfinite(covariance))):
-        raise ParameterError("scores and covariance must be finite")
-    return estimate, (covariance + covariance.T) / 2
+    return estimate, covariance
+
+
+def _covariance(covariance) -> np.ndarray:
+    """A finite, symmetric (symmetrised), square matrix with no negative variance."""
+    covariance = check_numbers(covariance, "the covariance", ndim=2)
+    if covariance.shape[0] != covariance.shape[1]:
+        raise ParameterError(f"the covariance must be square, got shape {covariance.shape}")
+    covariance = (covariance + covariance.T) / 2
+    scale = max(float(np.max(np.abs(covariance), initial=0.0)), np.finfo(float).tiny)
+    if np.any(np.diag(covariance) < -1e-10 * scale):
+        raise ParameterError("the covariance has a negative variance: it is not a covariance")
+    return covariance
 
 
 def _difference_se(covariance: np.ndarray) -> np.ndarray:
@@ -92,7 +101,8 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
     error is about 0.01 at 95%.
     """
     level = check_level(level)
-    covariance = np.asarray(covariance, dtype=float)
+    covariance = _covariance(covariance)
+    draws = check_integer(draws, "draws", 1)
     N = covariance.shape[0]
     if N < 2:
         return 0.0
@@ -100,7 +110,10 @@ def simultaneous_critical_value(covariance, level: float = 0.95, *, seed: int = 
     if not np.any(np.triu(se, 1) > 0):
         return 0.0
     # a symmetric square root: works for the singular covariance of centred scores
-    eig, vec = np.linalg.eigh((covariance + covariance.T) / 2)
+    eig, vec = np.linalg.eigh(covariance)
+    if eig[0] < -1e-8 * max(eig[-1], np.finfo(float).tiny):
+        raise ParameterError(f"the covariance is not positive semi-definite (an eigenvalue "
+                             f"{eig[0]:.3g}, the largest {eig[-1]:.3g})")
     root = vec * np.sqrt(np.clip(eig, 0.0, None))
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((draws, N)) @ root.T
@@ -283,12 +296,17 @@ def neighbour_probabilities(estimate, covariance, df=None) -> np.ndarray:
     inf for normal), the t distribution's cdf instead of Phi.
     """
     estimate, covariance = _check(estimate, covariance)
+    if df is not None:
+        df = np.broadcast_to(np.asarray(df, dtype=float), covariance.shape) if np.ndim(df) == 0 \
+            else np.asarray(df, dtype=float)
+        if df.shape != covariance.shape:
+            raise ParameterError(f"df must be a number or an N x N array, got shape {df.shape}")
     se = _difference_se(covariance)
     order = np.argsort(-estimate, kind="stable")
     out = np.full(estimate.size, np.nan)
     for a, b in zip(order[:-1], order[1:]):
         if se[a, b] > 0:
             z = (estimate[a] - estimate[b]) / se[a, b]
-            nu = np.inf if df is None else float(np.asarray(df)[a, b])
+            nu = np.inf if df is None else float(df[a, b])
             out[a] = float(ndtr(z) if not np.isfinite(nu) else stdtr(nu, z))
     return out

@@ -12,7 +12,8 @@ words), ``content`` (a Report, gathered), ``formatting``, ``html`` and ``markdow
 """
 
 # eager: the function shares its module's name, which a lazy attribute could not shadow
-from .leaderboard import leaderboard, table_meta, wald  # noqa: E402
+from .fitted import wald  # noqa: E402
+from .leaderboard import leaderboard, table_meta  # noqa: E402
 
 #: Where each public name lives; modules load on first use, so a leaderboard does not pay
 #: for matplotlib (figures) and a figure does not pay for the HTML renderer.

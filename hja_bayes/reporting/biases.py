@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from ..threads import one_blas_thread
 from ..checks import check_level
 from ..inference import WaldInference
-from .leaderboard import check_fit, table_meta, wald
+from .fitted import check_fit, wald
+from .leaderboard import table_meta
 from .plots import tick_labels
 
 __all__ = ["PANEL", "bias_columns", "bias_plot", "bias_table"]
@@ -55,7 +56,7 @@ def bias_table(fit, level: float = 0.95, *, inference: WaldInference | None = No
     """
     check_fit(fit, "bias table")
     level = check_level(level)
-    inference = wald(fit) if inference is None else inference
+    inference = wald(fit, inference)
     judges = list(fit.judges)
     style = [n for n in bias_columns(fit) if n.startswith("style:")]
     rows = judges + ([PANEL] if style else [])

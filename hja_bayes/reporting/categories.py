@@ -17,7 +17,8 @@ from ..threads import one_blas_thread
 from ..by_category import ALL, fit_by_category
 from ..checks import check_choice, check_level
 from ..errors import DataError, DataWarning, IdentifiabilityError, warn
-from .leaderboard import Scale, Style, cov_type, leaderboard
+from .fitted import cov_type
+from .leaderboard import Scale, Style, leaderboard
 from .scales import table_scale
 
 __all__ = ["ALL", "leaderboard_by"]

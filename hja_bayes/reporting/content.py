@@ -22,7 +22,8 @@ from .biases import bias_plot, bias_table
 from .convergence import convergence_table
 from .judge_plots import judge_map
 from .judges import judge_table
-from .leaderboard import check_fit, is_hja, leaderboard, wald
+from .fitted import check_fit, is_hja, wald
+from .leaderboard import leaderboard
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
 from .plots import (
@@ -186,7 +187,7 @@ def build_report(
     level = check_level(level)
     scale = check_scale(scale)
     _check_agreement(agreement, fit)
-    inference = wald(fit) if inference is None else inference
+    inference = wald(fit, inference)
     board = leaderboard(fit, idata, level=level, scale=scale, inference=inference,
                         uncontrolled=uncontrolled, baseline=baseline)
     judges = judge_table(fit, idata, level=level, inference=inference)

@@ -21,7 +21,8 @@ from ..diagnostics import judge_leverage, own_ranking_agreement
 from ..errors import ParameterError
 from ..hja.inputs import without_interval
 from ..inference import WaldInference
-from .leaderboard import check_fit, counts, credible, is_hja, posterior_draws, table_meta, wald
+from .fitted import check_fit, is_hja, wald
+from .leaderboard import counts, credible, posterior_draws, table_meta
 from .observed import both_orders_share, invalid_share
 
 __all__ = ["judge_table"]
@@ -88,7 +89,7 @@ def judge_table(
     if idata is not None:
         check_posterior(idata, fit)
     level = check_level(level)
-    inference = wald(fit) if inference is None else inference
+    inference = wald(fit, inference)
     g = inference.gamma(level)
     blank = without_interval(fit.data, fit.outcome_model)  # the ridge's: see the warnings
     columns = {

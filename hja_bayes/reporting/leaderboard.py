@@ -27,50 +27,13 @@ from ..errors import DataWarning, HJAWarning, ParameterError, warn
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
+from .fitted import check_fit, cov_type, is_hja, wald
 from .scales import ELO_BASE, ELO_FACTOR, Scale, table_scale, to_scale
 
-__all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "check_fit", "leaderboard",
-           "score_intervals", "table_meta", "to_scale", "wald"]
+__all__ = ["ELO_BASE", "ELO_FACTOR", "ScoreIntervals", "leaderboard", "score_intervals",
+           "table_meta", "to_scale"]
 
 Style = Literal["default", "arena"]
-
-
-def wald(fit) -> WaldInference:
-    """Wald inference of a fitted model (the fit computes it once and keeps it).
-
-    Parameters
-    ----------
-    fit : HJAFit
-
-    Returns
-    -------
-    WaldInference
-        ``fit.wald``: :func:`hja_bayes.inference.wald_inference` at the fit's scores, rank
-        and position biases, on the fit's own data (with the fit's default covariance type).
-    """
-    return fit.wald
-
-
-def is_hja(fit) -> bool:
-    """Whether ``fit`` is an HJA fit (it has judges and a score matrix)."""
-    return hasattr(fit, "S") and hasattr(fit, "judges")
-
-
-def check_fit(fit, what: str = "leaderboard") -> None:
-    """A fitted model (HJAFit or BTLFit), or a ParameterError saying what to pass instead."""
-    if is_hja(fit) or (hasattr(fit, "scores") and hasattr(fit, "cov")):
-        return
-    kind = type(fit).__name__
-    if kind in ("Comparisons", "DataFrame") or isinstance(fit, str):
-        raise ParameterError(
-            f"{what} needs a fitted model, got {kind}: fit one first, e.g. "
-            f"{what}(hja_bayes.fit_hja(data)) or {what}(hja_bayes.fit_pooled_btl(data))")
-    raise ParameterError(f"{what} needs an HJAFit or a BTLFit, got {kind}")
-
-
-def cov_type(fit) -> str:
-    """The covariance behind the fit's intervals ("fisher" unless the fit says otherwise)."""
-    return str(getattr(fit, "cov_type", "fisher"))
 
 
 def table_meta(fit, table: str, level: float, scale: str | None = None, *,
@@ -91,6 +54,8 @@ def table_meta(fit, table: str, level: float, scale: str | None = None, *,
     from ..version import __version__
 
     hja = is_hja(fit)
+    if inference is not None and is_hja(fit):
+        inference = wald(fit, inference)
     kind = cov_type(fit) if inference is None else inference.cov_type
     meta = {
         "table": table,
@@ -189,7 +154,7 @@ def score_intervals(fit, inference: WaldInference | None = None) -> ScoreInterva
     N = len(fit.items)
     df = difference_df = refusal = None
     if is_hja(fit):
-        inference = wald(fit) if inference is None else inference
+        inference = wald(fit, inference)
         est, C = inference.mu_covariance(joint=False)
         refusal = inference.joint_refusal(N - 1, f"the scores of {N} models")
         comparisons = counts(fit.data.comparisons_per_item())

@@ -9,7 +9,8 @@ from scipy.special import expit
 from ..threads import one_blas_thread
 from ..checks import check_level
 from ..inference import WaldInference
-from .leaderboard import is_hja, score_intervals, table_meta
+from .fitted import is_hja
+from .leaderboard import score_intervals, table_meta
 from .scales import Scale, check_scale, to_scale
 
 __all__ = ["pairwise_table", "win_probability_meaning"]
