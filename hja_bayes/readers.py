@@ -23,7 +23,7 @@ from .errors import DataError, DataWarning, ParameterError, warn
 from .features import join_features
 from .names import warn_near_duplicates
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
-from .row_keys import cluster_codes, codes_in_order, row_keys, tally
+from .row_keys import check_columns, cluster_codes, codes_in_order, row_keys, tally
 from .sources import as_frame, read_table, row_label
 from .verdicts import (
     FIRST_LABELS,
@@ -129,7 +129,9 @@ def read_frame(
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
     _check_padded_columns(df, (judge, model_a, model_b, winner, cluster))
-    _check_judge_column(df, judge)
+    one_hot = winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS)
+    check_columns(df, judge, {model_a: "model_a", model_b: "model_b", cluster: "cluster",
+                              **({} if one_hot else {winner: "winner"})})
     verdict, labels = verdict_codes(df, winner, [c for c in (model_a, model_b) if c in df.columns])
     keys = row_keys(df, judge, model_a, model_b, cluster)
     invalid_set = {s.strip().lower() for s in invalid_labels}
@@ -207,14 +209,6 @@ def _check_padded_columns(df: pd.DataFrame, names) -> None:
             f"column names with spaces around them: {padded} (a CSV written with ', ' between "
             "its fields? its values then carry the spaces too); write it without them, or "
             "read it with pandas.read_csv(..., skipinitialspace=True) and pass the frame")
-
-
-def _check_judge_column(df: pd.DataFrame, judge: str | None) -> None:
-    if judge is not None and judge not in df.columns:
-        raise DataError(
-            f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
-            "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
-            "--judge-col -) if one judge made every verdict")
 
 
 def _warn_dropped(judges, used_judges, items, used_items) -> tuple:
@@ -324,7 +318,7 @@ def read_counts(
     df = as_frame(df, "from_counts")
     if len(df) == 0:
         raise DataError("the frame is empty: no counts to read")
-    _check_judge_column(df, judge)
+    check_columns(df, judge, {})
     if category_columns is not None:
         category_columns = [str(c) for c in category_columns]
         if len(category_columns) < 2:

@@ -17,8 +17,8 @@ import pandas as pd
 from .errors import DataError, DataWarning, warn
 from .sources import row_label
 
-__all__ = ["Coded", "Keys", "SINGLE_JUDGE", "cluster_codes", "codes_in_order", "coded",
-           "row_keys", "tally"]
+__all__ = ["Coded", "Keys", "SINGLE_JUDGE", "check_columns", "cluster_codes", "codes_in_order",
+           "coded", "row_keys", "tally"]
 
 #: The judge's name when one judge made every verdict (``judge=None``).
 SINGLE_JUDGE = "judge"
@@ -63,6 +63,29 @@ class Keys(NamedTuple):
     second: np.ndarray
     items: np.ndarray
     judge: Coded
+
+
+def check_columns(df: pd.DataFrame, judge: str | None, columns: dict) -> None:
+    """The judge column and the other named ``columns`` (``{column: role}``, None for one not
+    asked for) present in ``df``.  Two or more missing are named in one error, each with
+    how to name it; a missing judge column alone says how to read one judge's verdicts; any
+    other column missing alone is left to the reader's own message."""
+    judge_note = ("; or pass judge=None (hja-bayes: --judge-col -) if one judge made every "
+                  "verdict")
+    if judge is not None and judge not in df.columns and all(
+            c is None or c in df.columns for c in columns):
+        raise DataError(
+            f"no judge column {judge!r}; the columns there are {list(df.columns)}. Name the "
+            "judge column with judge=... (CLI --judge-col), or pass judge=None (CLI "
+            "--judge-col -) if one judge made every verdict")
+    roles = {**({judge: "judge"} if judge is not None else {}),
+             **{c: role for c, role in columns.items() if c is not None}}
+    missing = [c for c in roles if c not in df.columns]
+    if len(missing) >= 2:
+        raise DataError(f"column(s) {missing} not found; the columns there are "
+                        f"{list(df.columns)}"
+                        + "".join(column_hint(c, roles[c], df.columns) for c in missing)
+                        + (judge_note if judge in missing else ""))
 
 
 def row_keys(df: pd.DataFrame, judge, model_a, model_b, cluster) -> Keys:

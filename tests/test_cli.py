@@ -62,6 +62,17 @@ def test_fit_then_report(csv_file, tmp_path, capsys):
     assert "Elo" in (tmp_path / "fit" / "report" / "report.md").read_text(encoding="utf-8")
 
 
+def test_a_second_fit_into_a_folder_says_it_replaces_the_first(csv_file, tmp_path, capsys):
+    args = ["fit", str(csv_file), "--judge-col", "grader", "--model-a-col", "first",
+            "--model-b-col", "second", "--winner-col", "verdict", "--rank", "0",
+            "--out", str(tmp_path / "fit")]
+    for replaced in (False, True):
+        assert main(args) == 0
+        saved = [line for line in capsys.readouterr().err.splitlines() if "saved the fit" in line]
+        assert len(saved) == 1
+        assert saved[0].endswith("replacing the fit saved there before") is replaced
+
+
 def test_a_verdict_scale_below_zero_is_read_as_the_options_value(tmp_path, capsys):
     # "--verdict-scale -2..2" (the help's own example) starts with a minus sign, which
     # argparse would take for an option of its own
@@ -161,7 +172,9 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
 
 @pytest.mark.parametrize("args, message", [
     (("demo", "--level", "2"), "level"),
-    (("fit", "{csv}", "--judge-col", "nope"), "no judge column 'nope'"),
+    # every missing column in one message (this file names its models and verdicts otherwise)
+    (("fit", "{csv}", "--judge-col", "nope"), "['nope', 'model_a', 'model_b', 'winner'] not "
+                                              "found"),
     (("fit", "{csv}"), "--judge-col -"),
     (("fit", "{csv}", "--rank", "many"), "rank"),
     (("fit", "{csv}", "--judge-col", "grader", "--counts"), "not found"),
@@ -173,8 +186,8 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     # the arena style is on the Elo scale: an explicit logit had printed Elo all the same
     (("fit", "{csv}", "--judge-col", "grader", "--style", "arena", "--scale", "logit"),
      "--style arena is on the Elo scale"),
-    (("categories", "{csv}", "--by", "grader", "--scale", "logit"), "--style default for the "
-                                                                     "logit scale"),
+    (("categories", "{csv}", "--by", "grader", "--scale", "logit"), "--style default --scale "
+                                                                     "logit for the logit scale"),
     (("fit", "{csv}", "--judge-col", "grader", "--title", "T"), "--title is the report's"),
     # a bad --out is said before the fit (it had been said after sampling), "-" is no folder
     (("fit", "{csv}", "--bayes", "--out", "{csv}"), "exists and is not a folder"),

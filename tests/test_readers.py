@@ -382,6 +382,24 @@ def test_a_missing_judge_column_is_an_error_saying_what_to_do():
     assert Comparisons.from_frame(df, judge=None).n_judges == 1
 
 
+def test_every_missing_column_is_named_in_one_error():
+    """A frame of other column names: the models' and the verdict's columns named together,
+    each with its option (they had come one run at a time: the verdict's first, then the
+    models')."""
+    df = frame(judge=["j1"], response_a=["x"], response_b=["y"], preference=["model_a"])
+    with pytest.raises(DataError, match=r"column\(s\) \['model_a', 'model_b', 'winner'\] not "
+                                        r"found.*--model-a-col.*--model-b-col.*--winner-col"):
+        Comparisons.from_frame(df)
+    with pytest.raises(DataError, match=r"\['judge', 'winner'\] not found.*judge=None"):
+        Comparisons.from_frame(df.drop(columns="judge"), model_a="response_a",
+                               model_b="response_b")
+    # the one-hot verdict columns stand for 'winner'
+    hot = df.rename(columns={"response_a": "model_a"}).assign(
+        winner_model_a=[1], winner_model_b=[0], winner_tie=[0])
+    with pytest.raises(DataError, match=r"\['model_b'\] not found"):
+        Comparisons.from_frame(hot)
+
+
 def test_a_judge_column_of_voters_warns_and_suggests_one_judge():
     rng = np.random.default_rng(0)
     n = 300

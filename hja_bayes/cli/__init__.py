@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         arena = getattr(args, "style", None) == "arena"
         if arena and args.scale == "logit":  # it had printed Elo all the same
             parser.error("--style arena is on the Elo scale (FastChat's columns): --style "
-                         "default for the logit scale")
+                         "default --scale logit for the logit scale")
         if args.scale is None:
             args.scale = "elo" if arena or args.command == "categories" else "logit"
     if getattr(args, "title", None) is not None and getattr(args, "report", True) is False:

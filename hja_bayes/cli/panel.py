@@ -19,8 +19,9 @@ __all__ = ["add_bayes", "add_panel_commands", "add_reader", "prompt_effects_of",
 FIT_EPILOG = """\
 input:
   DATA is a CSV / TSV, JSON Lines, JSON array (FastChat clean_battle), or parquet file
-  (optionally .gz), '-' for standard input (CSV or JSON, recognised by its first
-  character), bundled:prd_vicuna80, or a folder or glob ('logs/*.parquet') of such
+  (optionally .gz), '-' for standard input (any of these, recognised by its content:
+  gzip and parquet by their magic bytes, JSON by its first character, TSV by tabs without
+  commas), bundled:prd_vicuna80, or a folder or glob ('logs/*.parquet') of such
   files, aggregated by DuckDB without loading the rows (pip install 'hja_bayes[duckdb]';
   not with --counts or --style-control). One row per verdict with the columns named by
   --judge-col, --model-a-col, --model-b-col and --winner-col.
@@ -187,6 +188,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
     inference, board, judges = _tables(fit, args, idata, plain)
     fragile = _fragility(fit, args, progress)
     agree = panel_agreement(fit.data, args, progress)
+    replaced = (Path(out) / "fit.json").exists()
     fit.save(out, idata=idata)
     if args.format == "json":
         print(json_summary(data, fit, board, judges, out, fragile, agree,
@@ -199,7 +201,8 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         if agree is not None:
             show_agreement(agree, args.rows)
     progress(f"saved the fit to {out}/ (fit.json, arrays.npz"
-             + (", posterior.nc)" if idata is not None else ")"))
+             + (", posterior.nc)" if idata is not None else ")")
+             + (", replacing the fit saved there before" if replaced else ""))
     if args.report:
         from ..reporting import report
         from ..reporting.sentences import default_title
@@ -317,7 +320,8 @@ def _add_model(p: argparse.ArgumentParser, *, rank_default, bias_default: bool,
                    help=f"disagreement rank r: an integer, or 'bic' / 'cv' to choose it "
                         f"(default {rank_default})")
     p.add_argument("--position-bias", dest="position_bias", action="store_true",
-                   default=bias_default, help="estimate a per-judge first-position bias")
+                   default=bias_default, help="estimate a per-judge first-position bias"
+                   + (" (default: on)" if bias_default else ""))
     p.add_argument("--leave-out", action="append", default=[], metavar="JUDGE",
                    help="leave this judge out of the fit (repeat for several)")
     if bias_default:
@@ -355,10 +359,10 @@ def add_bayes(p: argparse.ArgumentParser, *, samples: int) -> None:
                         "1), or 'empirical': their spread net of noise, from the fit (a crowd "
                         "of raters with few verdicts each)")
     p.add_argument("--prompt-effects", choices=tuple(PROMPT_EFFECTS), default="auto",
-                   help="with --bayes and prompts (--cluster-col): answer-quality effects per "
-                        "(prompt, model), sampled by NUTS or integrated out of the likelihood; "
-                        "'auto' (default) picks by the data's layout and says which, 'none' "
-                        "leaves them out")
+                   help="with --bayes and prompts (the data's prompt column): answer-quality "
+                        "effects per (prompt, model), sampled by NUTS or integrated out of the "
+                        "likelihood; 'auto' (default) picks by the data's layout and says "
+                        "which, 'none' leaves them out")
     p.set_defaults(sampler_defaults=dict(samples=samples, warmup=None, chains=2, gamma_scale=1.0,
                                          prompt_effects="auto"))
 
