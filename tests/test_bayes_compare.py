@@ -107,3 +107,27 @@ def test_a_posterior_of_another_run_of_the_same_design_is_refused(tmp_path):
                                                  r"verdicts"):
             use(rerun, idata)
     fit.save(tmp_path / "own", idata=idata)  # its own posterior is saved as before
+
+
+def test_a_posterior_of_other_cells_with_as_many_comparisons_is_refused():
+    """One cell's verdicts moved to another cell of the same judge: as many comparisons, one
+    cell fewer.  Cells of another number had been taken as counted in other categories, the
+    posterior then shown under this fit's names; a posterior stripped of its data is refused
+    too (nothing to check it against)."""
+    import arviz as az
+
+    from hja_bayes import ParameterError, fit_hja, leaderboard
+
+    data, _, fit, idata = panel()
+    counts = np.array(data.counts, dtype=float)
+    same_judge = np.flatnonzero(data.judge == data.judge[0])
+    counts[same_judge[1]] += counts[same_judge[0]]
+    counts[same_judge[0]] = 0.0
+    moved = data.with_counts(counts)
+    assert moved.n_cells == data.n_cells - 1 and moved.n_comparisons == data.n_comparisons
+    other = fit_hja(moved, 1, position_bias=True)
+    with pytest.raises(ParameterError, match="but other verdicts or cells"):
+        leaderboard(other, idata)
+    with pytest.raises(ParameterError, match="carries no data"):
+        leaderboard(fit, az.InferenceData(posterior=idata.posterior))
+    assert len(leaderboard(fit, idata)) == len(fit.items)

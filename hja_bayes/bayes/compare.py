@@ -58,30 +58,38 @@ def mismatch(idata, fit) -> str | None:
             return f"{what} {theirs!r} against the fit's {ours!r}"
     # the same names, other data (a subset, another file): the verdicts counted differ
     given = getattr(idata, "constant_data", None)
-    if given is not None and "n" in given:
-        n = float(given["n"].sum())
-        if not np.isclose(n, fit.data.n_comparisons):
-            return (f"data: the posterior's {n:,g} comparisons against the fit's "
-                    f"{fit.data.n_comparisons:,g}")
-        if not _same_verdicts(idata, fit.data):
-            return ("data: as many comparisons, of the same judges and models, but other "
-                    "verdicts (another run or file)")
+    if given is None or "n" not in given:
+        return ("the posterior carries no data (its constant_data group, with the cells' "
+                "counts) to check against the fit's: pass the InferenceData sample_hja "
+                "returned, whole")
+    n = float(given["n"].sum())
+    if not np.isclose(n, fit.data.n_comparisons):
+        return (f"data: the posterior's {n:,g} comparisons against the fit's "
+                f"{fit.data.n_comparisons:,g}")
+    if not _same_verdicts(idata, fit.data):
+        return ("data: as many comparisons, of the same judges and models, but other "
+                "verdicts or cells (another run or file)")
     return None
 
 
 def _same_verdicts(idata, data) -> bool:
-    """Whether the posterior's cells hold the data's verdicts, cell by cell (True where
-    they are counted in other categories, e.g. ordered verdicts fitted as three)."""
+    """Whether the posterior's cells hold the data's verdicts, cell by cell: the same cells
+    (judge, model shown first, second) with the same counts, or the same number in each
+    where they are counted in other categories (ordered verdicts fitted as three, say)."""
     cells = posterior_cells(idata)
     theirs, ours = np.asarray(cells.counts, dtype=float), np.asarray(data.counts, dtype=float)
-    if theirs.shape != ours.shape:
-        return True
+    if len(theirs) != len(ours):
+        return False
     mine = np.lexsort((data.second, data.first, data.judge))
     other = np.lexsort((cells.second, cells.first, cells.judge))
     keys = all(np.array_equal(np.asarray(a)[other], np.asarray(b)[mine]) for a, b in
                ((cells.judge, data.judge), (cells.first, data.first),
                 (cells.second, data.second)))
-    return keys and np.allclose(theirs[other], ours[mine])
+    if not keys:
+        return False
+    if theirs.shape != ours.shape:
+        return np.allclose(theirs.sum(axis=1)[other], ours.sum(axis=1)[mine])
+    return np.allclose(theirs[other], ours[mine])
 
 
 def describes(idata, fit) -> bool:
