@@ -90,7 +90,11 @@ def ppc_judge_win_rates(idata, level: float = 0.95) -> pd.DataFrame:
     """Posterior predictive check of every judge's win rate of every item.
 
     The statistic for (judge k, item i) is the share of k's comparisons involving i that
-    i won (ties 1/2 in observed and replicated data).  One more row per judge, item
+    i won, a tie counting 1/2.  The replicated verdicts are drawn from the outcome model:
+    with Davidson's ties or ordered verdicts they hold ties, with ``"half"`` (which has no
+    tie probability) they are whole wins, binomial draws whose spread is somewhat wider
+    than that of data with ties (per verdict p(1 - p) against p(1 - p) - t/4, t the tie
+    share): there the p-values lean toward 1/2.  One more row per judge, item
     ``"(first shown)"``, checks the share won by the first-shown item (the position-bias
     statistic).
 

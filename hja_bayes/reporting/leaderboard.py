@@ -245,8 +245,10 @@ def leaderboard(
 
         With ``idata``, also: ``post_mean``, ``cred_lower``, ``cred_upper`` (posterior mean
         and equal-tailed credible interval of mu_i, on ``scale``); ``post_rank_lower``,
-        ``post_rank_upper`` and ``p_best`` (the posterior rank interval and the probability
-        of ranking first, :func:`hja_bayes.bayes.rank_posterior`); ``post_p_better_next``
+        ``post_rank_upper`` and ``p_best`` (each model's own central ``level`` interval of
+        its rank over the draws, marginal where ``rank_lower``/``rank_upper`` are joint, and
+        the probability of ranking first, :func:`hja_bayes.bayes.rank_posterior`);
+        ``post_p_better_next``
         (the share of draws in which the model beats the next one down).  A probability of
         0 or 1 estimated from n draws means "below 1/n" or "above 1 - 1/n".
 
