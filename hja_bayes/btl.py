@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .threads import one_blas_thread
-from .checks import check_comparisons, check_level, check_positive, index_of
+from .checks import (check_comparisons, check_integer, check_level, check_positive,
+                     check_probability, index_of)
 from .comparisons import Comparisons
 from .errors import ConvergenceWarning, DataWarning, ParameterError, warn
 from .likelihood import HALF, log_likelihood, score
@@ -264,6 +265,13 @@ def _warn_separated(first, second, n, wins, n_items, names, who=""):
 
 
 @one_blas_thread
+def _check_stopping(tol, max_iter) -> None:
+    """A relative tolerance in [0, 1) (at 1 the first point, all zeros, passes the test) and
+    at least one iteration."""
+    check_probability(tol, "tol", open_high=True)
+    check_integer(max_iter, "max_iter", 1)
+
+
 def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: float = 1e-10,
                    max_iter: int = 100) -> BTLFit:
     """Pooled Bradley–Terry MLE: every judge's votes in one score vector.
@@ -297,6 +305,7 @@ def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: floa
     """
     check_comparisons(data)
     check_positive(ridge, "ridge", allow_zero=True)
+    _check_stopping(tol, max_iter)
     data.check_connected()
     if data.clusters is not None:
         warn("the data carry prompts (clusters), but the pooled Bradley-Terry fit's intervals "
@@ -345,8 +354,10 @@ def fit_per_judge_btl(data: Comparisons, *, ridge: float = 1e-3, tol: float = 1e
         Row-centred scores; an item a judge never saw gets the ridge's value, 0 before
         centring.
     """
-    if not ridge > 0:
+    check_comparisons(data)
+    if not check_positive(ridge, "ridge", allow_zero=True) > 0:
         raise ParameterError("per-judge BTL needs ridge > 0: a judge's graph may be disconnected")
+    _check_stopping(tol, max_iter)
     n, wins = data.n, data.wins
 
     def judge_scores(m):

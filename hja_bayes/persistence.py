@@ -66,7 +66,7 @@ import pandas as pd
 
 from .categories import THREE
 from .comparisons import ClusterCounts, Comparisons
-from .errors import DataError, DataWarning, warn
+from .errors import DataError, DataWarning, ParameterError, warn
 from .fit_folder import (
     ARRAYS,
     FIT_JSON,
@@ -125,6 +125,12 @@ def save_fit(fit, path: str | os.PathLike, idata=None, *, overwrite: bool = True
         When ``idata``, a posterior of :func:`~hja_bayes.sample_hja`, is not of this fit's
         model and data.
     """
+    if not isinstance(fit, HJAFit):
+        raise ParameterError(f"save_fit saves an HJAFit, got {type(fit).__name__}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"path is a folder's path, got {type(path).__name__}")
+    if idata is not None and not hasattr(idata, "to_netcdf"):
+        raise ParameterError(f"idata must be an arviz.InferenceData, got {type(idata).__name__}")
     if idata is not None and "rank" in getattr(getattr(idata, "posterior", None), "attrs", {}):
         from .bayes.compare import check_posterior
 
@@ -270,6 +276,8 @@ def load_fit(path: str | os.PathLike):
         when a file is missing, truncated, edited (checksums) or inconsistent with the
         others (names, shapes, cells).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"path is a saved fit's folder, got {type(path).__name__}")
     folder = Path(path)
     meta = read_meta(folder)
     npz_file = check_file(folder, ARRAYS, meta)

@@ -23,7 +23,8 @@ from .errors import DataError, DataWarning, ParameterError, warn
 from .features import join_features
 from .names import warn_near_duplicates
 from .prompt_columns import PROMPT_HINTS, prompt_like_columns
-from .row_keys import check_columns, cluster_codes, codes_in_order, row_keys, tally
+from .row_keys import (check_column_names, check_columns, cluster_codes, codes_in_order,
+                       row_keys, tally)
 from .sources import as_frame, read_table, row_label
 from .verdicts import (
     FIRST_LABELS,
@@ -129,6 +130,8 @@ def read_frame(
     if len(df) == 0:
         raise DataError("the frame is empty: no comparisons to read")
     _check_padded_columns(df, (judge, model_a, model_b, winner, cluster))
+    check_column_names(dict(model_a=model_a, model_b=model_b, winner=winner),
+                       dict(judge=judge, cluster=cluster))
     one_hot = winner == "winner" and all(c in df.columns for c in ONE_HOT_COLUMNS)
     check_columns(df, judge, {model_a: "model_a", model_b: "model_b", cluster: "cluster",
                               **({} if one_hot else {winner: "winner"})})
@@ -318,6 +321,8 @@ def read_counts(
     df = as_frame(df, "from_counts")
     if len(df) == 0:
         raise DataError("the frame is empty: no counts to read")
+    check_column_names(dict(model_a=model_a, model_b=model_b, n=n, wins=wins),
+                       dict(judge=judge, ties=ties, cluster=cluster))
     check_columns(df, judge, {})
     if category_columns is not None:
         category_columns = [str(c) for c in category_columns]

@@ -14,11 +14,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .errors import DataError, DataWarning, warn
+from .errors import DataError, DataWarning, ParameterError, warn
 from .sources import row_label
 
-__all__ = ["Coded", "Keys", "SINGLE_JUDGE", "check_columns", "cluster_codes", "codes_in_order",
-           "coded", "row_keys", "tally"]
+__all__ = ["Coded", "Keys", "SINGLE_JUDGE", "check_column_names", "check_columns",
+           "cluster_codes", "codes_in_order", "coded", "row_keys", "tally"]
 
 #: The judge's name when one judge made every verdict (``judge=None``).
 SINGLE_JUDGE = "judge"
@@ -63,6 +63,18 @@ class Keys(NamedTuple):
     second: np.ndarray
     items: np.ndarray
     judge: Coded
+
+
+def check_column_names(required: dict, optional: dict) -> None:
+    """The readers' column arguments given as column names (text): ``required`` (``{argument:
+    value}``) never None, ``optional`` None or text.  A None where a column is needed had
+    been read as another column's name."""
+    for argument, value in {**required, **optional}.items():
+        if value is None and argument in optional:
+            continue
+        if not isinstance(value, str):
+            raise ParameterError(f"{argument} names a column: give its name as text, got "
+                                 f"{value!r}")
 
 
 def check_columns(df: pd.DataFrame, judge: str | None, columns: dict) -> None:

@@ -128,14 +128,14 @@ def test_cells_by_judge_indexes_each_judges_cells_sorted_or_not():
 
 @pytest.mark.parametrize("order", ["random", "two sorted runs", "empty"])
 def test_unique_keys_and_inverse_as_numpy_gives_them(order):
-    from hja_bayes.comparisons import _unique_inverse
+    from hja_bayes.clusters import unique_inverse
 
     rng = np.random.default_rng(5)
     keys = {"random": rng.integers(0, 300, 2000),
             "two sorted runs": np.concatenate([np.sort(rng.integers(0, 300, 900)),
                                                np.sort(rng.integers(0, 300, 1100))]),
             "empty": np.zeros(0, dtype=np.int64)}[order]
-    got, want = _unique_inverse(keys), np.unique(keys, return_inverse=True)
+    got, want = unique_inverse(keys), np.unique(keys, return_inverse=True)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
 

@@ -208,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         why = _unwritable_folder(args.out)  # said before the work, not after it
         if why:
             parser.error(f"--out {args.out}: {why}")
+    elif args.command in ("categories", "next", "plan") and args.out not in (None, "-"):
+        folder = Path(args.out).parent  # a file's: its folder must be there
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            parser.error(f"--out {args.out}: its folder {folder} does not exist or cannot be "
+                         "written to")
     from ..errors import HJAWarning
 
     with warnings.catch_warnings(), _InterruptsCounted() as interrupts:

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..checks import check_probability
-from ..errors import DataError, ParameterError
+from ..checks import check_integer, check_positive, check_probability
+from ..errors import DataError
 from .examples import check_agree, check_confidence
 from .grouped import group_sizes
 from .selective import binomial_upper_bound
@@ -82,10 +82,8 @@ def kl_inverse_upper(q: float, c: float, tol: float = 1e-12) -> float:
     >>> round(kl_inverse_upper(0.0, np.log(2)), 6)   # kl(0 || p) = -log(1 - p)
     0.5
     """
-    q = float(q)
-    c = float(c)
-    if not 0.0 <= q <= 1.0 or not c >= 0.0:
-        raise ParameterError("need q in [0, 1] and c >= 0")
+    q = check_probability(q, "q")
+    c = check_positive(c, "c", allow_zero=True)
     lo, hi = q, 1.0
     if kl_bernoulli(q, 1.0) <= c:
         return 1.0
@@ -133,8 +131,9 @@ def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float, n
     True
     """
     check_probability(delta, "delta", open_low=True, open_high=True)
-    if m < 1 or n_priors < 1:
-        raise ParameterError("m and n_priors must be at least 1")
+    empirical_risk = check_probability(empirical_risk, "empirical_risk")
+    kl = check_positive(kl, "kl", allow_zero=True)  # a KL divergence is never negative
+    m, n_priors = check_integer(m, "m", 1), check_integer(n_priors, "n_priors", 1)
     penalty = math.log(2.0 * math.sqrt(m) * n_priors / delta)
     return kl_inverse_upper(empirical_risk, (float(kl) + penalty) / m)
 

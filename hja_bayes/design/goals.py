@@ -41,10 +41,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
+from ..checks import check_choice, check_integer, indices_of
 from ..errors import ParameterError
 
-__all__ = ["GOALS", "Goal", "gamma_gradients", "goal_pairs", "mu_gradients", "quadratic_forms",
-           "undecided"]
+__all__ = ["GOALS", "Goal", "asked_pairs", "gamma_gradients", "goal_pairs", "mu_gradients",
+           "quadratic_forms", "undecided"]
 
 GOALS = ("top", "ranks", "pairs", "tiers")
 
@@ -191,3 +192,27 @@ def quadratic_forms(G, sigma) -> np.ndarray:
     three-operand ``einsum`` visited every (contrast, coordinate, coordinate) one at a
     time: 130 s for a 1,000-model leaderboard's top-10 contrasts)."""
     return np.einsum("ij,ij->i", np.asarray(G) @ sigma, G)
+
+
+def asked_pairs(pairs, mu, items, k: int) -> np.ndarray:
+    """The pairs ``plan`` asks about, as (a, b) positions: a goal's ("adjacent", "top" with
+    ``k``, "all") or (model, model) names, each difference once."""
+    if isinstance(pairs, str):
+        choice = check_choice(pairs, "pairs", ("adjacent", "top", "all"))
+        if choice == "top":
+            k = check_integer(k, "k", 1)
+        return goal_pairs({"adjacent": "ranks", "top": "top", "all": "pairs"}[choice], mu, k)
+    try:
+        arr = np.asarray(list(pairs), dtype=object)
+    except TypeError:
+        raise ParameterError(f"pairs must be 'adjacent', 'top', 'all' or (model, model) pairs, "
+                             f"got {pairs!r}") from None
+    if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) == 0:
+        raise ParameterError("pairs must be a non-empty list of (model, model) pairs")
+    index = indices_of(arr, items, "model")
+    if np.any(index[:, 0] == index[:, 1]):
+        raise ParameterError("a pair compares a model with itself")
+    if len(np.unique(np.sort(index, axis=1), axis=0)) < len(index):  # either order
+        raise ParameterError("pairs names a pair twice (in either order): each difference "
+                             "is asked once")
+    return index

@@ -312,8 +312,7 @@ def next_comparisons(fit, budget: int, *, goal: str = "top", k: int = 3, judges=
         k = check_integer(k, "k", 1)
     if max_cost is not None:
         max_cost = check_positive(max_cost, "max_cost")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ParameterError(f"seed must be an integer, got {seed!r}")
+    check_integer(seed, "seed")
     if isinstance(fit, DesignContext):
         if cov_type is not None or posterior is not None:
             raise ParameterError("a DesignContext carries its cov_type and posterior: pass "

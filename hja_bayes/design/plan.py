@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri, stdtrit
 
-from ..checks import check_choice, check_integer, check_level, check_probability, indices_of
+from ..checks import check_choice, check_integer, check_level, check_probability
 from ..errors import IdentifiabilityError, ParameterError
 from ..inference.few_verdicts import FEW_VERDICTS_SE, few_verdicts
 from ..inference.ranking import simultaneous_critical_value
@@ -49,7 +49,7 @@ from ..position_locked import locked_judges
 from .assumed import assumed_fit
 from .candidates import allocation_information
 from .contrast_draws import ContrastDraws, pair_variances
-from .goals import gamma_gradients, goal_pairs, mu_gradients, quadratic_forms
+from .goals import asked_pairs, gamma_gradients, mu_gradients, quadratic_forms
 from ..threads import one_blas_thread
 
 __all__ = ["Plan", "plan"]
@@ -173,26 +173,6 @@ def _unit_sigma(fit, chart, allocation: str) -> np.ndarray:
     return T @ np.linalg.solve(inner, T.T)
 
 
-def _pairs(pairs, fit, k: int) -> np.ndarray:
-    if isinstance(pairs, str):
-        choice = check_choice(pairs, "pairs", ("adjacent", "top", "all"))
-        return goal_pairs({"adjacent": "ranks", "top": "top", "all": "pairs"}[choice], fit.mu, k)
-    try:
-        arr = np.asarray(list(pairs), dtype=object)
-    except TypeError:
-        raise ParameterError(f"pairs must be 'adjacent', 'top', 'all' or (model, model) pairs, "
-                             f"got {pairs!r}") from None
-    if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) == 0:
-        raise ParameterError("pairs must be a non-empty list of (model, model) pairs")
-    index = indices_of(arr, fit.items, "model")
-    if np.any(index[:, 0] == index[:, 1]):
-        raise ParameterError("a pair compares a model with itself")
-    if len(np.unique(np.sort(index, axis=1), axis=0)) < len(index):  # either order
-        raise ParameterError("pairs names a pair twice (in either order): each difference "
-                             "is asked once")
-    return index
-
-
 def _numbers(value, name: str) -> np.ndarray:
     try:
         return np.asarray(value, dtype=float)
@@ -302,7 +282,13 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     multiplicity = check_choice(multiplicity, "multiplicity", MULTIPLICITY)
     target = check_choice(target, "target", TARGETS)
     check_integer(max_per_judge, "max_per_judge", 1)
+    check_integer(seed, "seed")
     if isinstance(source, HJAFit):
+        given = [name for name, value in (("judges", judges), ("sensitivities", sensitivities),
+                                          ("position_bias", position_bias)) if value is not None]
+        if given:  # they had been ignored
+            raise ParameterError(f"{', '.join(given)}: for assumed scores; a pilot fit has its "
+                                 "own judges, sensitivities and position biases")
         fit = source
         allocation = check_choice(allocation or "source", "allocation", ("source", "uniform"))
     else:
@@ -311,7 +297,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     wald = fit.wald_inference("fisher")
     chart = wald.chart
     sigma1 = _unit_sigma(fit, chart, allocation)
-    index = _pairs(pairs, fit, k)
+    index = asked_pairs(pairs, fit.mu, fit.items, k)
     a, b = index[:, 0], index[:, 1]
     N = fit.mu.size
     # contrasts through the models' scores: M1 = cov(mu_n - mu_0), one comparison per judge

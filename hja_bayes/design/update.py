@@ -200,6 +200,9 @@ def _merged_in_order(old, new, new_cells, names, cluster, judges,
 
 def _as_comparisons(new_data, old: Comparisons, read_options: dict) -> Comparisons:
     if isinstance(new_data, Comparisons):
+        if read_options:  # they had been ignored
+            raise ParameterError(f"{', '.join(sorted(read_options))}: options of reading a "
+                                 "frame of verdicts, and new_data are Comparisons, already read")
         return new_data
     if isinstance(new_data, pd.DataFrame) or hasattr(new_data, "to_pandas"):
         options = dict(read_options)

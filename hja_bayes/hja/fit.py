@@ -10,7 +10,7 @@ import numpy as np
 
 from ..threads import one_blas_thread
 from ..btl import fit_per_judge_btl
-from ..checks import check_flag, check_integer, check_positive
+from ..checks import check_flag, check_integer, check_positive, check_probability
 from ..comparisons import Comparisons
 from ..decomposition import check_rank
 from ..errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
@@ -176,7 +176,7 @@ def fit_hja(
         warn_unused_levels(data)
     check_positive(tau, "tau")
     check_positive(ridge, "ridge", allow_zero=True)
-    check_positive(tol, "tol", allow_zero=True)
+    check_probability(tol, "tol", open_high=True)  # relative: at 1 every step passes
     check_integer(max_iter, "max_iter", 1)
     check_integer(cv_folds, "cv_folds", 2)
     check_integer(seed, "seed")
@@ -294,7 +294,13 @@ def _leave_out(data: Comparisons, position_bias: bool, min_comparisons: int, req
     """The data without the judges asked to be left out and those :func:`judges_to_leave_out`
     names, and those judges with the reason (the rules' warned of)."""
     check_integer(min_comparisons, "min_judge_comparisons")
-    requested = [requested] if isinstance(requested, str) else list(requested)
+    if requested is None:  # no judge asked to be left out
+        requested = ()
+    try:
+        requested = [requested] if isinstance(requested, str) else list(requested)
+    except TypeError:
+        raise ParameterError(f"leave_out names judges (a name or a list of names), got "
+                             f"{requested!r}") from None
     unknown = [j for j in requested if j not in data.judges]
     if unknown:
         raise DataError(f"leave_out names judges that are not in the data: {unknown}; the "

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..threads import one_blas_thread
-from ..checks import index_of
+from ..checks import index_of, indices_of
 from ..comparisons import Comparisons
 from ..decomposition import free_parameters
 from ..errors import DataError, ParameterError, warn
@@ -171,7 +171,9 @@ class HJAFit:
     def logits(self, k, i, j) -> np.ndarray:
         """Linear predictor of judge ``k`` seeing item ``i`` first and ``j`` second (index
         arrays), for answers of equal style: scores, position bias and self-preference."""
-        k, i, j = (np.asarray(x) for x in (k, i, j))
+        k, i, j = (_indices(x, n, what) for x, n, what in (
+            (k, len(self.judges), "judge"), (i, len(self.items), "item"),
+            (j, len(self.items), "item")))
         eta = self.S[k, i] - self.S[k, j]
         if "position" in self.coef_names:
             eta = eta + self.coefficient("position")[k]
@@ -206,10 +208,16 @@ class HJAFit:
         probability that the first-shown item wins, read as :meth:`predict_proba` says per
         outcome model (a decisive verdict under Davidson, the latent preference under the
         ordered model; :meth:`outcome_proba` gives every outcome)."""
-        data = self.data if data is None else data
         from scipy.special import expit
 
-        return expit(self.logits(data.judge, data.first, data.second))
+        if data is None or data is self.data:
+            return expit(self.logits(self.data.judge, self.data.first, self.data.second))
+        if not isinstance(data, Comparisons):
+            raise ParameterError(f"data must be Comparisons, got {type(data).__name__}")
+        # by name: the data's own indices may number other judges or models
+        judge = indices_of(list(data.judges), self.judges, "judge")[data.judge]
+        item = indices_of(list(data.items), self.items, "item")
+        return expit(self.logits(judge, item[data.first], item[data.second]))
 
     def outcome_proba(self, frame) -> pd.DataFrame:
         """Probability of each outcome for every row of ``frame``.
@@ -235,6 +243,8 @@ class HJAFit:
         DataError
             When a column is missing or a judge or model is not in the fit.
         """
+        if not isinstance(frame, pd.DataFrame):
+            raise ParameterError(f"frame must be a DataFrame, got {type(frame).__name__}")
         missing = [c for c in ("judge", "model_a", "model_b") if c not in frame]
         if missing:
             raise DataError(f"outcome_proba needs the columns judge, model_a, model_b; missing {missing}")
@@ -409,3 +419,13 @@ class HJAFit:
         order = np.argsort(-self.mu)
         lines.append("consensus: " + " > ".join(self.items[i] for i in order))
         return "\n".join(lines)
+
+
+def _indices(x, size: int, what: str) -> np.ndarray:
+    """Integer positions in ``range(size)`` (a negative one had counted from the end)."""
+    x = np.asarray(x)
+    if x.size == 0:
+        return x.astype(np.int64)
+    if x.dtype.kind not in "iu" or np.any(x < 0) or np.any(x >= size):
+        raise ParameterError(f"{what} indices must be integers in 0..{size - 1}, got {x!r:.60}")
+    return x

@@ -170,8 +170,8 @@ def agreement(data, *, reference=None, level: float = 0.95, n_boot: int = 1000,
         raise ParameterError(f"agreement needs a Comparisons, got {type(data).__name__}")
     level = check_level(level)
     check_integer(n_boot, "n_boot")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ParameterError(f"seed must be an integer or None, got {seed!r}")
+    if seed is not None:
+        check_integer(seed, "seed")
     repeated = check_choice(repeated, "repeated", REPEATED)
     reference_judge = None
     if isinstance(reference, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
@@ -12,6 +13,7 @@ import pandas as pd
 from ..threads import one_blas_thread
 from ..errors import ParameterError
 from ..inference import WaldInference
+from ..inference.fragility import Fragility
 from .content import build_report
 from .formatting import csv_safe
 from .html import png, render_html
@@ -178,6 +180,11 @@ def report(
     -------
     ReportFiles
     """
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise ParameterError(f"out_dir is a folder's path, got {type(out_dir).__name__}")
+    if title is not None and not isinstance(title, str):
+        raise ParameterError(f"title must be text, got {title!r}")
+    fragility = _audits(fragility)
     folder = Path(out_dir)
     if folder.exists() and not folder.is_dir():  # before any work (mkdir's FileExistsError)
         raise ParameterError(f"{folder} is a file: the report goes to a folder (out_dir)")
@@ -234,3 +241,14 @@ def report(
             confirmed=f.confirmed, result=f.result, sentence=f.sentence)))
     written = _write_tables(tables, folder) + _write_matrices(rep.matrices, folder)
     return ReportFiles(html_path, md_path, tuple(written), tuple(figure_paths))
+
+
+def _audits(fragility) -> tuple:
+    """Fragility audits as a tuple (one audit alone as one), or a ParameterError."""
+    if isinstance(fragility, Fragility):
+        return (fragility,)
+    audits = tuple(fragility) if isinstance(fragility, (list, tuple)) else None
+    if audits is None or not all(isinstance(f, Fragility) for f in audits):
+        raise ParameterError("fragility takes the audits of fit.fragility() (a list of them), "
+                             f"got {fragility!r:.80}")
+    return audits

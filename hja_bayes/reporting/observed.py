@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..checks import check_comparisons
+from ..checks import check_comparisons, indices_of
+from ..errors import ParameterError
 
 __all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction",
            "unbeaten_or_winless"]
@@ -22,8 +23,13 @@ def _order(data, order: Sequence[str] | None) -> np.ndarray:
     check_comparisons(data)
     if order is None:
         return np.arange(data.n_items)
-    index = {m: i for i, m in enumerate(data.items)}
-    return np.array([index[m] for m in order], dtype=np.int64)
+    if isinstance(order, str):
+        raise ParameterError(f"order is a sequence of model names, got the text {order!r}")
+    idx = indices_of(list(order), data.items, "model")
+    if len(idx) != data.n_items or len(np.unique(idx)) != len(idx):
+        raise ParameterError(f"order must name each of the data's {data.n_items} models once, "
+                             f"got {len(idx)} names ({len(np.unique(idx))} distinct)")
+    return idx
 
 
 def _pooled(data) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +51,7 @@ def battle_counts(data, order: Sequence[str] | None = None) -> pd.DataFrame:
     ----------
     data : Comparisons
     order : sequence of str, optional
-        Model order of the rows and columns (default: the data's).
+        Model order of the rows and columns, every model once (default: the data's).
 
     Returns
     -------
@@ -72,7 +78,7 @@ def observed_win_fraction(data, order: Sequence[str] | None = None) -> pd.DataFr
     ----------
     data : Comparisons
     order : sequence of str, optional
-        Model order of the rows and columns (default: the data's).
+        Model order of the rows and columns, every model once (default: the data's).
 
     Returns
     -------

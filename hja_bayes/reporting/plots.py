@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..checks import check_integer
 from ..diagnostics import bicluster_residual
-from ..errors import HJAError
+from ..errors import HJAError, ParameterError
 from ..inference import WaldInference
+from .fitted import is_hja
 from .leaderboard import leaderboard
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
@@ -197,6 +199,9 @@ def residual_heatmap(fit, *, n_blocks: int = 2, seed: int = 0) -> Figure:
         blue: below.  Lines separate the blocks.  At most the :data:`HEATMAP_MODELS` models
         and judges with the largest disagreement (the title says so).
     """
+    if not is_hja(fit):
+        raise ParameterError(f"residual_heatmap needs an HJAFit, got {type(fit).__name__}")
+    n_blocks, seed = check_integer(n_blocks, "n_blocks", 1), check_integer(seed, "seed")
     U, V = np.asarray(fit.U), np.asarray(fit.V)
     R = U @ V.T if fit.rank > 0 else np.zeros((len(fit.judges), len(fit.items)))
     # the models (and judges) the disagreement is largest for, when there are too many

@@ -1,0 +1,146 @@
+"""Arguments of the wrong kind across the public API: a ParameterError or DataError naming the
+argument, where NumPy's, pandas' or Python's own error had come out, or nonsense had been
+taken (a column named None read as another column, a negative KL divergence giving a
+tighter bound, a negative judge index counting from the end, options ignored)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hja_bayes as hb
+from hja_bayes.cli import main
+from hja_bayes.confidence import pac_bayes_kl_bound
+
+
+@pytest.fixture(scope="module")
+def small():
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=1, comparisons_per_judge=200, seed=0,
+                          questions=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.HJAWarning)
+        return data, hb.fit_hja(data, rank=1)
+
+
+def test_readers_take_column_names_as_text():
+    rows = pd.DataFrame(dict(judge=["j"], model_a=["x"], model_b=["y"], winner=["model_a"]))
+    with pytest.raises(hb.ParameterError, match="model_a names a column: give its name as text"):
+        hb.Comparisons.from_frame(rows, model_a=None)  # had read the judge column as model_a
+    with pytest.raises(hb.ParameterError, match="wins names a column"):
+        hb.Comparisons.from_counts(rows.assign(n=1, wins=1), wins=3)
+    assert hb.Comparisons.from_frame(rows, judge=None).n_judges == 1
+
+
+def test_stopping_rules_and_ridges_of_the_btl_fits(small):
+    data, _ = small
+    for bad, match in ((dict(tol=1.0), r"tol must lie in \[0, 1\)"),
+                       (dict(max_iter=0), "max_iter must be an integer >= 1"),
+                       (dict(max_iter=1.5), "max_iter must be an integer >= 1"),
+                       (dict(ridge=None), "ridge must be a number")):
+        with pytest.raises(hb.ParameterError, match=match):
+            hb.fit_pooled_btl(data, **bad)
+    with pytest.raises(hb.ParameterError, match="ridge must be finite"):
+        hb.fit_per_judge_btl(data, ridge=np.inf)  # had returned NaN scores
+    with pytest.raises(hb.ParameterError, match="tol must lie"):
+        hb.fit_hja(data, rank=0, tol=1.0)
+
+
+def test_a_kl_divergence_is_never_negative():
+    assert pac_bayes_kl_bound(0.1, 0.0, 100, 0.05) < pac_bayes_kl_bound(0.1, 1.0, 100, 0.05)
+    with pytest.raises(hb.ParameterError, match="kl must be finite and >= 0"):
+        pac_bayes_kl_bound(0.1, -1.0, 100, 0.05)  # had given a tighter bound than kl = 0
+    with pytest.raises(hb.ParameterError, match="m must be an integer >= 1"):
+        pac_bayes_kl_bound(0.1, 1.0, 1.5, 0.05)
+
+
+def test_a_fit_predicts_other_data_by_name_and_refuses_what_it_does_not_know(small):
+    data, fit = small
+    reordered = hb.Comparisons.from_frame(data.to_frame().iloc[::-1].assign(
+        winner="model_a").loc[lambda f: f.index.repeat(1)], judge="judge")
+    assert reordered.items != fit.items or reordered.judges != fit.judges
+    by_name = {(j, a, b): p for j, a, b, p in zip(
+        np.asarray(fit.judges)[data.judge], np.asarray(fit.items)[data.first],
+        np.asarray(fit.items)[data.second], fit.cell_probabilities())}
+    got = fit.cell_probabilities(reordered)
+    want = [by_name[(np.asarray(reordered.judges)[k], np.asarray(reordered.items)[i],
+                     np.asarray(reordered.items)[j])]
+            for k, i, j in zip(reordered.judge, reordered.first, reordered.second)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    wider, _ = hb.simulate(n_judges=3, n_items=6, rank=1, comparisons_per_judge=200, seed=0)
+    with pytest.raises(hb.ParameterError, match="unknown item 'item4'"):
+        fit.cell_probabilities(wider)
+    with pytest.raises(hb.ParameterError, match="data must be Comparisons"):
+        fit.cell_probabilities("x")
+    with pytest.raises(hb.ParameterError, match=r"judge indices must be integers in 0\.\.2"):
+        fit.logits(-1, 0, 1)  # had counted from the end
+    with pytest.raises(hb.ParameterError, match="frame must be a DataFrame"):
+        fit.outcome_proba(None)
+
+
+def test_options_that_do_not_apply_are_refused_not_ignored(small):
+    data, fit = small
+    with pytest.raises(hb.ParameterError, match="judge_col: options of reading a frame"):
+        fit.update(data, judge_col="zzz")
+    with pytest.raises(hb.ParameterError, match="judges: for assumed scores"):
+        hb.plan(fit, judges=3)
+    with pytest.raises(hb.ParameterError, match="k must be an integer >= 1"):
+        hb.plan(fit, pairs="top", k="abc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.HJAWarning)
+        assert not hb.fit_hja(data, rank=0, leave_out=None).excluded_judges
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_seeds_are_whole_numbers_from_zero(small, seed):
+    data, fit = small
+    for call in (lambda: hb.next_comparisons(fit, 5, seed=seed),
+                 lambda: hb.plan(fit, seed=seed),
+                 lambda: hb.agreement(data, seed=seed),
+                 lambda: hb.residual_heatmap(fit, seed=seed)):
+        with pytest.raises(hb.ParameterError, match="seed must be an integer >= 0"):
+            call()
+
+
+def test_figures_and_reports_check_their_arguments(small, tmp_path):
+    data, fit = small
+    with pytest.raises(hb.ParameterError, match="n_blocks must be an integer >= 1"):
+        hb.residual_heatmap(fit, n_blocks=0)
+    with pytest.raises(hb.ParameterError, match="residual_heatmap needs an HJAFit"):
+        hb.residual_heatmap(data)
+    with pytest.raises(hb.ParameterError, match="unknown model 'nomodel'"):
+        hb.observed_heatmap(data, order=["nomodel"])
+    with pytest.raises(hb.ParameterError, match="each of the data's 4 models once"):
+        hb.observed_heatmap(data, order=["item0"])  # had dropped the other models
+    with pytest.raises(hb.ParameterError, match="fragility takes the audits"):
+        hb.report(fit, tmp_path / "r", fragility="top")
+    with pytest.raises(hb.ParameterError, match="title must be text"):
+        hb.report(fit, tmp_path / "r", title=5)
+    with pytest.raises(hb.ParameterError, match="out_dir is a folder's path"):
+        hb.report(fit, None)
+    assert not (tmp_path / "r").exists()
+
+
+def test_counts_judges_and_paths_of_the_wrong_kind(small, tmp_path):
+    data, fit = small
+    with pytest.raises(hb.DataError, match="counts must be finite numbers >= 0 of shape"):
+        data.with_counts(np.ones(data.clusters.counts.shape[0]))
+    with pytest.raises(hb.DataError, match="removed must be numbers"):
+        data.without(["item0"])
+    for judge in (1.5, True, float("nan")):
+        with pytest.raises(hb.ParameterError, match="judge must be an integer"):
+            data.is_connected(judge=judge)
+    with pytest.raises(hb.ParameterError, match="save_fit saves an HJAFit, got Comparisons"):
+        hb.save_fit(data, tmp_path / "x")
+    with pytest.raises(hb.ParameterError, match="idata must be an arviz.InferenceData"):
+        fit.save(tmp_path / "x", idata="x")
+    with pytest.raises(hb.ParameterError, match="path is a saved fit's folder"):
+        hb.load_fit(None)
+
+
+def test_a_file_out_in_a_missing_folder_is_refused_before_the_work(tmp_path, capsys):
+    missing = tmp_path / "absent" / "x.csv"
+    with pytest.raises(SystemExit) as stop:  # the parser's error, before any work
+        main(["plan", "--models", "4", "--gap", "1.5", "--judges", "3", "--out", str(missing)])
+    assert stop.value.code == 2
+    assert "does not exist or cannot be written to" in capsys.readouterr().err
