@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .checks import check_flag, check_integer
 from .errors import DataWarning, IdentifiabilityError, ParameterError, warn
 
 __all__ = [
@@ -103,7 +104,9 @@ def free_parameters(n_judges: int, n_items: int, rank: int, position_bias: bool 
     >>> free_parameters(20, 100, 3), free_parameters(20, 100, 3, position_bias=True)
     (460, 480)
     """
-    rank = check_rank(rank, n_judges, n_items)
+    n_judges, n_items = check_integer(n_judges, "n_judges", 1), check_integer(n_items, "n_items", 2)
+    rank, position_bias = check_rank(rank, n_judges, n_items), check_flag(position_bias,
+                                                                         "position_bias")
     return (rank + 1) * (n_judges + n_items - rank - 2) + (n_judges if position_bias else 0)
 
 

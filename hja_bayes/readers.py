@@ -252,7 +252,8 @@ def read_csv(path: str | os.PathLike, **columns) -> Comparisons:
     """Read a CSV (``.tsv``: tab-separated) with one row per judgment; see
     :func:`read_frame` for ``columns``.  Cells are read as text: ``N/A`` or an empty cell in
     the verdict column is an invalid verdict, not a parse error."""
-    fmt = "tsv" if ".tsv" in [s.lower() for s in Path(path).suffixes] else "csv"
+    named = isinstance(path, (str, os.PathLike))  # else read_table says what a path is
+    fmt = "tsv" if named and ".tsv" in [s.lower() for s in Path(path).suffixes] else "csv"
     return read_frame(read_table(path, fmt), **columns)
 
 

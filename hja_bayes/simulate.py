@@ -219,13 +219,16 @@ def simulate(
         raise ParameterError("heterogeneity=0 is a panel without disagreement: simulate it at "
                              "rank=0 (at a higher rank its factors U, V would be arbitrary)")
     check_integer(questions, "questions", 0)
+    check_integer(n_features, "n_features", 1)  # checked where unused too (style=None)
+    check_probability(question_correlation, "question_correlation", open_high=True)
+    for name, value in (("style_confounding", style_confounding),
+                        ("position_bias", position_bias)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                or not np.isfinite(value):
+            raise ParameterError(f"{name} must be finite, one number, got {value!r}")
     if question_correlation and not questions:
         raise ParameterError("question_correlation couples verdicts within prompts: pass "
                              "questions > 0")
-    if isinstance(position_bias, bool) or not isinstance(position_bias, (int, float, np.number)) \
-            or not np.isfinite(position_bias):
-        raise ParameterError("position_bias must be finite, one number (each judge's bias is "
-                             f"drawn around it), got {position_bias!r}")
     if seed is not None and not isinstance(seed, np.random.Generator):
         check_integer(seed, "seed")
     check_probability(tie_prob, "tie_prob", open_high=True)

@@ -138,6 +138,9 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
         Missing file, unknown type, malformed JSON (with the line number), a JSON value
         that is not an object, parquet without pyarrow.
     """
+    if not isinstance(source, (str, os.PathLike)):
+        raise DataError(f"the data are a file's path (or '-' for standard input), got "
+                        f"{type(source).__name__}")
     if str(source) == "-":
         name = "standard input"
         raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()

@@ -144,3 +144,24 @@ def test_a_file_out_in_a_missing_folder_is_refused_before_the_work(tmp_path, cap
         main(["plan", "--models", "4", "--gap", "1.5", "--judges", "3", "--out", str(missing)])
     assert stop.value.code == 2
     assert "does not exist or cannot be written to" in capsys.readouterr().err
+
+
+def test_lower_level_functions_name_what_is_wrong(small):
+    data, fit = small
+    with pytest.raises(hb.DataError, match="expected Comparisons, got HJAFit"):
+        hb.wald_inference(fit, fit.S)
+    with pytest.raises(hb.ParameterError, match="two different items"):
+        fit.wald.win_probability(0, 0, 0)  # had been 0.5 with se 0
+    with pytest.raises(hb.ParameterError, match="n_judges must be an integer >= 1, got nan"):
+        hb.free_parameters(float("nan"), 4, 1)
+    with pytest.raises(hb.ParameterError, match="position_bias must be True or False"):
+        hb.free_parameters(3, 4, 1, position_bias="abc")
+    for kwargs, match in ((dict(n_features="abc"), "n_features must be an integer"),
+                          (dict(style_confounding="abc"), "style_confounding must be finite"),
+                          (dict(question_correlation=None), "question_correlation must be")):
+        with pytest.raises(hb.ParameterError, match=match):  # had been ignored
+            hb.simulate(n_judges=3, n_items=4, **kwargs)
+    with pytest.raises(hb.DataError, match="a file's path"):
+        hb.Comparisons.from_csv(None)
+    with pytest.raises(hb.DataError, match="the list of paths is empty"):
+        hb.Comparisons.scan([])

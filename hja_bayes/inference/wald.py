@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_positive
+from ..checks import check_comparisons, check_positive
 from ..comparisons import Comparisons
 from ..decomposition import check_rank, free_parameters
 from ..errors import DataWarning, IdentifiabilityError, ParameterError, warn
@@ -238,6 +238,7 @@ def wald_inference(
     >>> list(inf.intervals().columns)
     ['quantity', 'label', 'estimate', 'se', 'lower', 'upper']
     """
+    check_comparisons(data)
     data.check_connected()
     S = centre_rows(S)
     K, N = S.shape

@@ -91,6 +91,8 @@ def resolve(source) -> Files:
     if empty and len(empty) < len(paths):  # all empty: the reader's error says so
         _say_left_out(", ".join(map(os.fspath, items)), empty, "empty (0 bytes)")
         paths = [p for p in paths if os.path.getsize(p) > 0]
+    if not paths:
+        raise DataError("no file to scan: the list of paths is empty")
     kinds = {p: file_format(p) for p in paths}
     formats = set(kinds.values())
     if len(formats) > 1:
