@@ -264,7 +264,6 @@ def _warn_separated(first, second, n, wins, n_items, names, who=""):
         )
 
 
-@one_blas_thread
 def _check_stopping(tol, max_iter) -> None:
     """A relative tolerance in [0, 1) (at 1 the first point, all zeros, passes the test) and
     at least one iteration."""
@@ -272,6 +271,7 @@ def _check_stopping(tol, max_iter) -> None:
     check_integer(max_iter, "max_iter", 1)
 
 
+@one_blas_thread
 def fit_pooled_btl(data: Comparisons, *, ridge: float = DEFAULT_RIDGE, tol: float = 1e-10,
                    max_iter: int = 100) -> BTLFit:
     """Pooled Bradley–Terry MLE: every judge's votes in one score vector.

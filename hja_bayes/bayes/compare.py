@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..checks import check_level
-from ..errors import ParameterError
+from ..errors import DataWarning, ParameterError, warn
 from .convert import coordinate_names, import_arviz, posterior_cells
 
 __all__ = ["check_posterior", "compare_intervals", "describes", "interval_summaries", "mismatch"]
@@ -59,9 +59,7 @@ def mismatch(idata, fit) -> str | None:
     # the same names, other data (a subset, another file): the verdicts counted differ
     given = getattr(idata, "constant_data", None)
     if given is None or "n" not in given:
-        return ("the posterior carries no data (its constant_data group, with the cells' "
-                "counts) to check against the fit's: pass the InferenceData sample_hja "
-                "returned, whole")
+        return None  # nothing to check the data by (check_posterior says so)
     n = float(given["n"].sum())
     if not np.isclose(n, fit.data.n_comparisons):
         return (f"data: the posterior's {n:,g} comparisons against the fit's "
@@ -105,6 +103,12 @@ def check_posterior(idata, fit) -> None:
     ParameterError
         Not an InferenceData with a posterior (a fit passed where the draws go, say), a
         pooled BTL fit, or a posterior of another model (what differs is named).
+
+    Warns
+    -----
+    DataWarning
+        Where the posterior carries no data to compare with the fit's (draws built by
+        hand, or stripped of their groups).
     """
     if not hasattr(idata, "posterior"):
         also = ("; a fit without its bias terms goes as uncontrolled="
@@ -117,6 +121,11 @@ def check_posterior(idata, fit) -> None:
     if why:
         raise ParameterError(f"the posterior and the fit describe different models ({why}): "
                              "sample the fit's model, e.g. sample_hja(data, rank, init=fit)")
+    given = getattr(idata, "constant_data", None)
+    if given is None or "n" not in given:
+        warn("the posterior carries no data (sample_hja's constant_data group, the cells' "
+             "counts) to check against the fit's: its draws are taken as of the fit's data, "
+             "unchecked", DataWarning)
 
 
 def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
