@@ -165,3 +165,11 @@ def test_lower_level_functions_name_what_is_wrong(small):
         hb.Comparisons.from_csv(None)
     with pytest.raises(hb.DataError, match="the list of paths is empty"):
         hb.Comparisons.scan([])
+
+
+def test_a_category_column_and_a_covariance_type_are_one_name(small):
+    data, fit = small
+    with pytest.raises(hb.ParameterError, match="by names one column"):
+        hb.leaderboard_by(data.to_frame(), by=[])
+    with pytest.raises(hb.ParameterError, match="cov_type must be one of"):
+        fit.intervals(cov_type=np.array(["a", "b"]))  # NumPy's ambiguous truth value before

@@ -79,7 +79,7 @@ def normal_cov_type(cov_type: str | None, data: Comparisons) -> tuple[str, str |
         cov_type = default_cov_type(data)
     if isinstance(cov_type, str) and cov_type.upper() in ("CR1", "CR2"):
         return "cluster", cov_type.upper()
-    if cov_type not in ("fisher", "sandwich", "cluster"):
+    if not isinstance(cov_type, str) or cov_type not in ("fisher", "sandwich", "cluster"):
         raise ParameterError(f"cov_type must be one of {list(COV_TYPES)}, got {cov_type!r}")
     return cov_type, "CR2" if cov_type == "cluster" else None
 
