@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from .errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
 
 __all__ = ["ALL", "FitsByCategory", "fit_by_category"]
@@ -56,8 +58,8 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     from .sources import as_frame
 
     frame = as_frame(rows, "leaderboard_by")
-    if not isinstance(by, str):
-        raise ParameterError(f"by names one column (its name as text), got {by!r}")
+    if isinstance(by, bool) or not isinstance(by, (str, int, np.integer)):
+        raise ParameterError(f"by names one column, got {by!r}")
     if by not in frame.columns:
         raise DataError(f"no category column {by!r}; the columns there are {list(frame.columns)}")
     if fitter is None:

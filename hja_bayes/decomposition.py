@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .checks import check_flag, check_integer
+from .checks import check_integer
 from .errors import DataWarning, IdentifiabilityError, ParameterError, warn
 
 __all__ = [
@@ -105,8 +105,9 @@ def free_parameters(n_judges: int, n_items: int, rank: int, position_bias: bool 
     (460, 480)
     """
     n_judges, n_items = check_integer(n_judges, "n_judges", 1), check_integer(n_items, "n_items", 2)
-    rank, position_bias = check_rank(rank, n_judges, n_items), check_flag(position_bias,
-                                                                         "position_bias")
+    rank = check_rank(rank, n_judges, n_items)
+    if position_bias not in (0, 1):  # True, False, 1 or 0
+        raise ParameterError(f"position_bias must be True or False, got {position_bias!r}")
     return (rank + 1) * (n_judges + n_items - rank - 2) + (n_judges if position_bias else 0)
 
 

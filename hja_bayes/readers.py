@@ -295,10 +295,8 @@ def read_counts(
         One row per (judge, first item, second item) with counts; repeated cells are summed.
     judge, model_a, model_b : str
         Key columns (``judge=None`` for one judge).
-    n : str
-        Column with the number of comparisons.
-    wins : str
-        Column with the wins of ``model_a``, ties counted 1/2.
+    n, wins : str
+        Columns with the number of comparisons and the wins of ``model_a`` (ties 1/2).
     ties : str or None
         Column with the number of ties (optional; 0 when absent).
     cluster : str, optional
@@ -324,7 +322,6 @@ def read_counts(
         raise DataError("the frame is empty: no counts to read")
     check_column_names(dict(model_a=model_a, model_b=model_b, n=n, wins=wins),
                        dict(judge=judge, ties=ties, cluster=cluster))
-    check_columns(df, judge, {})
     if category_columns is not None:
         category_columns = [str(c) for c in category_columns]
         if len(category_columns) < 2:
@@ -336,6 +333,8 @@ def read_counts(
             raise DataError(f"no column 'ties', but {alike[0]!r} looks like it: pass "
                             f"ties={alike[0]!r} (hja-bayes: --ties-col), or ties=None")
         ties = None
+    check_columns(df, judge, {model_a: "model_a", model_b: "model_b", cluster: "cluster",
+                              **{c: r for c, r in ((n, "n"), (wins, "wins"), (ties, "ties"))}})
     missing = [c for c in (n, wins, ties, *(category_columns or ()))
                if c is not None and c not in df.columns]
     if missing:

@@ -66,15 +66,14 @@ class Keys(NamedTuple):
 
 
 def check_column_names(required: dict, optional: dict) -> None:
-    """The readers' column arguments given as column names (text): ``required`` (``{argument:
-    value}``) never None, ``optional`` None or text.  A None where a column is needed had
-    been read as another column's name."""
+    """The readers' column arguments given as column names (text, or the integers of a frame
+    read without a header): ``required`` (``{argument: value}``) never None, ``optional``
+    None or a name.  A None where a column is needed had been read as another column's."""
     for argument, value in {**required, **optional}.items():
         if value is None and argument in optional:
             continue
-        if not isinstance(value, str):
-            raise ParameterError(f"{argument} names a column: give its name as text, got "
-                                 f"{value!r}")
+        if isinstance(value, bool) or not isinstance(value, (str, int, np.integer)):
+            raise ParameterError(f"{argument} names a column: give its name, got {value!r}")
 
 
 def check_columns(df: pd.DataFrame, judge: str | None, columns: dict) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import DataError, DataWarning, warn
+from .errors import DataError, DataWarning, ParameterError, warn
 
 __all__ = ["FORMATS", "as_frame", "file_format", "line_index", "read_table", "row_label"]
 
@@ -139,7 +139,7 @@ def read_table(source: str | os.PathLike, fmt: str | None = None) -> pd.DataFram
         that is not an object, parquet without pyarrow.
     """
     if not isinstance(source, (str, os.PathLike)):
-        raise DataError(f"the data are a file's path (or '-' for standard input), got "
+        raise ParameterError(f"the data are a file's path (or '-' for standard input), got "
                         f"{type(source).__name__}")
     if str(source) == "-":
         name = "standard input"

@@ -66,16 +66,15 @@ def _load_scipy_blas() -> None:
     if _scipy_blas:
         return
     if "scipy.linalg" not in sys.modules:
-        spec = importlib.util.find_spec("scipy")
-        folder = os.path.dirname(spec.origin)
-        found = [path for pattern in (os.path.join(folder + ".libs", "lib*openblas*"),
-                                      os.path.join(folder, ".dylibs", "lib*openblas*"))
-                 for path in sorted(glob.glob(pattern))]
         try:
+            folder = os.path.dirname(importlib.util.find_spec("scipy").origin)
+            found = [path for pattern in (os.path.join(folder + ".libs", "lib*openblas*"),
+                                          os.path.join(folder, ".dylibs", "lib*openblas*"))
+                     for path in sorted(glob.glob(pattern))]
             _scipy_blas.append(ctypes.CDLL(found[0]))
             return
-        except (IndexError, OSError):  # not bundled, or not loadable alone
-            pass
+        except (AttributeError, TypeError, IndexError, OSError):  # no spec or origin (a
+            pass  # frozen application), not bundled, or not loadable alone: imported
     import scipy.linalg
 
     _scipy_blas.append(scipy.linalg)

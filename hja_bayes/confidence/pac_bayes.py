@@ -133,7 +133,8 @@ def pac_bayes_kl_bound(empirical_risk: float, kl: float, m: int, delta: float, n
     check_probability(delta, "delta", open_low=True, open_high=True)
     empirical_risk = check_probability(empirical_risk, "empirical_risk")
     kl = check_positive(kl, "kl", allow_zero=True)  # a KL divergence is never negative
-    m, n_priors = check_integer(m, "m", 1), check_integer(n_priors, "n_priors", 1)
+    m, n_priors = (check_integer(int(v) if isinstance(v, float) and v.is_integer() else v,
+                                 name, 1) for v, name in ((m, "m"), (n_priors, "n_priors")))
     penalty = math.log(2.0 * math.sqrt(m) * n_priors / delta)
     return kl_inverse_upper(empirical_risk, (float(kl) + penalty) / m)
 

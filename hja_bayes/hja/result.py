@@ -243,6 +243,8 @@ class HJAFit:
         DataError
             When a column is missing or a judge or model is not in the fit.
         """
+        if isinstance(frame, dict):
+            frame = pd.DataFrame(frame)
         if not isinstance(frame, pd.DataFrame):
             raise ParameterError(f"frame must be a DataFrame, got {type(frame).__name__}")
         missing = [c for c in ("judge", "model_a", "model_b") if c not in frame]

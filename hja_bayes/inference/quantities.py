@@ -259,8 +259,6 @@ class Quantities:
         k, i, j = np.broadcast_arrays(
             self._judge_index(judge), self._item_index(first), self._item_index(second)
         )
-        if np.any(i == j):
-            raise ParameterError("first and second must be two different items")
         logit = self.contrast(lambda S, beta: beta[k] + S[k, i] - S[k, j], level)
         from scipy.special import expit
 

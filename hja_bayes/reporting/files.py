@@ -247,7 +247,10 @@ def _audits(fragility) -> tuple:
     """Fragility audits as a tuple (one audit alone as one), or a ParameterError."""
     if isinstance(fragility, Fragility):
         return (fragility,)
-    audits = tuple(fragility) if isinstance(fragility, (list, tuple)) else None
+    try:
+        audits = None if isinstance(fragility, str) else tuple(fragility)
+    except TypeError:
+        audits = None
     if audits is None or not all(isinstance(f, Fragility) for f in audits):
         raise ParameterError("fragility takes the audits of fit.fragility() (a list of them), "
                              f"got {fragility!r:.80}")

@@ -26,9 +26,9 @@ def _order(data, order: Sequence[str] | None) -> np.ndarray:
     if isinstance(order, str):
         raise ParameterError(f"order is a sequence of model names, got the text {order!r}")
     idx = indices_of(list(order), data.items, "model")
-    if len(idx) != data.n_items or len(np.unique(idx)) != len(idx):
-        raise ParameterError(f"order must name each of the data's {data.n_items} models once, "
-                             f"got {len(idx)} names ({len(np.unique(idx))} distinct)")
+    if len(idx) == 0 or len(np.unique(idx)) != len(idx):
+        raise ParameterError(f"order names the models to show, each once, got {len(idx)} "
+                             f"names ({len(np.unique(idx))} distinct)")
     return idx
 
 
@@ -51,7 +51,7 @@ def battle_counts(data, order: Sequence[str] | None = None) -> pd.DataFrame:
     ----------
     data : Comparisons
     order : sequence of str, optional
-        Model order of the rows and columns, every model once (default: the data's).
+        Models of the rows and columns, in order, each once (default: all, the data's order).
 
     Returns
     -------
@@ -78,7 +78,7 @@ def observed_win_fraction(data, order: Sequence[str] | None = None) -> pd.DataFr
     ----------
     data : Comparisons
     order : sequence of str, optional
-        Model order of the rows and columns, every model once (default: the data's).
+        Models of the rows and columns, in order, each once (default: all, the data's order).
 
     Returns
     -------
