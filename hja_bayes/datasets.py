@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, ParameterError
 
 __all__ = [
     "PRDVicuna80",
@@ -84,6 +84,8 @@ def find_data_dir(path: str | os.PathLike | None = None) -> Path:
     exists.
     """
     candidates = []
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"data_dir is a folder's path, got {type(path).__name__}")
     if path is not None:
         candidates.append(Path(path))
     elif os.environ.get("HJA_DATA_DIR"):

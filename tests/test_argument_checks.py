@@ -180,3 +180,12 @@ def test_a_category_column_and_a_covariance_type_are_one_name(small):
         hb.leaderboard_by(data.to_frame(), by=[])
     with pytest.raises(hb.ParameterError, match="cov_type must be one of"):
         fit.intervals(cov_type=np.array(["a", "b"]))  # NumPy's ambiguous truth value before
+
+
+def test_a_data_folder_and_a_chain_method_are_checked(small):
+    data, fit = small
+    with pytest.raises(hb.ParameterError, match="data_dir is a folder's path, got int"):
+        hb.datasets.load_ja_ranking(data_dir=5)
+    with pytest.raises(hb.ParameterError, match="chain_method must be one of"):
+        hb.sample_hja(data, 1, init=fit, num_warmup=5, num_samples=5, num_chains=1,
+                      chain_method="x", progress_bar=False)
