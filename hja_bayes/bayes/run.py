@@ -297,7 +297,8 @@ def sample_hja(
     held = held_aux(data, outcome)
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    check_choice(chain_method, "chain_method", ("parallel", "sequential", "vectorized"))
+    chain_method = check_choice(chain_method, "chain_method",
+                                ("parallel", "sequential", "vectorized"))
     problem = build_problem(data, init, r, pb, prompt, priors, outcome, held, quadrature)
     params0, answers, potential = problem.params0, problem.answers, problem.potential
     start_time = time.perf_counter()
