@@ -8,6 +8,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .errors import DataError, DataWarning, IdentifiabilityError, ParameterError, warn
+from .names import warn_near_duplicates
 
 __all__ = ["ALL", "FitsByCategory", "fit_by_category"]
 
@@ -45,14 +46,17 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
     Raises
     ------
     DataError
-        When the column ``by`` is missing, no category could be fitted, two of its values
-        read as one label (``1`` and ``"1"``), or one is named ``"(all)"`` with ``overall``.
+        When the column ``by`` is missing, a row cannot be read (the rows are read whole
+        first: a bad verdict leaves out no category), no category could be fitted, two of
+        its values read as one label (``1`` and ``"1"``), or one is named ``"(all)"`` with
+        ``overall``.
 
     Warns
     -----
     DataWarning
         Rows without a category (missing values, empty text): they count in the overall fit
-        only.
+        only.  Categories whose labels differ only in case, spaces or punctuation (``"C1"``,
+        ``"c1 "``): they are kept apart, and named.
     """
     from .readers import read_frame
     from .sources import as_frame
@@ -74,12 +78,16 @@ def fit_by_category(rows, by: str = "category", *, fitter: Callable | None = Non
         warn(f"{unlabelled} of {len(frame)} rows have no {by!r}: they count in {where}",
              DataWarning)
     _check_labels(frame[by], by, overall)
-    parts = [(ALL, frame)] if overall else []
-    parts += [(str(name), group) for name, group in frame.groupby(by, sort=True, dropna=True)]
+    # every row read once, its errors raised: a bad verdict is the user's to fix, not a
+    # reason to leave out its category and the overall table
+    whole = read_frame(frame, **columns)
+    parts = [(ALL, lambda: whole)] if overall else []
+    parts += [(str(name), lambda group=group: read_frame(group, **columns))
+              for name, group in frame.groupby(by, sort=True, dropna=True)]
     fits, skipped = {}, {}
-    for name, group in parts:
-        try:
-            fits[name] = fitter(read_frame(group, **columns))
+    for name, read in parts:
+        try:  # a category's own failures: too few valid verdicts, models not linked
+            fits[name] = fitter(read())
         except (DataError, IdentifiabilityError) as exc:
             skipped[name] = " ".join(str(exc).split())
     if not fits:
@@ -98,6 +106,7 @@ def _check_labels(values, by: str, overall: bool) -> None:
         raise DataError(f"values of {by!r} that read as one category: "
                         + "; ".join(f"{found} as {text!r}" for text, found in same.items())
                         + f": give {by!r} one type (e.g. text throughout)")
+    warn_near_duplicates(np.array(list(texts), dtype=object), "category")
     if overall and ALL in texts:
         raise DataError(f"a category of {by!r} is named {ALL!r}, the label of the table over "
                         "every row: rename it, or leave the overall table out (overall=False; "

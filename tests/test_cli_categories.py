@@ -307,3 +307,26 @@ def test_categories_without_every_model_are_said_not_to_compare_scores(prd_votes
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # pinned to a model every category has: comparable
         hb.leaderboard_by(rows, baseline=("gpt4", 1000.0))
+
+
+def test_a_verdict_that_cannot_be_read_is_an_error_not_a_category_left_out(prd_votes):
+    """A typo in one verdict had left out its category and the overall table as "skipped"
+    (``fit_by_category`` without a word, ``leaderboard_by`` with a warning): the rows are
+    read whole first, and the error names the row."""
+    from hja_bayes.by_category import fit_by_category
+
+    rows = prd_votes.copy()
+    rows.loc[rows.index[0], "winner"] = "modle_a"
+    for call in (lambda: hb.leaderboard_by(rows), lambda: hb.leaderboard_by(rows, overall=False),
+                 lambda: fit_by_category(rows)):
+        with pytest.raises(hb.DataError, match=r"row 0: winner 'modle_a' is neither"):
+            call()
+
+
+def test_category_labels_differing_in_case_or_spaces_are_kept_apart_and_named(prd_votes):
+    rows = prd_votes.astype({"category": object})
+    rows.loc[rows["category"] == "math", "category"] = "Coding "
+    with pytest.warns(hb.DataWarning, match=r"category names that differ only in case.*"
+                                            r"'coding' / 'Coding '"):
+        table = hb.leaderboard_by(rows)
+    assert {"coding", "Coding "} <= set(table["category"])
