@@ -43,7 +43,7 @@ def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tup
     rows = len(df)
     exclude = {c for c in exclude if c is not None} | set(ONE_HOT_COLUMNS)
     out = []
-    for column in df.columns:
+    for position, column in enumerate(df.columns):
         if column in exclude or column == judge or df[column].isna().all():
             continue
         raw = df[column]
@@ -62,7 +62,7 @@ def prompt_like_columns(df, exclude=(), judge: str | None = "judge") -> list[tup
             continue
         name = str(column).lower()
         hint = next((i for i, h in enumerate(PROMPT_HINTS) if h in name), len(PROMPT_HINTS))
-        out.append((hint, -float(per_value.mean()), str(column), n_values,
+        out.append((hint, -float(per_value.mean()), position, column, n_values,
                     float(per_value.mean())))
-    out.sort()
-    return [(c, n, m) for _, _, c, n, m in out]
+    out.sort(key=lambda found: found[:3])  # the column as named (an int indexes the frame)
+    return [(c, n, m) for _, _, _, c, n, m in out]

@@ -371,6 +371,10 @@ def test_prompt_like_columns_are_found():
     found = prompt_like_columns(frame, exclude=("model_a", "model_b", "winner"))
     assert [c for c, _, _ in found] == ["item_id"]
     assert found[0][1:] == (8, 3.0)
+    # a column named by an int comes back as named, so that it indexes the frame
+    numbered = frame.rename(columns={"item_id": 7})
+    found = prompt_like_columns(numbered, exclude=("model_a", "model_b", "winner"))
+    assert [c for c, _, _ in found] == [7] and numbered[found[0][0]].nunique() == 8
 
 
 def test_cr2_too_large_to_keep_falls_back_to_cr1(panel, monkeypatch):
