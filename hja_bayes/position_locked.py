@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .categories import collapse_counts
+from .checks import check_comparisons
 from .errors import DataWarning, warn
 
 __all__ = ["LOCKED_MIN_VERDICTS", "LOCKED_SHARE", "LockedJudge", "first_shown_shares",
@@ -70,6 +71,7 @@ class LockedJudge(NamedTuple):
 def slot_counts(data) -> tuple[np.ndarray, np.ndarray]:
     """Each judge's decided verdicts won by the first-shown and by the second-shown answer
     (ties aside), shape (K,) each; ``data`` must keep the presentation order."""
+    check_comparisons(data)
     three = collapse_counts(data.counts)
     K = data.n_judges
     return np.bincount(data.judge, three[:, 0], K), np.bincount(data.judge, three[:, 2], K)
@@ -78,6 +80,7 @@ def slot_counts(data) -> tuple[np.ndarray, np.ndarray]:
 def first_shown_shares(data) -> np.ndarray:
     """Each judge's share of decided verdicts won by the first-shown answer, over the judges
     with at least :data:`LOCKED_MIN_VERDICTS` decided verdicts (empty for folded data)."""
+    check_comparisons(data)
     if not data.order_known:
         return np.zeros(0)
     first, second = slot_counts(data)
@@ -107,6 +110,7 @@ def locked_judges(data) -> list[LockedJudge]:
     >>> [str(j) for j in locked_judges(data)]
     ["'j' (the first-shown answer in 100.0% of 60)"]
     """
+    check_comparisons(data)
     if not data.order_known:
         return []
     first, second = slot_counts(data)

@@ -189,3 +189,20 @@ def test_a_data_folder_and_a_chain_method_are_checked(small):
     with pytest.raises(hb.ParameterError, match="chain_method must be one of"):
         hb.sample_hja(data, 1, init=fit, num_warmup=5, num_samples=5, num_chains=1,
                       chain_method="x", progress_bar=False)
+
+
+def test_position_locked_judges_are_found_in_comparisons_only(small):
+    from hja_bayes.position_locked import first_shown_shares, locked_judges, slot_counts
+
+    data, _ = small
+    for function in (locked_judges, slot_counts, first_shown_shares):
+        with pytest.raises(hb.DataError, match="expected Comparisons, got DataFrame: build one"):
+            function(data.to_frame())  # had been an AttributeError on `order_known`
+
+
+def test_style_control_on_data_without_prompts_says_it_needs_features():
+    votes = hb.datasets.load_prd_vicuna80().judgments
+    bare = hb.Comparisons.from_frame(votes[["judge", "model_a", "model_b", "winner"]])
+    with pytest.raises(hb.DataError, match="style control needs answer features: read the "
+                                           "data with features="):
+        hb.fit_hja(bare, 1, style="shared")  # had said only that entries need prompts

@@ -75,6 +75,9 @@ def design_of(data, terms=(), level: str | None = None) -> Design:
     """
     if level is None:
         level = "entries" if any(t.needs_entries for t in terms) else "cells"
+    for term in terms:  # what style control lacks (features, prompts) said in its words
+        if isinstance(term, Style):
+            term.selected(data)
     units = units_of(data, level)
     K, u = data.n_judges, units.size
     judge_cols, global_cols = [], []
