@@ -45,6 +45,37 @@ def test_default_priors_are_weakly_informative_in_fact(design, prior):
     assert old.shares["consensus_outside"] > 0.55 and old.shares["judge_outside"] > 0.55
 
 
+@pytest.mark.parametrize("judges, rank", [(4, 1), (4, 2), (5, 3)])
+def test_the_disagreement_has_the_prior_of_a_full_gaussian_u_at_every_rank(judges, rank):
+    """U is documented as a centred Gaussian K x r matrix of entry scale s_U (in the K - 1
+    dimensions orthogonal to 1) and V^T V = N I, so ||S - gamma mu^T||_F^2 = N ||U||_F^2 is
+    N s_U^2 times a chi-square of (K - 1) r degrees of freedom.  Drawn without the Bartlett
+    factor of the removed rotation (NumPyro's Predictive leaves factor sites out), the prior
+    predictive had (K - 1) r - r (r - 1) / 2 from rank 2 on."""
+    n_items, scale = 7, 1.3
+    data = simulate(judges, n_items, rank, 200, seed=0)[0]
+    prior = prior_predictive(data, rank, priors=HJAPriors(U_scale=scale), num_samples=DRAWS,
+                             seed=2)
+    d = prior.draws
+    disagreement = d["S"] - d["gamma"][:, :, None] * d["mu"][:, None, :]
+    x = (disagreement**2).sum(axis=(1, 2)) / (n_items * scale**2)
+    assert stats.kstest(x, stats.chi2((judges - 1) * rank).cdf).pvalue > 1e-3
+
+
+def test_prior_predictive_refuses_what_it_cannot_draw_with(design):
+    from hja_bayes import ParameterError
+    from hja_bayes.bayes import implied_win_probabilities
+
+    for kwargs, match in ((dict(bounds=(0.9, 0.1)), "low < high"),  # every share had been 1
+                          (dict(num_samples=2.5), "num_samples must be an integer"),
+                          (dict(priors=HJAPriors(mu_scale=-1.0)), "mu_scale"),
+                          (dict(priors=HJAPriors(gamma_scale="empirical")), "read from a fit")):
+        with pytest.raises(ParameterError, match=match):
+            prior_predictive(design, 1, **kwargs)
+    with pytest.raises(ParameterError, match="same draws and items"):
+        implied_win_probabilities(np.zeros((2, 4)), np.zeros((2, 3, 5)))
+
+
 def test_prior_predictive_outcomes_and_figure(design, prior):
     assert prior.outcomes.shape == (DRAWS, design.n_cells, 3)
     np.testing.assert_array_equal(prior.outcomes.sum(-1), np.broadcast_to(design.n, (DRAWS, design.n_cells)))

@@ -277,7 +277,9 @@ def hja_model(
     Deterministic sites ``gamma``, ``mu``, ``U``, ``V`` (raw orientation), ``S`` and
     ``beta`` are recorded, ``coef`` (K, q) with terms and ``theta`` (g,) with panel-wide
     ones; the observed site is
-    ``outcomes``, in the plate ``cell``.
+    ``outcomes``, in the plate ``cell``.  NumPyro's ``Predictive`` draws sample sites
+    only, without the factor sites: from rank 2 on the prior of ``U`` needs its Bartlett
+    factor, which :func:`~hja_bayes.bayes.prior.prior_predictive` draws.
 
     Examples
     --------

@@ -15,19 +15,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ..checks import check_positive, check_probability
+from ..checks import check_integer, check_probability
 from ..comparisons import Comparisons
 from ..decomposition import canonical_decomposition, check_rank
 from ..categories import collapse_counts
 from ..errors import ParameterError
 from ..likelihood import Cells, cells_of, outcome_model, probabilities
 from ..likelihood.terms import design_of, terms_of
+from .coordinates import tril_index
 from .model import default_chart, hja_model, term_layout
 from .outcomes import log_scale_aux
 from .predictive import draw_logits, unit_aux
-from .priors import HJAPriors
+from .priors import HJAPriors, resolve_priors
 
 __all__ = ["PriorPredictive", "implied_win_probabilities", "prior_predictive"]
 
@@ -72,6 +74,20 @@ def _win(model, eta, aux=None) -> np.ndarray:
     return three[..., 0] + 0.5 * three[..., 1]
 
 
+def _l_free_prior(key, n: int, K: int, r: int, scale: float) -> jax.Array:
+    """``n`` draws of the free entries of U's factor L ((K - 1) x r, lower trapezoidal) from
+    the model's prior, its Bartlett factor ``prod_a |L_aa|^(r-1-a)`` included (NumPyro's
+    Predictive draws sample sites only): the a-th diagonal entry is ``s_U`` times a chi
+    variable with ``r - a`` degrees of freedom and a random sign, every other entry
+    ``N(0, s_U^2)`` (:func:`~hja_bayes.bayes.model.hja_model`)."""
+    rows, cols = tril_index(K - 1, r)
+    normal_key, chi_key = jax.random.split(key)
+    normal = scale * jax.random.normal(normal_key, (n, len(rows)))
+    chi = jnp.sqrt(jax.random.chisquare(chi_key, jnp.arange(r, 0, -1.0), (n, r)))
+    diagonal = np.flatnonzero(rows == cols)
+    return normal.at[:, diagonal].set(jnp.sign(normal[:, diagonal]) * scale * chi)
+
+
 def implied_win_probabilities(mu, S, outcome="half") -> tuple[np.ndarray, np.ndarray]:
     """Win probabilities of every item pair a < b: consensus and per judge.
 
@@ -98,6 +114,9 @@ def implied_win_probabilities(mu, S, outcome="half") -> tuple[np.ndarray, np.nda
         raise ParameterError(f"implied_win_probabilities needs an outcome model without "
                              f"extra parameters; {model.name!r} has {list(model.aux_names)}")
     mu, S = np.asarray(mu, dtype=float), np.asarray(S, dtype=float)
+    if mu.ndim != 2 or S.ndim != 3 or S.shape[0] != mu.shape[0] or S.shape[2] != mu.shape[1]:
+        raise ParameterError(f"mu must be (draws, N) and S (draws, K, N) of the same draws and "
+                             f"items, got shapes {mu.shape} and {S.shape}")
     a, b = np.triu_indices(mu.shape[-1], k=1)
     consensus = _win(model, mu[:, a] - mu[:, b])
     judge = _win(model, S[:, :, a] - S[:, :, b]).reshape(S.shape[0], -1)
@@ -142,6 +161,13 @@ def prior_predictive(
     -------
     PriorPredictive
 
+    Raises
+    ------
+    ParameterError
+        For a rank the panel cannot identify, ``num_samples`` not a whole number >= 1,
+        ``bounds`` not two probabilities in increasing order, a scale of ``priors`` that is
+        not a finite positive number, or ``gamma_scale="empirical"`` (a fit's value).
+
     Examples
     --------
     >>> from hja_bayes import simulate
@@ -153,17 +179,30 @@ def prior_predictive(
     from numpyro.infer import Predictive
 
     r = check_rank(rank, data.n_judges, data.n_items)
-    n = int(check_positive(num_samples, "num_samples"))
+    n = check_integer(num_samples, "num_samples", low=1)
     lo = check_probability(bounds[0], "bounds[0]")
     hi = check_probability(bounds[1], "bounds[1]")
+    if not lo < hi:
+        raise ParameterError(f"bounds must be (low, high) with low < high, got {bounds!r}")
+    if isinstance(priors.gamma_scale, str):
+        raise ParameterError(f"gamma_scale={priors.gamma_scale!r} is read from a fit, which the "
+                             "prior predictive has not: give a number (for a fit's value, "
+                             "bayes.priors.empirical_gamma_scale(fit))")
+    priors = resolve_priors(priors, None)  # every scale a finite positive number
     K, N = data.n_judges, data.n_items
     model = outcome_model(outcome, data.categories)
     design = design_of(data, terms_of(position_bias, style, self_preference))
     cells = cells_of(data, outcome=model, design=design)
     layout = term_layout(design)
-    out = Predictive(hja_model, num_samples=n)(
-        jax.random.PRNGKey(seed), cells, default_chart(K, N), rank=r,
-        position_bias=bool(position_bias), terms=layout, priors=priors, outcome=model)
+    key = jax.random.PRNGKey(check_integer(seed, "seed"))
+    if r > 1:  # Predictive leaves out factor sites: L's Bartlett factor drawn here
+        key, l_key = jax.random.split(key)
+        given = {"l_free": _l_free_prior(l_key, n, K, r, float(priors.U_scale))}
+        sampler = Predictive(hja_model, posterior_samples=given)
+    else:
+        sampler = Predictive(hja_model, num_samples=n)
+    out = sampler(key, cells, default_chart(K, N), rank=r, position_bias=bool(position_bias),
+                  terms=layout, priors=priors, outcome=model)
     S = np.asarray(out["S"])
     draws = {"gamma": np.asarray(out["gamma"]), "mu": np.asarray(out["mu"]), "S": S,
              "beta": np.asarray(out["beta"])}
