@@ -13,13 +13,12 @@ shown (``fit_hja(..., style=...)``, SPEC §10).  This module makes those feature
 
 from __future__ import annotations
 
-import numbers
-import re
-from typing import Callable, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .answer_text import length_counter, markdown_counts
 from .errors import DataError, DataWarning, ParameterError, warn
 from .sources import as_frame, row_label
 
@@ -30,65 +29,6 @@ __all__ = ["FEATURE_TRANSFORMS", "STYLE_FEATURES", "FeatureDifferences", "join_f
 STYLE_FEATURES = ("length", "headers", "lists", "bold")
 #: How :func:`join_features` turns two answers' features into one difference.
 FEATURE_TRANSFORMS = ("relative", "difference", "raw")
-
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_HEADER = re.compile(r"^#{1,6}[ \t]")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+\.)[ \t]")
-_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
-
-
-def markdown_counts(text: str) -> tuple[int, int, int]:
-    """Markdown headers, list items and bold spans in one text, outside fenced code blocks.
-
-    * a header is a line that starts with one to six ``#`` followed by a space or tab;
-    * a list item is a line that starts, after any indentation (nested lists), with ``-``,
-      ``*``, ``+`` or a number and a full stop (``1.``), followed by a space or tab;
-    * a bold span is ``**text**`` or ``__text__`` within one line.
-
-    Lines between code fences (lines starting with ```` ``` ```` or ``~~~``; an unclosed
-    fence runs to the end) are not counted: a ``# comment`` in a code block is no header.
-    Chatbot Arena counts the same elements, also leaving code blocks out.
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    (headers, lists, bold) : tuple of int
-
-    Examples
-    --------
-    >>> markdown_counts("# Title\\n\\n- one\\n- two with **bold**\\n```\\n# not a header\\n```")
-    (1, 2, 1)
-    """
-    headers = lists = bold = 0
-    in_code = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_code = not in_code
-            continue
-        if in_code:
-            continue
-        headers += bool(_HEADER.match(line))
-        lists += bool(_LIST_ITEM.match(line))
-        bold += len(_BOLD.findall(line))
-    return headers, lists, bold
-
-
-def _length_counter(length) -> Callable[[str], int]:
-    if callable(length):
-        def count(text: str) -> int:
-            n = length(text)
-            return int(n) if isinstance(n, numbers.Integral) else len(n)
-        return count
-    if length == "words":
-        return lambda text: len(text.split())
-    if length == "characters":
-        return len
-    raise ParameterError(f"length must be 'words', 'characters' or a callable (a tokenizer), "
-                         f"got {length!r}")
-
 
 def style_features(answers, *, prompt: str = "question_id", model: str = "model",
                    text: str = "answer", length="words") -> pd.DataFrame:
@@ -134,7 +74,7 @@ def style_features(answers, *, prompt: str = "question_id", model: str = "model"
     1            1  verbose       9        1      2     1
     """
     answers = as_frame(answers, "style_features")
-    counter = _length_counter(length)
+    counter = length_counter(length)
     missing = [c for c in (prompt, model, text) if c not in answers.columns]
     if missing:
         raise DataError(f"column(s) {missing} not found in the answers; the columns there are "

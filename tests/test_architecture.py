@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hja_bayes"
 #: (``methods``: the data and result classes' methods that delegate upwards).
 LAYERS = [
     {"errors", "checks", "version", "cache", "programs", "jitting", "categories", "graphs",
-     "threads"},
+     "threads", "answer_text"},
     {"clusters", "summary", "comparisons", "sources", "position_locked"},
     {"verdicts", "prompt_columns", "row_keys", "names", "readers", "features", "datasets",
      "scan"},

@@ -23,9 +23,24 @@ from hja_bayes.likelihood.terms import Style
     # nothing counts inside fenced code, and an unclosed fence runs to the end
     ("```python\n# comment\n- x\n**y**\n```\n# Real\n~~~\n# no\n~~~\n- yes\n```\n# no", (1, 1, 0)),
     ("", (0, 0, 0)),
+    # a fence closes on the same character, at least as long: a shorter fence or the other
+    # character inside is code (either had been taken as the closing fence)
+    ("````\n```\n# inside\n````\n# out\n- out", (1, 1, 0)),
+    ("```\n~~~\n# inside\n```\n- out", (0, 1, 0)),
+    # lines end at line feeds (\r\n too), not at Unicode's other line breaks
+    ("text\u2028# h\u2028- x\x0c- y", (0, 0, 0)),
+    ("# a\r\n- b\r\n", (1, 1, 0)),
 ])
 def test_markdown_counts_on_hand_made_texts(text, counts):
     assert markdown_counts(text) == counts
+
+
+def test_a_tokenizer_may_give_a_count_or_the_tokens():
+    answers = pd.DataFrame({"question_id": ["q"], "model": ["m"], "answer": ["a b c"]})
+    for length in (lambda t: t.split(), lambda t: 3, lambda t: np.int64(3), lambda t: 3.0):
+        assert hb.style_features(answers, length=length)["length"].tolist() == [3]
+    with pytest.raises(hb.ParameterError, match="length gave 2.5: a count is a whole number"):
+        hb.style_features(answers, length=lambda t: 2.5)  # had been a TypeError of len()
 
 
 def test_style_features_counts_every_answer():
