@@ -368,10 +368,16 @@ def _from_table(frame, table, cluster, model_a, model_b, rows):
     if absent.any():
         r = int(np.argmax(absent))
         side = 0 if at[0][r] < 0 else 1
+        hint = ""
+        known = keys.get_level_values(0).unique()
+        if not pd.Index(prompt).isin(known).any():  # e.g. ids read as 1.0 beside 1
+            hint = (f"; no prompt of the verdicts is in the table, which writes them like "
+                    f"{list(known[:3])} where the verdicts have {list(pd.unique(prompt)[:3])}: "
+                    "give both prompt columns one type")
         raise DataError(f"{row_label(frame.index[rows], r)}: no features for the answer of model "
                         f"{models[side][r]!r} to prompt {prompt[r]!r} (column "
                         f"{(model_a, model_b)[side]!r}); {int(absent.sum())} such rows. Every "
-                        "compared answer needs a row in the feature table")
+                        f"compared answer needs a row in the feature table{hint}")
     looked = [values[a] for a in at]
     return names, looked[0], looked[1]
 

@@ -176,6 +176,11 @@ def test_a_compared_answer_without_features_is_an_error_naming_the_row():
     with pytest.raises(DataError, match=r"row 3: no features for the answer of model 'z' to "
                                         r"prompt '2' \(column 'model_b'\); 3 such rows"):
         Comparisons.from_frame(votes(), cluster="question_id", features=short)
+    as_floats = table().astype({"question_id": float})  # 1.0 in the table, 1 in the verdicts
+    with pytest.raises(DataError, match=r"6 such rows.*no prompt of the verdicts is in the "
+                                        r"table, which writes them like \['1.0', '2.0'\] where "
+                                        r"the verdicts have \['1', '2'\]"):
+        Comparisons.from_frame(votes(), cluster="question_id", features=as_floats)
     gap = table().assign(length=[300, 100, np.nan, 50, 150, 0])
     with pytest.raises(DataError, match="row 2: feature 'length' of the answer of 'z' to "
                                         "prompt '1' is missing"):
