@@ -13,6 +13,7 @@ shown (``fit_hja(..., style=...)``, SPEC §10).  This module makes those feature
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, NamedTuple
 
 import numpy as np
@@ -355,6 +356,11 @@ def _from_table(frame, table, cluster, model_a, model_b, rows):
     if not names:
         raise DataError("the feature table has no feature column besides "
                         f"{[cluster, 'model']}")
+    saved_index = [n for n in names if re.fullmatch(r"Unnamed: \d+", n)]
+    if saved_index:  # pandas' name for a CSV's unnamed first column: an index written out
+        warn(f"feature table column(s) {saved_index} look like a saved row index, and are "
+             "used as features like every other column: drop them if they are not",
+             DataWarning)
     values = np.column_stack([_numeric(table[c], c, "the feature table") for c in names])
     keys = pd.MultiIndex.from_arrays([table[cluster].astype(str), table["model"].astype(str)])
     if keys.has_duplicates:

@@ -181,6 +181,9 @@ def test_a_compared_answer_without_features_is_an_error_naming_the_row():
                                         r"table, which writes them like \['1.0', '2.0'\] where "
                                         r"the verdicts have \['1', '2'\]"):
         Comparisons.from_frame(votes(), cluster="question_id", features=as_floats)
+    with pytest.warns(hb.DataWarning, match=r"\['Unnamed: 0'\] look like a saved row index"):
+        indexed = table().reset_index().rename(columns={"index": "Unnamed: 0"})
+        Comparisons.from_frame(votes(), cluster="question_id", features=indexed)
     gap = table().assign(length=[300, 100, np.nan, 50, 150, 0])
     with pytest.raises(DataError, match="row 2: feature 'length' of the answer of 'z' to "
                                         "prompt '1' is missing"):
