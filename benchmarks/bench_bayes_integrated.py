@@ -369,7 +369,7 @@ def report(results) -> str:
                   + (f"{p['sampling_seconds']:.0f} s of it from the search for the chains' "
                      f"start to the last draw, chains {p['chain_method']}; "
                      if "sampling_seconds" in p else "")
-                  + 
+                  +
                   f"max R-hat {max(p[q]['r_hat'] for q in QUANTITIES):.4f} (goal 1.01), "
                   f"divergences {p['divergences']}, steps per draw {p['steps_per_draw']}.", ""]
         if "r_hat_floor" in p:
