@@ -114,7 +114,8 @@ hb.observed_heatmap(data, "win_fraction", order=board["model"])
 # %% [markdown]
 # ## The full report
 #
-# One self-contained HTML file (figures inline), Markdown, and CSV/JSON of every table.
+# One self-contained HTML file (figures inline), Markdown, every table as CSV, and the
+# leaderboard, pairwise, judge and rank tables as JSON too.
 
 # %%
 out = tempfile.mkdtemp(prefix="hja_report_")

@@ -217,4 +217,7 @@ agree = hb.agreement(coders, reference="humans", n_boot=100 if FAST else 1000)
 agree.alpha
 
 # %%
+agree.kappa
+
+# %%
 agree.reference

@@ -68,7 +68,8 @@ se.assign(cluster_over_fisher=se["cluster"] / se["fisher"]).round(3)
 # before, but the robust covariance now rests on 8 sums: a warning says so, the intervals
 # use t quantiles with few degrees of freedom (the `df` column), and CR2 corrects the
 # downward bias that the older CR1 (`G/(G−1)`, normal quantiles) leaves. The wild cluster
-# bootstrap (Webb's six-point weights, 999 replicates) is the cross-check the warning names.
+# bootstrap (Webb's six-point weights, 999 replicates) is the cross-check the warning names
+# (it covered less than CR2 in the simulations it quotes).
 
 # %%
 questions = sorted(set(prd.judgments["question_id"]))
@@ -145,12 +146,12 @@ coverage = pd.DataFrame({m: {"coverage": np.mean(h), "mcse": np.std(h, ddof=1) /
 coverage.round(3)
 
 # %% [markdown]
-# With 200 panels (seeds 0–199, 17 s) the 95% intervals covered: Fisher 0.326, CR1 0.846,
-# CR2 0.922, the wild bootstrap 0.920 (MCSE 0.007–0.010). `benchmarks/bench_few_clusters.py`
-# runs the same design on other seeds: CR1 0.846, CR2 0.931, wild 0.928. Ignoring the prompts
-# loses most of the coverage; CR2 and the wild bootstrap keep it near the nominal level with
-# only about 7 effective prompts. In fast mode the handful of panels above is too few to read
-# a coverage from.
+# With 200 panels (seeds 0–199, 17 s on an idle machine) the 95% intervals covered: Fisher
+# 0.326, CR1 0.846, CR2 0.922, the wild bootstrap 0.920 (MCSE 0.007–0.010).
+# `benchmarks/bench_few_clusters.py` runs the same design on other seeds: CR1 0.846, CR2 0.931,
+# wild 0.928. Ignoring the prompts loses most of the coverage; CR2 and the wild bootstrap keep
+# it near the nominal level with only about 7 effective prompts. In fast mode the handful of
+# panels above is too few to read a coverage from.
 
 # %% [markdown]
 # ## Few verdicts per judge
@@ -200,12 +201,12 @@ pd.DataFrame({m: {"panels": len(h), "coverage": np.mean(h) if h else np.nan,
               for m, h in hits.items()}).T.round(3).astype({"panels": int})
 
 # %% [markdown]
-# In full mode (200 panels, seeds 0–199; the whole notebook 64 s) the Wald intervals covered
-# **0.878** (MCSE 0.008); on the first 30 panels 0.877 against the posterior's **0.944**
-# (MCSE 0.015). The seed-0 panel also shows what else few verdicts bring: a judge whose
-# twenty verdicts all agree with one ordering, judges whose own comparisons do not link
-# every model. `benchmarks/bench_few_verdicts.py` maps the whole range
-# (3 to 20 judges, 20 to 400 verdicts each; ranks 1 and 2): the shortfall shrinks with more
-# verdicts per judge and grows with more judges; the warning marks where it is. More
-# verdicts per judge, the posterior, or one pooled judge (`judge=None`) when only the
-# consensus is wanted, keep the intervals honest.
+# In full mode (200 panels, seeds 0–199; the whole notebook 64 s on an idle machine, several
+# minutes on a loaded one) the Wald intervals covered **0.878** (MCSE 0.008); on the first 30
+# panels 0.877 against the posterior's **0.944** (MCSE 0.015). The seed-0 panel also shows what
+# else few verdicts bring: a judge whose twenty verdicts all agree with one ordering, judges
+# whose own comparisons do not link every model. `benchmarks/bench_few_verdicts.py` maps the
+# whole range (3 to 20 judges, 20 to 400 verdicts each; ranks 1 and 2): the shortfall shrinks
+# with more verdicts per judge and grows with more judges; the warning marks where it is. More
+# verdicts per judge, the posterior, or one pooled judge (`judge=None`) when only the consensus
+# is wanted, keep the intervals honest.
