@@ -67,7 +67,8 @@ class HJAPriors(NamedTuple):
 
     The defaults are calibrated on the implied prior of win probabilities (module
     docstring of :mod:`hja_bayes.bayes.model`): about 30% of consensus pairs and 37% of
-    judge pairs fall outside [0.1, 0.9] a priori.
+    judge pairs fall outside [0.1, 0.9] a priori at rank 1; each further rank adds
+    disagreement (44% of judge pairs at rank 2 on 4 judges and 7 models).
     """
 
     mu_scale: float = 1.5
