@@ -129,6 +129,25 @@ def test_posterior_of_the_coefficients_agrees_with_the_map(panel):
     assert np.isfinite(rows[["estimate", "se", "lower", "upper"]]).all().all()
 
 
+def test_compare_intervals_has_the_panel_value_of_a_per_judge_style():
+    """The panel value of a per-judge style (the mean of the judges' coefficients) has a
+    posterior side: the mean over the judges, draw by draw (it had a Wald row only)."""
+    data, _, _ = style_panel(n_prompts=6)
+    fit = fit_hja(data, 0, style="per_judge")
+    idata = quiet_sample(data, 0, init=fit, style="per_judge", prompt_effects=False, seed=2,
+                         num_chains=1, num_warmup=40, num_samples=40)
+    table = compare_intervals(fit, idata).set_index(["quantity", "label"])
+    row = table.loc[("style:length", "(panel)")]
+    draws = np.asarray(idata.posterior["coef"])[..., 0].mean(axis=-1).ravel()
+    assert row["post_mean"] == pytest.approx(draws.mean())
+    assert row["eti_lower"] == pytest.approx(np.quantile(draws, 0.025))
+    wald = fit.wald.panel_coefficient("style:length")
+    assert row["wald_estimate"] == pytest.approx(float(wald.estimate))
+    assert row["wald_se"] == pytest.approx(float(wald.se))
+    judges = table.xs("style:length", level="quantity")
+    assert list(judges.index) == [*fit.judges, "(panel)"]
+
+
 def test_terms_must_match_the_map():
     data, _, owners = style_panel(n_prompts=4)
     fit = fit_hja(data, 0, style="shared")

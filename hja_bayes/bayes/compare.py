@@ -145,8 +145,9 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     DataFrame
         One row per quantity: ``quantity`` ("mu_diff" = mu_a - mu_b for every item pair
         a < b, "gamma", "beta" with position bias, the other term coefficients per judge
-        ("self", "style:<feature>"; labelled by judge) and panel-wide ones (shared style,
-        labelled "(panel)"), "S_diff" = S_ka - S_kb for every judge and pair a < b),
+        ("self", "style:<feature>"; labelled by judge), a per-judge style's panel value (the
+        mean over the judges that have it, labelled "(panel)") and panel-wide ones (shared
+        style, labelled "(panel)"), "S_diff" = S_ka - S_kb for every judge and pair a < b),
         ``label``, ``wald_estimate``, ``wald_se``, ``wald_lower``,
         ``wald_upper``, ``post_mean``, ``post_sd``, ``eti_lower``, ``eti_upper``
         (equal-tailed), ``hdi_lower``, ``hdi_upper``, ``sd_ratio`` (posterior sd / Wald
@@ -191,11 +192,15 @@ def compare_intervals(fit, idata, level: float = 0.95) -> pd.DataFrame:
     frames = []
     for quantity, draws in blocks.items():
         rows = table[table["quantity"] == quantity]
-        if quantity in fit.coef_names:  # per judge (a per-judge style also has a panel row)
-            rows = rows[rows["label"] != "(panel)"]
-        rows = rows.reset_index(drop=True)
-        frames.append(_side_by_side(quantity, rows["label"], rows["estimate"], rows["se"],
-                                    rows["lower"], rows["upper"], draws, level))
+        parts = [(rows, draws)]
+        if quantity in fit.coef_names:  # a per-judge style also has a panel row: the mean
+            panel = rows["label"] == "(panel)"
+            parts = [(rows[~panel], draws), (rows[panel], draws.mean(axis=-1, keepdims=True))]
+        for part, part_draws in parts:
+            if len(part):
+                part = part.reset_index(drop=True)
+                frames.append(_side_by_side(quantity, part["label"], part["estimate"], part["se"],
+                                            part["lower"], part["upper"], part_draws, level))
     k = np.repeat(np.arange(K), len(a))
     i, j = np.tile(a, K), np.tile(b, K)
     iv = wald.contrast(lambda S_, beta_: S_[k, i] - S_[k, j], level)
