@@ -85,6 +85,16 @@ def test_with_clusters_the_report_states_cluster_robust_intervals():
     board = rep.leaderboard.set_index("model")
     for i, m in enumerate(fit.items):
         assert board.loc[m, "score_upper"] == pytest.approx(mu.upper[i])
+    # so do the forest plot's legend and caption (they had said "Wald" alone)
+    assert rep.leaderboard.attrs["meta"]["small_sample"] == "CR2"
+    assert rep.captions["forest"].startswith(
+        "Consensus scores with 95% cluster-robust Wald (CR2) intervals, best first;")
+    assert "cluster-robust Wald (CR2) intervals" in rep.captions["judge_map"]
+    legend = rep.figures["forest"].axes[0].get_legend_handles_labels()[1]
+    assert legend == ["cluster-robust Wald (CR2) 95% (MAP)"]
+    pinned = build_report(fit, baseline=(fit.items[1], 1000.0), scale="elo").captions["forest"]
+    assert (f"best first; {fit.items[1]} is pinned at 1000 and every other interval is of the "
+            "difference to it;") in pinned
 
 
 def test_left_out_judges_and_unbeaten_models_are_flagged():

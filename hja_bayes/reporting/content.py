@@ -264,7 +264,7 @@ def build_report(
         title=title or default_title(fit.data),
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,
         intervals=intervals, convergence=convergence, matrices=matrices, figures=figures,
-        captions=captions(fit, level, idata is not None), sentences=sentences,
+        captions=captions(fit, level, idata is not None, board.attrs.get("meta")), sentences=sentences,
         notes=tuple(notes),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
         scale=scale, agreement=agreement, biases=biases, fragility=fragility,

@@ -20,6 +20,7 @@ from .leaderboard import leaderboard
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
 from .scales import Scale
+from .sentences import interval_name
 
 __all__ = [
     "forest_plot",
@@ -120,7 +121,8 @@ def forest_plot(
     ax.errorbar(
         board["score"], y,
         xerr=[board["score"] - board["score_lower"], board["score_upper"] - board["score"]],
-        fmt="o", color=WALD_COLOR, capsize=3, label=f"Wald {level:.0%} (MAP)",
+        fmt="o", color=WALD_COLOR, capsize=3,
+        label=f"{interval_name(table.attrs.get('meta', {}))} {level:.0%} (MAP)",
     )
     if "cred_lower" in board.columns:
         ax.errorbar(

@@ -16,7 +16,7 @@ from .pairwise import win_probability_meaning
 
 __all__ = ["agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
-           "judges_sentence", "named", "plural", "prompt_method_sentence", "tiers_sentence",
+           "interval_name", "judges_sentence", "named", "plural", "prompt_method_sentence", "tiers_sentence",
            "width_sentence"]
 
 
@@ -273,19 +273,33 @@ def named(names, of: int, most: int = 20) -> str:
             f"{of}; the judges table has them all)")
 
 
-def captions(fit, level: float, bayes: bool = False) -> dict[str, str]:
+def interval_name(meta: dict) -> str:
+    """The kind of a leaderboard's Wald intervals, from its metadata: "Wald", "sandwich
+    Wald" or "cluster-robust Wald (CR2)" / "(CR1)"."""
+    cov = meta.get("cov_type", "fisher")
+    if cov == "cluster":
+        return f"cluster-robust Wald ({meta.get('small_sample') or 'CR1'})"
+    return "sandwich Wald" if cov == "sandwich" else "Wald"
+
+
+def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -> dict[str, str]:
     """Figure name -> caption (``bayes``: the forest plot and the judge figure also draw
-    credible intervals)."""
+    credible intervals; ``meta``: the leaderboard's metadata, naming the intervals' covariance
+    and a pinned baseline)."""
     from .plots import FOREST_MODELS, HEATMAP_MODELS
 
+    meta = meta or {}
     N = len(fit.items)
     cells = win_probability_meaning(fit, "the row model", "the column model")  # the heat map's
-    intervals = (f"{level:.0%} Wald intervals and, below each, the posterior mean with its "
-                 "credible interval" if bayes else f"{level:.0%} Wald intervals")
-    gammas = (f"{level:.0%} Wald intervals and, below each, its credible interval" if bayes
-              else f"{level:.0%} Wald intervals")
+    wald = f"{level:.0%} {interval_name(meta)} intervals"
+    intervals = (f"{wald} and, below each, the posterior mean with its credible interval"
+                 if bayes else wald)
+    gammas = f"{wald} and, below each, its credible interval" if bayes else wald
+    pin = meta.get("baseline")
+    pinned = (f"; {pin['model']} is pinned at {pin['score']:g} and every other interval is of "
+              "the difference to it" if pin else "")
     text = {
-        "forest": f"Consensus scores with {intervals}, best first; dotted lines "
+        "forest": f"Consensus scores with {intervals}, best first{pinned}; dotted lines "
                   "separate tiers (models in one tier cannot be told apart).",
         "judge_map": (f"Judges by sensitivity γ_k (with {gammas}) and leverage h_k; red: "
                       "high sensitivity and high leverage." if fit.rank > 0 else
