@@ -86,7 +86,8 @@ def read_meta(folder: Path) -> dict:
     there is none or it cannot be read."""
     file = folder / FIT_JSON
     if not Path(folder).is_dir():
-        raise DataError(f"no such folder: {folder} (a fit is saved by 'hja-bayes fit --out "
+        what = "is a file, not a folder" if Path(folder).exists() else "no such folder"
+        raise DataError(f"{folder}: {what} (a fit is saved in a folder by 'hja-bayes fit --out "
                         "DIR' or fit.save(DIR))")
     if not file.is_file():
         raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")

@@ -199,6 +199,7 @@ def test_bad_input_in_a_process_is_one_line_and_exit_2():
     (("fit", "{csv}", "--bayes", "--gamma-scale", "0"), "a positive number or 'empirical'"),
     (("report", "{tmp}"), "no saved fit"),
     (("report", "{tmp}/absent"), "no such folder"),
+    (("report", "{csv}"), "is a file, not a folder"),  # had said "no such folder"
     (("confidence", "{tmp}/none.csv"), "no such file"),
     (("plan", "--scores", "{tmp}/none.csv"), "no such file: "),  # had been a bare [Errno 2]
     (("confidence", "apply", "{tmp}"), "usage"),
@@ -385,7 +386,8 @@ def test_text_output_has_no_nan(csv_file, tmp_path, capsys):
     assert "1200.000" in board and "-" in board.splitlines()[-2]  # last P(better than next)
 
 
-def test_the_report_pins_the_baseline_the_terminal_pinned(csv_file, tmp_path, capsys):
+def test_the_report_pins_the_baseline_the_terminal_pinned(csv_file, tmp_path, capsys,
+                                                           monkeypatch):
     # `fit --baseline --report` had printed the pinned scores and written unpinned ones to
     # the report; `report` had no --baseline
     import pandas as pd
@@ -407,6 +409,17 @@ def test_the_report_pins_the_baseline_the_terminal_pinned(csv_file, tmp_path, ca
     np.testing.assert_allclose(again["score"] - again.loc["item1", "score"],
                                written["score"] - written.loc["item1", "score"])
     assert again.loc["item1", "score"] == 1000
+    # an unknown baseline model is said before any work (it had come after a refit)
+    from hja_bayes.cli import panel
+
+    def no_work(*args):
+        raise AssertionError("worked before the baseline was checked")
+
+    monkeypatch.setattr(panel, "uncontrolled", no_work)
+    capsys.readouterr()
+    assert main(["report", str(fit_dir), "--baseline", "nosuch=1000", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "'nosuch'" in err and "worked before" not in err
 
 
 def test_long_tables_print_their_top_rows_and_count_the_rest(csv_file, tmp_path, capsys):

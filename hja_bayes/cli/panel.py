@@ -227,6 +227,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     fit_dir = Path(args.fit_dir)
     progress(f"loading the fit from {fit_dir}")
     fit, idata = load_fit(fit_dir), load_posterior(fit_dir)
+    if args.baseline is not None:  # an unknown model: said before any refit
+        from ..checks import index_of
+
+        index_of(args.baseline[0], fit.items, "model")
     if idata is not None:
         progress("found posterior draws (posterior.nc): adding the Bayesian columns")
     out = Path(args.out) if args.out else fit_dir / "report"
