@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..inference import WaldInference
 
-__all__ = ["check_fit", "cov_type", "is_hja", "wald"]
+__all__ = ["check_fit", "cov_type", "interval_name", "is_hja", "wald"]
 
 
 def wald(fit, inference: WaldInference | None = None) -> WaldInference:
@@ -71,3 +71,12 @@ def check_fit(fit, what: str = "leaderboard") -> None:
 def cov_type(fit) -> str:
     """The covariance behind the fit's intervals ("fisher" unless the fit says otherwise)."""
     return str(getattr(fit, "cov_type", "fisher"))
+
+
+def interval_name(meta: dict) -> str:
+    """The kind of a leaderboard's Wald intervals, from its metadata: "Wald", "sandwich
+    Wald" or "cluster-robust Wald (CR2)" / "(CR1)"."""
+    cov = meta.get("cov_type", "fisher")
+    if cov == "cluster":
+        return f"cluster-robust Wald ({meta.get('small_sample') or 'CR1'})"
+    return "sandwich Wald" if cov == "sandwich" else "Wald"

@@ -15,12 +15,11 @@ from ..checks import check_integer
 from ..diagnostics import bicluster_residual
 from ..errors import HJAError, ParameterError
 from ..inference import WaldInference
-from .fitted import is_hja
+from .fitted import interval_name, is_hja
 from .leaderboard import leaderboard
 from .observed import battle_counts, observed_win_fraction
 from .pairwise import pairwise_table
 from .scales import Scale
-from .sentences import interval_name
 
 __all__ = [
     "forest_plot",

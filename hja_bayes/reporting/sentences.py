@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ..summary import about
+from .fitted import interval_name
 from .formatting import format_value
 from .pairwise import win_probability_meaning
 
 __all__ = ["agreement_sentence", "biases_sentence", "captions", "clusters_note",
            "convergence_sentence", "default_title", "disagreement_sentence", "glance_sentence",
-           "interval_name", "judges_sentence", "named", "plural", "prompt_method_sentence", "tiers_sentence",
+           "judges_sentence", "named", "plural", "prompt_method_sentence", "tiers_sentence",
            "width_sentence"]
 
 
@@ -271,15 +272,6 @@ def named(names, of: int, most: int = 20) -> str:
         return ", ".join(names)
     return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names)} of "
             f"{of}; the judges table has them all)")
-
-
-def interval_name(meta: dict) -> str:
-    """The kind of a leaderboard's Wald intervals, from its metadata: "Wald", "sandwich
-    Wald" or "cluster-robust Wald (CR2)" / "(CR1)"."""
-    cov = meta.get("cov_type", "fisher")
-    if cov == "cluster":
-        return f"cluster-robust Wald ({meta.get('small_sample') or 'CR1'})"
-    return "sandwich Wald" if cov == "sandwich" else "Wald"
 
 
 def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -> dict[str, str]:
