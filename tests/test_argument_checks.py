@@ -206,3 +206,49 @@ def test_style_control_on_data_without_prompts_says_it_needs_features():
     with pytest.raises(hb.DataError, match="style control needs answer features: read the "
                                            "data with features="):
         hb.fit_hja(bare, 1, style="shared")  # had said only that entries need prompts
+
+
+def test_the_samplers_settings_are_checked_before_it_runs(small):
+    """Each had run the whole sampler and then failed on an unnamed value (quadrature,
+    max_pointwise), been taken as true or false (switches given as text), dropped the
+    log-likelihood without an error (a negative max_pointwise), or failed inside NumPy or
+    JAX (priors, a seed beyond 64 bits)."""
+    data, fit = small
+    bad = [({"quadrature": "abc"}, "quadrature must be a sequence"),
+           ({"quadrature": (24, 0)}, "quadrature's node counts must be an integer >= 1"),
+           ({"max_pointwise": "x"}, "max_pointwise must be an integer >= 0"),
+           ({"max_pointwise": -1}, "max_pointwise must be an integer >= 0"),
+           ({"progress_bar": "no"}, "progress_bar must be True or False"),
+           ({"count_warmup": "yes"}, "count_warmup must be True or False"),
+           ({"compile_data": None}, "compile_data must be True or False"),
+           ({"priors": "x"}, "priors must be an HJAPriors, got str"),
+           ({"seed": 2 ** 70}, r"seed must be below 2\*\*63"),
+           ({"keep_alpha": True, "prompt_effects": False}, "keep_alpha acts with integrated"),
+           ({"keep_alpha": False, "prompt_effects": "Sampled"}, "always kept"),
+           ({"keep_alpha": "no", "prompt_effects": "integrated"}, "keep_alpha must be True")]
+    for kwargs, message in bad:
+        with pytest.raises(hb.ParameterError, match=message):
+            hb.sample_hja(data, 1, init=fit, **{"num_warmup": 5, "num_samples": 5,
+                                                "num_chains": 1, "progress_bar": False,
+                                                **kwargs})
+
+
+def test_warmup_counted_without_warmup_and_parallel_chains_without_devices(small):
+    """count_warmup with num_warmup=0 had failed inside JAX (an IndexError); "parallel"
+    chains without a device each ran one after the other while the posterior said
+    "parallel"."""
+    import jax
+
+    data, fit = small
+    chains = jax.local_device_count() + 1
+    with pytest.warns(UserWarning, match=f"needs a device per chain, and JAX sees "
+                                         f"{chains - 1} for {chains} chains"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.ConvergenceWarning)  # 3 draws: no R-hat
+        idata = hb.sample_hja(data, 1, init=fit, prompt_effects=False, num_warmup=0,
+                              num_samples=3, num_chains=chains, count_warmup=True,
+                              chain_method="parallel", progress_bar=False)
+    attrs = idata.posterior.attrs
+    assert attrs["warmup_gradients"] == 0 and attrs["chain_method"] == "sequential"
+    assert idata.posterior.sizes["chain"] == chains and idata.posterior.sizes["draw"] == 3
+    assert "quadrature" not in attrs  # no prompt effects were integrated with it

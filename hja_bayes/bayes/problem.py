@@ -387,6 +387,8 @@ def prompt_setting(data, prompt_effects, quadrature=QUADRATURE) -> tuple[bool | 
         return False, "turned off"
     if prompt_effects is True:
         prompt_effects = "auto"
+    if isinstance(prompt_effects, str):  # any case, as the other choices
+        prompt_effects = prompt_effects.lower()
     if prompt_effects not in PROMPT_METHODS + ("auto",):
         raise ParameterError(f"prompt_effects must be True, False, None, 'auto' or one of "
                              f"{PROMPT_METHODS}, got {prompt_effects!r}")

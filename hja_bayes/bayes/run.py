@@ -54,7 +54,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ..threads import one_blas_thread
-from ..checks import check_choice, check_integer, check_probability
+from ..checks import check_choice, check_probability
 from ..comparisons import Comparisons
 from ..errors import ParameterError
 from ..hja import HJAFit
@@ -77,6 +77,7 @@ from .problem import (
     warn_laplace_prompts,
 )
 from .prompts import marginal_consensus, prompt_start
+from .settings import chain_method_for, check_keep_alpha, check_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -85,13 +86,6 @@ __all__ = ["POINTWISE_LIMIT", "WEAK_MATCH", "PromptMode", "prompt_effects_mode",
 
 _EXTRA_FIELDS = ("diverging", "accept_prob", "num_steps", "energy", "potential_energy",
                  "adapt_state.step_size")
-
-
-def _check_counts(num_warmup, num_samples, num_chains, seed) -> tuple[int, int, int, int]:
-    """Integers (NumPy's too, as Python ints): warm-up steps and the seed >= 0, draws and
-    chains >= 1."""
-    return (check_integer(num_warmup, "num_warmup"), check_integer(num_samples, "num_samples", 1),
-            check_integer(num_chains, "num_chains", 1), check_integer(seed, "seed"))
 
 
 @one_blas_thread
@@ -209,7 +203,8 @@ def sample_hja(
     chain_method : {"parallel", "sequential", "vectorized"}, optional
         Default: "parallel" when JAX has a device per chain (see the module docstring on
         ``numpyro.set_host_device_count``), else "sequential".  Sequential chains run as
-        one compiled program mapping over the chains (see the module docstring).
+        one compiled program mapping over the chains (see the module docstring);
+        "parallel" without a device per chain runs so too, with a warning.
     max_pointwise : int
         Largest number of values (draws x comparisons) kept in the ``log_likelihood``
         group; above it the group is left out (:data:`POINTWISE_LIMIT`, 200 MB).
@@ -232,7 +227,8 @@ def sample_hja(
     keep_alpha : bool, optional
         With integrated prompt effects: store the recovered answer effects in the
         posterior as ``alpha`` (default: when draws x answers is at most
-        ``max_pointwise``).  Left out, they are drawn again, identically (same seed),
+        ``max_pointwise``); an error without prompt effects or with sampled ones (their
+        draws are the answer effects, always kept).  Left out, they are drawn again, identically (same seed),
         wherever they are needed (:func:`~hja_bayes.bayes.recover.posterior_effects`;
         :func:`~hja_bayes.bayes.psis_loo` only with ``integrate=False`` or for prompts of
         more than ``bayes.loo.EXACT_UNITS`` units).  Left out with the ``log_likelihood``
@@ -256,8 +252,8 @@ def sample_hja(
         (``permutation_share``) or either (``aligned_share``) to match the MAP, the share
         whose aligned V has a column at cosine below 0.5 with the MAP's
         (``weak_match_share``), how the log-likelihood was stored (``log_likelihood``)
-        and the ``quadrature`` rules (nodes per dimension, comma-separated; what
-        :func:`~hja_bayes.bayes.psis_loo` integrates with).
+        and, with integrated prompt effects, the ``quadrature`` rules (nodes per dimension,
+        comma-separated; what :func:`~hja_bayes.bayes.psis_loo` integrates with).
 
     Raises
     ------
@@ -280,8 +276,11 @@ def sample_hja(
 
     start = check_choice(start, "start", ("laplace", "map"))
     mass_matrix = check_choice(mass_matrix, "mass_matrix", ("laplace", "diagonal", "adapt"))
-    num_warmup, num_samples, num_chains, seed = _check_counts(num_warmup, num_samples,
-                                                              num_chains, seed)
+    (num_warmup, num_samples, num_chains, seed, max_pointwise, count_warmup, compile_data,
+     progress_bar, quadrature) = check_settings(
+        num_warmup, num_samples, num_chains, seed, max_pointwise=max_pointwise,
+        count_warmup=count_warmup, compile_data=compile_data, progress_bar=progress_bar,
+        quadrature=quadrature, priors=priors)
     outcome = deprecated_ties(ties, outcome)
     init, r, pb, data = resolve_init(data, rank, init, position_bias, outcome, style,
                                       self_preference)
@@ -290,15 +289,13 @@ def sample_hja(
         target_accept_prob = 0.8 if r <= 1 else SAFE_TARGET
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
     prompt, prompt_reason = prompt_setting(data, prompt_effects, quadrature)
+    keep_alpha = check_keep_alpha(keep_alpha, prompt, prompt_reason != "asked for")
     if prompt == "integrated":
         warn_laplace_prompts(data, quadrature)
     outcome = init.outcome_model
     # the outcome model's parameters the MAP holds at their boundary stay there
     held = held_aux(data, outcome)
-    if chain_method is None:
-        chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "sequential"
-    chain_method = check_choice(chain_method, "chain_method",
-                                ("parallel", "sequential", "vectorized"))
+    chain_method = chain_method_for(chain_method, num_chains)
     problem = build_problem(data, init, r, pb, prompt, priors, outcome, held, quadrature)
     params0, answers, potential = problem.params0, problem.answers, problem.potential
     start_time = time.perf_counter()
@@ -332,13 +329,13 @@ def sample_hja(
     sequential = chain_method == "sequential" and num_chains > 1
     mcmc = MCMC(kernel, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
                 chain_method=partial(one_program, done=chains_bar(
-                    num_chains * (2 if count_warmup else 1), progress_bar))
+                    num_chains * (2 if count_warmup and num_warmup else 1), progress_bar))
                 if sequential else chain_method,
                 progress_bar=progress_bar and not sequential,
                 jit_model_args=not compile_data)
     key = jax.random.PRNGKey(seed)
-    warmup_gradients = -1
-    if count_warmup:
+    warmup_gradients = 0 if count_warmup and not num_warmup else -1  # nothing to count
+    if count_warmup and num_warmup:
         mcmc.warmup(key, *args, init_params=init_params, extra_fields=("num_steps",),
                     collect_warmup=True)
         warmup_gradients = int(np.asarray(mcmc.get_extra_fields()["num_steps"]).sum())
@@ -370,8 +367,9 @@ def sample_hja(
              "gradients": int(steps.sum()), "warmup_gradients": warmup_gradients,
              "n_judges": data.n_judges, "n_items": data.n_items,
              "gamma_scale": float(priors.gamma_scale),
-             "prompt_method_reason": prompt_reason,
-             "quadrature": ",".join(str(int(m)) for m in quadrature)}
+             "prompt_method_reason": prompt_reason}
+    if prompt == "integrated":  # the rules the integrals used (psis_loo uses them again)
+        attrs["quadrature"] = ",".join(str(m) for m in quadrature)
     idata = assemble({k: np.asarray(v) for k, v in samples.items()}, sample_stats, aligned,
                      data, init, request, seed=seed, max_pointwise=max_pointwise, attrs=attrs,
                      keep_alpha=keep_alpha)
