@@ -136,3 +136,17 @@ def test_a_small_panel_with_few_verdicts_gets_the_small_panel_wording_not_the_cr
     assert "gamma_scale" not in text
     few, many, _, _ = _diagnosis(np.full(CROWD_SIZE, 1.5), mu, cov)
     assert few and many
+
+
+def test_a_judge_without_a_standard_error_does_not_silence_the_rules():
+    """A NaN among the se(gamma_k) made the median NaN and both rules quiet."""
+    from hja_bayes.inference.few_verdicts import few_verdicts
+
+    se = np.array([0.4, 0.5, np.nan])
+    assert few_verdicts(se) == pytest.approx(0.45)
+    with pytest.warns(hb.DataWarning, match="rest on few verdicts each"):
+        warn_few_verdicts(se, 0)
+    mu, cov = np.array([0.0, 1.0]), np.eye(2) * 1e-3
+    assert inflation_shift(np.array([0.2, 0.2, np.nan]), mu, cov) == pytest.approx(
+        0.2 ** 2 / 2 * 1 / np.sqrt(2e-3))
+    assert few_verdicts(np.array([np.nan, np.nan])) is None

@@ -56,7 +56,7 @@ def inflation_shift(gamma_se: np.ndarray, mu: np.ndarray, mu_cov: np.ndarray) ->
     ``|mu_i - mu_j| / se(mu_i - mu_j)`` (0 for a single judge).  A yardstick calibrated on
     simulated rank-0 panels, not a bias estimate: the scores' inflation there was 0.5 to 1
     times the squared median se(gamma_k)."""
-    gamma_se, mu = np.asarray(gamma_se, dtype=float), np.asarray(mu, dtype=float)
+    gamma_se, mu = _finite(gamma_se), np.asarray(mu, dtype=float)
     if gamma_se.size < 2 or mu.size < 2:
         return 0.0
     keep = np.argsort(-mu, kind="stable")[
@@ -71,10 +71,18 @@ def inflation_shift(gamma_se: np.ndarray, mu: np.ndarray, mu_cov: np.ndarray) ->
     return float(np.median(gamma_se) ** 2 / 2 * np.median(t))
 
 
+def _finite(gamma_se) -> np.ndarray:
+    """The standard errors that are numbers (a judge without one, NaN, does not turn the
+    judges' median into NaN and the rules off)."""
+    gamma_se = np.asarray(gamma_se, dtype=float).ravel()
+    return gamma_se[np.isfinite(gamma_se)]
+
+
 def few_verdicts(gamma_se: np.ndarray) -> float | None:
     """The judges' median standard error of gamma_k where it is above
-    :data:`FEW_VERDICTS_SE`, else None (also for a single judge: gamma = 1 by definition)."""
-    gamma_se = np.asarray(gamma_se, dtype=float)
+    :data:`FEW_VERDICTS_SE`, else None (also for a single judge: gamma = 1 by definition).
+    Judges without a standard error (NaN) are left out of the median."""
+    gamma_se = _finite(gamma_se)
     if gamma_se.size < 2:
         return None
     median = float(np.median(gamma_se))
@@ -87,10 +95,10 @@ def _diagnosis(gamma_se, mu, mu_cov):
     sentence) needs :data:`CROWD_SIZE` judges where ``few`` holds already."""
     few = few_verdicts(gamma_se) is not None
     shift = 0.0 if mu is None else inflation_shift(gamma_se, mu, mu_cov)
-    many = shift > INFLATION_SHIFT and (not few or np.size(gamma_se) >= CROWD_SIZE)
+    many = shift > INFLATION_SHIFT and (not few or _finite(gamma_se).size >= CROWD_SIZE)
     if not few and not many:
         return None
-    return few, many, shift, float(np.median(np.asarray(gamma_se, dtype=float)))
+    return few, many, shift, float(np.median(_finite(gamma_se)))
 
 
 def warn_few_verdicts(gamma_se: np.ndarray, rank: int, mu=None, mu_cov=None) -> None:
