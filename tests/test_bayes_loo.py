@@ -83,3 +83,17 @@ def test_the_pareto_k_limit_is_arviz_rule_for_the_number_of_draws():
         warnings.simplefilter("ignore")
         theirs = az.loo(idata, pointwise=True)
     assert theirs.good_k == pytest.approx(pareto_k_limit(400))
+
+
+def test_psis_loo_refuses_a_bad_relative_efficiency_and_a_non_posterior():
+    """reff=0 had failed inside ArviZ (ZeroDivisionError), NaN had returned a number, and
+    None for the posterior an AttributeError."""
+    import hja_bayes as hb
+    from hja_bayes.bayes import psis_loo
+
+    _, _, _, idata = panel()
+    for reff in (0, -1, float("nan"), "a"):
+        with pytest.raises(hb.ParameterError, match="reff must be"):
+            psis_loo(idata, reff=reff)
+    with pytest.raises(hb.ParameterError, match="expected the InferenceData of sample_hja"):
+        psis_loo(None)

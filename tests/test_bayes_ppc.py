@@ -118,3 +118,11 @@ def test_calibration_bins_partition_the_data_and_data_from_the_model_look_calibr
     assert np.all((table.predicted >= table.bin_lower) & (table.predicted <= table.bin_upper))
     # simulated from the model: no bin should be far outside its predictive band
     assert np.all((table.p_value > 0.001) & (table.p_value < 0.999))
+
+
+def test_calibration_takes_a_whole_number_of_bins():
+    import hja_bayes as hb
+
+    _, _, _, idata = panel()
+    with pytest.raises(hb.ParameterError, match="n_bins must be an integer >= 1, got 2.5"):
+        ppc_calibration(idata, n_bins=2.5)  # had used 2 bins

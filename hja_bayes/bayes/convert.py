@@ -67,6 +67,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..categories import THREE, collapse_counts
+from ..errors import ParameterError
 from ..likelihood import Cells, outcome_model
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -331,6 +332,9 @@ def posterior_cells(idata) -> Cells:
     Posteriors written before strict wins were stored (``first_wins`` missing) get them
     from the observed wins: ``first_wins = wins - ties / 2``.
     """
+    if not hasattr(idata, "posterior") or not hasattr(idata, "constant_data"):
+        raise ParameterError(f"expected the InferenceData of sample_hja (posterior and "
+                             f"constant_data groups), got {type(idata).__name__}")
     c = idata.constant_data
     judge, first, second = (np.asarray(c[v]) for v in ("judge_of_cell", "first", "second"))
     return _units(idata, "", judge, first, second)

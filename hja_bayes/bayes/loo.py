@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
+from ..checks import check_positive
 from ..threads import one_blas_thread
 from ..comparisons import Comparisons
 from ..errors import ParameterError
@@ -115,13 +116,17 @@ class LooResult(NamedTuple):
 
 
 def _relative_efficiency(idata) -> float:
-    """``az.loo``'s default: mean ESS ("mean" method) over all posterior entries / draws."""
+    """``az.loo``'s default: mean ESS ("mean" method) over all posterior entries / draws;
+    with integrated prompt effects over the sampler's draws only, not the answer effects
+    drawn afterwards from their conditionals (stored or not: the same value either way)."""
     az = import_arviz()
 
     post = idata.posterior
     n = post.sizes["chain"] * post.sizes["draw"]
     if post.sizes["chain"] == 1:
         return 1.0
+    if post.attrs.get("prompt_method") == "integrated" and "alpha" in post:
+        post = post.drop_vars("alpha")
     ess = az.ess(post, method="mean")
     return float(np.hstack([ess[v].values.ravel() for v in ess.data_vars]).mean() / n)
 
@@ -135,7 +140,9 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     idata : InferenceData
         From :func:`~hja_bayes.bayes.sample_hja`.
     reff : float, optional
-        Relative efficiency of the draws (default: as ``az.loo``).
+        Relative efficiency of the draws, finite and > 0 (default: as ``az.loo``, the mean
+        ESS per draw over the posterior's entries; with integrated prompt effects the
+        answer effects drawn afterwards are left out of that mean, whether stored or not).
     integrate : bool
         With prompt effects, leave the answer effects' part out exactly where it can be
         (``LooResult.integrated`` marks those points; their k and LOO density are those of
@@ -154,13 +161,13 @@ def psis_loo(idata, *, reff: float | None = None, integrate: bool = True) -> Loo
     LooResult
         Without prompt effects, or with ``integrate=False``: equal to ``az.loo(idata)`` on
         the per-comparison ``log_likelihood`` group (when it was stored), computed without
-        it.
+        it (with integrated prompt effects and ``alpha`` stored, at the same ``reff``).
     """
     units = posterior_units(idata)
     counts = np.asarray(units.cells.counts, dtype=float)
     outcome = posterior_outcome(idata)
     post = idata.posterior
-    reff = _relative_efficiency(idata) if reff is None else float(reff)
+    reff = _relative_efficiency(idata) if reff is None else check_positive(reff, "reff")
     unit, which = np.nonzero(counts > 0)  # every point, in the result's order
     limit = pareto_k_limit(post.sizes["chain"] * post.sizes["draw"])
     exact = np.zeros(len(unit), dtype=bool)

@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import sparse
 
 from ..categories import collapse_counts
-from ..checks import check_level, check_positive
+from ..checks import check_integer, check_level
 from ..errors import ParameterError
 from ..likelihood import probabilities
 from .convert import coordinate_names, posterior_cells, posterior_outcome, posterior_units
@@ -204,7 +204,7 @@ def ppc_calibration(idata, n_bins: int = 10, level: float = 0.95) -> pd.DataFram
         ``observed``, ``predicted_lower``, ``predicted_upper`` (central ``level`` interval of
         the replicated rate), ``p_value``.  Empty bins are left out.
     """
-    n_bins = int(check_positive(n_bins, "n_bins"))
+    n_bins = check_integer(n_bins, "n_bins", 1)
     G, offsets, counts, *_ = _pair_groups(idata)
     # posterior mean of the cells' expected wins: stored when the posterior was assembled
     # (older posteriors: computed again)
