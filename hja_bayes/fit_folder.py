@@ -91,15 +91,15 @@ def read_meta(folder: Path) -> dict:
                         "DIR' or fit.save(DIR))")
     if not file.is_file():
         raise DataError(f"{folder} holds no saved fit (no {FIT_JSON})")
-    try:
-        meta = json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    try:  # NaN and Infinity are not JSON: a save never writes them
+        meta = json.loads(file.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"{file} is damaged: not valid JSON ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise DataError(f"{file} is not a saved hja_bayes fit (format {meta.get('format')!r})"
                         if isinstance(meta, dict) else f"{file} is not a saved hja_bayes fit")
     version = meta.get("version")
-    if version not in READABLE_VERSIONS:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:  # true == 1
         raise DataError(
             f"{file} has format version {version!r}; this hja_bayes reads versions "
             f"{list(READABLE_VERSIONS)}"
@@ -109,6 +109,10 @@ def read_meta(folder: Path) -> dict:
             raise DataError(f"{file} was edited or damaged: its content does not match its "
                             "checksum (save the fit again)")
     return meta
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def check_file(folder: Path, name: str, meta: dict) -> Path:

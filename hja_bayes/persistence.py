@@ -82,6 +82,7 @@ from .fit_folder import (
     temporary,
 )
 from .hja.result import HJAFit
+from .likelihood import outcome_model
 from .likelihood.terms import term_from_record, term_record, terms_of
 from .version import __version__
 
@@ -325,6 +326,9 @@ def load_fit(path: str | os.PathLike):
         if columns is not None:
             table = pd.DataFrame({c: arrays[f"rank_table.{c}"] for c in columns})
         position_bias = bool(meta["position_bias"])
+        # version 3 always writes it: a missing one is damage, not "half"; an unknown one too
+        outcome = str(meta["outcome"] if new else meta.get("ties", "half"))
+        outcome_model(outcome, data.categories)
         if new:
             terms = tuple(term_from_record(t) for t in meta["terms"])
             coef = dict(coef=arrays["coef"], coef_free=arrays["coef_free"].astype(bool),
@@ -339,14 +343,13 @@ def load_fit(path: str | os.PathLike):
             converged=bool(meta["converged"]), judges=tuple(meta["judges"]),
             items=tuple(meta["items"]), data=data, tau=float(meta["tau"]),
             ridge=float(meta["ridge"]), rank_table=table,
-            # version 3 always writes it: a missing one is damage, not "half"
-            outcome=str(meta["outcome"] if new else meta.get("ties", "half")),
+            outcome=outcome,
             aux=arrays.get("aux"), excluded_judges=dict(meta.get("excluded_judges", {})),
             terms=terms, **coef,
         )
     except DataError as exc:
         raise DataError(f"{folder} holds a damaged fit: {exc}") from None
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ParameterError) as exc:
         raise DataError(f"{folder} holds a damaged fit ({type(exc).__name__}: {exc})") from None
 
 
@@ -368,6 +371,8 @@ def load_posterior(path: str | os.PathLike):
         When ``posterior.nc`` is missing though fit.json lists it, or fails its checksum,
         or cannot be read.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ParameterError(f"path is a saved fit's folder, got {type(path).__name__}")
     folder = Path(path)
     meta = read_meta(folder)
     listed = (meta.get("checksums") or {}).get(POSTERIOR)

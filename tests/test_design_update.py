@@ -57,6 +57,23 @@ def _entries(d):
             counts for g, e, counts in zip(c.cluster, c.cell, c.counts)}
 
 
+def test_merge_keeps_the_order_of_the_rejection_tallies(panel):
+    """The old data's reasons and judges first, then the new ones, in the order read: the
+    merged tallies had come out in the hash seed's order (a set), different from one
+    process to the next (eight names: 1 in 40,320 orders is the one read)."""
+    import dataclasses
+
+    old, new = panel
+    names = [f"reason {c}" for c in "hgfedcba"]
+    old = dataclasses.replace(old, rejected=dict.fromkeys(names[:5], 1),
+                              rejected_by_judge=dict.fromkeys(names[:5], 2))
+    new = dataclasses.replace(new, rejected=dict.fromkeys(names[3:], 1),
+                              rejected_by_judge=dict.fromkeys(names[3:], 1))
+    merged = merge_comparisons(old, new)
+    assert list(merged.rejected) == names and list(merged.rejected_by_judge) == names
+    assert merged.rejected == {**dict.fromkeys(names, 1), "reason e": 2, "reason d": 2}
+
+
 def test_merge_adds_prompt_entries_and_keeps_the_readers_order(panel):
     """Entries seen before add their counts, new (prompt, cell) entries join; cells and
     entries stay in the order the readers give (what reading all the rows at once gives)."""

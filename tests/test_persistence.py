@@ -188,9 +188,21 @@ def _damage_cases():
         fit.save(folder / "other")
         (folder / "other" / "arrays.npz").replace(folder / "arrays.npz")
 
+    def infinite_number(folder):  # not JSON: had been a ValueError from the checksum
+        text = (folder / "fit.json").read_text(encoding="utf-8")
+        (folder / "fit.json").write_text(text.replace('"tau": ', '"tau": Infinity, "t": ', 1),
+                                         encoding="utf-8")
+
+    def data_not_a_record(folder):  # had been an AttributeError
+        _edit_json(folder, lambda m: m.update(data=5), rehash=True)
+
+    def unknown_outcome(folder):  # had loaded, to fail at the first interval
+        _edit_json(folder, lambda m: m.update(outcome="bogus"), rehash=True)
+
     return {f.__name__: f for f in (truncate_npz, rehashed_truncated_npz, flip_a_byte,
                                      edit_a_number, delete_an_item, delete_a_key, not_json,
-                                     arrays_missing, arrays_from_another_fit)}
+                                     arrays_missing, arrays_from_another_fit, infinite_number,
+                                     data_not_a_record, unknown_outcome)}
 
 
 @pytest.mark.parametrize("case", list(_damage_cases()))
@@ -198,6 +210,14 @@ def test_every_damaged_folder_is_a_data_error(fit, tmp_path, case):
     folder = fit.save(tmp_path / "fit")
     _damage_cases()[case](folder)
     with pytest.raises(hb.DataError):
+        hb.load_fit(folder)
+
+
+def test_a_version_written_as_true_is_no_version(fit, tmp_path):
+    """JSON's true equals 1 in Python: it had read as version 1, every checksum skipped."""
+    folder = fit.save(tmp_path / "fit")
+    _edit_json(folder, lambda m: m.update(version=True), rehash=True)
+    with pytest.raises(hb.DataError, match="has format version True"):
         hb.load_fit(folder)
 
 
@@ -222,6 +242,8 @@ def test_damaged_posterior_is_a_data_error(fit, tmp_path):
     (folder / "posterior.nc").unlink()
     with pytest.raises(hb.DataError, match="missing"):
         hb.load_posterior(folder)
+    with pytest.raises(hb.ParameterError, match="path is a saved fit's folder, got int"):
+        hb.load_posterior(123)  # had been a bare TypeError
 
 
 def _as_version_2(folder):

@@ -135,12 +135,13 @@ def _record(old: Comparisons, new: Comparisons) -> dict:
     return dict(
         categories=old.categories, order_known=old.order_known,
         rows_read=old.rows_read + new.rows_read, rows_used=old.rows_used + new.rows_used,
-        rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)
-                  for r in set(old.rejected) | set(new.rejected)},
+        rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)  # old's order, then new's
+                  for r in dict.fromkeys([*old.rejected, *new.rejected])},
         dropped_judges=old.dropped_judges,
         cluster_column=old.cluster_column or new.cluster_column,  # an earlier save lacks it
         rejected_by_judge={j: old.rejected_by_judge.get(j, 0) + new.rejected_by_judge.get(j, 0)
-                           for j in set(old.rejected_by_judge) | set(new.rejected_by_judge)})
+                           for j in dict.fromkeys([*old.rejected_by_judge,
+                                                   *new.rejected_by_judge])})
 
 
 def _insert_sorted(keys: np.ndarray, extra: np.ndarray):
