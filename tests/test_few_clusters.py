@@ -448,3 +448,29 @@ def test_a_model_on_two_prompts_widens_its_own_pairs_only_and_is_named():
         warnings.simplefilter("ignore", hb.DataWarning)
         notes = build_report(fit).notes
     assert any(n.startswith("Model(s) 'item5' (2 prompts) appear on far fewer") for n in notes)
+
+
+def test_a_model_or_judge_on_one_prompt_has_no_cluster_robust_interval():
+    """That prompt alone fixes the model's score (or the judge's sensitivity): its cluster
+    score along that direction is zero at the fit, up to the ridge, and CR2 had given the
+    model's differences variances 30-55 times below the Fisher ones.  Refused, naming it;
+    the Fisher intervals stand, and on two prompts the intervals are given (the test above)."""
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=600, seed=4,
+                          questions=60, question_correlation=0.6)
+    c = data.clusters
+    rare = (data.first == 5) | (data.second == 5)
+    one = data.without(np.where((rare[c.cell] & (c.cluster >= 1))[:, None], c.counts, 0.0))
+    fit = hb.fit_hja(one, rank=0)
+    with pytest.raises(hb.IdentifiabilityError, match=r"model\(s\) 'item5' appear\(s\) on a "
+                                                      r"single prompt \(cluster"):
+        fit.intervals()
+    fisher = fit.wald_inference("fisher").mu_differences()[1]
+    assert np.all(np.isfinite(fisher.se)) and np.all(fisher.se > 0)
+    # a judge whose verdicts all come from one prompt
+    lone = data.without(np.where(((data.judge == 2)[c.cell] & (c.cluster >= 1))[:, None],
+                                 c.counts, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.DataWarning)  # the judge's few verdicts
+        fit = hb.fit_hja(lone, rank=0)
+    with pytest.raises(hb.IdentifiabilityError, match=r"judge\(s\) 'judge2' appear\(s\)"):
+        fit.intervals()

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..categories import row_totals
 from ..comparisons import Comparisons
-from ..errors import ParameterError
+from ..errors import IdentifiabilityError, ParameterError
 from ..likelihood import (
     counts_for,
     information,
@@ -310,12 +310,18 @@ def occupied_clusters(clusters) -> int:
 
 
 def check_clusters(data: Comparisons) -> int:
-    """The number of clusters with comparisons, checked to be at least two.
+    """The number of clusters with comparisons, checked to be at least two, and every model
+    and judge checked to appear in at least two of them.
 
     Raises
     ------
     ParameterError
         Without clusters, or with fewer than two that hold comparisons.
+    IdentifiabilityError
+        When a model or a judge appears in one cluster only: that cluster alone fixes its
+        score (or sensitivity), so its cluster score along that direction is zero at the
+        fit and no cluster-robust covariance can say how uncertain it is (CR2 had given
+        such a model's differences intervals 4x narrower than the Fisher ones).
     """
     if data.clusters is None:
         raise ParameterError(
@@ -326,7 +332,36 @@ def check_clusters(data: Comparisons) -> int:
         raise ParameterError("cluster-robust intervals need at least two clusters with "
                              f"comparisons, got {G}: read the data without the cluster column "
                              "(CLI: --cluster-col -), or use cov_type='sandwich' or 'fisher'")
+    alone = _in_one_cluster(data)
+    if alone:
+        column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
+        raise IdentifiabilityError(
+            f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
+            "their estimates, and a cluster-robust covariance cannot tell how uncertain they "
+            "are (it would call them precise). Leave them out until they have verdicts on two "
+            "prompts or more, or use the Bayesian model with prompt effects (sample_hja; "
+            "hja-bayes fit --bayes), or cov_type='fisher' (CLI: --cluster-col -) if their "
+            "verdicts are independent")
     return G
+
+
+def _in_one_cluster(data: Comparisons) -> str:
+    """The models and judges whose comparisons all lie in one cluster, named ("" when
+    none; also for a scan whose (prompt, cell) incidence stays in its engine)."""
+    c = data.clusters
+    if getattr(c, "in_engine", False):
+        return ""
+    cell = c.cell[row_totals(c.counts) > 0]
+    cluster = np.asarray(c.cluster, dtype=np.int64)[row_totals(c.counts) > 0]
+    G = max(len(c.names), 1)
+    said = []
+    for what, names, owner in (("model", data.items, (data.first[cell], data.second[cell])),
+                               ("judge", data.judges, (data.judge[cell],))):
+        pairs = np.unique(np.concatenate([o.astype(np.int64) * G + cluster for o in owner]))
+        single = np.flatnonzero(np.bincount(pairs // G, minlength=len(names)) == 1)
+        if single.size:
+            said.append(f"{what}(s) " + ", ".join(repr(names[i]) for i in single))
+    return " and ".join(said)
 
 
 def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndarray:
