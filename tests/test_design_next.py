@@ -260,9 +260,12 @@ def test_prompts_go_where_the_two_answers_were_shown_least():
     frame["judge"] = "judge0"
     frame["winner"] = rng.choice(["model_a", "model_b"], len(frame))
     fit = hb.fit_hja(hb.Comparisons.from_frame(frame, cluster="question_id"), rank=0)
-    out = hb.next_comparisons(fit, 4, goal="pairs", prompts=[f"p{q}" for q in range(7)],
-                              judges={"judge0": ["item0", "item2"]})
-    assert len(out) == 4
+    # item2 is on one prompt: no cluster-robust intervals, the design asks by Fisher's
+    with pytest.warns(hb.DataWarning, match=r"'item2' appear\(s\) on a single prompt.*"
+                                            "decides its goal by the Fisher covariance"):
+        out = hb.next_comparisons(fit, 4, goal="pairs", prompts=[f"p{q}" for q in range(7)],
+                                  judges={"judge0": ["item0", "item2"]})
+    assert len(out) == 4 and out.attrs["meta"]["cov_type"] == "fisher"
     assert sorted(out.prompt) == ["p3", "p4", "p5", "p6"]
 
 

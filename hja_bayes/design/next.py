@@ -19,7 +19,7 @@ from scipy.special import ndtr, stdtrit
 
 from ..threads import one_blas_thread
 from ..checks import check_choice, check_integer, check_level, check_positive
-from ..errors import DataWarning, HJAWarning, ParameterError, warn
+from ..errors import DataWarning, HJAWarning, IdentifiabilityError, ParameterError, warn
 from ..inference.ranking import simultaneous_critical_value
 from ..position_locked import locked_judges
 from . import screen as screening
@@ -81,7 +81,14 @@ class DesignContext:
             self.cov_type, self.robust = "posterior", None
         else:
             self.cov_type = fit.cov_type if cov_type is None else cov_type
-            self.robust = fit.wald_inference(self.cov_type)
+            try:
+                self.robust = fit.wald_inference(self.cov_type)
+            except IdentifiabilityError as error:  # e.g. a model on one prompt: ask for more
+                if self.cov_type != "cluster":
+                    raise
+                warn(f"{error}. The design decides its goal by the Fisher covariance",
+                     DataWarning)
+                self.cov_type, self.robust = "fisher", self.fisher
         N = len(fit.items)
         #: why the deciding covariance makes no joint statement (fewer prompts than
         #: models), or None; the critical value then comes from the Fisher covariance
