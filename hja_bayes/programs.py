@@ -16,10 +16,16 @@ fixes it without tracing:
 It writes the executable with :mod:`jax.experimental.serialize_executable` and reads it back
 in a later process.  Whatever cannot be keyed this way (a static value without a stable
 description, a traced argument, a program with closed-over constants) goes to ``jax.jit`` as
-before.  Module constants changed at run time are not part of the key.  Like JAX's own
-cache, the folder holds code that is run: keep it where only you can write.  The folder is
-``programs`` in the compilation cache's folder, bounded by ``HJA_BAYES_PROGRAMS_MAX_MB``
-(default 256; least recently written files go first); ``HJA_BAYES_CACHE=off`` turns it off.
+before.  A process whose package source files were written after it imported the package
+neither reads nor writes programs (the code it runs is not the code on disk), and each file
+carries a checksum of its bytes, checked before it is loaded.  Module constants and
+functions of the package changed at run time (a test's monkeypatch, an experiment) are not
+part of the key: such a process should turn the store off (``HJA_BAYES_CACHE=off``), or it
+writes programs built from the changed values under the usual key for every later process
+to read.  Like JAX's own cache, the folder holds code that is run: keep it where only you
+can write.  The folder is ``programs`` in the compilation cache's folder, bounded by
+``HJA_BAYES_PROGRAMS_MAX_MB`` (default 256; least recently written files go first);
+``HJA_BAYES_CACHE=off`` turns it off.
 """
 
 from __future__ import annotations
@@ -30,8 +36,11 @@ import inspect
 import os
 import pickle
 import platform
+import sys
 import tempfile
+import time
 import types
+import warnings
 import weakref
 from pathlib import Path
 
@@ -53,13 +62,34 @@ _CONFIG = ("jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_pro
            "jax_debug_nans", "jax_debug_infs")
 
 
+#: When this process imported the package: source files written later are not its code.
+_IMPORTED = time.time()
+
+
 class Unkeyable(TypeError):
     """A call whose program cannot be described without tracing it."""
 
 
 def program_folder() -> Path | None:
-    """The store's folder, or None where the cache is off or programs cannot be read back."""
-    return None if cache_disabled() or not _loadable() else cache_dir() / "programs"
+    """The store's folder, or None where the cache is off, programs cannot be read back, or
+    the package's source changed on disk after this process imported it."""
+    if cache_disabled() or not _loadable() or environment_key() is None:
+        return None
+    return cache_dir() / "programs"
+
+
+def _source_changed() -> bool:
+    """Whether a source file of the package modules this process has loaded was written
+    after it imported the package."""
+    prefix = __name__.partition(".")[0]
+    for name, module in list(sys.modules.items()):
+        if name == prefix or name.startswith(prefix + "."):
+            try:
+                if os.stat(module.__file__).st_mtime > _IMPORTED:
+                    return True
+            except (AttributeError, TypeError, OSError):  # no file: nothing to compare
+                continue
+    return False
 
 
 @functools.cache
@@ -87,22 +117,31 @@ def _cpu() -> str:
 
 
 @functools.cache
-def environment_key() -> str:
-    """A digest of everything outside a call that fixes its compiled program."""
+def environment_key() -> str | None:
+    """A digest of everything outside a call, but the JAX options (:func:`config_key`), that
+    fixes its compiled program; None where a source file of the package was written after
+    this process imported it (its code is then not what the files say)."""
     import jaxlib
 
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent
     for path in sorted(package.rglob("*.py")):
+        if path.stat().st_mtime > _IMPORTED:
+            return None
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     device = jax.devices()[0]
     parts = [jax.__version__, jaxlib.__version__, jax.default_backend(), device.device_kind,
              device.client.platform_version, str(jax.device_count()), platform.machine(),
              _cpu(), os.environ.get("XLA_FLAGS", "")]
-    parts += [repr(getattr(jax.config, name, None)) for name in _CONFIG]
     digest.update("\x00".join(parts).encode())
     return digest.hexdigest()
+
+
+def config_key() -> tuple:
+    """The JAX options that change what a traced program computes, as they are now (a
+    call inside ``with jax.enable_x64(False)`` gets a program of its own)."""
+    return tuple(repr(getattr(jax.config, name, None)) for name in _CONFIG)
 
 
 def stable(value):
@@ -182,7 +221,8 @@ class ProgramStore:
         args = tuple(a for i, a in enumerate(args) if i not in self.static_positions)
         kwargs = {k: v for k, v in kwargs.items() if k not in self.static_names}
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        return args, kwargs, (tree, tuple(_leaf(leaf) for leaf in leaves), tuple(static))
+        return args, kwargs, (tree, tuple(_leaf(leaf) for leaf in leaves), tuple(static),
+                              config_key())
 
     def call(self, *args, **kwargs):
         """Run the program for these arguments: from memory, from the store, or compiled
@@ -207,7 +247,7 @@ class ProgramStore:
             out = jax.block_until_ready(program(*dynamic, **dynamic_kwargs))
             entry[1] = None
             return out
-        except _RUNTIME_ERROR:
+        except Exception:  # noqa: BLE001  (XLA's error, or arguments it does not take)
             path.unlink(missing_ok=True)
             entry[:] = [self.compile(args, kwargs), None]
             return entry[0](*dynamic, **dynamic_kwargs)
@@ -215,10 +255,10 @@ class ProgramStore:
     def find(self, key, args, kwargs):
         """``[program, path]`` for ``key``: read from ``path`` on disk, or compiled now and
         written there (``path`` None); None where the call has no stable description."""
-        tree, leaves, static = key
+        tree, leaves, static, config = key
         try:
             description = repr((self.name, self.options, str(tree), leaves,
-                                tuple((k, stable(v)) for k, v in static)))
+                                tuple((k, stable(v)) for k, v in static), config))
         except Unkeyable:
             return None
         if "0x" in description or "..." in description:  # an address, an elided repr
@@ -279,7 +319,11 @@ def _read(path: Path, description: str):
     from jax.experimental.serialize_executable import deserialize_and_load
 
     try:
-        saved, serialized, in_tree, out_tree = pickle.loads(path.read_bytes())
+        raw = path.read_bytes()
+        check, blob = raw[:_DIGEST], raw[_DIGEST:]
+        if hashlib.sha256(blob).digest() != check:  # damaged: loading it could crash or hang
+            raise ValueError("checksum")
+        saved, serialized, in_tree, out_tree = pickle.loads(blob)
         if saved != description:  # a digest shared by two calls
             return None
         return deserialize_and_load(serialized, in_tree, out_tree)
@@ -292,12 +336,14 @@ def _write(path: Path, description: str, program) -> None:
     from jax.experimental.serialize_executable import serialize
 
     temporary = None
+    if _source_changed():  # this process's code is no longer the source the key names
+        return
     try:
         blob = pickle.dumps((description, *serialize(program)))
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
         with os.fdopen(fd, "wb") as out:
-            out.write(blob)
+            out.write(hashlib.sha256(blob).digest() + blob)
         os.replace(temporary, path)
         _bound(path.parent.parent, len(blob))
     except Exception:  # noqa: BLE001  (not serialisable, or no room: keep it in memory)
@@ -306,18 +352,40 @@ def _write(path: Path, description: str, program) -> None:
         return
 
 
+#: Bytes of the checksum that starts each program's file.
+_DIGEST = 32
 #: Bytes in each store folder as this process last counted them.
 _STORED = {}
+#: A partial file older than this (seconds) was left by a process that died writing it.
+_STALE_PART = 3600
+
+
+def _limit() -> float:
+    """``HJA_BAYES_PROGRAMS_MAX_MB`` in bytes; the default, with a warning, where it is not
+    a number >= 0."""
+    text = os.environ.get("HJA_BAYES_PROGRAMS_MAX_MB", str(DEFAULT_MAX_MB))
+    try:
+        megabytes = float(text)
+        if not megabytes >= 0:
+            raise ValueError(text)
+    except ValueError:
+        warnings.warn(f"HJA_BAYES_PROGRAMS_MAX_MB={text!r} is not a number of megabytes >= 0: "
+                      f"the program store keeps to {DEFAULT_MAX_MB}", UserWarning, stacklevel=2)
+        megabytes = DEFAULT_MAX_MB
+    return megabytes * 2 ** 20
 
 
 def _bound(root: Path, written: int) -> None:
     """Delete the least recently written programs beyond the size limit (the folder is
     listed once per process, and again only when over the limit)."""
-    limit = float(os.environ.get("HJA_BAYES_PROGRAMS_MAX_MB", DEFAULT_MAX_MB)) * 2**20
+    limit = _limit()
     counted = _STORED.get(root)
     if counted is not None and counted + written <= limit:
         _STORED[root] = counted + written
         return
+    for part in root.glob("*/*.part"):
+        if part.stat().st_mtime < time.time() - _STALE_PART:
+            part.unlink(missing_ok=True)
     files = [(p.stat().st_mtime, p.stat().st_size, p) for p in root.glob("*/*.program")]
     total = sum(size for _, size, _ in files)
     for _, size, path in sorted(files, key=lambda f: f[0]):

@@ -121,3 +121,59 @@ def test_a_program_that_cannot_be_stored_leaves_no_partial_file(store_folder, mo
     S = np.ones((3, 7)) + np.eye(3, 7)
     np.testing.assert_allclose(f(S, 1)[0], canonical_decomposition(S, 1)[0], rtol=1e-12)
     assert list(store_folder.rglob("*.part")) == [] and files(store_folder.parent) == []
+
+
+def test_a_damaged_program_file_is_never_loaded(store_folder):
+    """A bit flipped inside a stored executable that still unpickled had been loaded and run:
+    a crash or a hang in every later process.  Each file carries a checksum of its bytes."""
+    f = light_jit(canonical_decomposition, static_argnames="rank")
+    S = np.random.default_rng(2).normal(size=(3, 8))
+    expected = jax.jit(canonical_decomposition, static_argnames="rank")(S, 1)
+    f(S, 1)
+    (path,) = store_folder.glob("*/*.program")
+    raw = bytearray(path.read_bytes())
+    raw[int(len(raw) * 0.7)] ^= 0x01
+    path.write_bytes(bytes(raw))
+    programs.clear()  # a new process, as far as memory goes
+    for a, b in zip(light_jit(canonical_decomposition, static_argnames="rank")(S, 1), expected):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    assert path.exists() and path.read_bytes() != bytes(raw)  # compiled again, written whole
+
+
+def test_source_written_after_import_turns_the_store_off(store_folder, monkeypatch):
+    """The key digests the source files on disk: a process that imported the package and
+    then saw them edited (a notebook editing the package) had stored its old code's programs
+    under the new source's key, for every later process to read."""
+    try:
+        programs.environment_key.cache_clear()
+        monkeypatch.setattr(programs, "_IMPORTED", 0.0)  # every file is newer than that
+        assert programs.environment_key() is None and programs.program_folder() is None
+        assert programs._source_changed()
+        f = light_jit(canonical_decomposition, static_argnames="rank")
+        f(np.ones((3, 9)) + np.eye(3, 9), 1)
+        assert not store_folder.exists() or not list(store_folder.rglob("*.program"))
+    finally:
+        monkeypatch.undo()
+        programs.environment_key.cache_clear()
+    assert programs.environment_key() is not None and not programs._source_changed()
+
+
+def test_a_call_under_other_jax_options_gets_its_own_program(store_folder):
+    """The JAX options were read once per process: a float32 program compiled inside
+    ``jax.enable_x64(False)`` had been stored under the float64 key."""
+    f = light_jit(canonical_decomposition, static_argnames="rank")
+    S = np.ones((3, 10)) + np.eye(3, 10)
+    f(S, 1)
+    with jax.enable_x64(False):
+        low = f(S, 1)
+    assert low[0].dtype == np.float32
+    assert len(list(store_folder.glob("*/*.program"))) == 2
+    programs.clear()
+    again = light_jit(canonical_decomposition, static_argnames="rank")(S, 1)
+    assert again[0].dtype == np.float64
+
+
+def test_a_bad_size_limit_is_said_and_the_default_kept(monkeypatch):
+    monkeypatch.setenv("HJA_BAYES_PROGRAMS_MAX_MB", "lots")
+    with pytest.warns(UserWarning, match="HJA_BAYES_PROGRAMS_MAX_MB='lots' is not a number"):
+        assert programs._limit() == programs.DEFAULT_MAX_MB * 2 ** 20
