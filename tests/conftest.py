@@ -1,4 +1,5 @@
 import os
+import types
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,44 @@ def shared_data_or_skip(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"unbundled data set not present (no license to ship it): {path}")
     return path
+
+
+def _of_the_package(target) -> bool:
+    """Whether a monkeypatch target is one of the package's modules or objects (or a dotted
+    path into the package)."""
+    if isinstance(target, str):
+        return target.partition(".")[0] == "hja_bayes"
+    name = target.__name__ if isinstance(target, types.ModuleType) else getattr(
+        target, "__module__", None)
+    return isinstance(name, str) and name.partition(".")[0] == "hja_bayes"
+
+
+@pytest.fixture
+def monkeypatch(monkeypatch):
+    """pytest's ``monkeypatch``; a test that patches the package's own modules or objects runs
+    with the program store off (``HJA_BAYES_CACHE=off``), and the compiled programs of the
+    process are dropped after it: programs are keyed without the package's module values
+    (:mod:`hja_bayes.programs`), so a patched constant or function would otherwise reach
+    other tests' programs through the store's shared folder or this process's memory."""
+    patched = []
+    plain = monkeypatch.setattr
+
+    def setattr(target, *args, **kwargs):
+        if _of_the_package(target) and not patched:
+            monkeypatch.setenv("HJA_BAYES_CACHE", "off")
+            patched.append(target)
+        return plain(target, *args, **kwargs)
+
+    monkeypatch.setattr = setattr
+    yield monkeypatch
+    if patched:
+        monkeypatch.undo()
+        import jax
+
+        from hja_bayes import programs
+
+        programs.clear()
+        jax.clear_caches()
 
 
 def release_memory():
