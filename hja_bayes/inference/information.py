@@ -339,9 +339,9 @@ def check_clusters(data: Comparisons) -> int:
             f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
             "their estimates, and a cluster-robust covariance cannot tell how uncertain they "
             "are (it would call them precise). Leave them out until they have verdicts on two "
-            "prompts or more, or use the Bayesian model with prompt effects (sample_hja; "
-            "hja-bayes fit --bayes), or cov_type='fisher' (CLI: --cluster-col -) if their "
-            "verdicts are independent")
+            "prompts or more, sample the Bayesian model with prompt effects for their "
+            "posterior (sample_hja), or use cov_type='fisher' if their verdicts are "
+            "independent")
     return G
 
 
