@@ -968,3 +968,20 @@ def test_json_output_carries_the_judge_biases(tmp_path, capsys):
     assert main(["fit", "bundled:prd_vicuna80", "--rank", "0", "--format", "json", "--out",
                  str(tmp_path / "plain")]) == 0
     assert "biases" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_judge_on_one_prompt_is_refused_after_the_fit_and_can_be_left_out(tmp_path, capsys):
+    """The single-prompt rule reads the judges the fit keeps: it had been checked on the raw
+    rows before the fit, so --leave-out could not help."""
+    rng = np.random.default_rng(3)
+    models = ["m0", "m1", "m2", "m3"]
+    rows = [(j, f"q{q}", *rng.choice(models, 2, replace=False), rng.choice(["model_a", "model_b"]))
+            for j in ("j0", "j1") for q in range(12) for _ in range(8)]
+    rows += [("lone", "q0", *rng.choice(models, 2, replace=False), "model_a") for _ in range(12)]
+    csv = tmp_path / "votes.csv"
+    pd.DataFrame(rows, columns=["judge", "question_id", "model_a", "model_b", "winner"]).to_csv(
+        csv, index=False)
+    base = ["fit", str(csv), "--cluster-col", "question_id", "--rank", "0", "--quiet"]
+    assert main(base + ["--out", str(tmp_path / "a")]) == 2
+    assert "judge(s) 'lone' appear(s) on a single prompt" in capsys.readouterr().err
+    assert main(base + ["--leave-out", "lone", "--out", str(tmp_path / "b")]) == 0

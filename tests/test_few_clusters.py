@@ -474,3 +474,12 @@ def test_a_model_or_judge_on_one_prompt_has_no_cluster_robust_interval():
         fit = hb.fit_hja(lone, rank=0)
     with pytest.raises(hb.IdentifiabilityError, match=r"judge\(s\) 'judge2' appear\(s\)"):
         fit.intervals()
+    # the judges the fit keeps are checked: left out, the rest have intervals
+    kept = hb.fit_hja(lone, rank=0, leave_out=["judge2"])
+    assert np.all(np.isfinite(kept.intervals()["se"]))
+    # a plan from the pilot: its intra-prompt correlation cannot be estimated, a given one
+    # serves (the design needs nothing else of the cluster-robust covariance)
+    with pytest.raises(hb.IdentifiabilityError, match="single prompt"):
+        hb.plan(fit, power=0.8)
+    given = hb.plan(fit, power=0.8, icc=0.1)
+    assert any("intra-prompt correlation 0.1" in n for n in given.notes)

@@ -180,14 +180,17 @@ def _numbers(value, name: str) -> np.ndarray:
         raise ParameterError(f"{name} must be numbers, got {value!r}") from None
 
 
-def _icc(fit, Gmu, a, b) -> tuple[float, int | None, float, str]:
-    """Intra-prompt correlation, prompts, variance factor ``phi`` and its note, from a pilot
-    with prompts (0, None, 1 and "" without): see the module's notes."""
+def _icc(fit, Gmu, a, b, icc=None) -> tuple[float, int | None, float, str]:
+    """Intra-prompt correlation (``icc`` where given), prompts, variance factor ``phi`` and
+    its note, from a pilot with prompts (0, None, 1 and "" without): see the module's notes."""
     c = fit.data.clusters
     if c is None or fit.cov_type != "cluster":
         return 0.0, None, 1.0, ""
-    vC, vS, vF = (pair_variances(fit.wald_inference(kind)._chart_covariance(Gmu), a, b).sum()
-                  for kind in ("cluster", "sandwich", "fisher"))
+    vS, vF = (pair_variances(fit.wald_inference(kind)._chart_covariance(Gmu), a, b).sum()
+              for kind in ("sandwich", "fisher"))
+    if icc is not None:  # the pilot's own is not needed (nor always estimable)
+        return icc, c.n_clusters, float(vS / vF), ""
+    vC = pair_variances(fit.wald_inference("cluster")._chart_covariance(Gmu), a, b).sum()
     G0, sizes = c.n_clusters, c.comparisons_per_cluster()
     m0 = float(np.sum(sizes ** 2) / np.sum(sizes))
     deff0, phi = vC / vS, vS / vF
@@ -328,7 +331,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                      f"({', '.join(map(str, locked))}) and no position bias term: it takes "
                      "their verdicts for information about the models, and so does this plan; "
                      "refit the pilot with position_bias=True (hja_bayes.position_locked)")
-    rho, G0, phi, note = (_icc(fit, Gmu, a, b) if isinstance(source, HJAFit)
+    rho, G0, phi, note = (_icc(fit, Gmu, a, b, icc) if isinstance(source, HJAFit)
                           else (0.0, None, 1.0, ""))
     if note:
         notes.append(note)

@@ -37,6 +37,7 @@ from .information import (
     Model,
     chart_information,
     check_clusters,
+    check_single_prompts,
     free_aux,
     normal_cov_type,
     score_covariance,
@@ -267,6 +268,7 @@ def wald_inference(
     cov_type, small_sample = normal_cov_type(cov_type, data)
     if cov_type == "cluster":
         check_clusters(data)
+        check_single_prompts(data)  # the judges kept: the fit's data
         warn_few_clusters(data, small_sample)
         warn_models_on_few_prompts(data)
     if ties is not None:

@@ -68,8 +68,9 @@ def leaderboard_by(
         The leaderboards, each best first, with a first column ``category``.
         ``attrs["meta"]`` says what they are and which categories were left out (a
         category whose comparisons do not link all its models, that cannot be fitted, whose
-        verdicts come from one prompt under a cluster-robust covariance, or that lacks the
-        baseline model is left out with a DataWarning saying why): at its top what holds
+        verdicts come from one prompt under a cluster-robust covariance, that has a model
+        seen on one prompt only (no cluster-robust interval can be made for it), or that
+        lacks the baseline model is left out with a DataWarning saying why): at its top what holds
         for every leaderboard, under ``"per_category"`` what differs (e.g. ``n_models``,
         ``n_clusters``, ``critical_value``).  A category's fit and table warnings are said
         with the category in front.  A category with fewer prompts than models (under a
