@@ -52,15 +52,17 @@ def monkeypatch(monkeypatch):
     (:mod:`hja_bayes.programs`), so a patched constant or function would otherwise reach
     other tests' programs through the store's shared folder or this process's memory."""
     patched = []
-    plain = monkeypatch.setattr
 
-    def setattr(target, *args, **kwargs):
-        if _of_the_package(target) and not patched:
-            monkeypatch.setenv("HJA_BAYES_CACHE", "off")
-            patched.append(target)
-        return plain(target, *args, **kwargs)
+    def guarded(plain):
+        def patch(target, *args, **kwargs):
+            if _of_the_package(target) and not patched:
+                monkeypatch.setenv("HJA_BAYES_CACHE", "off")
+                patched.append(target)
+            return plain(target, *args, **kwargs)
+        return patch
 
-    monkeypatch.setattr = setattr
+    for name in ("setattr", "delattr", "setitem", "delitem"):
+        setattr(monkeypatch, name, guarded(getattr(monkeypatch, name)))
     yield monkeypatch
     if patched:
         monkeypatch.undo()

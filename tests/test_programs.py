@@ -140,20 +140,25 @@ def test_a_damaged_program_file_is_never_loaded(store_folder):
     assert path.exists() and path.read_bytes() != bytes(raw)  # compiled again, written whole
 
 
-def test_source_written_after_import_turns_the_store_off(store_folder, monkeypatch):
+def test_source_written_after_import_turns_the_store_off(store_folder):
     """The key digests the source files on disk: a process that imported the package and
     then saw them edited (a notebook editing the package) had stored its old code's programs
-    under the new source's key, for every later process to read."""
+    under the new source's key, for every later process to read.  (pytest's own
+    MonkeyPatch: the suite's fixture would turn the store off for this test by itself.)"""
+    f = light_jit(canonical_decomposition, static_argnames="rank")
+    f(np.ones((3, 9)) + np.eye(3, 9), 1)
+    assert len(list(store_folder.rglob("*.program"))) == 1  # the store is on here
     try:
-        programs.environment_key.cache_clear()
-        monkeypatch.setattr(programs, "_IMPORTED", 0.0)  # every file is newer than that
-        assert programs.environment_key() is None and programs.program_folder() is None
-        assert programs._source_changed()
-        f = light_jit(canonical_decomposition, static_argnames="rank")
-        f(np.ones((3, 9)) + np.eye(3, 9), 1)
-        assert not store_folder.exists() or not list(store_folder.rglob("*.program"))
+        with pytest.MonkeyPatch.context() as patch:
+            programs.environment_key.cache_clear()
+            patch.setattr(programs, "_IMPORTED", 0.0)  # every file is newer than that
+            assert programs.environment_key() is None and programs.program_folder() is None
+            assert programs._source_changed()
+            f(np.ones((3, 11)) + np.eye(3, 11), 1)  # a new shape: compiled, not written
+            compiled = jax.jit(lambda x: x + 1).lower(1.0).compile()
+            programs._write(store_folder / "x" / "y.program", "d", compiled)  # refused too
+            assert len(list(store_folder.rglob("*.program"))) == 1
     finally:
-        monkeypatch.undo()
         programs.environment_key.cache_clear()
     assert programs.environment_key() is not None and not programs._source_changed()
 
