@@ -173,3 +173,17 @@ def test_options_a_form_does_not_use_are_refused_and_clashing_columns_kept(tmp_p
     scored = pd.read_csv(tmp_path / "rk" / "applied.csv")
     assert list(scored["verdict_input"]) == list(frame["verdict"])
     assert set(scored["verdict"]) <= {1, 2}
+
+
+def test_column_names_for_a_named_source_are_refused(te_ranker, tmp_path, capsys):
+    """A named source carries its own labels and groups: --human-col and --group-col had been
+    ignored by train (and by apply's --human-col, whose check came after the source was
+    read)."""
+    data = ["--data-dir", str(SHARED_DATA), "--quiet"]
+    assert main(["confidence", "train", "trust_or_escalate", "--group-col", "foo",
+                 "--out", str(tmp_path / "x"), *data, *QUICK]) == 2
+    assert "trust_or_escalate carries its own human labels and groups: --group-col" in \
+        _error_line(capsys)
+    assert main(["confidence", "apply", str(te_ranker), "trust_or_escalate", "--human-col",
+                 "foo", *data]) == 2
+    assert "carries its own human labels" in _error_line(capsys)

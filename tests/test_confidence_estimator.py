@@ -114,6 +114,24 @@ def test_a_damaged_saved_ranker_is_a_data_error_naming_the_folder(tmp_path):
             {k: v for k, v in json.loads((f / "ranker.json").read_text()).items()
              if k != "margin"})),
     }
+
+    def edit(change):  # a value edited that still parses: had failed later, or not at all
+        def damage(f):
+            meta = json.loads((f / "ranker.json").read_text())
+            change(meta)
+            (f / "ranker.json").write_text(json.dumps(meta))
+        return damage
+
+    damages.update(
+        unknown_setting=edit(lambda m: m["params"].update(foo=1)),  # a TypeError traceback
+        transform=edit(lambda m: m.update(transform="weird")),  # had loaded
+        hidden=edit(lambda m: m["params"].update(hidden=[3, 3, 3])),  # had loaded
+        certificate=edit(lambda m: m.update(certificate=dict(  # printed "agreement >= -100%"
+            threshold=0.5, alpha=2.0, delta=0.1, n_calibration=10, n_groups=10,
+            grouped=False, assumption="x"))),
+        threshold=edit(lambda m: m.update(certificate=dict(  # a NumPy error at apply
+            threshold="abc", alpha=0.1, delta=0.1, n_calibration=10, n_groups=10,
+            grouped=False, assumption="x"))))
     for name, damage in damages.items():
         folder = tmp_path / name
         shutil.copytree(tmp_path / "r", folder)

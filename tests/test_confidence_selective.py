@@ -213,3 +213,10 @@ def test_jung_reproduces_the_reference_thresholds():
             f"cal_cov={res.coverage:.3f} cal_acc={res.agreement:.4f}"
         )
         assert got == line
+
+
+def test_min_selected_is_a_whole_number():
+    conf, agree = [0.95] * 40 + [0.6] * 40, [1] * 40 + [1, 0] * 20
+    for bad in (2.7, "x", 0):  # 2.7 had been 2, "x" a bare ValueError
+        with pytest.raises(ParameterError, match="min_selected must be an integer >= 1"):
+            fixed_sequence_threshold(conf, agree, alpha=0.15, delta=0.1, min_selected=bad)

@@ -20,9 +20,23 @@ from .common import Progress
 __all__ = ["add_confidence_command"]
 
 
+def _no_columns_for_named(args) -> None:
+    """A named source carries its own human labels and groups: a column named for it would
+    be ignored, so it is refused."""
+    from ..confidence.pipeline import NAMED_SOURCES
+
+    given = [flag for flag, value in (("--human-col", getattr(args, "asked_human_col",
+                                                               args.human_col)),
+                                      ("--group-col", args.group_col)) if value is not None]
+    if args.data in NAMED_SOURCES and given:
+        raise ParameterError(f"{args.data} carries its own human labels and groups: "
+                             f"{' and '.join(given)} name a CSV's columns")
+
+
 def _read(args, progress):
     from ..confidence.pipeline import NAMED_SOURCES, read_confidence_source
 
+    _no_columns_for_named(args)
     progress(f"reading {args.data}")
     data = read_confidence_source(args.data, judge=args.judge, human_col=args.human_col,
                                   group_col=args.group_col, data_dir=args.data_dir)
@@ -132,6 +146,7 @@ def _apply(args, folder: str) -> int:
     if args.group_col is not None:
         raise ParameterError("apply scores each verdict on its own: groups (--group-col) only "
                              "matter to training and certifying")
+    _no_columns_for_named(args)
     features, agree, groups, verdict = features_for_apply(spec, args.data, judge=args.judge,
                                                           human_col=args.human_col,
                                                           data_dir=args.data_dir)
@@ -200,6 +215,7 @@ def _settle_options(args: argparse.Namespace, form: str) -> None:
 def _cmd_confidence(args: argparse.Namespace) -> int:
     words = list(args.words)
     _settle_options(args, words[0] if words[0] in _UNUSED and len(words) > 1 else "one-shot")
+    args.asked_human_col = args.human_col  # before its default: what the user named
     if words[0] != "apply" and args.human_col is None:
         args.human_col = "human"
     if words[0] == "train":

@@ -251,6 +251,8 @@ def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
             f"certified on that judge's agreement with humans); to assess {judge!r}, train a "
             f"ranker for it (hja-bayes confidence train DATA --judge {judge} --out DIR), or "
             "leave the judge (--judge) out")
+    if human_col is not None and source in NAMED_SOURCES:  # before it is read, not after
+        raise ParameterError(f"{source} carries its own human labels: human_col is for a CSV")
     if source in NAMED_SOURCES:
         if kind != source:
             what = (f"a CSV of probabilities (columns {list(spec.get('columns', ()))})"
@@ -259,8 +261,6 @@ def features_for_apply(spec: dict, source: str, *, judge: str | None = None,
                             f"not to {source}")
         data = read_confidence_source(source, judge=trained, data_dir=data_dir)
         return data.features, data.agree, data.groups if is_grouped(data.groups) else None, data.verdict
-    if human_col is not None and source in NAMED_SOURCES:
-        raise ParameterError(f"{source} carries its own human labels: human_col is for a CSV")
     frame = _read_csv(source)
     if human_col is not None and human_col not in frame.columns:
         raise DataError(f"{source} has no column {human_col!r} (human_col=, --human-col); its "

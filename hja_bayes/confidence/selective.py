@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from ..checks import check_choice, check_probability
+from ..checks import check_choice, check_integer, check_probability
 from ..errors import DataError, ParameterError
 from .examples import check_agree, check_confidence
 from .grouped import group_sizes, grouped_passes
@@ -280,8 +280,7 @@ def fixed_sequence_threshold(
         if groups is not None:
             raise ParameterError("groups are supported with method='exact' only")
         return _jung_threshold(c, a, alpha, delta)
-    if int(min_selected) < 1:
-        raise ParameterError("min_selected must be at least 1")
+    min_selected = check_integer(min_selected, "min_selected", 1)  # 2.7 had been 2
     if groups is not None and len(np.asarray(groups)) != len(a):
         raise DataError(f"groups has {len(np.asarray(groups))} entries but there are {len(a)} examples")
     if is_grouped(groups):

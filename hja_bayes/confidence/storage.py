@@ -150,4 +150,42 @@ def _read(folder: Path) -> tuple[dict, dict]:
         fitted["feature_names_in_"] = np.asarray(meta["feature_names_in"], dtype=object)
     if meta.get("certificate") is not None:
         fitted["certificate_"] = Certificate(**meta["certificate"])
+    _check_loaded(params, fitted)
     return params, fitted
+
+
+def _check_loaded(params: dict, fitted: dict) -> None:
+    """What a save writes, checked on what was read: an edited value that still parses
+    would otherwise fail later, or not at all (an alpha of 2 printed as a guarantee).
+    ValueError (said by :func:`read_ranker` as a damaged ranker) where it does not hold."""
+    from .inputs import TRANSFORMS
+    from .ranker import ConfidenceRanker
+
+    ConfidenceRanker(**params)  # unknown or bad settings: its own error
+    d, hidden = fitted["n_features_in_"], tuple(params["hidden"])
+    widths = (d, *hidden, 1)
+    weights = fitted["params_"]
+    if set(weights) != {f"{k}{i}" for i in range(len(widths) - 1) for k in "Wb"}:
+        raise ValueError(f"the weights {sorted(weights)} are not those of a network of layers "
+                        f"{widths}")
+    for i in range(len(widths) - 1):
+        if (weights[f"W{i}"].shape != widths[i:i + 2]
+                or weights[f"b{i}"].shape != (widths[i + 1],)):
+            raise ValueError(f"layer {i}'s weights do not map {widths[i]} to {widths[i + 1]}")
+    for name, scale in (fitted["posterior_scale_"] or {}).items():
+        if name not in weights or np.shape(scale) != weights[name].shape or not np.all(scale > 0):
+            raise ValueError(f"the posterior scale of {name} is not positive weights' shape")
+    t = fitted["transform_"]
+    if t.kind not in TRANSFORMS or (t.kind != "none" and (
+            t.knots.ndim != 2 or t.knots.shape[1] != d
+            or t.knots.shape[0] != (2 if t.kind == "standardize" else len(t.levels)))):
+        raise ValueError(f"the input transform ({t.kind!r}, knots {t.knots.shape}) does not fit "
+                        f"{d} features")
+    if len(fitted["classes_"]) != 2:
+        raise ValueError(f"a ranker has two classes, this one {len(fitted['classes_'])}")
+    c = fitted.get("certificate_")
+    if c is not None and not (
+            (c.threshold is None or np.isfinite(float(c.threshold)))
+            and 0 < float(c.alpha) < 1 and 0 < float(c.delta) < 1):
+        raise ValueError(f"the certificate's threshold {c.threshold!r}, alpha {c.alpha!r} or "
+                        f"delta {c.delta!r} is not a number, or alpha and delta not in (0, 1)")
