@@ -227,8 +227,9 @@ def sample_hja(
     keep_alpha : bool, optional
         With integrated prompt effects: store the recovered answer effects in the
         posterior as ``alpha`` (default: when draws x answers is at most
-        ``max_pointwise``); an error without prompt effects or with sampled ones (their
-        draws are the answer effects, always kept).  Left out, they are drawn again, identically (same seed),
+        ``max_pointwise``); an error without prompt effects or with sampled ones asked for
+        (their draws are the answer effects, always kept; ``False`` is warned about where
+        "auto" chose sampled ones).  Left out, they are drawn again, identically (same seed),
         wherever they are needed (:func:`~hja_bayes.bayes.recover.posterior_effects`;
         :func:`~hja_bayes.bayes.psis_loo` only with ``integrate=False`` or for prompts of
         more than ``bayes.loo.EXACT_UNITS`` units).  Left out with the ``log_likelihood``
