@@ -410,6 +410,22 @@ def test_the_wild_bootstrap_without_clusters_says_what_it_needs():
         fit.bootstrap(wild=True)
 
 
+def _sixty_prompts():
+    """4 judges and 6 models on 60 prompts, verdicts coupled within prompts."""
+    data, _ = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=600, seed=4,
+                          questions=60, question_correlation=0.6)
+    return data
+
+
+def _kept_on_few_prompts(data, who: str, prompts: int):
+    """``data`` with the last model's (``who="item"``) or judge 2's (``"judge"``) verdicts
+    kept on the first ``prompts`` prompts only."""
+    c = data.clusters
+    rare = ((data.first == 5) | (data.second == 5)) if who == "item" else data.judge == 2
+    return data.without(np.where((rare[c.cell] & (c.cluster >= prompts))[:, None], c.counts,
+                                 0.0))
+
+
 def test_a_model_on_two_prompts_widens_its_own_pairs_only_and_is_named():
     """Six models on 60 prompts, one of them kept on 2: its differences get about 1 df.  A
     pair's joint critical value is the t quantile, with the pair's own df, of the normal
@@ -421,11 +437,7 @@ def test_a_model_on_two_prompts_widens_its_own_pairs_only_and_is_named():
 
     from hja_bayes.inference.ranking import simultaneous_critical_value
 
-    data, _ = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=600, seed=4,
-                          questions=60, question_correlation=0.6)
-    c = data.clusters
-    rare = (data.first == 5) | (data.second == 5)
-    data = data.without(np.where((rare[c.cell] & (c.cluster >= 2))[:, None], c.counts, 0.0))
+    data = _kept_on_few_prompts(_sixty_prompts(), "item", 2)
     fit = hb.fit_hja(data, rank=0)
     with pytest.warns(hb.DataWarning, match=r"'item5' \(2 prompts\) appear on far fewer "
                                             r"prompts than the others \(median 60\)"):
@@ -455,20 +467,15 @@ def test_a_model_or_judge_on_one_prompt_has_no_cluster_robust_interval():
     score along that direction is zero at the fit, up to the ridge, and CR2 had given the
     model's differences variances 30-55 times below the Fisher ones.  Refused, naming it;
     the Fisher intervals stand, and on two prompts the intervals are given (the test above)."""
-    data, _ = hb.simulate(n_judges=4, n_items=6, rank=0, comparisons_per_judge=600, seed=4,
-                          questions=60, question_correlation=0.6)
-    c = data.clusters
-    rare = (data.first == 5) | (data.second == 5)
-    one = data.without(np.where((rare[c.cell] & (c.cluster >= 1))[:, None], c.counts, 0.0))
-    fit = hb.fit_hja(one, rank=0)
+    data = _sixty_prompts()
+    fit = hb.fit_hja(_kept_on_few_prompts(data, "item", 1), rank=0)
     with pytest.raises(hb.IdentifiabilityError, match=r"model\(s\) 'item5' appear\(s\) on a "
                                                       r"single prompt \(cluster"):
         fit.intervals()
     fisher = fit.wald_inference("fisher").mu_differences()[1]
     assert np.all(np.isfinite(fisher.se)) and np.all(fisher.se > 0)
     # a judge whose verdicts all come from one prompt
-    lone = data.without(np.where(((data.judge == 2)[c.cell] & (c.cluster >= 1))[:, None],
-                                 c.counts, 0.0))
+    lone = _kept_on_few_prompts(data, "judge", 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hb.DataWarning)  # the judge's few verdicts
         fit = hb.fit_hja(lone, rank=0)
