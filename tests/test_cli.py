@@ -983,5 +983,6 @@ def test_a_judge_on_one_prompt_is_refused_after_the_fit_and_can_be_left_out(tmp_
         csv, index=False)
     base = ["fit", str(csv), "--cluster-col", "question_id", "--rank", "0", "--quiet"]
     assert main(base + ["--out", str(tmp_path / "a")]) == 2
-    assert "judge(s) 'lone' appear(s) on a single prompt" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "judge(s) 'lone' appear(s) on a single prompt" in err and "--judge-col -" in err
     assert main(base + ["--leave-out", "lone", "--out", str(tmp_path / "b")]) == 0

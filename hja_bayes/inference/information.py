@@ -350,7 +350,9 @@ def check_single_prompts(data: Comparisons) -> None:
             "are (it would call them precise). Leave them out until they have verdicts on two "
             "prompts or more, sample the Bayesian model with prompt effects for their "
             "posterior (sample_hja), or use cov_type='fisher' if their verdicts are "
-            "independent")
+            "independent" + ("; raters who each judged one prompt can be pooled into one "
+                             "judge (judge=None; hja-bayes fit --judge-col -) when the "
+                             "consensus is what is wanted" if "judge(s)" in alone else ""))
 
 
 def _in_one_cluster(data: Comparisons) -> str:
