@@ -426,7 +426,7 @@ class ConfidenceRanker(ClassifierMixin, BaseEstimator):
     @classmethod
     def load(cls, path) -> "ConfidenceRanker":
         """A ranker saved by :meth:`save` (see :func:`load_ranker`)."""
-        params, fitted = read_ranker(path)
+        params, fitted = read_ranker(path, cls)
         ranker = cls(**params)
         for name, value in fitted.items():
             setattr(ranker, name, value)

@@ -86,7 +86,7 @@ def save_ranker(ranker, path, *, extra: dict | None = None) -> Path:
     return folder
 
 
-def read_ranker(path) -> tuple[dict, dict]:
+def read_ranker(path, make=None) -> tuple[dict, dict]:
     """Read what :func:`save_ranker` wrote: the ranker's constructor parameters and its
     fitted attributes (build the ranker with
     :func:`hja_bayes.confidence.load_ranker`, which calls this).
@@ -95,6 +95,9 @@ def read_ranker(path) -> tuple[dict, dict]:
     ----------
     path : path
         The folder.
+    make : callable, optional
+        The ranker's constructor: called with the parameters read, so that an unknown or
+        bad one is said as damage here rather than failing later.
 
     Returns
     -------
@@ -114,7 +117,7 @@ def read_ranker(path) -> tuple[dict, dict]:
     if not (folder / _JSON).exists() or not (folder / _ARRAYS).exists():
         raise DataError(f"no saved confidence ranker in {folder} (expected {_JSON} and {_ARRAYS})")
     try:
-        return _read(folder)
+        return _read(folder, make)
     except DataError:
         raise
     except Exception as exc:  # noqa: BLE001 - a truncated or edited file, said as such
@@ -122,7 +125,7 @@ def read_ranker(path) -> tuple[dict, dict]:
                         f"{exc}); train it again ('hja-bayes confidence train')") from None
 
 
-def _read(folder: Path) -> tuple[dict, dict]:
+def _read(folder: Path, make=None) -> tuple[dict, dict]:
     meta = json.loads((folder / _JSON).read_text(encoding="utf-8"))
     if meta.get("format_version") != FORMAT_VERSION:
         raise DataError(f"{folder}: unknown format version {meta.get('format_version')!r}")
@@ -150,6 +153,8 @@ def _read(folder: Path) -> tuple[dict, dict]:
         fitted["feature_names_in_"] = np.asarray(meta["feature_names_in"], dtype=object)
     if meta.get("certificate") is not None:
         fitted["certificate_"] = Certificate(**meta["certificate"])
+    if make is not None:
+        make(**params)  # unknown or bad settings: its own error
     _check_loaded(params, fitted)
     return params, fitted
 
@@ -159,9 +164,6 @@ def _check_loaded(params: dict, fitted: dict) -> None:
     would otherwise fail later, or not at all (an alpha of 2 printed as a guarantee).
     ValueError (said by :func:`read_ranker` as a damaged ranker) where it does not hold."""
     from .inputs import TRANSFORMS
-    from .ranker import ConfidenceRanker
-
-    ConfidenceRanker(**params)  # unknown or bad settings: its own error
     d, hidden = fitted["n_features_in_"], tuple(params["hidden"])
     widths = (d, *hidden, 1)
     weights = fitted["params_"]
