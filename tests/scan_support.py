@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from hja_bayes import Comparisons, DataWarning, fit_hja
+from hja_bayes import Comparisons, DataWarning, IdentifiabilityError, fit_hja
 from hja_bayes.comparisons import aggregate_cells
 
 #: Panels read both ways: (path parts under shared/data, cluster column).
@@ -115,3 +115,31 @@ def interval_gap(scanned: Comparisons, reference: Comparisons, **fit) -> float:
     assert list(ia.label) == list(ib.label)
     return float(max(np.abs(ia[c].to_numpy() - ib[c].to_numpy()).max()
                      for c in ("estimate", "se", "lower", "upper")))
+
+
+def prd_with_lone_prompts() -> pd.DataFrame:
+    """PRD's judgments with 'claude' compared on question 1 by every judge and on question 2
+    by 'bard' only, and judge 'gpt4' kept on question 3 only: without 'bard', 'claude' is on
+    a single prompt; 'gpt4' always is."""
+    df = read_as_text(bundled_prd())
+    claude = (df["model_a"] == "claude") | (df["model_b"] == "claude")
+    keep = ~claude | (df["question_id"] == "1") | ((df["question_id"] == "2")
+                                                  & (df["judge"] == "bard"))
+    keep &= (df["judge"] != "gpt4") | (df["question_id"] == "3")
+    return df[keep].reset_index(drop=True)
+
+
+def single_prompt_refusals(data: Comparisons) -> list[str]:
+    """The refusals of the cluster-robust intervals (CR1) of rank-0 fits of ``data``: with
+    every judge, without 'bard', and without 'gpt4' ("" where intervals came)."""
+    out = []
+    for leave_out in ([], ["bard"], ["gpt4"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_hja(data, rank=0, leave_out=leave_out)
+            try:
+                fit.intervals(cov_type="CR1")
+                out.append("")
+            except IdentifiabilityError as error:
+                out.append(str(error))
+    return out

@@ -17,8 +17,8 @@ import pytest
 from hja_bayes import Comparisons, DataError, DataWarning, ParameterError, fit_hja
 from tests.conftest import shared_data_or_skip
 from tests.scan_support import (SHARED_PANELS, assert_same_data, bundled_prd, in_order_of,
-                                numbered_hive_folders,
-                                interval_gap, read_as_text)
+                                interval_gap, numbered_hive_folders, prd_with_lone_prompts,
+                                read_as_text, single_prompt_refusals)
 
 pytest.importorskip("duckdb")
 ENGINES = ["duckdb"] + (["polars"] if importlib.util.find_spec("polars") else [])
@@ -339,6 +339,24 @@ def test_default_intervals_with_engine_prompts_are_cr1_and_say_so():
         default = fit.intervals()
     cr1 = fit_hja(memory, rank=0).intervals(cov_type="CR1")
     np.testing.assert_allclose(default["se"], cr1["se"], rtol=1e-10)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_model_or_judge_on_one_prompt_is_refused_as_in_memory(engine, tmp_path):
+    """Prompts kept in the engine are counted per judge and model of the fit's data (the
+    judges it keeps): a model on one prompt once 'bard' is left out, a judge always.  The
+    refusals are the in-memory reader's, word for word (CR1 had called such a model precise:
+    se 0.099 against Fisher's 0.190 on a small panel)."""
+    prd_with_lone_prompts().to_csv(tmp_path / "lone.csv", index=False)
+    memory = Comparisons.from_frame(read_as_text(tmp_path / "lone.csv"), cluster="question_id")
+    kept = Comparisons.scan(tmp_path / "lone.csv", engine=engine, cluster="question_id",
+                            incidence="engine")
+    said = single_prompt_refusals(kept)
+    assert said == single_prompt_refusals(memory)
+    assert re.search(r"judge\(s\) 'gpt4' appear\(s\) on a single prompt", said[0])
+    assert "'claude'" not in said[0]
+    assert re.search(r"model\(s\) 'claude' and judge\(s\) 'gpt4' appear", said[1])
+    assert said[2] == ""  # 'claude' on two prompts: intervals
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -15,7 +15,8 @@ import pytest
 from hja_bayes import Comparisons, DataError, DataWarning
 from tests.conftest import shared_data_or_skip
 from tests.scan_support import (assert_same_data, bundled_prd, interval_gap,
-                                 numbered_hive_folders, read_as_text)
+                                 numbered_hive_folders, prd_with_lone_prompts, read_as_text,
+                                 single_prompt_refusals)
 
 pytestmark = pytest.mark.slow
 
@@ -74,6 +75,13 @@ def test_dask_bundled_prd_and_bad_rows(dask_client, tmp_path):
     reference = Comparisons.from_frame(df, cluster="question_id")
     kept = Comparisons.scan(path, engine="dask", cluster="question_id", incidence="engine")
     assert interval_gap(kept, reference, rank=0, position_bias=True) < 1e-10
+    # a model or judge on one prompt: counted in the workers, refused as in memory
+    prd_with_lone_prompts().to_csv(tmp_path / "lone.csv", index=False)
+    lone = Comparisons.scan(tmp_path / "lone.csv", engine="dask", cluster="question_id",
+                            incidence="engine", npartitions=3)
+    memory = Comparisons.from_frame(read_as_text(tmp_path / "lone.csv"), cluster="question_id")
+    said = single_prompt_refusals(lone)
+    assert said == single_prompt_refusals(memory) and said[1] and not said[2]
     df.loc[[5000, 6000], "winner"] = "banana"
     df.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(DataError, match=r"bad\.csv, line 5002 .*2 such rows"):
@@ -102,6 +110,14 @@ def test_spark_bundled_prd_and_bad_rows(spark, tmp_path):
                             partitions=2)
     assert_same_data(kept, reference)
     assert interval_gap(kept, reference, rank=0, position_bias=True) < 1e-10
+    # a model or judge on one prompt: counted in the executors, refused as in memory
+    lone = prd_with_lone_prompts()
+    lone.to_parquet(tmp_path / "lone.parquet")
+    said = single_prompt_refusals(Comparisons.scan(
+        str(tmp_path / "lone.parquet"), engine="spark", cluster="question_id",
+        incidence="engine", session=spark, partitions=2))
+    memory = Comparisons.from_frame(lone, cluster="question_id")
+    assert said == single_prompt_refusals(memory) and said[1] and not said[2]
     df.loc[[5000, 6000], "winner"] = "banana"
     df.to_parquet(tmp_path / "bad.parquet", row_group_size=2000)
     with pytest.raises(DataError, match=r"bad\.parquet, row 5000 \(0-based, in row group 2\)"

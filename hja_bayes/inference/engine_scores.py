@@ -15,7 +15,9 @@ tables travel:
 2. **In the engine, per row**: the table is joined to every valid row by its key, and
    the values are summed per (prompt, judge) and per (prompt, model): one group-by.
 3. **Back here, per group of prompts**: the sums are laid out as a sparse (prompts x dim)
-   matrix ``D`` and ``D^T D`` is added to the meat.  Only the (dim x dim) sum is kept.
+   matrix ``D`` and ``D^T D`` is added to the meat.  Only the (dim x dim) sum is kept, with
+   the number of prompts each judge and each model of the data appears on (a model or judge
+   on one prompt has no cluster-robust covariance; the caller refuses it).
 
 The result equals the in-memory meat up to the order of summation (checked to 1e-10).
 """
@@ -63,7 +65,9 @@ def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
 
 
 class _Reducer:
-    """Prompt score sums (a long table from the engine) -> their (dim x dim) cross-product.
+    """Prompt score sums (a long table from the engine) -> their (dim x dim) cross-product
+    and the prompts each judge and model appears on, as one flat vector that adds up over
+    groups of prompts (:meth:`split` takes it apart).
 
     A plain object of NumPy arrays, so that Dask and Spark can ship it to their workers.
     """
@@ -81,10 +85,30 @@ class _Reducer:
         self.y = chart.y_offset
         self.dim = chart.dim
         self.width = width
+        self.n_judges, self.n_items = len(data.judges), len(data.items)
+
+    def split(self, total: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The summed vector -> (meat (dim x dim), prompts per judge, prompts per model)."""
+        square = self.dim * self.dim
+        return (total[:square].reshape(self.dim, self.dim),
+                total[square:square + self.n_judges], total[square + self.n_judges:])
+
+    def _prompts(self, gid, owner, n) -> np.ndarray:
+        """How many of the group's prompts each of ``n`` owners appears on (owner -1: none)."""
+        ok = owner >= 0
+        seen = np.unique(gid[ok] * n + owner[ok])
+        return np.bincount(seen % n, minlength=n).astype(float)
 
     def __call__(self, long: dict) -> np.ndarray:
         gid, grp, key = long["gid"], long["grp"], long["key"]
         values = long["values"]
+        judge_prompts = self._prompts(gid[grp == 0], self.judge_of[key[grp == 0]], self.n_judges)
+        as_item = grp > 0
+        item_prompts = self._prompts(gid[as_item], self.item_of[key[as_item]], self.n_items)
+        return np.concatenate([self._meat(gid, grp, key, values).ravel(), judge_prompts,
+                               item_prompts])
+
+    def _meat(self, gid, grp, key, values) -> np.ndarray:
         w, m = self.width, self.m
         rows, coords, vals = [], [], []
         judge = grp == 0
@@ -113,8 +137,9 @@ class _Reducer:
         return (scores.T @ scores).toarray()
 
 
-def engine_meat(model, chart, clusters) -> np.ndarray:
-    """``sum_g s_g s_g^T`` over the prompts a query engine keeps (no small-sample factor).
+def engine_meat(model, chart, clusters) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sum_g s_g s_g^T`` over the prompts a query engine keeps (no small-sample factor),
+    and the prompts each judge and model of ``model.data`` appears on.
 
     Parameters
     ----------
@@ -124,9 +149,13 @@ def engine_meat(model, chart, clusters) -> np.ndarray:
 
     Returns
     -------
-    ndarray (chart.dim, chart.dim)
+    meat : ndarray (chart.dim, chart.dim)
+    judge_prompts : ndarray (K,)
+    item_prompts : ndarray (N,)
     """
     table, width = score_table(model, chart, clusters)
     reduce = _Reducer(model, chart, clusters, width)
-    meat = clusters.prompt_scores(table, reduce)
-    return np.zeros((chart.dim, chart.dim)) if meat is None else meat
+    total = clusters.prompt_scores(table, reduce)
+    if total is None:
+        total = np.zeros(reduce.dim * reduce.dim + reduce.n_judges + reduce.n_items)
+    return reduce.split(total)

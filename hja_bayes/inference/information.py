@@ -331,7 +331,8 @@ def check_clusters(data: Comparisons) -> int:
 
 def check_single_prompts(data: Comparisons) -> None:
     """Every model and judge of the data (the judges the fit kept) checked to appear in at
-    least two clusters.  Prompts kept in a scan's query engine are not checked.
+    least two clusters.  Prompts kept in a scan's query engine are counted there, when the
+    cluster-robust meat is summed (:func:`score_covariance` raises the same error).
 
     Raises
     ------
@@ -341,7 +342,10 @@ def check_single_prompts(data: Comparisons) -> None:
         fit and no cluster-robust covariance can say how uncertain it is (CR2 had given
         such a model's differences variances 30-55 times below the Fisher ones).
     """
-    alone = _in_one_cluster(data)
+    _refuse_single_prompts(data, _in_one_cluster(data))
+
+
+def _refuse_single_prompts(data: Comparisons, alone: str) -> None:
     if alone:
         column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
         raise IdentifiabilityError(
@@ -363,16 +367,22 @@ def _in_one_cluster(data: Comparisons) -> str:
         return ""
     seen = row_totals(c.counts) > 0
     cell, cluster = c.cell[seen], np.asarray(c.cluster, dtype=np.int64)[seen]
-    said = []
-    for what, names, owners in (("model", data.items, (data.first[cell], data.second[cell])),
-                                ("judge", data.judges, (data.judge[cell],))):
+    single = []
+    for names, owners in ((data.items, (data.first[cell], data.second[cell])),
+                          (data.judges, (data.judge[cell],))):
         low, high = np.full(len(names), np.iinfo(np.int64).max), np.full(len(names), -1)
         for owner in owners:  # single iff its smallest and largest cluster are one
             np.minimum.at(low, owner, cluster)
             np.maximum.at(high, owner, cluster)
-        single = np.flatnonzero(low == high)
-        if single.size:
-            said.append(f"{what}(s) " + ", ".join(repr(names[i]) for i in single))
+        single.append(low == high)
+    return _named(data, *single)
+
+
+def _named(data: Comparisons, single_items: np.ndarray, single_judges: np.ndarray) -> str:
+    """The models and judges flagged, named ("" when none)."""
+    said = [f"{what}(s) " + ", ".join(repr(names[i]) for i in np.flatnonzero(flags))
+            for what, names, flags in (("model", data.items, single_items),
+                                       ("judge", data.judges, single_judges)) if flags.any()]
     return " and ".join(said)
 
 
@@ -397,6 +407,9 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     ------
     ParameterError
         For ``"cluster"`` on data without clusters, or fewer than two clusters.
+    IdentifiabilityError
+        For ``"cluster"`` on prompts kept in a query engine where a model or judge appears on
+        one prompt only (see :func:`check_single_prompts`).
     """
     if cov_type == "sandwich":
         units, design, eta, aux = model.units()
@@ -409,7 +422,9 @@ def score_covariance(model: Model, chart: FactorChart, cov_type: str) -> np.ndar
     if getattr(c, "in_engine", False):  # prompts kept in a query engine: summed there
         from .engine_scores import engine_meat
 
-        meat = engine_meat(model, chart, c)
+        meat, judge_prompts, item_prompts = engine_meat(model, chart, c)
+        _refuse_single_prompts(model.data, _named(model.data, item_prompts == 1,
+                                                  judge_prompts == 1))
         meat *= G / (G - 1)
         return (meat + meat.T) / 2
     s = _cluster_scores(model, chart)

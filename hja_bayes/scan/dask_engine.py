@@ -4,8 +4,8 @@ The label mapping runs in the workers, partition by partition, as vectorised pan
 verdict table joined, each verdict compared with the row's model names
 (:func:`~hja_bayes.scan.engine.code_of`).  Counts come back as one group-by.  For prompt
 scores the valid rows are shuffled by prompt, so that each partition holds whole prompts;
-each worker sums its prompts' scores and reduces them to a (dim x dim) matrix, and only
-those matrices come back.  Whatever scheduler is active is used (a ``distributed.Client``
+each worker sums its prompts' scores and reduces them to a (dim x dim) matrix (with
+per-judge and per-model prompt counts), and only those come back.  Whatever scheduler is active is used (a ``distributed.Client``
 when one is running).
 """
 

@@ -23,7 +23,8 @@ calls, each a pass over the rows whose answer is small:
 ``prompt_scores(table, reduce, rows_per_group)``
     The score tables joined to the valid rows, summed per (prompt, judge) and per (prompt,
     model) inside the engine; ``reduce`` turns each group of prompts' sums into a
-    (dim x dim) matrix, and the engine returns their sum.
+    small vector (their (dim x dim) cross-product, and the prompts each judge and model
+    appears on), and the engine returns their sum.
 ``poisson(replicates, seed)``
     Per replicate and row key, the rows weighted by Poisson(1) draws, one per prompt and
     replicate (a frame ``rep, key, w``).

@@ -3,8 +3,8 @@
 The label mapping is Spark expressions: broadcast joins with the small verdict, judge and
 model tables, and a ``when`` chain comparing each verdict with the row's model names.
 Counts come back as one ``groupBy``.  For prompt scores the valid rows are repartitioned
-by prompt and each partition is reduced to a (dim x dim) matrix in the executors
-(``mapInPandas``); only those matrices come back.
+by prompt and each partition is reduced to a (dim x dim) matrix (with per-judge and per-model prompt
+counts) in the executors (``mapInPandas``); only those come back.
 
 Spark needs a Java runtime (``java`` on the path, or ``JAVA_HOME``).  Without a session
 given, the active one is used, else a local one is started (``local[2]``).
@@ -66,7 +66,7 @@ def local_session(cores: int = 2):
 
 
 def _meat_partitions(table: pd.DataFrame, reduce):
-    """mapInPandas body: one partition's rows -> its reduced matrix, as bytes."""
+    """mapInPandas body: one partition's rows -> its reduced vector, as bytes."""
     def run(batches):
         frames = [b for b in batches if len(b)]
         if not frames:
@@ -326,8 +326,7 @@ class SparkEngine:
         out = parts.mapInPandas(_meat_partitions(table, reduce), schema="m binary").collect()
         if not out:
             return None
-        dim = reduce.dim
-        return sum(np.frombuffer(r["m"], dtype=np.float64).reshape(dim, dim) for r in out)
+        return sum(np.frombuffer(r["m"], dtype=np.float64) for r in out)
 
     def _uniform(self, seed: int):
         F = self.F
