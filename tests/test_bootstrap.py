@@ -79,6 +79,72 @@ def test_bootstrap_arguments_are_checked_and_progress_shown(capsys):
             fit.bootstrap(5, **options)
 
 
+def _rare_model_panel(prompts: int):
+    """3 judges, 5 models on 20 prompts; the last model kept on the first ``prompts``."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=0, comparisons_per_judge=400, seed=8,
+                          questions=20)
+    c = data.clusters
+    rare = (data.first == 4) | (data.second == 4)
+    return data.without(np.where((rare[c.cell] & (c.cluster >= prompts))[:, None],
+                                 c.counts, 0.0))
+
+
+def test_replicates_that_draw_none_of_a_models_prompts_are_left_out_and_said():
+    """A model on 2 of 20 prompts: about (18/20)**20 = 12% of the prompt resamples draw
+    neither, and that replicate's score for it had been the ridge's (near 0), not data's;
+    the percentile interval mixed the two.  Which replicates those are is recomputed here
+    from the seed's own draws; the table is the kept replicates' percentiles."""
+    data = _rare_model_panel(2)
+    fit = hb.fit_hja(data, rank=0)
+    boot = fit.bootstrap(60, seed=3)
+    c = data.clusters
+    rare = (data.first == 4) | (data.second == 4)
+    its_prompts = np.unique(c.cluster[rare[c.cell]])
+    assert its_prompts.size == 2
+    rng = np.random.default_rng(3)
+    drawn = np.stack([rng.multinomial(c.n_clusters, np.full(c.n_clusters, 1 / c.n_clusters))
+                      for _ in range(60)])
+    unseen = drawn[:, its_prompts].sum(1) == 0
+    assert 0 < unseen.sum() < 60
+    np.testing.assert_array_equal(boot.unidentified, unseen)
+    assert boot.lacking == (f"model 'item4' had no verdicts in {unseen.sum()}",)
+    assert f"{unseen.sum()} unidentified" in repr(boot)
+    # those replicates' scores for the model are the ridge's: far from every other one
+    assert np.abs(boot.mu[unseen, 4]).max() < 0.05 < np.abs(boot.mu[~unseen, 4]).min()
+    with pytest.warns(hb.DataWarning, match=rf"{unseen.sum()} of 60 bootstrap replicates are "
+                                            r"left out \(model 'item4' had no verdicts"):
+        table = boot.table(0.5)
+    kept = boot.mu[~unseen]
+    mu = table.query("quantity == 'mu'")
+    np.testing.assert_allclose(mu["lower"], np.quantile(kept, 0.25, axis=0))
+    np.testing.assert_allclose(mu["sd"], kept.std(0, ddof=1))
+
+
+def test_a_model_on_one_prompt_has_no_prompt_bootstrap():
+    """Every replicate draws its prompt (one estimate, as if certain) or none (the ridge's):
+    refused, as the cluster-robust intervals are; resampling comparisons is not."""
+    fit = hb.fit_hja(_rare_model_panel(1), rank=0)
+    with pytest.raises(hb.IdentifiabilityError, match=r"model\(s\) 'item4' appear\(s\) on a "
+                                                      r"single prompt.*bootstrap of prompts.*"
+                                                      r"cluster=False"):
+        fit.bootstrap(20)
+    assert fit.bootstrap(20, cluster=False).unidentified.sum() == 0
+
+
+def test_a_replicate_whose_comparison_graph_falls_apart_is_unidentified():
+    from hja_bayes.hja.bootstrap import _unseen
+
+    owners = [np.array([0, 0, 1]), np.array([0, 2, 0]), np.array([1, 3, 1])]
+    both = np.array([[1.0, 0, 0], [0, 0, 2], [0, 1, 0]])
+    missing, unidentified = _unseen(both, owners, 2, 4)  # {0, 1} and {2, 3} apart
+    assert not missing.any() and unidentified
+    linked = np.array([[1, 0, 0], [0, 0, 2], [0, 1, 0], [1, 0, 0]])
+    assert not _unseen(linked, [np.append(o, x) for o, x in zip(owners, (1, 1, 2))], 2, 4)[1]
+    missing, unidentified = _unseen(both * [[1], [1], [0]], owners, 2, 4)  # judge 1: none
+    np.testing.assert_array_equal(missing, [False, True, False, False, False, False])
+    assert unidentified
+
+
 def _tiny_panel():
     """Three judges, three models, 12 verdicts each: refits from the fit wander off."""
     data, _ = hb.simulate(n_judges=3, n_items=3, rank=0, comparisons_per_judge=12, seed=14,

@@ -16,7 +16,9 @@ import pandas as pd
 from ..threads import one_blas_thread
 from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
-from ..errors import HJAError, HJAWarning, ParameterError, warn
+from ..inference.information import check_single_prompts
+from ..errors import (DataWarning, HJAError, HJAWarning, IdentifiabilityError, ParameterError,
+                      warn)
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
 from .refine import SLOW_TERMS, finish, refine
@@ -49,6 +51,12 @@ class Bootstrap(NamedTuple):
     nu : (n, K) or None
         Davidson tie propensities (fits with ``outcome="davidson"``); a judge held at 0 in the
         fit stays at 0.
+    unidentified : (n,) bool or None
+        Replicates that drew no verdict of some judge or model, or whose models' comparison
+        graph fell apart: their estimates rest on the ridge and the warm start, not on data,
+        and :meth:`table` leaves them out (:meth:`identified`).
+    lacking : tuple of str
+        Why, with how many replicates (e.g. ``"model 'x' had no verdicts in 30"``).
     """
 
     mu: np.ndarray
@@ -60,40 +68,74 @@ class Bootstrap(NamedTuple):
     judges: tuple[str, ...]
     items: tuple[str, ...]
     nu: np.ndarray | None = None
+    unidentified: np.ndarray | None = None
+    lacking: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         """One line: what was resampled and how it went (no arrays)."""
         n = len(self.converged)
+        left = int(np.sum(self.unidentified)) if self.unidentified is not None else 0
         return (f"Bootstrap({n:,} replicates resampling "
                 f"{'prompts' if self.cluster else 'comparisons'}, "
-                f"{int(np.sum(self.converged)):,} converged, {len(self.judges)} judges, "
+                f"{int(np.sum(self.converged)):,} converged"
+                + (f", {left:,} unidentified" if left else "")
+                + f", {len(self.judges)} judges, "
                 f"{len(self.items)} models; .table(level) for intervals)")
+
+    def identified(self) -> "Bootstrap":
+        """The replicates whose estimates rest on data: unidentified ones (see the class
+        notes) left out, with a DataWarning naming who lacked verdicts.
+
+        Raises
+        ------
+        IdentifiabilityError
+            When fewer than two replicates are identified.
+        """
+        if self.unidentified is None or not np.any(self.unidentified):
+            return self
+        keep = ~np.asarray(self.unidentified, dtype=bool)
+        left, total = int((~keep).sum()), len(keep)
+        why = "; ".join(self.lacking)
+        if keep.sum() < 2:
+            raise IdentifiabilityError(
+                f"{left} of {total} bootstrap replicates are unidentified ({why}): "
+                "the resampled units are too few for a bootstrap; use the Wald intervals "
+                "(fit.intervals()) or the Bayesian model (sample_hja)")
+        warn(f"{left} of {total} bootstrap replicates are left out ({why}): their "
+             "estimates rest on the ridge, not on data. What is left holds given that every "
+             "judge and model is seen; with so few resampled units behind a model or judge its "
+             "bootstrap is a rough guide (the cluster-robust intervals, fit.intervals(), or "
+             "sample_hja with prompt effects are sounder)", DataWarning)
+        per_replicate = ("mu", "gamma", "beta", "S", "converged", "nu", "unidentified")
+        return self._replace(**{name: getattr(self, name)[keep] for name in per_replicate
+                                if getattr(self, name) is not None})
 
     def table(self, level: float = 0.95) -> pd.DataFrame:
         """Bootstrap sd and percentile intervals of mu, gamma (and beta when it varies, nu
-        with Davidson ties).
+        with Davidson ties), over the identified replicates (:meth:`identified`).
 
         Columns: quantity, label, mean, sd, lower, upper.  An HJAWarning says when fewer
         than :data:`MIN_BEYOND` replicates lie beyond each limit (n < 200 at 95%).
         """
         level = check_level(level)
         q = [(1 - level) / 2, (1 + level) / 2]
-        n = len(self.converged)
+        kept = self.identified()
+        n = len(kept.converged)
         if n * q[0] < MIN_BEYOND - 1e-9:
             warn(f"{n} bootstrap replicates leave {n * q[0]:.2g} beyond each limit of a "
                  f"{level:.0%} percentile interval: its limits are read off the most extreme "
                  f"replicates and move from run to run; {MIN_BEYOND / q[0]:,.0f} or more "
                  "replicates give each limit at least 5 beyond it (bootstrap(n=...))",
                  HJAWarning)
-        stuck = int(np.sum(~np.asarray(self.converged, dtype=bool)))
+        stuck = int(np.sum(~np.asarray(kept.converged, dtype=bool)))
         if stuck:
             warn(f"{stuck} of {n} bootstrap replicates did not converge and are in the "
                  "table as they stopped (on panels of few verdicts per judge the refits "
                  "wander): read its spread as a rough guide only",
                  HJAWarning)
         frames = []
-        for name, draws, labels in (("mu", self.mu, self.items), ("gamma", self.gamma, self.judges),
-                                    ("beta", self.beta, self.judges), ("nu", self.nu, self.judges)):
+        for name, draws, labels in (("mu", kept.mu, kept.items), ("gamma", kept.gamma, kept.judges),
+                                    ("beta", kept.beta, kept.judges), ("nu", kept.nu, kept.judges)):
             if draws is None or (name == "beta" and not np.any(draws)):
                 continue
             lo, hi = np.quantile(draws, q, axis=0)
@@ -241,6 +283,8 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     if cluster and data.clusters is None:
         raise ParameterError("cluster=True needs clusters: read the data with cluster=<column>, "
                              "or pass cluster=False to resample single comparisons")
+    if cluster:  # a prompt alone behind a model: every replicate draws it or nothing
+        check_single_prompts(data, bootstrap=True)
     rng = np.random.default_rng(seed)
     outcome = fit.outcome_model
     design = design_of(data, fit.terms)
@@ -255,6 +299,10 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
            (("mu", (N,)), ("gamma", (K,)), ("beta", (K,)), ("S", (K, N)),
             ("nu", (K,) if fit.nu is not None else (0,)))}
     converged = np.empty(n, dtype=bool)
+    unidentified = np.zeros(n, dtype=bool)
+    lacking = np.zeros(K + N, dtype=np.int64)  # replicates without each judge's, model's verdicts
+    split = 0  # replicates whose comparison graph fell apart, everyone seen
+    owners = [np.asarray(a)[:m] for a in (layout.judge, layout.first, layout.second)]
     in_engine = cluster and getattr(data.clusters, "in_engine", False)
     if in_engine and design.level != "cells":
         raise ParameterError("terms that vary by prompt (style) need the prompts in memory "
@@ -269,6 +317,9 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
             drawn = drawn_batch[b % batch]
         else:
             drawn, weight = _resampled_counts(data, counts, design.level, rng, cluster)
+        missing, unidentified[b] = _unseen(drawn, owners, K, N)
+        lacking += missing
+        split += unidentified[b] and not missing.any()
         cells = layout._replace(counts=jnp.asarray(np.concatenate(
             [drawn, np.zeros((extra, drawn.shape[1]))])))
         result = solve(start, cells, r, ridge=fit.ridge, tol=tol, max_iter=max_iter,
@@ -288,5 +339,29 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
             out["nu"][b] = np.exp(np.asarray(aux))[:, outcome.aux_names.index("nu")]
         if progress is not None:
             progress(b + 1, n)
+    names = [f"judge {j!r}" for j in fit.judges] + [f"model {i!r}" for i in fit.items]
     return Bootstrap(out["mu"], out["gamma"], out["beta"], out["S"], converged, cluster,
-                     fit.judges, fit.items, out["nu"] if fit.nu is not None else None)
+                     fit.judges, fit.items, out["nu"] if fit.nu is not None else None,
+                     unidentified,
+                     tuple(f"{names[w]} had no verdicts in {lacking[w]:,}"
+                           for w in np.flatnonzero(lacking))
+                     + ((f"the models' comparison graph fell apart in {split:,}",) if split else ()))
+
+
+def _unseen(drawn, owners, K: int, N: int) -> tuple[np.ndarray, bool]:
+    """Which judges and models (K + N flags) a replicate's counts leave without verdicts,
+    and whether the replicate is unidentified (those, or a pooled comparison graph that
+    falls apart)."""
+    from scipy.sparse.csgraph import connected_components
+
+    from ..graphs import item_graph
+
+    judge, first, second = owners
+    seen = np.asarray(drawn).sum(1) > 0
+    missing = np.concatenate([np.bincount(judge[seen], minlength=K) == 0,
+                              np.bincount(np.concatenate([first[seen], second[seen]]),
+                                          minlength=N) == 0])
+    if missing.any():
+        return missing, True
+    parts = connected_components(item_graph(first[seen], second[seen], N), directed=False)[0]
+    return missing, bool(parts > 1)

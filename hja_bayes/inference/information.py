@@ -329,10 +329,12 @@ def check_clusters(data: Comparisons) -> int:
     return G
 
 
-def check_single_prompts(data: Comparisons) -> None:
+def check_single_prompts(data: Comparisons, bootstrap: bool = False) -> None:
     """Every model and judge of the data (the judges the fit kept) checked to appear in at
     least two clusters.  Prompts kept in a scan's query engine are counted there, when the
     cluster-robust meat is summed (:func:`score_covariance` raises the same error).
+    ``bootstrap``: said of a bootstrap of prompts (every replicate draws that prompt, giving
+    the same estimate, or none, leaving it to the ridge).
 
     Raises
     ------
@@ -342,21 +344,24 @@ def check_single_prompts(data: Comparisons) -> None:
         fit and no cluster-robust covariance can say how uncertain it is (CR2 had given
         such a model's differences variances 30-55 times below the Fisher ones).
     """
-    _refuse_single_prompts(data, _in_one_cluster(data))
+    _refuse_single_prompts(data, _in_one_cluster(data), bootstrap)
 
 
-def _refuse_single_prompts(data: Comparisons, alone: str) -> None:
-    if alone:
-        column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
-        raise IdentifiabilityError(
-            f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
-            "their estimates, and a cluster-robust covariance cannot tell how uncertain they "
-            "are (it would call them precise). Leave them out until they have verdicts on two "
-            "prompts or more, sample the Bayesian model with prompt effects for their "
-            "posterior (sample_hja), or use cov_type='fisher' if their verdicts are "
-            "independent" + ("; raters who each judged one prompt can be pooled into one "
-                             "judge (judge=None; hja-bayes fit --judge-col -) when the "
-                             "consensus is what is wanted" if "judge(s)" in alone else ""))
+def _refuse_single_prompts(data: Comparisons, alone: str, bootstrap: bool = False) -> None:
+    if not alone:
+        return
+    column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
+    method, fisher = (("a bootstrap of prompts", "resample single comparisons (cluster=False)")
+                      if bootstrap else ("a cluster-robust covariance", "use cov_type='fisher'"))
+    pool = ("; raters who each judged one prompt can be pooled into one judge (judge=None; "
+            "hja-bayes fit --judge-col -) when the consensus is what is wanted"
+            if "judge(s)" in alone else "")
+    raise IdentifiabilityError(
+        f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
+        f"their estimates, and {method} cannot tell how uncertain they are (it would call "
+        "them precise). Leave them out until they have verdicts on two prompts or more, "
+        "sample the Bayesian model with prompt effects for their posterior (sample_hja), or "
+        f"{fisher} if their verdicts are independent{pool}")
 
 
 def _in_one_cluster(data: Comparisons) -> str:
