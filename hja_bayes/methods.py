@@ -131,7 +131,11 @@ def bootstrap(self, n: int | None = None, seed: int = 0, cluster: bool = True, p
                 "the wild bootstrap reweights each prompt's scores: it needs clusters (read "
                 "the data with cluster=<column>, e.g. 'question_id'); without them, "
                 "bootstrap(cluster=False) resamples single comparisons")
-
+        if getattr(self.data.clusters, "in_engine", False):
+            raise ParameterError(
+                "the wild bootstrap perturbs each prompt's CR2-adjusted scores, and prompts "
+                "kept in the scan's query engine give the CR1 meat only: scan with "
+                "incidence='memory', or bootstrap() for Poisson weights drawn in the engine")
         return wild_bootstrap(self.wald_inference("cluster"), 999 if n is None else n,
                               weights=weights, seed=seed)
     from .hja.bootstrap import bootstrap_fit

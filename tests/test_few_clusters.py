@@ -295,6 +295,11 @@ def test_a_quantity_the_clusters_say_nothing_about_is_refused():
     coef = np.linalg.svd(scores.T @ z)[2][-1]  # orthogonal to both clusters' scores
     with pytest.raises(hb.IdentifiabilityError, match="do not vary"):
         w._df_whitened(z @ coef[:, None])
+    # nor does the wild bootstrap give it an interval (its critical value had been 3e-13,
+    # with a standard error of 1e-16: width 0, unsaid)
+    boot = fit.bootstrap(wild=True, weights="webb")
+    with pytest.raises(hb.IdentifiabilityError, match="do not move 1 of the quantities"):
+        boot.critical_values(z @ coef[:, None], 0.9)
 
 
 def test_wild_bootstrap_weights_and_intervals(panel):
@@ -399,6 +404,47 @@ def test_the_report_names_the_clusters_and_notes_few_of_them(panel):
     words = interval_words(rep)
     assert "column 'question', 8 clusters" in words and "CR2" in words
     assert "Satterthwaite" in words
+
+
+def test_the_wild_bootstrap_weighs_the_prompts_the_fit_keeps_and_says_what_it_is():
+    """Prompts seen only by a judge left out had weights drawn too (2^9 sign patterns where
+    2^6 differ); the table's attrs had said its df were Satterthwaite's (it has none) and
+    left out the seed; wild_weights took 0 replicates, one cluster or a seed of -1."""
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=21,
+                          questions=9, question_correlation=0.3)
+    c = data.clusters
+    only_third = (data.judge[c.cell] == 2) | (c.cluster < 6)  # prompts 6-8: judge 2 alone
+    data = data.without(np.where(~only_third[:, None], c.counts, 0.0))
+    fit = hb.fit_hja(data, rank=0, leave_out=["judge2"])
+    boot = fit.bootstrap(wild=True)
+    assert boot.weights.shape == (64, 9) and not boot.weights[:, 6:].any()
+    assert len({tuple(r) for r in boot.weights[:, :6]}) == 64  # every sign pattern once
+    assert "on 6 clusters" in repr(boot)
+    np.testing.assert_allclose(boot.mu.std(axis=0), fit.wald.mu().se, rtol=1e-9)
+    attrs = boot.table().attrs
+    assert "df" not in attrs and "small_sample" not in attrs and attrs["n_clusters"] == 6
+    assert attrs["seed"] == 0 and attrs["se"] == "cluster-robust (CR2)"
+    for args, said in (((5, 0), "n must be"), ((1, 10), "G must be"), ((4, 10, "webb", -1),
+                                                                         "seed")):
+        with pytest.raises(hb.ParameterError, match=said):
+            wild_weights(*args)
+
+
+def test_the_wild_bootstrap_of_prompts_kept_in_an_engine_says_how_to_get_it(tmp_path):
+    pytest.importorskip("duckdb")
+    rng = np.random.default_rng(2)
+    pair = np.array([rng.choice(3, 2, replace=False) for _ in range(400)])
+    models = np.array(["x", "y", "z"])
+    pd.DataFrame({"judge": rng.choice(["j1", "j2"], 400), "model_a": models[pair[:, 0]],
+                  "model_b": models[pair[:, 1]], "prompt": rng.integers(0, 10, 400),
+                  "winner": np.where(rng.random(400) < 0.5 + 0.2 * (pair[:, 0] - pair[:, 1]),
+                                     "model_a", "model_b")}).to_csv(tmp_path / "v.csv",
+                                                                    index=False)
+    data = hb.Comparisons.scan(tmp_path / "v.csv", cluster="prompt", incidence="engine")
+    fit = hb.fit_hja(data, rank=0)
+    with pytest.raises(hb.ParameterError, match="query engine give the CR1 meat only: scan "
+                                                "with incidence='memory'"):
+        fit.bootstrap(wild=True)
 
 
 def test_the_wild_bootstrap_without_clusters_says_what_it_needs():

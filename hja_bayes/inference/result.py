@@ -212,8 +212,7 @@ class WaldInference(Quantities):
                 f"the cluster scores do not vary along {int(bad.sum())} of the quantities "
                 f"asked for: with {self._clusters_text()} their cluster-robust variance is 0 "
                 "(a cluster alone determines them, or there are too few clusters). Use more "
-                "prompts, fit.bootstrap(wild=True), or cov_type='fisher' if the verdicts are "
-                "independent")
+                "prompts, or cov_type='fisher' if the verdicts are independent")
 
     def _clusters_text(self) -> str:
         c = self.clustering

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..checks import check_choice, check_integer, check_level
-from ..errors import ParameterError
+from ..errors import IdentifiabilityError, ParameterError
 from .pairs import item_pairs
 
 __all__ = ["WEIGHTS", "WildBootstrap", "wild_bootstrap", "wild_weights"]
@@ -47,7 +47,15 @@ _WEBB = np.array([-np.sqrt(1.5), -1.0, -np.sqrt(0.5), np.sqrt(0.5), 1.0, np.sqrt
 
 def wild_weights(G: int, n: int, kind: str = "rademacher", seed: int = 0) -> np.ndarray:
     """Cluster weights (n, G): Rademacher (every sign pattern once when ``2^G <= n``) or
-    Webb's six-point distribution (mean 0, variance 1)."""
+    Webb's six-point distribution (mean 0, variance 1).
+
+    Raises
+    ------
+    ParameterError
+        For fewer than two clusters or replicates, or a seed that is not an integer >= 0.
+    """
+    G, n = check_integer(G, "G", 2), check_integer(n, "n", 2)
+    seed = check_integer(seed, "seed", 0)
     kind = check_choice(kind, "weights", WEIGHTS)
     rng = np.random.default_rng(seed)
     if kind == "rademacher":
@@ -74,6 +82,11 @@ class WildBootstrap(NamedTuple):
     judges, items : tuple of str
     inference : WaldInference
         The CR2 inference it perturbs (its estimates and standard errors).
+    seed : int or None
+        The seed of the weights.
+
+    Clusters without comparisons (all their judges left out) carry no weight: their column
+    of ``weights`` is 0, and the sign patterns are enumerated over the others.
     """
 
     mu: np.ndarray
@@ -84,11 +97,13 @@ class WildBootstrap(NamedTuple):
     judges: tuple[str, ...]
     items: tuple[str, ...]
     inference: object
+    seed: int | None = None
 
     def __repr__(self) -> str:
         """One line: the replicates, their weights and clusters (no arrays)."""
+        weighted = int(np.count_nonzero(np.any(self.weights != 0, axis=0)))
         return (f"WildBootstrap({self.n:,} replicates, {self.kind} weights on "
-                f"{self.weights.shape[1]:,} clusters, {len(self.judges)} judges, "
+                f"{weighted:,} clusters, {len(self.judges)} judges, "
                 f"{len(self.items)} models; .table(level) for intervals)")
 
     @property
@@ -105,9 +120,30 @@ class WildBootstrap(NamedTuple):
         return self.inference.cluster_design.adjusted @ self.weights.T  # (dim, n)
 
     def critical_values(self, Z: np.ndarray, level: float = 0.95) -> np.ndarray:
-        """The ``level`` quantile of ``|T*|`` for whitened gradients ``Z`` (dim, m)."""
+        """The ``level`` quantile of ``|T*|`` for whitened gradients ``Z`` (dim, m).
+
+        Raises
+        ------
+        IdentifiabilityError
+            For a quantity whose cluster-robust variance is 0 (no cluster's score moves
+            it: its every replicate and standard error are 0, and so would its interval's
+            width be).
+        ParameterError
+            When the replicates give too few distinct ``|T*|`` for the quantile.
+        """
         level = check_level(level)
         d = self.inference.cluster_design
+        Z = np.asarray(Z, dtype=float).reshape(d.adjusted.shape[0], -1)
+        fisher = np.sum(Z * Z, axis=0)
+        robust = np.sum((d.adjusted.T @ Z) ** 2, axis=0)
+        still = (fisher > 0) & (robust <= 1e-10 * fisher)
+        if still.any():
+            raise IdentifiabilityError(
+                f"the cluster scores do not move {int(still.sum())} of the quantities asked "
+                "for: their cluster-robust variance is 0 (a cluster alone determines them, or "
+                "there are too few clusters), so is every wild replicate, and an interval "
+                "would have width 0. Use more prompts, or cov_type='fisher' if the verdicts "
+                "are independent")
         # prompts that carry weight (with comparisons, CR2 weight above 0), and how many
         # distinct |T*| their signs can give, on the log scale (6^G overflows at G = 397)
         G = int(np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10]).size)
@@ -175,8 +211,11 @@ class WildBootstrap(NamedTuple):
                 "estimate": est, "se": d_se, "lower": est - crit * d_se,
                 "upper": est + crit * d_se, "critical": crit}))
         table = pd.concat(frames, ignore_index=True)
+        clustering = {k: v for k, v in inf.clustering.items() if k not in ("df", "small_sample")}
         table.attrs.update({"level": float(level), "interval": "wild bootstrap (percentile-t)",
-                            "weights": self.kind, "replicates": self.n, **inf.clustering})
+                            "se": "cluster-robust (CR2)", "critical": "wild bootstrap quantile "
+                            "of |T*| (no t degrees of freedom)", "weights": self.kind,
+                            "replicates": self.n, "seed": self.seed, **clustering})
         return table
 
 
@@ -193,6 +232,7 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
         Replicates (with Rademacher weights and ``2^G <= n``, all ``2^G`` sign patterns).
     weights : {"rademacher", "webb"}
     seed : int
+        Seed of the weights (with every sign pattern enumerated, not needed).
 
     Returns
     -------
@@ -201,15 +241,23 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
     Raises
     ------
     ParameterError
-        Without a CR2 cluster-robust inference, or for ``n < 2``.
+        Without a CR2 cluster-robust inference, for ``n < 2``, or fewer than two clusters
+        that carry weight.
     """
     check_integer(n, "n", 2)
+    seed = check_integer(seed, "seed", 0)
     if getattr(inference, "small_sample", None) != "CR2":
         raise ParameterError("the wild bootstrap perturbs the clusters' scores: it needs "
                              "clusters (read the data with cluster=<column>) and "
                              "cov_type='cluster' (CR2)")
     d = inference.cluster_design
-    w = wild_weights(d.n_clusters, int(n), weights, seed)
+    carry = np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10])  # clusters with comparisons
+    if carry.size < 2:
+        raise ParameterError(f"{carry.size} cluster(s) carry weight: the wild bootstrap needs "
+                             "two or more")
+    drawn = wild_weights(carry.size, int(n), weights, seed)
+    w = np.zeros((len(drawn), d.n_clusters))
+    w[:, carry] = drawn
     value, G = inference._core_gradient
     X = inference._core_whitened
     delta = d.adjusted @ w.T  # (dim, n)
@@ -222,4 +270,4 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
         beta = draws[N + K + np.arange(K) * q + c].T
     return WildBootstrap(draws[:N].T, draws[N:N + K].T, beta, w,
                          check_choice(weights, "weights", WEIGHTS), inference.judges,
-                         inference.items, inference)
+                         inference.items, inference, seed)
