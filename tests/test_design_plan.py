@@ -208,7 +208,7 @@ def test_malformed_pairs_gaps_and_sizes_are_refused_by_name():
     for gap in ([0.1, 0.2, 0.3], [[0.1, 0.2]], "big"):  # two pairs asked ("adjacent")
         with pytest.raises(ParameterError, match="gap"):
             hb.plan(SCORES, judges=2, gap=gap)
-    for sizes in ([], [[100, 200]], "many"):
+    for sizes in ([], [[100, 200]], "many", [420.9]):  # 420.9 had been shown as 420
         with pytest.raises(ParameterError, match="comparisons_per_judge"):
             hb.plan(SCORES, judges=2, comparisons_per_judge=sizes)
     with pytest.raises(ParameterError, match="position_bias must be finite"):  # not LinAlgError

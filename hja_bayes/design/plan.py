@@ -372,6 +372,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                                  f"of numbers, got {comparisons_per_judge!r}")
         if np.any(sizes < 1) or not np.all(np.isfinite(sizes)):
             raise ParameterError("comparisons_per_judge must be >= 1")
+        if np.any(sizes != np.round(sizes)):  # 420.9 had been priced so and shown as 420
+            raise ParameterError(f"comparisons_per_judge must be whole numbers, got "
+                                 f"{comparisons_per_judge!r}")
         hit = [int(s) for s in sizes if achieved(s) >= power]
         best = min(hit) if hit else None
     else:
