@@ -26,18 +26,9 @@ from .prompt_columns import PROMPT_HINTS, prompt_like_columns
 from .row_keys import (check_column_names, check_columns, cluster_codes, codes_in_order,
                        row_keys, tally)
 from .sources import as_frame, read_table, row_label
-from .verdicts import (
-    FIRST_LABELS,
-    INVALID_LABELS,
-    ONE_HOT_COLUMNS,
-    ORDINAL_LABELS,
-    SECOND_LABELS,
-    TIE_LABELS,
-    check_ambiguous,
-    numeric_hint,
-    ordered_verdicts,
-    verdict_codes,
-)
+from .verdicts import (FIRST_LABELS, INVALID_LABELS, ONE_HOT_COLUMNS, ORDINAL_LABELS,
+                       SECOND_LABELS, TIE_LABELS, check_ambiguous, name_hint, numeric_hint,
+                       ordered_verdicts, verdict_codes)
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "ONE_HOT_COLUMNS", "ORDINAL_LABELS", "PROMPT_HINTS",
            "SECOND_LABELS", "TIE_LABELS", "prompt_like_columns", "read_counts", "read_csv",
@@ -80,7 +71,9 @@ def read_frame(
         it is absent (and left at its default) and ``winner_model_a``, ``winner_model_b``,
         ``winner_tie`` are there, those one-hot columns give the verdict.
     invalid_labels : iterable of str
-        Verdicts treated as "no usable verdict" (compared case-insensitively).
+        Verdicts treated as "no usable verdict" (compared case-insensitively), in place of
+        the default markers (:data:`~hja_bayes.verdicts.INVALID_LABELS`); a missing or empty
+        verdict always is one.
     cluster : str, optional
         Column naming the prompt / question / conversation each judgment is about.  Verdicts
         on one prompt are dependent (they share its answers); with clusters known, the
@@ -137,7 +130,7 @@ def read_frame(
                               **({} if one_hot else {winner: "winner"})})
     verdict, labels = verdict_codes(df, winner, [c for c in (model_a, model_b) if c in df.columns])
     keys = row_keys(df, judge, model_a, model_b, cluster)
-    invalid_set = {s.strip().lower() for s in invalid_labels}
+    invalid_set = {s.strip().lower() for s in invalid_labels} | {""}  # missing: always
     ordered = ordered_verdicts(df, verdict, labels, scale, invalid_set)
 
     if ordered is None:  # classify each distinct label once
@@ -163,6 +156,7 @@ def read_frame(
             f"'model_b', a tie label {sorted(TIE_LABELS)}, an invalid marker "
             f"{sorted(x for x in invalid_set if x)}, nor one of the row's items "
             f"({keys.items[keys.first[pos]]!r}, {keys.items[keys.second[pos]]!r})"
+            + name_hint(label, (keys.items[keys.first[pos]], keys.items[keys.second[pos]]))
             + numeric_hint(label))
     is_first, is_tie, is_invalid = kind == 1, kind == 3, kind == 4
 
@@ -361,12 +355,15 @@ def read_counts(
                         "values, and float64 sums this large lose whole comparisons)")
     bad = (ww < tt / 2 - 1e-9) | (ww > nn - tt / 2 + 1e-9) | (tt > nn)
     if bad.any():
+        at = int(np.argmax(bad))
         raise DataError(
-            f"{row_label(df.index, np.argmax(bad))}: need ties <= n and ties/2 <= wins <= n - ties/2"
-        )
+            f"{row_label(df.index, at)}: need ties <= n and ties/2 <= wins <= n - ties/2, got "
+            f"n = {nn[at]:g}, wins = {ww[at]:g}, ties = {tt[at]:g} ({int(bad.sum())} such rows)")
     warn_near_duplicates(keys.items, "item")
     warn_near_duplicates(keys.judge.names, "judge")
     keep = nn > 0
+    if not keep.any():
+        raise DataError(f"no comparisons: every row has n == 0 ({len(df)} rows)")
     rejected = {"n == 0": int((~keep).sum())} if (~keep).any() else {}
     k, i, j, judges, items = codes_in_order(keys, keep)
     dropped = _warn_dropped(keys.judge.names, judges, keys.items, items)  # rows of n == 0

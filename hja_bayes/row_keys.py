@@ -37,9 +37,13 @@ def coded(column: pd.Series, say_merged: bool = False) -> Coded:
     keeps reading fast at millions of rows.  ``say_merged``: warn where values of two types
     read as one name (judges and models; a prompt id 1 beside "1" is one prompt anyway)."""
     codes, names = pd.factorize(column.astype(str))
-    if say_merged and column.dtype == object and \
-            pd.api.types.infer_dtype(column, skipna=True).startswith("mixed"):
-        _warn_merged_types(column, len(names))
+    if say_merged:
+        # a categorical column's values are its categories (1 and "1" two of them)
+        values = pd.Series(column.cat.categories, name=column.name) \
+            if isinstance(column.dtype, pd.CategoricalDtype) else column
+        if values.dtype == object and \
+                pd.api.types.infer_dtype(values, skipna=True).startswith("mixed"):
+            _warn_merged_types(values, pd.unique(values.astype(str)).size)
     return Coded(codes.astype(np.int64), np.asarray(names, dtype=object))
 
 
@@ -171,11 +175,11 @@ def cluster_codes(df: pd.DataFrame, cluster: str | None, keep: np.ndarray):
     if cluster is None:
         return None, None
     column = coded(df[cluster])
-    empty = _blank(column) & keep
+    empty = _blank(column)  # on every row, as a missing one is: rejected rows too
     if empty.any():  # an empty CSV cell is "": it had made one prompt of every such verdict
         raise DataError(f"{row_label(df.index, np.argmax(empty))}: empty prompt in column "
-                        f"{cluster!r} ({int(empty.sum())} such rows): every verdict needs its "
-                        "prompt for cluster-robust intervals")
+                        f"{cluster!r} ({int(empty.sum())} such rows): every row needs its "
+                        "prompt, a rejected one too (as with a missing prompt)")
     codes, present = pd.factorize(column.codes[keep])
     names = tuple(column.names[present])
     stripped = pd.Series([str(n).strip() for n in names])

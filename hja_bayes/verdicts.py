@@ -1,7 +1,8 @@
 """Verdict labels and how a row's verdict is read (by :mod:`hja_bayes.readers`, and by the
 scan engines for each distinct verdict).
 
-Verdicts (the ``winner`` column, compared without case or surrounding spaces):
+Verdicts (the ``winner`` column; labels compared without case or surrounding spaces, a
+model's name exactly as the model columns write it):
 
 * the first-shown model won: ``model_a``, ``a``;
 * the second-shown model won: ``model_b``, ``b``;
@@ -38,7 +39,8 @@ from .row_keys import column_hint
 from .sources import row_label
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
-           "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "numeric_hint", "ordered_verdicts",
+           "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "name_hint", "numeric_hint",
+           "ordered_verdicts",
            "scale_bounds", "scale_of", "verdict_codes", "zero_one"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
@@ -205,3 +207,19 @@ def numeric_hint(label) -> str:
         return ""
     return ("; numbers are read as ordered verdicts with scale='LO..HI' (CLI --verdict-scale), "
             "higher favouring model_a")
+
+
+def name_hint(label, names) -> str:
+    """For an unknown verdict that is one of the row's model ``names`` but for case, spaces
+    or Unicode form, what differs ("" otherwise): names are matched exactly."""
+    import unicodedata
+
+    def plain(x) -> str:
+        return unicodedata.normalize("NFC", str(x)).strip().casefold()
+
+    alike = [n for n in names if plain(n) == plain(label)]
+    if not alike:
+        return ""
+    return (f"; it differs from the model {alike[0]!r} only in case, surrounding spaces or "
+            "Unicode form (ascii: " + ascii(str(label)) + " against " + ascii(str(alike[0]))
+            + "): a winner's name must be written as in the model columns")

@@ -701,3 +701,65 @@ def test_a_column_named_twice_is_said_and_the_first_read(tmp_path):
                       columns=["judge", "model_a", "model_b", "winner", "winner"])
     with pytest.warns(DataWarning, match=r"the table names column\(s\) \['winner'\]"):
         assert np.asarray(Comparisons.from_frame(df).counts).tolist() == [[1.0, 0.0, 0.0]]
+
+
+def test_a_winner_named_unlike_its_model_says_what_differs():
+    """Names are matched exactly (labels ignore case); 'Y', ' y ' or a decomposed 'café'
+    had been refused without saying that they are the row's model written otherwise (the
+    last looked identical in the message)."""
+    df = frame(judge=["j"] * 3, model_a=["x", "y", "x"], model_b=["y", "x", "y"],
+               winner=["Y", "x", "tie"])
+    with pytest.raises(DataError, match=r"differs from the model 'y' only in case.*"
+                                        r"\(ascii: 'Y' against 'y'\)"):
+        Comparisons.from_frame(df)
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    with pytest.raises(DataError, match=re.escape("ascii: 'cafe\\u0301' against 'caf\\xe9'")):
+        Comparisons.from_frame(df.replace({"y": composed, "Y": decomposed}))
+    with pytest.raises(DataError) as refused:
+        Comparisons.from_frame(df.replace({"Y": "zz"}))  # not a model at all: no such hint
+    assert "only in case" not in str(refused.value)
+
+
+def test_a_missing_verdict_stays_no_verdict_with_other_invalid_markers():
+    """invalid_labels replaces the default markers; a missing verdict had then become an
+    error shown as winner ''."""
+    df = frame(judge=["j"] * 3, model_a=["x", "y", "x"], model_b=["y", "x", "y"],
+               winner=[None, "skip", "x"])
+    data = Comparisons.from_frame(df, invalid_labels=["skip"])
+    assert data.rejected == {"no verdict (empty or missing)": 1, "no usable verdict ('skip')": 1}
+    with pytest.raises(DataError, match="winner 'error' is neither"):  # defaults replaced
+        Comparisons.from_frame(df.assign(winner=["error", "skip", "x"]), invalid_labels=["skip"])
+
+
+def test_an_empty_prompt_is_refused_on_a_rejected_row_as_a_missing_one_is(tmp_path):
+    """A CSV's empty prompt cell on a row of verdict 'error' had been read (a missing prompt
+    there was refused, by the frame readers and the scans alike)."""
+    df = frame(judge=["j"] * 3, model_a=["x", "y", "x"], model_b=["y", "x", "y"],
+               winner=["x", "error", "tie"], q=["1", "", "2"])
+    df.to_csv(tmp_path / "v.csv", index=False)
+    for read in (lambda: Comparisons.from_frame(df, cluster="q"),
+                 lambda: Comparisons.from_csv(tmp_path / "v.csv", cluster="q"),
+                 lambda: Comparisons.from_frame(df.assign(q=["1", None, "2"]), cluster="q")):
+        with pytest.raises(DataError, match=r"(row 1|line 3): empty prompt|column 'q' has 1 "
+                                            r"missing value.*row\(s\) \[1\]"):
+            read()
+
+
+def test_a_categorical_column_of_one_and_the_text_one_warns_as_an_object_column_does():
+    values = [1, "1", "x", "x"]
+    rest = dict(judge=["j"] * 4, model_b=["x", "x", "1", "1"],
+                winner=["model_a", "model_b", "tie", "model_a"])
+    for column in (pd.Series(values, dtype=object), pd.Categorical(values)):
+        with pytest.warns(DataWarning, match=r"int '1' and str '1'"):
+            data = Comparisons.from_frame(frame(model_a=column, **rest))
+        assert data.items == ("1", "x")
+
+
+def test_inconsistent_or_empty_counts_say_their_values():
+    df = frame(judge=["j", "j"], model_a=["x", "y"], model_b=["y", "x"], n=[3, 2],
+               wins=[3, 1], ties=[2, 0])
+    with pytest.raises(DataError, match=r"row 0: need ties <= n .* got n = 3, wins = 3, "
+                                        r"ties = 2 \(1 such rows\)"):
+        Comparisons.from_counts(df)
+    with pytest.raises(DataError, match=r"every row has n == 0 \(2 rows\)"):
+        Comparisons.from_counts(df.assign(n=[0, 0], wins=[0, 0], ties=[0, 0]))

@@ -171,7 +171,7 @@ def classify(keys: pd.DataFrame, counts, columns: tuple, *, scale=None,
     else:
         text = keys["v0"].to_numpy(dtype=object)
     normal = np.array([t.strip().lower() for t in text], dtype=object)
-    invalid_set = {s.strip().lower() for s in invalid_labels}
+    invalid_set = {s.strip().lower() for s in invalid_labels} | {""}  # missing: always
     invalid = np.isin(normal, list(invalid_set))
     # each invalid raw verdict gets its own label id (reasons are counted per raw label)
     invalid_ids = np.cumsum(invalid) - 1

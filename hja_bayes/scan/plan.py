@@ -26,7 +26,7 @@ from ..errors import DataError
 from ..names import warn_near_duplicates
 from ..readers import _warn_crowd, _warn_dropped
 from ..row_keys import SINGLE_JUDGE
-from ..verdicts import numeric_hint
+from ..verdicts import name_hint, numeric_hint
 from .labels import (AMBIGUOUS, MISSING, SELF, UNKNOWN, BadVerdict, Verdicts, classify,
                      kind_meaning)
 
@@ -238,7 +238,7 @@ def _check_codes(engine, plan: Plan, grouped: pd.DataFrame) -> None:
         else:
             what = (f"winner {verdict!r} is neither 'model_a', 'model_b', a tie label, an "
                     f"invalid marker, nor one of the row's items ({a!r}, {b!r})"
-                    + numeric_hint(verdict))
+                    + name_hint(verdict, (a, b)) + numeric_hint(verdict))
         raise DataError(f"{place}: {what}; {_such_rows(count)} in all (every row was read and "
                         "counted; nothing was fitted)")
 
