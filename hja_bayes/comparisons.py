@@ -288,7 +288,8 @@ class Comparisons(CountViews):
             features=features, feature_names=self.feature_names,
             feature_transform=self.feature_transform, cluster_column=self.cluster_column,
         )
-        return folded if engine is None else replace(folded, clusters=engine)
+        return folded if engine is None else replace(folded, clusters=engine,
+                                                      cluster_column=self.cluster_column)
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
         """Comparisons of a subset of judges (items keep their indices)."""

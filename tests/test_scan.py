@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import hja_bayes as hb
 from hja_bayes import Comparisons, DataError, DataWarning, ParameterError, fit_hja
 from tests.conftest import shared_data_or_skip
 from tests.scan_support import (SHARED_PANELS, assert_same_data, bundled_prd, in_order_of,
@@ -350,13 +351,23 @@ def test_a_model_or_judge_on_one_prompt_is_refused_as_in_memory(engine, tmp_path
     prd_with_lone_prompts().to_csv(tmp_path / "lone.csv", index=False)
     memory = Comparisons.from_frame(read_as_text(tmp_path / "lone.csv"), cluster="question_id")
     kept = Comparisons.scan(tmp_path / "lone.csv", engine=engine, cluster="question_id",
-                            incidence="engine")
+                            incidence="engine", rows_per_group=1_500)  # prompts in groups
     said = single_prompt_refusals(kept)
     assert said == single_prompt_refusals(memory)
     assert re.search(r"judge\(s\) 'gpt4' appear\(s\) on a single prompt", said[0])
     assert "'claude'" not in said[0]
     assert re.search(r"model\(s\) 'claude' and judge\(s\) 'gpt4' appear", said[1])
     assert said[2] == ""  # 'claude' on two prompts: intervals
+    # folded, the refusal still names the prompt column (folding had dropped it)
+    assert single_prompt_refusals(kept.fold_order()) == single_prompt_refusals(
+        memory.fold_order())
+    # and a bootstrap of prompts, whose Poisson weights the engine draws, is refused too
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        fit = fit_hja(kept, rank=0, leave_out=["bard", "gpt4"])
+    with pytest.raises(hb.IdentifiabilityError, match=r"model\(s\) 'claude' .*bootstrap of "
+                                                      "prompts"):
+        fit.bootstrap(5)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

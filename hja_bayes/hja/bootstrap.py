@@ -284,7 +284,7 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
         raise ParameterError("cluster=True needs clusters: read the data with cluster=<column>, "
                              "or pass cluster=False to resample single comparisons")
     if cluster:  # a prompt alone behind a model: every replicate draws it or nothing
-        check_single_prompts(data, bootstrap=True)
+        check_single_prompts(data, bootstrap=True, count_in_engine=True)
     rng = np.random.default_rng(seed)
     outcome = fit.outcome_model
     design = design_of(data, fit.terms)

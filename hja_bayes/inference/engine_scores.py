@@ -30,7 +30,7 @@ import pandas as pd
 from ..errors import ParameterError
 from ..likelihood import category_derivatives, counts_for
 
-__all__ = ["engine_meat", "score_table"]
+__all__ = ["engine_meat", "engine_prompt_counts", "score_table"]
 
 def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
     """The per-(cell, category) score values keyed as the engine's rows are.
@@ -66,26 +66,23 @@ def score_table(model, chart, clusters) -> tuple[pd.DataFrame, int]:
 
 class _Reducer:
     """Prompt score sums (a long table from the engine) -> their (dim x dim) cross-product
-    and the prompts each judge and model appears on, as one flat vector that adds up over
-    groups of prompts (:meth:`split` takes it apart).
+    (with a ``chart``) and the prompts each judge and model of ``data`` appears on, as one
+    flat vector that adds up over groups of prompts (:meth:`split` takes it apart).
 
     A plain object of NumPy arrays, so that Dask and Spark can ship it to their workers.
     """
 
-    def __init__(self, model, chart, clusters, width: int):
-
-        data, plan = model.data, clusters.plan
-        eta_cols, aux_cols = chart.local_columns()
-        self.judge_cols = np.concatenate([eta_cols, aux_cols], axis=1)  # (K, width)
+    def __init__(self, data, plan, chart=None, width: int = 0):
         judge_index = {name: k for k, name in enumerate(data.judges)}
         item_index = {name: i for i, name in enumerate(data.items)}
         self.judge_of = np.array([judge_index.get(j, -1) for j in plan.judges], dtype=np.int64)
         self.item_of = np.array([item_index.get(i, -1) for i in plan.items], dtype=np.int64)
-        self.m = chart.shape[2]
-        self.y = chart.y_offset
-        self.dim = chart.dim
-        self.width = width
         self.n_judges, self.n_items = len(data.judges), len(data.items)
+        self.dim = 0 if chart is None else chart.dim
+        if chart is not None:
+            eta_cols, aux_cols = chart.local_columns()
+            self.judge_cols = np.concatenate([eta_cols, aux_cols], axis=1)  # (K, width)
+            self.m, self.y, self.width = chart.shape[2], chart.y_offset, width
 
     def split(self, total: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The summed vector -> (meat (dim x dim), prompts per judge, prompts per model)."""
@@ -101,12 +98,11 @@ class _Reducer:
 
     def __call__(self, long: dict) -> np.ndarray:
         gid, grp, key = long["gid"], long["grp"], long["key"]
-        values = long["values"]
         judge_prompts = self._prompts(gid[grp == 0], self.judge_of[key[grp == 0]], self.n_judges)
         as_item = grp > 0
         item_prompts = self._prompts(gid[as_item], self.item_of[key[as_item]], self.n_items)
-        return np.concatenate([self._meat(gid, grp, key, values).ravel(), judge_prompts,
-                               item_prompts])
+        meat = self._meat(gid, grp, key, long["values"]) if self.dim else np.zeros((0, 0))
+        return np.concatenate([meat.ravel(), judge_prompts, item_prompts])
 
     def _meat(self, gid, grp, key, values) -> np.ndarray:
         w, m = self.width, self.m
@@ -154,7 +150,18 @@ def engine_meat(model, chart, clusters) -> tuple[np.ndarray, np.ndarray, np.ndar
     item_prompts : ndarray (N,)
     """
     table, width = score_table(model, chart, clusters)
-    reduce = _Reducer(model, chart, clusters, width)
+    return _reduced(table, _Reducer(model.data, clusters.plan, chart, width), clusters)
+
+
+def engine_prompt_counts(data, clusters) -> tuple[np.ndarray, np.ndarray]:
+    """The prompts each judge and each model of ``data`` appears on, counted in the engine
+    that keeps them (one pass over the rows): ``(judge_prompts (K,), item_prompts (N,))``."""
+    keys = np.unique(clusters.cell_keys(data)[0])
+    table = pd.DataFrame({"key": keys, "v0": np.zeros(len(keys))})
+    return _reduced(table, _Reducer(data, clusters.plan), clusters)[1:]
+
+
+def _reduced(table, reduce, clusters):
     total = clusters.prompt_scores(table, reduce)
     if total is None:
         total = np.zeros(reduce.dim * reduce.dim + reduce.n_judges + reduce.n_items)

@@ -329,12 +329,14 @@ def check_clusters(data: Comparisons) -> int:
     return G
 
 
-def check_single_prompts(data: Comparisons, bootstrap: bool = False) -> None:
+def check_single_prompts(data: Comparisons, bootstrap: bool = False,
+                         count_in_engine: bool = False) -> None:
     """Every model and judge of the data (the judges the fit kept) checked to appear in at
-    least two clusters.  Prompts kept in a scan's query engine are counted there, when the
-    cluster-robust meat is summed (:func:`score_covariance` raises the same error).
-    ``bootstrap``: said of a bootstrap of prompts (every replicate draws that prompt, giving
-    the same estimate, or none, leaving it to the ridge).
+    least two clusters.  Prompts kept in a scan's query engine are counted there with
+    ``count_in_engine`` (a pass over the rows); else when the cluster-robust meat is summed
+    (:func:`score_covariance` raises the same error).  ``bootstrap``: said of a bootstrap
+    of prompts (every replicate draws that prompt, giving the same estimate, or none,
+    leaving it to the ridge).
 
     Raises
     ------
@@ -344,7 +346,14 @@ def check_single_prompts(data: Comparisons, bootstrap: bool = False) -> None:
         fit and no cluster-robust covariance can say how uncertain it is (CR2 had given
         such a model's differences variances 30-55 times below the Fisher ones).
     """
-    _refuse_single_prompts(data, _in_one_cluster(data), bootstrap)
+    if count_in_engine and getattr(data.clusters, "in_engine", False):
+        from .engine_scores import engine_prompt_counts
+
+        judges, items = engine_prompt_counts(data, data.clusters)
+        alone = _named(data, items == 1, judges == 1)
+    else:
+        alone = _in_one_cluster(data)
+    _refuse_single_prompts(data, alone, bootstrap)
 
 
 def _refuse_single_prompts(data: Comparisons, alone: str, bootstrap: bool = False) -> None:
@@ -353,9 +362,8 @@ def _refuse_single_prompts(data: Comparisons, alone: str, bootstrap: bool = Fals
     column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
     method, fisher = (("a bootstrap of prompts", "resample single comparisons (cluster=False)")
                       if bootstrap else ("a cluster-robust covariance", "use cov_type='fisher'"))
-    pool = ("; raters who each judged one prompt can be pooled into one judge (judge=None; "
-            "hja-bayes fit --judge-col -) when the consensus is what is wanted"
-            if "judge(s)" in alone else "")
+    pool = "; raters who each judged one prompt can be pooled into one judge (judge=None; " \
+        "hja-bayes fit --judge-col -) when the consensus is what is wanted" * ("judge(s)" in alone)
     raise IdentifiabilityError(
         f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
         f"their estimates, and {method} cannot tell how uncertain they are (it would call "
