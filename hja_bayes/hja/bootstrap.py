@@ -16,9 +16,9 @@ import pandas as pd
 from ..threads import one_blas_thread
 from ..checks import check_integer, check_level
 from ..decomposition import canonicalize
-from ..inference.information import check_single_prompts
 from ..errors import (DataWarning, HJAError, HJAWarning, IdentifiabilityError, ParameterError,
                       warn)
+from ..inference.information import check_single_prompts
 from ..likelihood import cells_of, counts_for
 from ..likelihood.terms import design_of
 from .refine import SLOW_TERMS, finish, refine
@@ -277,6 +277,9 @@ def bootstrap_fit(fit: HJAFit, n: int = 200, *, seed: int = 0, cluster: bool = T
     ------
     ParameterError
         ``cluster=True`` without clusters, or ``n < 2``.
+    IdentifiabilityError
+        ``cluster=True`` where a model or judge appears on a single prompt (every replicate
+        draws that prompt, giving one estimate, or none).
     """
     check_integer(n, "n", 2)
     data = fit.data

@@ -251,7 +251,7 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
                              "clusters (read the data with cluster=<column>) and "
                              "cov_type='cluster' (CR2)")
     d = inference.cluster_design
-    carry = np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10])  # clusters with comparisons
+    carry = np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10])  # with comparisons, CR2 weight > 0
     if carry.size < 2:
         raise ParameterError(f"{carry.size} cluster(s) carry weight: the wild bootstrap needs "
                              "two or more")
