@@ -362,6 +362,8 @@ class Comparisons(CountViews):
                 clusters.names, clusters.cluster[keep], new_cell[clusters.cell[keep]],
                 clusters.counts[keep],
                 None if clusters.features is None else clusters.features[keep])
+        elif clusters is not None and "judges" in overrides:  # kept in an engine
+            clusters = clusters.for_judges(overrides["judges"])
         cells = dict(judge=self.judge[mask], first=self.first[mask], second=self.second[mask],
                      counts=self.counts[mask], clusters=clusters)
         return replace(self, **{**cells, **overrides})

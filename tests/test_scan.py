@@ -101,6 +101,29 @@ def test_folded_and_selected_data_keep_their_engine_prompts(engine):
                         rank=0) < 1e-10
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prompts_only_a_left_out_judge_judged_are_not_counted(engine, tmp_path):
+    """A selection of judges counts the prompts its judges judged: the engine had counted
+    every prompt of the scan (G = 80 for 79 in memory), so CR1's G / (G - 1) and the
+    recorded clusters differed from the in-memory reading."""
+    df = read_as_text(bundled_prd())
+    df = df[(df["question_id"] != "5") | (df["judge"] == "gpt4")]  # q5: gpt4's alone
+    df.to_csv(tmp_path / "q5.csv", index=False)
+    memory = Comparisons.from_frame(df, cluster="question_id")
+    kept = Comparisons.scan(tmp_path / "q5.csv", engine=engine, cluster="question_id",
+                            incidence="engine")
+    others = [j for j in memory.judges if j != "gpt4"]
+    assert kept.clusters.n_clusters == 80
+    assert kept.select_judges(others).clusters.n_clusters == 79
+    assert interval_gap(kept.select_judges(others), memory.select_judges(others), rank=0) < 1e-10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        left = fit_hja(in_order_of(kept, memory), rank=0, leave_out=["gpt4"])
+        direct = fit_hja(memory, rank=0, leave_out=["gpt4"])
+    assert left.clustering["n_clusters"] == direct.clustering["n_clusters"] == 79
+    assert left.clustering["effective_clusters"] == direct.clustering["effective_clusters"]
+
+
 # the verdicts are drawn without regard to the models, so the judges share no consensus and
 # the rank-0 intervals carry the few-verdicts warning; what is checked is their equality
 @pytest.mark.filterwarnings("ignore:the judges' sensitivities rest on few verdicts")

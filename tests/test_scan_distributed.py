@@ -82,6 +82,7 @@ def test_dask_bundled_prd_and_bad_rows(dask_client, tmp_path):
     memory = Comparisons.from_frame(read_as_text(tmp_path / "lone.csv"), cluster="question_id")
     said = single_prompt_refusals(lone)
     assert said == single_prompt_refusals(memory) and said[1] and not said[2]
+    assert lone.select_judges(["gpt4"]).clusters.n_clusters == 1  # its one prompt, of 80
     df.loc[[5000, 6000], "winner"] = "banana"
     df.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(DataError, match=r"bad\.csv, line 5002 .*2 such rows"):
@@ -118,6 +119,9 @@ def test_spark_bundled_prd_and_bad_rows(spark, tmp_path):
         incidence="engine", session=spark, partitions=2))
     memory = Comparisons.from_frame(lone, cluster="question_id")
     assert said == single_prompt_refusals(memory) and said[1] and not said[2]
+    kept = Comparisons.scan(str(tmp_path / "lone.parquet"), engine="spark",
+                            cluster="question_id", incidence="engine", session=spark)
+    assert kept.select_judges(["gpt4"]).clusters.n_clusters == 1  # its one prompt, of 80
     df.loc[[5000, 6000], "winner"] = "banana"
     df.to_parquet(tmp_path / "bad.parquet", row_group_size=2000)
     with pytest.raises(DataError, match=r"bad\.parquet, row 5000 \(0-based, in row group 2\)"

@@ -274,14 +274,18 @@ class DaskEngine:
         return Example(first, int(rows.min()) if len(rows) else None,
                        {names[n][0]: row[n] for n in cols}, candidates)
 
-    def cluster_totals(self) -> np.ndarray:
-        """Valid comparisons per prompt."""
-        (out,) = self._compute(self.valid.groupby("g").size())
+    def _valid_of(self, judges):
+        rows = self.valid
+        return rows if judges is None else rows[rows["k"].isin(list(judges))]
+
+    def cluster_totals(self, judges=None) -> np.ndarray:
+        """Valid comparisons per prompt (of the judges coded ``judges``; None: all)."""
+        (out,) = self._compute(self._valid_of(judges).groupby("g").size())
         return out.to_numpy().astype(float)
 
-    def cluster_names(self) -> tuple:
-        """The prompts with valid comparisons, sorted."""
-        (out,) = self._compute(self.valid["g"].unique())
+    def cluster_names(self, judges=None) -> tuple:
+        """The prompts with valid comparisons (of ``judges``), sorted."""
+        (out,) = self._compute(self._valid_of(judges)["g"].unique())
         return tuple(sorted(str(x) for x in out))
 
     def prompt_scores(self, table: pd.DataFrame, reduce, rows_per_group=None):

@@ -288,17 +288,21 @@ class DuckDBEngine:
         return Example(first, None if row is None else int(row),
                        {names[n][0]: v for n, v in zip(cols, values)}, candidates)
 
-    def cluster_totals(self) -> np.ndarray:
-        """Valid comparisons per prompt."""
+    def _valid_where(self, judges) -> str:
         C = self.plan.n_categories
-        out = self._run(f"SELECT count(*) AS n FROM mapped WHERE code >= 0 AND code < {C} "
+        among = "" if judges is None else \
+            f" AND k IN ({', '.join(str(int(k)) for k in judges) or 'NULL'})"
+        return f"WHERE code >= 0 AND code < {C}{among}"
+
+    def cluster_totals(self, judges=None) -> np.ndarray:
+        """Valid comparisons per prompt (of the judges coded ``judges``; None: all)."""
+        out = self._run(f"SELECT count(*) AS n FROM mapped {self._valid_where(judges)} "
                         "GROUP BY g").fetchnumpy()
         return np.asarray(out["n"], dtype=float)
 
-    def cluster_names(self) -> tuple:
-        """The prompts with valid comparisons, sorted."""
-        C = self.plan.n_categories
-        out = self._run(f"SELECT DISTINCT g FROM mapped WHERE code >= 0 AND code < {C} "
+    def cluster_names(self, judges=None) -> tuple:
+        """The prompts with valid comparisons (of ``judges``), sorted."""
+        out = self._run(f"SELECT DISTINCT g FROM mapped {self._valid_where(judges)} "
                         "ORDER BY g").fetchall()
         return tuple(str(r[0]) for r in out)
 

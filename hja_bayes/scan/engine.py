@@ -18,8 +18,9 @@ calls, each a pass over the rows whose answer is small:
 ``example(condition)``
     One row matching ``("null", column)``, ``("equals", {column: text})`` or
     ``("code", code)``, with its file and row where the engine knows them.
-``cluster_totals()``
-    Valid comparisons per prompt (an array of G numbers).
+``cluster_totals(judges)``, ``cluster_names(judges)``
+    Valid comparisons per prompt (an array of G numbers), and the prompts' names, of the
+    judges coded ``judges`` (None: every judge).
 ``prompt_scores(table, reduce, rows_per_group)``
     The score tables joined to the valid rows, summed per (prompt, judge) and per (prompt,
     model) inside the engine; ``reduce`` turns each group of prompts' sums into a

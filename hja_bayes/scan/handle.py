@@ -46,13 +46,27 @@ class EngineClusters:
     in_engine = True
     features = None
 
-    def __init__(self, engine, plan):
+    def __init__(self, engine, plan, judges: tuple | None = None, owner=None):
         self.engine, self.plan = engine, plan
+        #: the judges whose rows count (None: every judge of the scan)
+        self.judges = judges
         self._totals = None
         self._names = None
+        self._owner = owner  # the handle that closes the engine: its views keep it alive
         close = getattr(engine, "close", None)
-        if close is not None:
+        if close is not None and owner is None:
             self._finalizer = weakref.finalize(self, close)
+
+    def for_judges(self, judges) -> "EngineClusters":
+        """A handle on the same engine whose prompt counts take only these judges' rows (a
+        selection of judges: prompts only the others judged hold none of its comparisons)."""
+        return EngineClusters(self.engine, self.plan, tuple(judges), self._owner or self)
+
+    def _judge_codes(self) -> list | None:
+        if self.judges is None:
+            return None
+        code = {name: k for k, name in enumerate(self.plan.judges)}
+        return [code[j] for j in self.judges]
 
     # ------------------------------------------------------ what is cheap
     @property
@@ -63,7 +77,7 @@ class EngineClusters:
     def comparisons_per_cluster(self) -> np.ndarray:
         """Comparisons on each prompt, shape (G,) (computed in the engine, cached)."""
         if self._totals is None:
-            self._totals = self.engine.cluster_totals()
+            self._totals = self.engine.cluster_totals(self._judge_codes())
         return self._totals
 
     @property
@@ -75,7 +89,7 @@ class EngineClusters:
     def names(self) -> tuple:
         """The prompts, sorted (fetched from the engine on first use)."""
         if self._names is None:
-            self._names = self.engine.cluster_names()
+            self._names = self.engine.cluster_names(self._judge_codes())
         return self._names
 
     def _refuse(self, what: str):

@@ -237,14 +237,18 @@ class PolarsEngine:
         return (self.mapped.filter((pl.col("code") >= 0) & (pl.col("code") < C))
                 .select("g", "k", "a", "b", key.alias("key")))
 
-    def cluster_totals(self) -> np.ndarray:
-        """Valid comparisons per prompt."""
-        out = self._collect(self._valid().group_by("g").len("n"))
+    def _valid_of(self, judges):
+        rows = self._valid()
+        return rows if judges is None else rows.filter(self.pl.col("k").is_in(list(judges)))
+
+    def cluster_totals(self, judges=None) -> np.ndarray:
+        """Valid comparisons per prompt (of the judges coded ``judges``; None: all)."""
+        out = self._collect(self._valid_of(judges).group_by("g").len("n"))
         return out["n"].to_numpy().astype(float)
 
-    def cluster_names(self) -> tuple:
-        """The prompts with valid comparisons, sorted."""
-        out = self._collect(self._valid().select(self.pl.col("g").unique().sort()))
+    def cluster_names(self, judges=None) -> tuple:
+        """The prompts with valid comparisons (of ``judges``), sorted."""
+        out = self._collect(self._valid_of(judges).select(self.pl.col("g").unique().sort()))
         return tuple(str(x) for x in out["g"].to_list())
 
     def prompt_scores(self, table: pd.DataFrame, reduce, rows_per_group: int | None = None):

@@ -307,15 +307,20 @@ class SparkEngine:
                 .select("g", F.col("k").cast("long"), F.col("a").cast("long"),
                         F.col("b").cast("long"), key.cast("long").alias("key")))
 
-    def cluster_totals(self) -> np.ndarray:
-        """Valid comparisons per prompt."""
+    def _valid_of(self, judges):
+        rows = self._valid()
+        return rows if judges is None else rows.filter(self.F.col("k").isin(list(judges)))
+
+    def cluster_totals(self, judges=None) -> np.ndarray:
+        """Valid comparisons per prompt (of the judges coded ``judges``; None: all)."""
         F = self.F
-        out = self._collect(self._valid().groupBy("g").agg(F.count(F.lit(1)).alias("n")))
+        out = self._collect(self._valid_of(judges).groupBy("g")
+                            .agg(F.count(F.lit(1)).alias("n")))
         return out["n"].to_numpy().astype(float)
 
-    def cluster_names(self) -> tuple:
-        """The prompts with valid comparisons, sorted."""
-        out = self._collect(self._valid().select("g").distinct())
+    def cluster_names(self, judges=None) -> tuple:
+        """The prompts with valid comparisons (of ``judges``), sorted."""
+        out = self._collect(self._valid_of(judges).select("g").distinct())
         return tuple(sorted(str(x) for x in out["g"]))
 
     def prompt_scores(self, table: pd.DataFrame, reduce, rows_per_group=None):
