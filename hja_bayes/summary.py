@@ -164,6 +164,8 @@ def summarise(data) -> ComparisonSummary:
 
     c = data.clusters
     per_cluster = None if c is None else c.comparisons_per_cluster()
+    if per_cluster is not None:  # prompts a selection of judges left empty hold none
+        per_cluster = per_cluster[per_cluster > 0]
     per_judge = data.comparisons_per_judge()
     return ComparisonSummary(
         n_judges=data.n_judges,
@@ -180,7 +182,7 @@ def summarise(data) -> ComparisonSummary:
         connected=data.is_connected(),
         disconnected_judges=tuple(data.judges[k] for k in range(data.n_judges)
                                   if not data.is_connected(k)),
-        n_clusters=0 if c is None else c.n_clusters,
+        n_clusters=0 if c is None else len(per_cluster),
         cluster_column=data.cluster_column,
         effective_clusters=0.0 if c is None else effective_clusters(per_cluster),
         comparisons_per_cluster=() if c is None else (float(np.median(per_cluster)),

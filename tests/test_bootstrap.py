@@ -131,6 +131,27 @@ def test_a_model_on_one_prompt_has_no_prompt_bootstrap():
     assert fit.bootstrap(20, cluster=False).unidentified.sum() == 0
 
 
+def test_a_prompt_resample_draws_among_the_prompts_that_hold_comparisons():
+    """After a selection of judges some prompts hold none of the data's comparisons: each
+    replicate had drawn G times among all the prompts (4-9 draws on the 8 occupied ones)
+    instead of exactly once per occupied prompt on average and in total."""
+    from hja_bayes.hja.bootstrap import _resampled_counts
+
+    data, _ = hb.simulate(n_judges=3, n_items=4, rank=0, comparisons_per_judge=300, seed=5,
+                          questions=12)
+    c = data.clusters
+    only_third = (c.cluster >= 8) & (data.judge[c.cell] != 2)  # prompts 8-11: judge 2's
+    data = data.without(np.where(only_third[:, None], c.counts, 0.0)).select_judges([0, 1])
+    c = data.clusters
+    assert c.n_clusters == 12 and np.unique(c.cluster).size == 8
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        _, weight = _resampled_counts(data, np.asarray(data.counts), "cells", rng, True)
+        per_prompt = np.zeros(c.n_clusters)
+        per_prompt[c.cluster] = weight
+        assert per_prompt.sum() == 8 and not per_prompt[8:].any()
+
+
 def test_a_replicate_whose_comparison_graph_falls_apart_is_unidentified():
     from hja_bayes.hja.bootstrap import _unseen
 

@@ -88,6 +88,9 @@ def test_clusters_are_kept_through_folding_and_judge_selection():
                                    folded.n_cells), folded.wins)
     one = data.select_judges(["j2"])
     assert one.clusters.n.sum() == one.n_comparisons == 3
+    # j1 alone: its two valid verdicts are on q1; q2 holds none of them (its summary had
+    # said 2 clusters, as the fit's 1)
+    assert data.select_judges(["j1"]).summary().n_clusters == 1
     counts = Comparisons.from_counts(pd.DataFrame({
         "model_a": ["x", "x"], "model_b": ["y", "y"], "n": [3, 2], "wins": [2, 0.5],
         "ties": [0, 1], "q": ["a", "b"]}), judge=None, cluster="q")

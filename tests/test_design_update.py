@@ -74,6 +74,33 @@ def test_merge_keeps_the_order_of_the_rejection_tallies(panel):
     assert merged.rejected == {**dict.fromkeys(names, 1), "reason e": 2, "reason d": 2}
 
 
+def test_merge_says_which_judges_are_dropped_on_both_sides(panel):
+    """A judge all of whose rows one side rejected, with verdicts on the other, is not
+    dropped; one dropped by the new data is (the merge had kept the old data's list)."""
+    import dataclasses
+
+    old, new = panel
+    old = dataclasses.replace(old, dropped_judges=("judge1", "gone"))
+    new = dataclasses.replace(new, dropped_judges=("later",))
+    assert merge_comparisons(old, new).dropped_judges == ("gone", "later")
+
+
+def test_merging_folded_data_keeps_each_pair_once_and_in_order():
+    """Folded data hold (judge, first < second) once; new data whose models were met in
+    another order had left cells the other way round beside their folded twins."""
+    data, _ = hb.simulate(n_judges=2, n_items=5, rank=0, comparisons_per_judge=400, seed=6,
+                          questions=20)
+    old, new = _split(data, 0.1)
+    new = new.iloc[::-1]  # its models met in the other order: other codes
+    for read in (dict(cluster="question_id"), {}):
+        a, b = (hb.Comparisons.from_frame(f, **read).fold_order() for f in (old, new))
+        assert a.items != b.items
+        merged = merge_comparisons(a, b)
+        assert not merged.order_known and np.all(merged.first < merged.second)
+        assert not pd.Series(list(zip(merged.judge, merged.first, merged.second))).duplicated().any()
+        assert merged.n_comparisons == a.n_comparisons + b.n_comparisons
+
+
 def test_merge_adds_prompt_entries_and_keeps_the_readers_order(panel):
     """Entries seen before add their counts, new (prompt, cell) entries join; cells and
     entries stay in the order the readers give (what reading all the rows at once gives)."""

@@ -92,7 +92,7 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
         _warn_repeated_entries(old, new, new_cells, cluster, len(judges), len(items))
     merged = _merged_in_order(old, new, new_cells, names, cluster, judges, items)
     if merged is not None:
-        return merged
+        return merged if merged.order_known else merged.fold_order()
     # cells not in the readers' order: aggregate everything again
     cells = (old.judge, old.first, old.second, old.counts)
     added = (*new_cells, new.counts)
@@ -104,8 +104,10 @@ def merge_comparisons(old: Comparisons, new: Comparisons) -> Comparisons:
         rows = [np.concatenate([a[oc.cell], b[nc.cell]]) for a, b in zip(cells[:3], added[:3])]
         rows.append(np.concatenate([oc.counts, nc.counts]))
         cluster = np.concatenate([oc.cluster, cluster[nc.cluster]])
-    return aggregate_cells(judges, items, *rows[:3], rows[3], cluster=cluster,
-                           cluster_names=names, **_record(old, new))
+    merged = aggregate_cells(judges, items, *rows[:3], rows[3], cluster=cluster,
+                             cluster_names=names, **_record(old, new))
+    # folded data hold each pair once, first < second: the new cells may come the other way
+    return merged if merged.order_known else merged.fold_order()
 
 
 def _warn_repeated_entries(old, new, new_cells, cluster, n_judges: int, n_items: int) -> None:
@@ -137,7 +139,9 @@ def _record(old: Comparisons, new: Comparisons) -> dict:
         rows_read=old.rows_read + new.rows_read, rows_used=old.rows_used + new.rows_used,
         rejected={r: old.rejected.get(r, 0) + new.rejected.get(r, 0)  # old's order, then new's
                   for r in dict.fromkeys([*old.rejected, *new.rejected])},
-        dropped_judges=old.dropped_judges,
+        # judges every row of which was rejected, on both sides, unless the other has theirs
+        dropped_judges=tuple(j for j in dict.fromkeys([*old.dropped_judges, *new.dropped_judges])
+                             if j not in set(old.judges) | set(new.judges)),
         cluster_column=old.cluster_column or new.cluster_column,  # an earlier save lacks it
         rejected_by_judge={j: old.rejected_by_judge.get(j, 0) + new.rejected_by_judge.get(j, 0)
                            for j in dict.fromkeys([*old.rejected_by_judge,

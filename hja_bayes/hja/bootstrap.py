@@ -197,9 +197,12 @@ def refit_without(fit: HJAFit, removed, *, tol: float = 1e-10, max_iter: int = 2
 def _resampled_counts(data, counts, level: str, rng, cluster: bool):
     """Counts per unit (cells or entries, ``counts`` laid out so) of one bootstrap resample,
     and with ``cluster`` each entry's weight (its prompt's draws)."""
-    if cluster:
-        c = data.clusters
-        weight = rng.multinomial(c.n_clusters, np.full(c.n_clusters, 1.0 / c.n_clusters))[c.cluster]
+    if cluster:  # G draws among the G prompts that hold comparisons (a selection of
+        c = data.clusters  # judges may leave some empty)
+        held = np.flatnonzero(np.bincount(c.cluster, minlength=c.n_clusters) > 0)
+        drawn = np.zeros(c.n_clusters)
+        drawn[held] = rng.multinomial(len(held), np.full(len(held), 1.0 / len(held)))
+        weight = drawn[c.cluster]
         return _cluster_counts(data, counts, level, weight), weight
     # as many comparisons as there are, each from a unit and category in proportion to its
     # count (a count with a fractional part, ties read as half wins, keeps its weight)
