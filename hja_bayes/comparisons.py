@@ -293,7 +293,9 @@ class Comparisons(CountViews):
 
     def select_judges(self, judges: Iterable[int | str]) -> "Comparisons":
         """Comparisons of a subset of judges (items keep their indices)."""
-        keep = [self._judge_index(j) for j in judges]
+        judges = list(judges)
+        if not (keep := [self._judge_index(j) for j in judges]) or len(set(keep)) < len(keep):
+            raise DataError(f"select_judges needs one judge or more, each once, got {judges!r}")
         new_index = np.full(self.n_judges, -1)
         new_index[keep] = np.arange(len(keep))
         mask = new_index[self.judge] >= 0

@@ -91,6 +91,9 @@ def test_clusters_are_kept_through_folding_and_judge_selection():
     # j1 alone: its two valid verdicts are on q1; q2 holds none of them (its summary had
     # said 2 clusters, as the fit's 1)
     assert data.select_judges(["j1"]).summary().n_clusters == 1
+    for judges in ([], ["j1", "j1"]):  # had said "every row was rejected" / "at least one"
+        with pytest.raises(DataError, match="needs one judge or more, each once"):
+            data.select_judges(judges)
     counts = Comparisons.from_counts(pd.DataFrame({
         "model_a": ["x", "x"], "model_b": ["y", "y"], "n": [3, 2], "wins": [2, 0.5],
         "ties": [0, 1], "q": ["a", "b"]}), judge=None, cluster="q")
