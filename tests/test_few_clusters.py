@@ -274,6 +274,11 @@ def test_a_joint_statement_needs_more_clusters_than_free_scores():
     np.testing.assert_allclose(board.set_index("model").loc[mu.index, "score_lower"],
                                mu["lower"], rtol=1e-12)
     assert board.attrs["meta"]["critical_value"] is None
+    from hja_bayes.reporting.sentences import captions
+
+    # the forest plot's caption had spoken of dotted lines between tiers that are not drawn
+    assert "no tiers" in captions(fit, 0.95, meta=board.attrs["meta"])["forest"]
+    assert "dotted lines" in captions(fit, 0.95)["forest"]
     with warnings.catch_warnings():
         warnings.simplefilter("error", hb.DataWarning)
         hb.leaderboard(fit, style="arena")  # no joint column shown: nothing to say
@@ -300,6 +305,24 @@ def test_a_quantity_the_clusters_say_nothing_about_is_refused():
     boot = fit.bootstrap(wild=True, weights="webb")
     with pytest.raises(hb.IdentifiabilityError, match="do not move 1 of the quantities"):
         boot.critical_values(z @ coef[:, None], 0.9)
+
+
+def test_degrees_of_freedom_of_many_contrasts_are_taken_a_block_at_a_time(panel, monkeypatch):
+    """All contrasts at once had held (singular columns x contrasts) numbers: 24 GB for the
+    19,900 differences of 200 models on 200 prompts.  In blocks of a few contrasts the
+    degrees of freedom are the same, the exact ones (below EXACT_BELOW_DF) included."""
+    from hja_bayes.inference import clusters
+
+    data, fit = panel
+    d = fit.wald.cluster_design
+    Z = np.random.default_rng(0).normal(size=(d.U.shape[0], 7))
+    whole = clusters.satterthwaite(d, Z)
+    assert np.all(whole < clusters.EXACT_BELOW_DF)  # the exact path runs for each
+    monkeypatch.setattr(clusters, "_CHUNK", 3 * len(d.sigma))  # blocks of three contrasts
+    np.testing.assert_allclose(clusters.satterthwaite(d, Z), whole, rtol=1e-12)
+    np.testing.assert_allclose(clusters.satterthwaite(d, Z, exact=False),
+                               clusters.satterthwaite(d, Z[:, ::-1], exact=False)[::-1],
+                               rtol=1e-12)
 
 
 def test_wild_bootstrap_weights_and_intervals(panel):

@@ -33,10 +33,11 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { background: #f2f4f7; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
+td.text { white-space: normal; overflow-wrap: anywhere; max-width: 32em; } /* long names wrap */
 tr.flag td { background: #fdecea; }
 tr.tier-odd td { background: #f3f6fb; }
 .glance { font-size: 1.05em; background: #eef4fb; border-left: 4px solid #1f5fa8;
-          padding: 0.5em 1em; }
+          padding: 0.5em 1em; overflow-wrap: anywhere; }
 .note { background: #fff6e0; border-left: 4px solid #e0a800; padding: 0.4em 1em; }
 .row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .row > figure { flex: 0 1 auto; max-width: 100%; }

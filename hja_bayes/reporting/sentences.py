@@ -291,8 +291,10 @@ def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -
     pinned = (f"; {pin['model']} is pinned at {pin['score']:g} and every other interval is of "
               "the difference to it" if pin else "")
     text = {
-        "forest": f"Consensus scores with {intervals}, best first{pinned}; dotted lines "
-                  "separate tiers (models in one tier cannot be told apart).",
+        "forest": f"Consensus scores with {intervals}, best first{pinned}"
+                  + ("; dotted lines separate tiers (models in one tier cannot be told apart)."
+                     if meta.get("critical_value", 1) is not None else
+                     "; no tiers (the joint statement behind them is refused: see the notes)."),
         "judge_map": (f"Judges by sensitivity γ_k (with {gammas}) and leverage h_k; red: "
                       "high sensitivity and high leverage." if fit.rank > 0 else
                       f"Judge sensitivity γ_k with {gammas} (rank 0: a judge's scores are "
