@@ -333,10 +333,9 @@ def check_single_prompts(data: Comparisons, bootstrap: bool = False,
                          count_in_engine: bool = False) -> None:
     """Every model and judge of the data (the judges the fit kept) checked to appear in at
     least two clusters.  Prompts kept in a scan's query engine are counted there with
-    ``count_in_engine`` (a pass over the rows); else when the cluster-robust meat is summed
-    (:func:`score_covariance` raises the same error).  ``bootstrap``: said of a bootstrap
-    of prompts (every replicate draws that prompt, giving the same estimate, or none,
-    leaving it to the ridge).
+    ``count_in_engine`` (a pass over the rows), else as the cluster-robust meat is summed
+    (:func:`score_covariance` raises the same error).  ``bootstrap``: said of a bootstrap of
+    prompts (every replicate draws that prompt, one estimate, or none, the ridge's).
 
     Raises
     ------
@@ -361,14 +360,15 @@ def _refuse_single_prompts(data: Comparisons, alone: str, bootstrap: bool = Fals
         return
     column = f" of column {data.cluster_column!r}" if data.cluster_column else ""
     method, fisher = (("a bootstrap of prompts", "resample single comparisons (cluster=False)")
-                      if bootstrap else ("a cluster-robust covariance", "use cov_type='fisher'"))
+                      if bootstrap else ("a cluster-robust covariance", "use cov_type='fisher' "
+                                         "(hja-bayes fit --cluster-col -)"))
     pool = "; raters who each judged one prompt can be pooled into one judge (judge=None; " \
         "hja-bayes fit --judge-col -) when the consensus is what is wanted" * ("judge(s)" in alone)
     raise IdentifiabilityError(
         f"{alone} appear(s) on a single prompt (cluster{column}): that prompt alone fixes "
         f"their estimates, and {method} cannot tell how uncertain they are (it would call "
-        "them precise). Leave them out until they have verdicts on two prompts or more, "
-        "sample the Bayesian model with prompt effects for their posterior (sample_hja), or "
+        "them precise). Leave them out (their rows) until they have verdicts on two prompts "
+        "or more, sample the Bayesian model with prompt effects (sample_hja; --bayes), or "
         f"{fisher} if their verdicts are independent{pool}")
 
 
