@@ -40,8 +40,7 @@ from .sources import row_label
 
 __all__ = ["FIRST_LABELS", "INVALID_LABELS", "MEANING", "ONE_HOT_COLUMNS", "ORDINAL_LABELS",
            "SECOND_LABELS", "TIE_LABELS", "check_ambiguous", "name_hint", "numeric_hint",
-           "ordered_verdicts",
-           "scale_bounds", "scale_of", "verdict_codes", "zero_one"]
+           "ordered_verdicts", "scale_bounds", "scale_of", "verdict_codes", "zero_one"]
 
 #: Winner labels meaning "the item in column ``model_a`` won" / "``model_b`` won" / a tie.
 FIRST_LABELS = frozenset({"model_a", "a"})

@@ -124,6 +124,10 @@ class ClusterDesign(NamedTuple):
         ok = lev < 1 - _SATURATED
         return np.where(ok, 1 / np.sqrt(np.where(ok, 1 - lev, 1.0)), 0.0)
 
+    def weighted_clusters(self) -> np.ndarray:
+        """Clusters carrying CR2 weight (comparisons, a leverage below 1 somewhere), sorted."""
+        return np.unique(self.cluster[self.sigma ** 2 < 1 - _SATURATED])
+
     def indicator(self):
         """Sparse (G x R) matrix summing columns by cluster."""
         from scipy import sparse
@@ -330,11 +334,9 @@ def satterthwaite(d: ClusterDesign, Z: np.ndarray, exact: bool | None = None) ->
     if Z.ndim == 1:
         Z = Z[:, None]
     dim, q = Z.shape
-    G = d.n_clusters
-    f = d.adjust
+    G, f = d.n_clusters, d.adjust
     out = np.empty(q)
-    # contrasts a block at a time: (R, q) numbers at once had taken 24 GB for the 19,900
-    # differences of 200 models on 200 prompts
+    # a block of contrasts at a time ((R, q) at once: 24 GB for 200 models, 200 prompts)
     step = max(1, _CHUNK // max(1, len(d.sigma), G))
     for start in range(0, q, step):
         block = slice(start, start + step)

@@ -146,7 +146,7 @@ class WildBootstrap(NamedTuple):
                 "are independent")
         # prompts that carry weight (with comparisons, CR2 weight above 0), and how many
         # distinct |T*| their signs can give, on the log scale (6^G overflows at G = 397)
-        G = int(np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10]).size)
+        G = int(d.weighted_clusters().size)
         log_distinct = {k: G * np.log(2.0 if k == "rademacher" else 6.0) - np.log(2.0)
                         for k in WEIGHTS}
         tail = -np.log1p(-level)  # distinct values needed: 1 / (1 - level)
@@ -251,7 +251,7 @@ def wild_bootstrap(inference, n: int = 999, *, weights: str = "rademacher",
                              "clusters (read the data with cluster=<column>) and "
                              "cov_type='cluster' (CR2)")
     d = inference.cluster_design
-    carry = np.unique(d.cluster[d.sigma ** 2 < 1 - 1e-10])  # with comparisons, CR2 weight > 0
+    carry = d.weighted_clusters()
     if carry.size < 2:
         raise ParameterError(f"{carry.size} cluster(s) carry weight: the wild bootstrap needs "
                              "two or more")
