@@ -161,6 +161,10 @@ def test_the_judges_sentence_of_one_judge_and_of_several():
     assert judges_sentence(several, locked=["j2"]) == (
         "Most sensitive judge: j3 (γ = 0.90); least: j1 (γ = 0.50), leaving out j2, whose γ "
         "follows the slot they chose (see the notes).")
+    # with the table's intervals: a judge of a dozen verdicts topping the panel shows its doubt
+    several["gamma_lower"], several["gamma_upper"] = [0.3, 0.45, 0.7], [0.7, 4.75, 1.1]
+    assert judges_sentence(several) == ("Most sensitive judge: j2 (γ = 1.60, interval 0.45 to "
+                                        "4.75); least: j1 (γ = 0.50, interval 0.30 to 0.70).")
 
 
 def test_the_first_models_interval_says_when_it_is_a_difference_to_a_pinned_baseline():

@@ -14,7 +14,7 @@ from ..likelihood.terms import Position
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
            "judges_to_leave_out", "separated_items", "separated_judges", "tie_only_judges",
-           "warn_tie_only_judges", "without_interval"]
+           "unbounded_items", "warn_tie_only_judges", "without_interval"]
 
 #: The reason ``fit.excluded_judges`` gives for a judge left out with ``leave_out=``.
 LEFT_OUT_ON_REQUEST = "was left out on request"
@@ -78,12 +78,34 @@ def separated_judges(data: Comparisons) -> list[str]:
     return out
 
 
+def unbounded_items(data: Comparisons) -> np.ndarray:
+    """Items without a finite maximum-likelihood score: a mask (n_items,).
+
+    In the graph with an edge ``a -> b`` wherever ``a`` beat ``b`` at least once (judges and
+    presentation orders pooled; a tie is a win each way) the strongly connected components
+    are the groups of items joined by wins both ways.  Every comparison between two groups
+    went one way, so their difference has no finite maximum (Zermelo's and Ford's
+    condition).  The items outside the largest group are marked (every item with
+    comparisons when several groups share the largest size); an item that won, or lost,
+    every comparison is a group of its own.
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    n, wins, N = np.asarray(data.n, float), np.asarray(data.wins, float), data.n_items
+    first, second = np.asarray(data.first), np.asarray(data.second)
+    a, b = np.concatenate([first, second]), np.concatenate([second, first])
+    won = np.concatenate([wins, n - wins]) > 0
+    _, group = connected_components(item_graph(a[won], b[won], N), directed=True,
+                                    connection="strong")
+    played = data.comparisons_per_item() > 0
+    size = np.bincount(group[played], minlength=group.max() + 1)
+    largest = np.flatnonzero(size == size.max())
+    return played & ~np.isin(group, largest if len(largest) == 1 else [])
+
+
 def separated_items(data: Comparisons) -> list[str]:
-    """Items that won every comparison or lost every one (pooled over judges; ties break it)."""
-    n, wins, N = data.n, data.wins, data.n_items
-    won = np.bincount(data.first, wins, N) + np.bincount(data.second, n - wins, N)
-    played = data.comparisons_per_item()
-    return [data.items[i] for i in np.flatnonzero((played > 0) & ((won <= 0) | (won >= played)))]
+    """Names of the items :func:`unbounded_items` marks."""
+    return [data.items[i] for i in np.flatnonzero(unbounded_items(data))]
 
 
 def judges_to_leave_out(data: Comparisons, position_bias: bool,
@@ -233,8 +255,9 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     items = separated_items(data)
     if items:
         warn(
-            f"item(s) {items} won or lost every comparison: they have no finite "
-            "maximum-likelihood score, so the ridge, not the data, sets their scores, and "
+            f"item(s) {items} won or lost every comparison (alone, or as a group, against "
+            "every other group: the verdicts do not join them to the rest by wins both "
+            "ways): they have no finite maximum-likelihood score, so the ridge, not the data, sets their scores, and "
             "their intervals (rank intervals, Rank(UB) and p_better_next included) say "
             "nothing: Fisher's are set by the ridge, and sandwich or cluster-robust ones, made "
             "of their residuals near 0, come out too narrow (a few wins can look decisive); "

@@ -17,7 +17,7 @@ import pandas as pd
 
 __all__ = ["COLUMN_LABELS", "POSTERIOR_PROBABILITIES", "column_label", "csv_safe", "format_value",
            "html_table",
-           "is_text", "md_escape", "md_table"]
+           "is_text", "md_escape", "md_table", "shown_columns"]
 
 #: Display names of the table columns (HTML and Markdown headers).
 COLUMN_LABELS = {
@@ -53,6 +53,7 @@ COLUMN_LABELS = {
     "self_lower": "Self lower", "self_upper": "Self upper",
     "nu": "ν (ties)", "nu_lower": "ν lower", "nu_upper": "ν upper",
     "nu_cred_lower": "ν cred. lower", "nu_cred_upper": "ν cred. upper",
+    "unbounded": "Unbounded MLE",
 }
 
 def column_label(column: str) -> str:
@@ -138,6 +139,14 @@ def with_intervals(df: pd.DataFrame, scale: str) -> pd.DataFrame:
         else:
             out[c] = df[c].to_numpy()
     return pd.DataFrame(out)
+
+
+def shown_columns(board: pd.DataFrame) -> pd.DataFrame:
+    """A leaderboard as a report shows it: its ``unbounded`` column only where it marks a
+    model (a column of "no" on every panel with a finite optimum would be noise)."""
+    if "unbounded" in board.columns and not board["unbounded"].fillna(False).any():
+        return board.drop(columns="unbounded")
+    return board
 
 
 def is_text(column: str) -> bool:

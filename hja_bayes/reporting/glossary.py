@@ -3,6 +3,8 @@ general entries and those of the parts a report may show."""
 
 from __future__ import annotations
 
+from .formatting import shown_columns
+
 __all__ = ["AGREEMENT_GLOSSARY", "BAYES_GLOSSARY", "BIAS_GLOSSARY", "FRAGILITY_GLOSSARY",
            "GLOSSARY", "OUTCOME_GLOSSARY", "glossary"]
 
@@ -27,6 +29,10 @@ GLOSSARY = (
              "different from any model already in it (at the joint level), else it opens the "
              "next tier: members of one tier are pairwise indistinguishable; where to cut "
              "between tiers is a convention."),
+    ("Unbounded MLE", "yes: the model, alone or in a group of models, won (or lost) every "
+                      "comparison with the others, so its maximum-likelihood score is "
+                      "infinite; the fit's ridge sets its score, and its intervals and rank "
+                      "intervals say nothing. The other models' differences stand."),
     ("γ", "judge sensitivity: how strongly the judge's scores follow the consensus (mean 1; "
           "negative: reversed)."),
     ("β", "position bias: the judge's logit bonus for the answer shown first."),
@@ -130,7 +136,9 @@ def glossary(rep) -> tuple[tuple[str, str], ...]:
              "Leverage h / ρ": "leverage" in columns,
              "High γ and h": "high_leverage" in columns,
              "Invalid": "invalid_share" in columns,
-             "Rank selection": getattr(rep, "rank_table", None) is not None}
+             "Rank selection": getattr(rep, "rank_table", None) is not None,
+             "Unbounded MLE": getattr(rep, "leaderboard", None) is not None
+             and "unbounded" in shown_columns(rep.leaderboard).columns}
     general = tuple(entry for entry in GLOSSARY if shown.get(entry[0], True))
     outcome = tuple(entry for column, entry in OUTCOME_GLOSSARY.items() if column in columns)
     return (general + outcome + (BAYES_GLOSSARY if rep.bayes else ())

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .content import Report
 from .convergence import beyond_chance
-from .formatting import html_table, with_intervals
+from .formatting import html_table, shown_columns, with_intervals
 from .glossary import glossary
 from .sentences import width_sentence
 
@@ -137,7 +137,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 
     # with a posterior, its columns in a second table of the same rows: 19 columns in one
     # had run off the page at 1,920 pixels
-    board, boards = rep.leaderboard, ""
+    board, boards = shown_columns(rep.leaderboard), ""
     posterior = [c for c in board.columns if c in POSTERIOR_COLUMNS]
     if posterior:
         tiers = list(board["tier"])

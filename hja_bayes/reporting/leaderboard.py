@@ -24,6 +24,7 @@ from ..threads import one_blas_thread
 from ..bayes.compare import check_posterior
 from ..checks import check_choice, check_level, index_of
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
+from ..hja.inputs import unbounded_items
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals
@@ -241,7 +242,12 @@ def leaderboard(
         - ``rank_lower``, ``rank_upper``, ``tier``: empty (``<NA>``, with a DataWarning)
           when a cluster-robust covariance has fewer prompts than models (no joint statement
           then: ``attrs["meta"]["joint_refusal"]``);
-        - ``comparisons``: comparisons the model took part in.
+        - ``comparisons``: comparisons the model took part in;
+        - ``unbounded``: the model has no finite maximum-likelihood score (it won, or lost,
+          every comparison, alone or with a group of models:
+          :func:`~hja_bayes.hja.inputs.unbounded_items`), so the fit's ridge sets its score
+          and its intervals say nothing (``<NA>`` for a pooled BTL fit, which does not
+          keep its data).  The differences among the other models stand.
 
         With ``idata``, also: ``post_mean``, ``cred_lower``, ``cred_upper`` (posterior mean
         and equal-tailed credible interval of mu_i, on ``scale``); ``post_rank_lower``,
@@ -329,6 +335,8 @@ def leaderboard(
             "score_upper": shown_upper, "rank": np.argsort(order) + 1, "rank_ub": rank_ub,
             "rank_lower": rank_lower, "rank_upper": rank_upper, "p_better_next": p_next,
             "tier": tier, "comparisons": sc.comparisons,
+            "unbounded": pd.array(unbounded_items(fit.data) if is_hja(fit) else [pd.NA] * N,
+                                  dtype="boolean"),
         })
     if uncontrolled is not None:
         table.insert(list(table.columns).index("rank_ub"), "rank_change",

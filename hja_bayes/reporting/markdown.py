@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .content import Report
-from .formatting import md_escape, md_table
+from .formatting import md_escape, md_table, shown_columns
 from .html import interval_words
 from .glossary import glossary
 
@@ -35,7 +35,7 @@ def render_markdown(rep: Report, figure_files: dict[str, str] | None = None) -> 
     lines = [f"# {md_escape(rep.title)}", "", md_escape(rep.sentences["glance"]), ""]
     if rep.notes:  # the sentences point to them as "the notes"
         lines += ["### Notes", ""] + [f"> {md_escape(n)}\n" for n in rep.notes]
-    lines += ["## Leaderboard", "", md_table(rep.leaderboard, rep.scale), "",
+    lines += ["## Leaderboard", "", md_table(shown_columns(rep.leaderboard), rep.scale), "",
               f"Scores on the {'Elo' if rep.scale == 'elo' else 'logit'} scale; "
               f"{interval_words(rep)}.", ""]
     if "fragility" in rep.sentences:

@@ -65,15 +65,18 @@ def report_notes(fit, judges: pd.DataFrame, convergence: pd.DataFrame | None) ->
     if excluded:
         notes.append("Judges left out of the fit (the consensus does not use them): "
                      + "; ".join(f"{j}, which {why}" for j, why in excluded.items()) + ".")
-    unbeaten, winless = unbeaten_or_winless(data)
-    if unbeaten or winless:
-        parts = ([f"won every comparison: {', '.join(unbeaten)}"] if unbeaten else []) + (
-            [f"lost every comparison: {', '.join(winless)}"] if winless else [])
+    unbeaten, winless, grouped = unbeaten_or_winless(data)
+    if unbeaten or winless or grouped:
+        N = data.n_items
+        parts = [f"{what}: {named(names, N, table='the leaderboard')}" for what, names in (
+            ("won every comparison", unbeaten), ("lost every comparison", winless),
+            ("won or lost, as a group, every comparison with the other models", grouped))
+            if names]
         notes.append("Models that " + "; that ".join(parts) + ". They have no finite "
-                     "maximum-likelihood score: their scores and Wald intervals (rank intervals "
-                     "included) are set by the fit's ridge penalty, not by the data, and do not "
-                     "measure their uncertainty; the differences among the other models are "
-                     "not affected. "
+                     "maximum-likelihood score (the leaderboard marks them 'Unbounded MLE'): "
+                     "their scores and Wald intervals (rank intervals included) are set by "
+                     "the fit's ridge penalty, not by the data, and do not measure their "
+                     "uncertainty; the differences among the other models are not affected. "
                      + ("Their credible intervals rest on the prior as much as on the data."
                         if convergence is not None else
                         "A posterior ('hja-bayes fit --bayes') gives them intervals under an "

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..checks import check_comparisons, indices_of
 from ..errors import ParameterError
+from ..hja.inputs import unbounded_items
 
 __all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction",
            "unbeaten_or_winless"]
@@ -137,18 +138,22 @@ def invalid_share(data) -> np.ndarray | None:
     return bad / (bad + used)
 
 
-def unbeaten_or_winless(data) -> tuple[list[str], list[str]]:
-    """Models that won every comparison they took part in, and models that lost every one.
+def unbeaten_or_winless(data) -> tuple[list[str], list[str], list[str]]:
+    """The models without a finite maximum-likelihood score
+    (:func:`~hja_bayes.hja.inputs.unbounded_items`): those that won every comparison they
+    took part in, those that lost every one, and the others (in a group that won, or
+    lost, every comparison with another group).
 
-    Ties break both (a tie is half a win).  Their maximum-likelihood scores are infinite:
-    only the fit's prior keeps them finite, so their intervals say little.
+    Ties break both (a tie is half a win).  Only the fit's prior keeps their scores finite,
+    so their intervals say little.
 
     Returns
     -------
-    (unbeaten, winless) : lists of model names
+    (unbeaten, winless, grouped) : lists of model names
     """
     n, wins = _pooled(data)
     won, played = wins.sum(axis=1), n.sum(axis=1)
-    unbeaten = [data.items[i] for i in np.flatnonzero((played > 0) & (won >= played))]
-    winless = [data.items[i] for i in np.flatnonzero((played > 0) & (won <= 0))]
-    return unbeaten, winless
+    marked = unbounded_items(data)
+    unbeaten, winless = marked & (won >= played), marked & (won <= 0)
+    return tuple([data.items[i] for i in np.flatnonzero(m)]
+                 for m in (unbeaten, winless, marked & ~unbeaten & ~winless))

@@ -106,7 +106,9 @@ def forest_plot(
     -------
     matplotlib.figure.Figure
         Point estimate and Wald interval per model (with ``idata``, the posterior mean and
-        credible interval just below it); tier boundaries as dotted lines.  At most the
+        credible interval just below it); tier boundaries as dotted lines; models
+        without a finite maximum-likelihood score (the leaderboard's ``unbounded``)
+        hollow and grey, their interval the ridge's.  At most the
         top :data:`FOREST_MODELS` models (the title says so).
     """
     if table is None:
@@ -117,12 +119,18 @@ def forest_plot(
                  layout="constrained")
     ax = fig.add_subplot()
     y = np.arange(n)[::-1]
-    ax.errorbar(
-        board["score"], y,
-        xerr=[board["score"] - board["score_lower"], board["score_upper"] - board["score"]],
-        fmt="o", color=WALD_COLOR, capsize=3,
-        label=f"{interval_name(table.attrs.get('meta', {}))} {level:.0%} (MAP)",
-    )
+    # models without a finite optimum: hollow and muted, their intervals the ridge's
+    ridge = (board["unbounded"].fillna(False).to_numpy(bool) if "unbounded" in board
+             else np.zeros(n, bool))
+    label = f"{interval_name(table.attrs.get('meta', {}))} {level:.0%} (MAP)"
+    for rows, style in ((~ridge, dict(color=WALD_COLOR, label=label)),
+                        (ridge, dict(color=MUTED_COLOR, mfc="none",
+                                     label="unbounded MLE: the ridge's score and interval"))):
+        if rows.any():
+            part = board[rows]
+            ax.errorbar(part["score"], y[rows], xerr=[part["score"] - part["score_lower"],
+                                                      part["score_upper"] - part["score"]],
+                        fmt="o", capsize=3, **style)
     if "cred_lower" in board.columns:
         ax.errorbar(
             board["post_mean"], y - 0.22,

@@ -61,6 +61,10 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
              f"{f(top['score_lower'])} to {f(top['score_upper'])}"
              + (f", of its difference to {pin['model']}, pinned at {f(pin['score'])}). "
                 if pin else "). "))
+    unbounded = top.get("unbounded")
+    if unbounded is not None and not pd.isna(unbounded) and bool(unbounded):
+        first += ("Its score has no finite maximum-likelihood value (Unbounded MLE, see the "
+                  "notes): the fit's ridge sets it, and its interval and place say little. ")
     if board["tier"].isna().all():  # too few prompts for a joint statement
         return first + "There are no tiers or rank intervals: too few prompts (see the notes)."
     upper = top.get("rank_upper")  # a first named without its doubt had misled
@@ -77,6 +81,15 @@ def glance_sentence(board: pd.DataFrame, level: float, scale: str) -> str:
                     "there (the rank intervals show which).")
 
 
+def _gamma(judge) -> str:
+    """A judge's γ with its interval where the table has one (a judge of few verdicts can
+    top the panel with an interval from 1.7 to 4.8)."""
+    lower, upper = judge.get("gamma_lower"), judge.get("gamma_upper")
+    if lower is None or upper is None or pd.isna(lower) or pd.isna(upper):
+        return f"γ = {judge['gamma']:.2f}"
+    return f"γ = {judge['gamma']:.2f}, interval {lower:.2f} to {upper:.2f}"
+
+
 def judges_sentence(judges: pd.DataFrame, locked=()) -> str:
     """Who follows the consensus most and least, who is flagged, who has the largest bias;
     not the ``locked`` (on one slot, no position bias): their γ measures the order shown."""
@@ -88,8 +101,8 @@ def judges_sentence(judges: pd.DataFrame, locked=()) -> str:
         free = free if len(free) > 1 else judges
         most = free.loc[free["gamma"].idxmax()]
         least = free.loc[free["gamma"].idxmin()]
-        parts = [f"Most sensitive judge: {most['judge']} (γ = {most['gamma']:.2f}); least: "
-                 f"{least['judge']} (γ = {least['gamma']:.2f})"
+        parts = [f"Most sensitive judge: {most['judge']} ({_gamma(most)}); least: "
+                 f"{least['judge']} ({_gamma(least)})"
                  + (f", leaving out {named([str(j) for j in locked], len(judges))}, whose γ "
                     "follows the slot they chose (see the notes)." if len(free) < len(judges)
                     else ".")]
@@ -264,14 +277,15 @@ def agreement_sentence(agreement) -> str:
     return text
 
 
-def named(names, of: int, most: int = 20) -> str:
+def named(names, of: int, most: int = 20, table: str = "the judges table") -> str:
     """``names`` joined by commas, the first ``most`` of them and a count of the rest (a
-    crowd's judge list would fill the page), ``of`` saying how many there are in all."""
+    crowd's judge list would fill the page), ``of`` saying how many there are in all and
+    ``table`` where they are all listed."""
     names = [str(n) for n in names]
     if len(names) <= most:
         return ", ".join(names)
     return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names)} of "
-            f"{of}; the judges table has them all)")
+            f"{of}; {table} has them all)")
 
 
 def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -> dict[str, str]:
