@@ -262,7 +262,7 @@ def bicluster_residual(
     """
     U, V = _as_factors(U, V)
     K, N = U.shape[0], V.shape[0]
-    n_init = check_integer(n_init, "n_init", 1)
+    n_init, seed = check_integer(n_init, "n_init", 1), check_integer(seed, "seed")
     for name, n, top in (("n_judge_blocks", n_judge_blocks, K), ("n_item_blocks", n_item_blocks, N)):
         if not 1 <= check_integer(n, name, 1) <= top:
             raise ParameterError(f"{name} must lie in 1..{top}, got {n}")
@@ -281,11 +281,11 @@ def bicluster_residual(
     def cluster(points, n):
         if n == 1:
             return np.zeros(len(points), dtype=np.int64)
-        if len(np.unique(points.round(12), axis=0)) < n:
-            raise HJAError(
-                f"cannot form {n} blocks: only {len(np.unique(points.round(12), axis=0))} "
-                "distinct residual profiles"
-            )
+        # profiles equal up to rounding, relative to the largest (R in any units)
+        scale = np.abs(points).max()
+        distinct = len(np.unique((points / scale if scale > 0 else points).round(12), axis=0))
+        if distinct < n:
+            raise HJAError(f"cannot form {n} blocks: only {distinct} distinct residual profiles")
         return _kmeans(points, n, rng, n_init)
 
     judge_labels, judge_order = _relabel(cluster(row_feat, n_judge_blocks), row_feat[:, 0])

@@ -110,6 +110,19 @@ def test_biclustering_edge_cases():
         bicluster_residual(U, V, 2, 2, n_init=0)
     with pytest.raises(ParameterError, match="U must be finite"):
         bicluster_residual(np.full((3, 1), np.nan), np.ones((4, 1)))
+    for seed in (-1, 1.5, None, "0"):  # NumPy's and SeedSequence's errors, or no seed at all
+        with pytest.raises(ParameterError, match="seed must be an integer >= 0"):
+            bicluster_residual(U, V, 2, 2, seed=seed)
+
+
+def test_distinct_profiles_are_counted_whatever_the_residuals_units():
+    """Profiles apart by 1e-7 of the residuals' size are distinct at any scale (rounding to
+    12 decimals had merged every profile of residuals scaled by 1e-7)."""
+    rng = np.random.default_rng(2)
+    U, V = rng.normal(size=(6, 2)), rng.normal(size=(7, 2))
+    labels = [bicluster_residual(U * c, V * c, 3, 3, seed=0).judge_labels for c in (1e-7, 1, 1e7)]
+    np.testing.assert_array_equal(labels[0], labels[1])
+    np.testing.assert_array_equal(labels[2], labels[1])
 
 
 def test_leverage_refuses_arguments_of_the_wrong_kind():

@@ -559,3 +559,24 @@ def test_a_model_or_judge_on_one_prompt_has_no_cluster_robust_interval():
         hb.plan(fit, power=0.8)
     given = hb.plan(fit, power=0.8, icc=0.1)
     assert any("intra-prompt correlation 0.1" in n for n in given.notes)
+
+
+def test_the_leverage_range_counts_only_prompts_that_hold_comparisons():
+    """After a selection of judges a prompt only the left-out judge judged is empty: the
+    range is that of the same verdicts read without it (its 0 had been the minimum)."""
+    rng = np.random.default_rng(3)
+    models = [f"m{i}" for i in range(5)]
+    rows = []
+    for judge in ("j0", "j1", "j2", "j3"):
+        for _ in range(80):
+            a, b = rng.choice(models, 2, replace=False)
+            rows.append({"judge": judge, "model_a": a, "model_b": b,
+                         "winner": a if rng.random() < 0.55 else b,
+                         "question_id": "only_j3" if judge == "j3" else f"q{rng.integers(12)}"})
+    frame = pd.DataFrame(rows)
+    kept = ["j0", "j1", "j2"]
+    selected = hb.Comparisons.from_frame(frame, cluster="question_id").select_judges(kept)
+    read = hb.Comparisons.from_frame(frame[frame.judge.isin(kept)], cluster="question_id")
+    ranges = [hb.fit_hja(d, rank=0).wald.cluster_design.leverage_range() for d in (selected, read)]
+    assert ranges[1][0] > 0.05
+    np.testing.assert_allclose(ranges[0], ranges[1], rtol=1e-9)

@@ -117,6 +117,9 @@ def test_judge_map_leaves_out_labels_that_would_overlap():
                            "high_leverage": flagged})
     ax = hb.judge_map(None, table=judges).axes[0]
     assert len(ax.containers) == 2  # the two colours; no credible intervals without them
+    # the legend says the flag's whole rule (it had said "high sensitivity and high
+    # leverage", which a judge of the highest gamma and h above the median can fail on rho)
+    assert ax.get_legend_handles_labels()[1][1] == "|γ|, h above the medians, ρ > 0.25 (Wald 95%)"
     with_credible = judges.assign(gamma_cred_lower=gamma - 0.2, gamma_cred_upper=gamma + 0.3)
     drawn = hb.judge_map(None, table=with_credible).axes[0].containers[2]
     ends = np.array([segment[:, 0] for segment in drawn.lines[2][0].get_segments()])

@@ -137,8 +137,8 @@ class ClusterDesign(NamedTuple):
                                  shape=(self.n_clusters, R))
 
     def leverage_range(self) -> tuple[float, float]:
-        """Smallest and largest per-cluster total leverage ``tr H_gg`` (0 without clusters)."""
-        total = np.bincount(self.cluster, self.sigma ** 2, self.n_clusters)
+        """Smallest and largest total leverage ``tr H_gg`` of a cluster holding comparisons."""
+        total = np.bincount(self.cluster, self.sigma ** 2, self.n_clusters)[np.unique(self.cluster)]
         return (float(total.min()), float(total.max())) if total.size else (0.0, 0.0)
 
 

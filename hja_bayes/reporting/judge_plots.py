@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..diagnostics import RHO_THRESHOLD
 from ..inference import WaldInference
 from .judges import judge_table
 from .plots import (
@@ -70,7 +71,8 @@ def judge_map(
     ax.margins(x=0.2, y=0.12)  # room for the point labels
     flag = judges["high_leverage"].to_numpy(dtype=bool)
     for mask, color, label in ((~flag, WALD_COLOR, "judge"),
-                               (flag, FLAG_COLOR, "high sensitivity and high leverage")):
+                               (flag, FLAG_COLOR, "|γ|, h above the medians, ρ > "
+                                                   f"{RHO_THRESHOLD:g}")):
         if not mask.any():
             continue
         sub = judges[mask]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..diagnostics import RHO_THRESHOLD
 from ..summary import about
 from .fitted import interval_name
 from .formatting import format_value
@@ -310,7 +311,9 @@ def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -
                      if meta.get("critical_value", 1) is not None else
                      "; no tiers (the joint statement behind them is refused: see the notes)."),
         "judge_map": (f"Judges by sensitivity γ_k (with {gammas}) and leverage h_k; red: "
-                      "high sensitivity and high leverage." if fit.rank > 0 else
+                      "high sensitivity and high leverage (|γ_k| and h_k above the panel's "
+                      f"medians, ρ_k above {RHO_THRESHOLD:g}: a reversed judge, γ_k below 0, "
+                      "can be red)." if fit.rank > 0 else
                       f"Judge sensitivity γ_k with {gammas} (rank 0: a judge's scores are "
                       "γ_k times the consensus)."),
         "residual": "Structured disagreement UVᵀ, judges and models ordered by biclustering: "
