@@ -23,6 +23,15 @@ def test_counts_shares_and_elo_scores():
     assert format_value(np.bool_(True), "converged", "logit") == "yes"
 
 
+def test_a_negative_number_rounded_to_zero_is_written_as_zero():
+    """A lower bound of -0.0004 had read "-0.000" (and -0.3 Elo points "-0")."""
+    assert format_value(-0.0004, "score_lower", "logit") == "0.000"
+    assert format_value(-0.3, "score", "elo") == "0"
+    assert format_value(-0.004, "nll", "logit") == "0.00"
+    assert format_value(-0.0005, "score", "logit") == "-0.001"  # not zero: kept
+    assert format_value(-0.7, "score", "elo") == "-1"
+
+
 def test_markdown_escaping_is_inert_and_readable():
     assert md_escape("<script>x</script>") == "\\<script>x\\</script>"
     assert md_escape("> 0.999") == "> 0.999" and md_escape("< 0.001") == "< 0.001"

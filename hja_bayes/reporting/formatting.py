@@ -99,27 +99,34 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
         x = float(value)
         if math.isnan(x):
             return "–"
-        if column.startswith("min_ess"):
-            return f"{x:,.0f}"  # an effective sample size: its decimals mean nothing
-        if column in _COUNTS:
-            return f"{x:,.0f}" if x == round(x) else f"{x:,.1f}"
-        if column in _SHARES:
-            return f"{100 * x:.0f}%" if x in (0.0, 1.0) else f"{100 * x:.1f}%"
-        if column in POSTERIOR_PROBABILITIES and n_draws:
-            if x <= 0.0:
-                return f"< 1/{n_draws:,}"
-            if x >= 1.0:
-                return f"> 1 − 1/{n_draws:,}"
-            return f"{x:.3f}"
-        if column.startswith("p_"):
-            return "> 0.999" if x >= 0.9995 else "< 0.001" if x < 0.0005 else f"{x:.3f}"
-        if scale == "elo" and (column.startswith(("score", "cred_", "rating")) or column in (
-                "post_mean", "difference", "lower", "upper")):
-            return f"{x:.0f}"
-        if column in ("nll", "bic", "cv_nll", "variance"):
-            return f"{x:.2f}"
-        return f"{x:.3f}"
+        text = _float_text(x, column, scale, n_draws)
+        # a small negative number rounded to zero reads as zero ("-0.000" had been shown)
+        return text[1:] if text.startswith("-") and not re.search("[1-9]", text) else text
     return str(value)
+
+
+def _float_text(x: float, column: str, scale: str, n_draws: int | None) -> str:
+    """A finite number of ``column`` as :func:`format_value` writes it."""
+    if column.startswith("min_ess"):
+        return f"{x:,.0f}"  # an effective sample size: its decimals mean nothing
+    if column in _COUNTS:
+        return f"{x:,.0f}" if x == round(x) else f"{x:,.1f}"
+    if column in _SHARES:
+        return f"{100 * x:.0f}%" if x in (0.0, 1.0) else f"{100 * x:.1f}%"
+    if column in POSTERIOR_PROBABILITIES and n_draws:
+        if x <= 0.0:
+            return f"< 1/{n_draws:,}"
+        if x >= 1.0:
+            return f"> 1 − 1/{n_draws:,}"
+        return f"{x:.3f}"
+    if column.startswith("p_"):
+        return "> 0.999" if x >= 0.9995 else "< 0.001" if x < 0.0005 else f"{x:.3f}"
+    if scale == "elo" and (column.startswith(("score", "cred_", "rating")) or column in (
+            "post_mean", "difference", "lower", "upper")):
+        return f"{x:.0f}"
+    if column in ("nll", "bic", "cv_nll", "variance"):
+        return f"{x:.2f}"
+    return f"{x:.3f}"
 
 
 def with_intervals(df: pd.DataFrame, scale: str) -> pd.DataFrame:
