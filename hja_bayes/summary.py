@@ -7,6 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
+from .graphs import unbounded_items
 from .position_locked import LOCKED_SHARE, first_shown_shares, locked_judges
 
 __all__ = ["ComparisonSummary", "about", "count_of", "number", "summarise"]
@@ -81,6 +82,9 @@ class ComparisonSummary:
     locked_judges : tuple of str
         Judges that chose one presentation slot in nearly every decided verdict, each with
         its slot and share (:func:`~hja_bayes.position_locked.locked_judges`).
+    unbounded : tuple of str
+        Models without a finite maximum-likelihood score: alone or as a group they won, or
+        lost, every comparison with the rest (:func:`~hja_bayes.graphs.unbounded_items`).
     """
 
     n_judges: int
@@ -106,6 +110,7 @@ class ComparisonSummary:
     first_shown_share: tuple[float, ...] = ()
     locked_judges: tuple[str, ...] = ()
     feature_transform: str = ""
+    unbounded: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         three = tuple(self.categories) == ("first", "tie", "second")
@@ -151,6 +156,11 @@ class ComparisonSummary:
             lines.append(f"style features per (prompt, cell): {', '.join(self.features)}"
                          + (f" ({self.feature_transform})" if self.feature_transform else ""))
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
+        if self.unbounded and self.connected:
+            shown = ", ".join(self.unbounded[:20]) + (
+                f" and {len(self.unbounded) - 20} more" if len(self.unbounded) > 20 else "")
+            lines.append(f"models that won or lost every comparison, alone or as a group (no "
+                         f"finite maximum-likelihood score; the fit's ridge sets it): {shown}")
         if self.disconnected_judges:
             lines.append(
                 "judges whose own graph is disconnected: " + ", ".join(self.disconnected_judges)
@@ -194,4 +204,5 @@ def summarise(data) -> ComparisonSummary:
         first_shown_share=() if not len(shares := first_shown_shares(data)) else tuple(
             float(f(shares)) for f in (np.min, np.median, np.max)),
         locked_judges=tuple(map(str, locked_judges(data))),
+        unbounded=tuple(data.items[i] for i in np.flatnonzero(unbounded_items(data))),
     )

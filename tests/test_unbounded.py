@@ -12,7 +12,7 @@ from scipy.optimize import minimize
 from scipy.special import log_expit
 
 import hja_bayes as hb
-from hja_bayes.hja.inputs import unbounded_items
+from hja_bayes.graphs import unbounded_items
 from hja_bayes.reporting import build_report, render_html, render_markdown
 
 
@@ -137,6 +137,9 @@ def test_the_leaderboard_the_report_and_the_forest_plot_mark_them():
     assert board["model"].iloc[0] in ("champ", "g1", "g2")
     assert ("Its score has no finite maximum-likelihood value (Unbounded MLE, see the notes)"
             in rep.sentences["glance"])
+    assert data.summary().unbounded == ("champ", "g1", "g2")
+    assert str(data.summary()).endswith("(no finite maximum-likelihood score; the fit's ridge "
+                                        "sets it): champ, g1, g2")
     page, text = render_html(rep), render_markdown(rep)
     assert "<th>Unbounded MLE</th>" in page and "<dt>Unbounded MLE</dt>" in page
     assert "| Unbounded MLE |" in text
@@ -153,6 +156,7 @@ def test_a_panel_with_a_finite_optimum_shows_no_such_column():
         warnings.simplefilter("ignore", hb.DataWarning)
         rep = build_report(hb.fit_hja(data, rank=0))
     assert not rep.leaderboard["unbounded"].any()
+    assert data.summary().unbounded == () and "maximum-likelihood" not in str(data.summary())
     assert "maximum-likelihood" not in rep.sentences["glance"]
     assert "Unbounded MLE" not in render_html(rep) + render_markdown(rep)
     labels = [t.get_text() for t in rep.figures["forest"].axes[0].get_legend().get_texts()]

@@ -8,13 +8,13 @@ from ..categories import collapse_counts
 from ..checks import check_comparisons, check_flag
 from ..comparisons import Comparisons
 from ..errors import DataWarning, IdentifiabilityError, warn
-from ..graphs import item_graph
+from ..graphs import item_graph, unbounded_items
 from ..likelihood import judge_totals
 from ..likelihood.terms import Position
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
            "judges_to_leave_out", "separated_items", "separated_judges", "tie_only_judges",
-           "unbounded_items", "warn_tie_only_judges", "without_interval"]
+           "warn_tie_only_judges", "without_interval"]
 
 #: The reason ``fit.excluded_judges`` gives for a judge left out with ``leave_out=``.
 LEFT_OUT_ON_REQUEST = "was left out on request"
@@ -76,31 +76,6 @@ def separated_judges(data: Comparisons) -> list[str]:
         if n_strong == data.n_items:
             out.append(data.judges[k])
     return out
-
-
-def unbounded_items(data: Comparisons) -> np.ndarray:
-    """Items without a finite maximum-likelihood score: a mask (n_items,).
-
-    In the graph with an edge ``a -> b`` wherever ``a`` beat ``b`` at least once (judges and
-    presentation orders pooled; a tie is a win each way) the strongly connected components
-    are the groups of items joined by wins both ways.  Every comparison between two groups
-    went one way, so their difference has no finite maximum (Zermelo's and Ford's
-    condition).  The items outside the largest group are marked (every item with
-    comparisons when several groups share the largest size); an item that won, or lost,
-    every comparison is a group of its own.
-    """
-    from scipy.sparse.csgraph import connected_components
-
-    n, wins, N = np.asarray(data.n, float), np.asarray(data.wins, float), data.n_items
-    first, second = np.asarray(data.first), np.asarray(data.second)
-    a, b = np.concatenate([first, second]), np.concatenate([second, first])
-    won = np.concatenate([wins, n - wins]) > 0
-    _, group = connected_components(item_graph(a[won], b[won], N), directed=True,
-                                    connection="strong")
-    played = data.comparisons_per_item() > 0
-    size = np.bincount(group[played], minlength=group.max() + 1)
-    largest = np.flatnonzero(size == size.max())
-    return played & ~np.isin(group, largest if len(largest) == 1 else [])
 
 
 def separated_items(data: Comparisons) -> list[str]:

@@ -24,7 +24,7 @@ from ..threads import one_blas_thread
 from ..bayes.compare import check_posterior
 from ..checks import check_choice, check_level, index_of
 from ..errors import DataWarning, HJAWarning, ParameterError, warn
-from ..hja.inputs import unbounded_items
+from ..graphs import unbounded_items
 from ..inference import WaldInference
 from ..inference.intervals import quantile
 from ..inference.ranking import neighbour_probabilities, rank_intervals

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..checks import check_comparisons, indices_of
 from ..errors import ParameterError
-from ..hja.inputs import unbounded_items
+from ..graphs import unbounded_items
 
 __all__ = ["battle_counts", "both_orders_share", "invalid_share", "observed_win_fraction",
            "unbeaten_or_winless"]
