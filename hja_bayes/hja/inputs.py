@@ -79,7 +79,7 @@ def separated_judges(data: Comparisons) -> list[str]:
 
 
 def separated_items(data: Comparisons) -> list[str]:
-    """Names of the items :func:`unbounded_items` marks."""
+    """Names of the items :func:`~hja_bayes.graphs.unbounded_items` marks."""
     return [data.items[i] for i in np.flatnonzero(unbounded_items(data))]
 
 

@@ -245,7 +245,7 @@ def leaderboard(
         - ``comparisons``: comparisons the model took part in;
         - ``unbounded``: the model has no finite maximum-likelihood score (it won, or lost,
           every comparison, alone or with a group of models:
-          :func:`~hja_bayes.hja.inputs.unbounded_items`), so the fit's ridge sets its score
+          :func:`~hja_bayes.graphs.unbounded_items`), so the fit's ridge sets its score
           and its intervals say nothing (``<NA>`` for a pooled BTL fit, which does not
           keep its data).  The differences among the other models stand.
 

@@ -140,7 +140,7 @@ def invalid_share(data) -> np.ndarray | None:
 
 def unbeaten_or_winless(data) -> tuple[list[str], list[str], list[str]]:
     """The models without a finite maximum-likelihood score
-    (:func:`~hja_bayes.hja.inputs.unbounded_items`): those that won every comparison they
+    (:func:`~hja_bayes.graphs.unbounded_items`): those that won every comparison they
     took part in, those that lost every one, and the others (in a group that won, or
     lost, every comparison with another group).
 
