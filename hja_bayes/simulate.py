@@ -9,8 +9,9 @@ import numpy as np
 from .checks import check_integer, check_positive, check_probability
 from .comparisons import Comparisons, aggregate_cells
 from .decomposition import canonicalize, check_rank
-from .errors import ParameterError, warn
+from .errors import ParameterError
 from .likelihood import HALF, outcome_model, probabilities, sample_counts
+from .likelihood.outcomes import deprecated_ties
 
 __all__ = ["SimulationTruth", "simulate"]
 
@@ -232,9 +233,7 @@ def simulate(
     if seed is not None and not isinstance(seed, np.random.Generator):
         check_integer(seed, "seed")
     check_probability(tie_prob, "tie_prob", open_high=True)
-    if ties is not None:
-        warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
-        outcome = ties
+    outcome = deprecated_ties(ties, outcome)
     if categories is not None and outcome != "ordinal":
         raise ParameterError(f'categories= is the ordinal scale: pass outcome="ordinal" with it '
                              f"(outcome={outcome!r})")
@@ -246,7 +245,10 @@ def simulate(
     if question_sizes is not None:
         if not questions:
             raise ParameterError("question_sizes needs prompts: pass questions > 0")
-        sizes = np.asarray(question_sizes, dtype=float).ravel()
+        try:
+            sizes = np.asarray(question_sizes, dtype=float).ravel()
+        except (TypeError, ValueError):
+            sizes = np.array([np.nan])
         if sizes.shape != (int(questions),) or not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
             raise ParameterError(f"question_sizes must hold {int(questions)} positive numbers "
                                  f"(one per prompt), got {question_sizes!r}")

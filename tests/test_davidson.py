@@ -393,6 +393,12 @@ def test_bad_keywords():
         hb.fit_hja(data, rank=0, outcome="rao-kupper")
     with pytest.warns(DeprecationWarning, match="outcome="):
         assert hb.fit_hja(data, rank=0, ties="davidson").outcome == "davidson"
+    # the alias beside a different outcome had silently won, in fits and simulations
+    for call in (lambda: hb.fit_hja(data, rank=0, ties="half", outcome="davidson"),
+                 lambda: hb.simulate(n_judges=2, n_items=3, rank=0, ties="half",
+                                     outcome="davidson", nu=0.5)):
+        with pytest.warns(DeprecationWarning), pytest.raises(hb.ParameterError, match="disagree"):
+            call()
     with pytest.raises(hb.ParameterError, match="davidson"):
         hb.simulate(n_judges=2, n_items=3, rank=0, nu=0.5)
     with pytest.raises(hb.ParameterError, match="nu="):

@@ -98,7 +98,14 @@ def test_arguments_that_would_do_nothing_or_be_cut_are_parameter_errors():
                             (dict(categories=3), "pass outcome=\"ordinal\" with it"),
                             (dict(seed="abc"), "seed must be an integer >= 0, got 'abc'"),
                             (dict(position_bias=[0.1, 0.2, 0.3]),
-                             "position_bias must be finite, one number")]:
+                             "position_bias must be finite, one number"),
+                            # NumPy's ValueError, a TypeError, and a scale of repeated labels
+                            (dict(questions=3, question_sizes="abc"),
+                             "question_sizes must hold 3 positive numbers"),
+                            (dict(outcome="ordinal", categories=2.5),
+                             "categories must be the number of levels or their labels"),
+                            (dict(outcome="ordinal", categories=["a", "a", "b"]),
+                             "categories must differ")]:
         with pytest.raises(ParameterError, match=message):
             simulate(n_judges=3, n_items=4, **kwargs)
     assert simulate(n_judges=3, n_items=4, rank=0, heterogeneity=0.0)[0].n_comparisons > 0

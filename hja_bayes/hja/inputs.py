@@ -10,6 +10,7 @@ from ..comparisons import Comparisons
 from ..errors import DataWarning, IdentifiabilityError, warn
 from ..graphs import item_graph, unbounded_items
 from ..likelihood import judge_totals
+from ..likelihood.outcomes import deprecated_ties
 from ..likelihood.terms import Position
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
@@ -240,11 +241,3 @@ def check_fit_inputs(data, position_bias: bool) -> None:
             "still be read",
             DataWarning,
         )
-
-
-def deprecated_ties(ties, outcome):
-    """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning)."""
-    if ties is None:
-        return outcome
-    warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
-    return ties

@@ -24,7 +24,7 @@ from .half import HALF
 from .ordinal import ordinal, ordinal_cut_points
 
 __all__ = ["DAVIDSON", "HALF", "OUTCOME_MODELS", "OutcomeModel", "category_derivatives",
-           "information", "log_likelihood", "ordinal", "ordinal_cut_points", "outcome_model",
+           "deprecated_ties", "information", "log_likelihood", "ordinal", "ordinal_cut_points", "outcome_model",
            "probabilities", "sandwich_meat", "score"]
 
 #: Outcome models by keyword: each entry makes the model for the data's ordered categories
@@ -34,6 +34,26 @@ OUTCOME_MODELS: dict[str, Callable[[tuple], OutcomeModel]] = {
     "davidson": lambda categories: DAVIDSON,
     "ordinal": ordinal,
 }
+
+
+def deprecated_ties(ties, outcome):
+    """``outcome``, or the deprecated ``ties=`` alias (with a DeprecationWarning).
+
+    Raises
+    ------
+    ParameterError
+        When both are given and differ (``outcome`` other than None or its default
+        "half"): the alias had silently won.
+    """
+    from ...errors import ParameterError, warn
+
+    if ties is None:
+        return outcome
+    warn("ties= is deprecated: use outcome= (same values)", DeprecationWarning)
+    if outcome is not None and (not isinstance(outcome, str) or outcome not in ("half", ties)):
+        raise ParameterError(f"ties={ties!r} and outcome={outcome!r} disagree: give outcome= "
+                             "alone (ties= is its deprecated name)")
+    return ties
 
 
 def outcome_model(outcome: str | OutcomeModel = "half", categories=None) -> OutcomeModel:

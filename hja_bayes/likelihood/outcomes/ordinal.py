@@ -151,15 +151,22 @@ def ordinal(categories: tuple[str, ...] | int = FIVE_LEVELS) -> OutcomeModel:
     >>> bool(np.isclose(p.sum(), 1.0)), bool(np.allclose(p[0], p[0, ::-1]))
     (True, True)
     """
-    if isinstance(categories, (int, np.integer)):
+    from ...errors import ParameterError
+
+    if isinstance(categories, (int, np.integer)) and not isinstance(categories, bool):
         C = int(categories)
+        if C < 2:
+            raise ParameterError(f"an ordinal scale needs at least 2 categories, got {C}")
         categories = FIVE_LEVELS if C == 5 else tuple(str(c) for c in range(C))
+    elif not isinstance(categories, tuple):
+        raise ParameterError("categories must be the number of levels or their labels in "
+                             f"order, got {categories!r}")
     categories = tuple(str(c) for c in categories)
     C = len(categories)
     if C < 2:
-        from ...errors import ParameterError
-
         raise ParameterError(f"an ordinal scale needs at least 2 categories, got {C}")
+    if len(set(categories)) < C:
+        raise ParameterError(f"an ordinal scale's categories must differ, got {categories}")
     m = (C - 1) // 2
     return OutcomeModel(
         name="ordinal",
