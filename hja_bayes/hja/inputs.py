@@ -233,7 +233,8 @@ def check_fit_inputs(data, position_bias: bool) -> None:
         warn(
             f"item(s) {items} won or lost every comparison (alone, or as a group, against "
             "every other group: the verdicts do not join them to the rest by wins both "
-            "ways): they have no finite maximum-likelihood score, so the ridge, not the data, sets their scores, and "
+            "ways): they have no finite maximum-likelihood score, so the ridge, not the "
+            "data, sets their scores, and "
             "their intervals (rank intervals, Rank(UB) and p_better_next included) say "
             "nothing: Fisher's are set by the ridge, and sandwich or cluster-robust ones, made "
             "of their residuals near 0, come out too narrow (a few wins can look decisive); "

@@ -24,8 +24,8 @@ from .half import HALF
 from .ordinal import ordinal, ordinal_cut_points
 
 __all__ = ["DAVIDSON", "HALF", "OUTCOME_MODELS", "OutcomeModel", "category_derivatives",
-           "deprecated_ties", "information", "log_likelihood", "ordinal", "ordinal_cut_points", "outcome_model",
-           "probabilities", "sandwich_meat", "score"]
+           "deprecated_ties", "information", "log_likelihood", "ordinal", "ordinal_cut_points",
+           "outcome_model", "probabilities", "sandwich_meat", "score"]
 
 #: Outcome models by keyword: each entry makes the model for the data's ordered categories
 #: (the three-outcome models take any scale collapsed to first / tie / second).
