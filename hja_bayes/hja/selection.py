@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from ..likelihood import HALF, Cells, cells_of, outcome_model
 from ..likelihood.terms import design_of, terms_of
 from .inputs import check_fit_inputs, deprecated_ties
-from .refine import SLOW_TERMS, refined
+from .refine import refined
 from .result import DEFAULT_RIDGE
 from .solve import INIT_RIDGE, INIT_TOL, SolveResult, fit_rank, make_fit, solve, state_nll
 
@@ -102,7 +102,7 @@ def cannot_win_bic(cells: Cells, penalty: float, best_bic: float, max_iter: int,
     return stop
 
 
-#: With style or self-preference terms, a rank candidate whose BIC is more than this above the
+#: A rank candidate whose BIC is more than this above the
 #: best of the smaller ranks is not finished by Fisher scoring (see :func:`rank_search`).
 FINISH_WITHIN = 10.0
 
@@ -139,9 +139,9 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     ``n_iter`` 0, and they have no solver result.  None fits every candidate.
     ``quick_compile`` is passed to every run of the solver.
 
-    With style or self-preference ``terms`` every candidate fitted to the full data is
-    finished by Fisher scoring (:func:`~hja_bayes.hja.refine.refined`), as ``fit_hja``
-    finishes a fit at a given rank, so the ranks are compared at their optima (the
+    Every candidate fitted to the full data is finished by Fisher scoring
+    (:func:`~hja_bayes.hja.refine.refined`), as ``fit_hja`` finishes a fit at a given rank,
+    so the ranks are compared at their optima (with style and self-preference terms the
     alternation alone stopped 0.07 short of the NLL on PRD at rank 1); by BIC only where the
     BIC as the alternation left it is within :data:`FINISH_WITHIN` of the best before it
     (farther, the gap is far more than finishing moves, 0.13 in BIC on PRD, and the
@@ -165,7 +165,6 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
     n_terms = int(np.sum(design.free)) + len(design.global_names)
     K, N = data.n_judges, data.n_items
     width = max(ranks)
-    slow = any(t.name in SLOW_TERMS for t in terms)
     rows, solutions = [], {}
     best_bic = best = np.inf
     idle = 0  # consecutive candidates that did not improve the criterion
@@ -186,8 +185,8 @@ def rank_search(data: Comparisons, ranks, *, terms=(), design, cells, cv_folds, 
                           width=width, stop=stop, quick_compile=quick_compile)
         start = result.state._replace(tau=tau)  # the folds' start: the solver's own state
         nll = state_nll(result.state, cells, outcome)
-        if slow and result.converged and (cv or 2.0 * nll + penalty < best_bic + FINISH_WITHIN):
-            # to the optimum, which the alternation approaches slowly with these terms
+        if result.converged and (cv or 2.0 * nll + penalty < best_bic + FINISH_WITHIN):
+            # to the optimum, which the alternation can approach slowly (refine.polish)
             got = refined(make_fit(data, result, r, terms, design, cells, ridge, None, outcome),
                           tol=tol)
             if got is not None:
