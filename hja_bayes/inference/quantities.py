@@ -70,9 +70,24 @@ class Quantities:
         return self._core_interval(np.arange(len(self.items)), level)
 
     def gamma(self, level: float = 0.95) -> Interval:
-        """Judge sensitivities gamma_k (``sum(gamma) = K``)."""
+        """Judge sensitivities gamma_k (``sum(gamma) = K``); a judge that tied every verdict
+        gets NaN for its se and bounds (the ridge alone sets its gamma: under the half model
+        it is 0, with cluster scores of 0, and a cluster-robust check would refuse it)."""
         N, K = len(self.items), len(self.judges)
-        return self._core_interval(np.arange(N, N + K), level)
+        index = np.arange(N, N + K)
+        tied = np.zeros(K, bool) if self.tied_judges is None else np.asarray(self.tied_judges)
+        if not tied.any():
+            return self._core_interval(index, level)
+        kept = self._core_interval(index[~tied], level)
+
+        def spread(x):
+            out = np.full(K, np.nan)
+            out[~tied] = x
+            return out
+
+        return Interval(self._core_covariance[0][index].copy(), spread(kept.se),
+                        spread(kept.lower), spread(kept.upper),
+                        None if kept.df is None else spread(kept.df))
 
     def position_biases(self, level: float = 0.95) -> Interval:
         """Per-judge position biases beta_k (only when they were estimated)."""

@@ -89,6 +89,8 @@ class WaldInference(Quantities):
         ``coef_free`` marks the estimated ones.
     theta : ndarray (g,)
         The panel-wide coefficients (shared style), named by ``theta_names``.
+    tied_judges : ndarray of bool (K,) or None
+        Judges that tied every verdict: the ridge alone sets their gamma (no interval).
     """
 
     chart: FactorChart
@@ -114,6 +116,7 @@ class WaldInference(Quantities):
     small_sample: str | None = None
     cluster_design: ClusterDesign | None = field(default=None, repr=False)
     clustering: dict = field(default_factory=dict)
+    tied_judges: np.ndarray | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         """One line: the covariance, the panel and the rank (no arrays)."""

@@ -376,8 +376,17 @@ def wald_inference(
         clustering=cluster_record(data, small_sample) if cov_type == "cluster" else {},
         outcome=model_outcome.name, aux=aux, aux_names=tuple(model_outcome.aux_names),
         coef=model.coef, coef_names=design.names, coef_free=design.free, theta=model.theta,
-        theta_names=design.global_names,
+        theta_names=design.global_names, tied_judges=_tied_judges(data),
     )
+
+
+def _tied_judges(data) -> np.ndarray:
+    """Judges (bool, (K,)) whose every verdict is a tie (middle grades of an ordered scale
+    included): the ridge alone sets their gamma."""
+    from ..categories import collapse_counts
+
+    three = collapse_counts(data.counts)
+    return np.bincount(data.judge, three[:, 0] + three[:, 2], data.n_judges) == 0
 
 
 def _curvature(chart, design, ridge: float) -> np.ndarray:
