@@ -8,7 +8,9 @@ draws.  Both must give the same numbers, bit for bit.
 
 The covariances are those of real fits: simulated panels (rank 1, or rank 2 with 20 judges
 at 1,000 models, 2M comparisons: the leaderboard panel of ``bench_scale.py``), fitted by
-``fit_hja`` and read by ``wald_inference().mu_covariance()``.
+``fit_hja`` and read by ``wald_inference().mu_covariance()``; with ``--panels sparse``, a
+sparse panel's (3 judges, 1,500 verdicts each on 100 prompts, rank 0, Fisher covariance: a
+few models measured against each other closely, most loosely, the se's uneven).
 
 Usage: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_critical_value.py [--items 10 100 300
 1000] [--direct-max 1000]`` (the direct loop takes about 140 s at 1,000 models: above
@@ -45,8 +47,15 @@ def every_pair(z, se):
     return stat
 
 
-def covariance(items: int, seed: int) -> np.ndarray:
+def covariance(items: int, seed: int, panel: str = "dense") -> np.ndarray:
     """The consensus scores' covariance of a fit to a simulated panel of ``items`` models."""
+    if panel == "sparse":
+        data, _ = hb.simulate(n_judges=3, n_items=items, rank=0, comparisons_per_judge=1500,
+                              questions=100, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", hb.HJAWarning)
+            fit = hb.fit_hja(data, rank=0)
+        return np.asarray(fit.wald_inference("fisher").mu_covariance()[1])
     big = items >= 1000
     judges, rank = (20, 2) if big else (10, 1)
     per_judge = 100_000 if big else max(2_000, 40 * items)
@@ -58,8 +67,8 @@ def covariance(items: int, seed: int) -> np.ndarray:
     return np.asarray(fit.wald_inference().mu_covariance()[1])
 
 
-def run(items: int, seed: int, direct_max: int) -> dict:
-    cov = covariance(items, seed)
+def run(items: int, seed: int, direct_max: int, panel: str = "dense") -> dict:
+    cov = covariance(items, seed, panel)
     se = _difference_se(cov)
     eig, vec = np.linalg.eigh((cov + cov.T) / 2)
     z = np.random.default_rng(0).standard_normal((DRAWS, items)) @ (
@@ -67,7 +76,7 @@ def run(items: int, seed: int, direct_max: int) -> dict:
     t = time.perf_counter()
     pruned = max_abs_t(z, se)
     ours = time.perf_counter() - t
-    row = dict(items=items, draws=DRAWS, pruned_s=ours,
+    row = dict(panel=panel, items=items, draws=DRAWS, pruned_s=ours,
                critical_value=float(np.quantile(pruned, 0.95)))
     if items <= direct_max:
         t = time.perf_counter()
@@ -83,23 +92,25 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", type=int, nargs="+", default=[10, 100, 300, 1000])
     parser.add_argument("--direct-max", type=int, default=1000)
+    parser.add_argument("--panels", nargs="+", choices=("dense", "sparse"), default=["dense"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     start = os.getloadavg()
-    rows = [run(n, args.seed, args.direct_max) for n in args.items]
+    rows = [run(n, args.seed, args.direct_max, panel) for panel in args.panels
+            for n in args.items]
     result = dict(load_average_start=start, load_average_end=os.getloadavg(), rows=rows)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "critical_value.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Joint rank intervals' critical value: pruned against every pair",
              "", f"`python benchmarks/bench_critical_value.py`, {DRAWS:,} draws; load "
              f"{start[0]:.1f} at the start, {result['load_average_end'][0]:.1f} at the end.",
-             "", "| models | pruned (s) | every pair (s) | ratio | same numbers | critical value |",
-             "|---:|---:|---:|---:|---|---:|"]
+             "", "| panel | models | pruned (s) | every pair (s) | ratio | same numbers | "
+             "critical value |", "|---|---:|---:|---:|---:|---|---:|"]
     for r in rows:
         direct = (f"{r['every_pair_s']:.2f} | {r['ratio']:.3f}x | {r['identical']}"
                   if "every_pair_s" in r else "not run | | ")
-        lines.append(f"| {r['items']} | {r['pruned_s']:.2f} | {direct} | "
+        lines.append(f"| {r['panel']} | {r['items']} | {r['pruned_s']:.2f} | {direct} | "
                      f"{r['critical_value']:.4f} |")
     (args.out / "critical_value.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -52,11 +52,15 @@ def test_joint_rank_coverage_in_simulation():
     assert covered >= 34
 
 
-@pytest.mark.parametrize("seed, by_draws", [(0, False), (1, False), (0, True)])
+@pytest.mark.parametrize("seed, by_draws, uneven", [(0, False, False), (1, False, False),
+                                                    (0, True, False), (0, True, True),
+                                                    (2, True, True)])
 def test_the_max_over_pairs_visits_few_pairs_and_equals_every_pair_visited(
-        seed, by_draws, monkeypatch):
+        seed, by_draws, uneven, monkeypatch):
     # the direct computation: every pair of every draw at once, (draws, N, N); by_draws:
-    # the way of large panels, which visits each draw's candidate pairs alone
+    # the way of large panels, which bounds pairs by per-model scales; uneven: variances
+    # 0.04 and 9 mixed, a few models measured against each other closely (a sparse panel's
+    # covariance, where the nearest-se bound alone had visited nearly every pair)
     monkeypatch.setattr("hja_bayes.inference.ranking._EVERY_PAIR_MAX", 2)
     if by_draws:
         monkeypatch.setattr("hja_bayes.inference.ranking._ROWS_MAX", 10)
@@ -64,6 +68,11 @@ def test_the_max_over_pairs_visits_few_pairs_and_equals_every_pair_visited(
     N = 40
     A = rng.normal(size=(N, N)) / np.sqrt(N)
     cov = A @ A.T * 0.05 + np.diag(rng.uniform(0.01, 0.2, N))
+    if uneven:
+        L = np.diag(np.where(rng.random(N) < 0.5, 0.2, 3.0))
+        for a, b in rng.choice(N, (6, 2), replace=False):  # close pairs: b mostly a's part
+            L[b] = L[b, b] * (0.98 * np.eye(N)[a] + 0.2 * np.eye(N)[b])
+        cov = L @ L.T + 0.01 * A @ A.T
     cov[:, 7], cov[7, :] = cov[:, 3], cov[3, :]  # model 7 a copy of model 3: se 0 between
     cov[7, 7] = cov[3, 3]
     centre = np.eye(N) - 1.0 / N
