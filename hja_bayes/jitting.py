@@ -17,19 +17,27 @@ running them: on a panel of tens of models a solver step runs in about a millise
 
 Both are for small panels (:data:`hja_bayes.hja.kernels.LIGHT_SIZE`): on a panel of 200,000
 cells JAX's defaults run a chunk's step in 175 ms against 374 ms with :data:`LOOP_COMPILE`.
+
 Where this JAX does not know an option, :func:`light_jit` falls back to a plain ``jax.jit``.
+
+``HJA_BAYES_COMPILE=quick`` in the environment when the package is imported
+(:func:`quick_everywhere`) compiles with :data:`LIGHT_COMPILE` what would have had
+:data:`LOOP_COMPILE`: for processes that fit many different small panels once each (a test
+suite, a pipeline's checks), where compiling the solver's loop costs more than its slower
+steps (in the test suite's runs about 1.2 s of CPU per panel size against 2 s).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import jax
 
 from .programs import ProgramStore, Unkeyable
 
 __all__ = ["LIGHT_COMPILE", "LOOP_COMPILE", "NO_YNNPACK", "compile_lowered", "light_jit",
-           "stored_jit"]
+           "quick_everywhere", "stored_jit"]
 
 #: XLA options of :func:`light_jit`.  XLA's older elemental emitters (fusion emitters off)
 #: compile a program in about a third of the time: on Chatbot Arena the start blocks in
@@ -61,6 +69,12 @@ LOOP_COMPILE = {
 NO_YNNPACK = {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 
+def quick_everywhere() -> bool:
+    """Whether ``HJA_BAYES_COMPILE`` is ``quick``: :func:`light_jit` then gives
+    :data:`LIGHT_COMPILE` to programs that asked for :data:`LOOP_COMPILE`."""
+    return os.environ.get("HJA_BAYES_COMPILE", "").strip().lower() == "quick"
+
+
 def compile_lowered(lowered, options: dict):
     """``lowered.compile`` (a lowered ``jax.jit`` or ``jax.pmap``) with the XLA ``options``;
     with JAX's defaults where this XLA does not know an option or a value it is given."""
@@ -74,9 +88,11 @@ def compile_lowered(lowered, options: dict):
 
 def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):
     """``jax.jit(fun, **jit_kwargs)`` compiled with the XLA ``options`` (default
-    :data:`LIGHT_COMPILE`; None: JAX's defaults).
+    :data:`LIGHT_COMPILE`; None: JAX's defaults; :data:`LOOP_COMPILE` becomes
+    :data:`LIGHT_COMPILE` under :func:`quick_everywhere`).
 
-    The plain jitted function is the attribute ``plain`` of the result; the light one is
+    The plain jitted function is the attribute ``plain`` of the result, the options it
+    compiles with the attribute ``options``; the light one is
     used unless this JAX rejects an option, after which every call goes to ``plain``.  The
     light programs are kept in a :class:`~hja_bayes.programs.ProgramStore`, so that a fresh
     process reads them back without tracing them; a call the store cannot key goes to
@@ -84,6 +100,8 @@ def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):
     module and qualified name) names the programs on disk; a wrapped function
     (``jax.jacrev(f)`` takes ``f``'s name) needs one.
     """
+    if options == LOOP_COMPILE and quick_everywhere():
+        options = LIGHT_COMPILE
     plain = jax.jit(fun, **jit_kwargs)
     light = jax.jit(fun, compiler_options=options, **jit_kwargs) if options else plain
     # static positions by name only; the store's key covers the package's own source only
@@ -108,7 +126,7 @@ def light_jit(fun, options=LIGHT_COMPILE, *, name=None, **jit_kwargs):
                 usable[0] = False
         return plain(*args, **kwargs)
 
-    call.plain = plain
+    call.plain, call.options = plain, options
     return call
 
 

@@ -15,11 +15,15 @@ import pytest
 # run compiles with JAX's defaults, and the benchmarks measure that.  Flags already in
 # XLA_FLAGS come after these and win; HJA_TEST_XLA_DEFAULTS=1 leaves XLA_FLAGS alone (so does
 # `make test-min`: the oldest jaxlib allowed aborts on these flags).  (XLA reads them when JAX
-# first computes, which no import below does.)
+# first computes, which no import below does.)  The solver's loop asks for its own options
+# (LLVM level 1, which programs' own options put above XLA_FLAGS): HJA_BAYES_COMPILE=quick,
+# read when the package is imported, gives it the quick ones too (in the suite's runs it took
+# 2.0 s of CPU per panel size to compile, 1.2 s with these; hja_bayes.jitting).
 QUICK_XLA_FLAGS = ("--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
                    " --xla_cpu_use_fusion_emitters=false")
 if not os.environ.get("HJA_TEST_XLA_DEFAULTS"):
     os.environ["XLA_FLAGS"] = f"{QUICK_XLA_FLAGS} {os.environ.get('XLA_FLAGS', '')}".strip()
+    os.environ.setdefault("HJA_BAYES_COMPILE", "quick")
 
 import hja_bayes  # noqa: E402, F401  (enables float64 in JAX before any test builds arrays)
 
