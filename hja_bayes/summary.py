@@ -10,7 +10,7 @@ import numpy as np
 from .graphs import unbounded_items
 from .position_locked import LOCKED_SHARE, first_shown_shares, locked_judges
 
-__all__ = ["ComparisonSummary", "about", "count_of", "number", "summarise"]
+__all__ = ["ComparisonSummary", "about", "count_of", "listed", "number", "summarise"]
 
 
 def number(n: float) -> str:
@@ -22,6 +22,14 @@ def about(x: float) -> str:
     """An expected count as people say it: "0.0031", "1.4", "160" (two significant digits,
     whole numbers from 10 on)."""
     return f"{x:.2g}" if abs(x) < 10 else f"{round(x, -len(str(int(abs(x)))) + 2):,.0f}"
+
+
+def listed(names, most: int = 20) -> str:
+    """The first ``most`` names joined by commas and a count of the rest: "a, b and 58 more"
+    (a warning about 1,000 models should not name them all)."""
+    names = [str(n) for n in names]
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def count_of(n: float, word: str) -> str:
@@ -157,10 +165,9 @@ class ComparisonSummary:
                          + (f" ({self.feature_transform})" if self.feature_transform else ""))
         lines.append(f"pooled comparison graph: {'connected' if self.connected else 'DISCONNECTED'}")
         if self.unbounded and self.connected:
-            shown = ", ".join(self.unbounded[:20]) + (
-                f" and {len(self.unbounded) - 20} more" if len(self.unbounded) > 20 else "")
             lines.append(f"models that won or lost every comparison, alone or as a group (no "
-                         f"finite maximum-likelihood score; the fit's ridge sets it): {shown}")
+                         f"finite maximum-likelihood score; the fit's ridge sets it): "
+                         f"{listed(self.unbounded)}")
         if self.disconnected_judges:
             lines.append(
                 "judges whose own graph is disconnected: " + ", ".join(self.disconnected_judges)

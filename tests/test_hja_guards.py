@@ -61,7 +61,7 @@ def test_a_model_that_never_loses_is_named(prd):
     frame.loc[involved, "winner"] = np.where(frame.loc[involved, "model_a"] == "gpt4",
                                              "model_a", "model_b")
     fit, messages = _fit(frame)
-    named = [m for m in messages if "['gpt4'] won or lost every comparison" in m]
+    named = [m for m in messages if "item(s) gpt4 won or lost every comparison" in m]
     assert named and named[0].endswith("comparisons among themselves and can still be read")
     # the other models' differences stay as precise as they were
     base, _ = _fit(prd)

@@ -123,7 +123,7 @@ def test_the_leaderboard_the_report_and_the_forest_plot_mark_them():
         warnings.simplefilter("always")
         fit = hb.fit_hja(data, rank=0)
     said = [str(w.message) for w in caught if "won or lost every comparison" in str(w.message)]
-    assert len(said) == 1 and "['champ', 'g1', 'g2']" in said[0]
+    assert len(said) == 1 and "item(s) champ, g1, g2 won" in said[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hb.DataWarning)
         rep = build_report(fit)
@@ -163,3 +163,18 @@ def test_a_panel_with_a_finite_optimum_shows_no_such_column():
     assert not any(label.startswith("unbounded") for label in labels)
     btl = hb.leaderboard(hb.fit_pooled_btl(data))
     assert btl["unbounded"].isna().all()  # a pooled fit keeps no data to tell
+
+
+def test_a_long_list_of_unbounded_models_is_cut_short_in_the_warning():
+    """25 models that each lost their one comparison: the warning names the first 20 and
+    counts the rest, where it had named every one."""
+    data, _ = hb.simulate(n_judges=2, n_items=4, rank=0, comparisons_per_judge=100, seed=1)
+    losers = [{"judge": "j0", "model_a": f"weak{i:02d}", "model_b": data.items[i % 4], "n": 1,
+               "wins": 0, "ties": 0} for i in range(25)]
+    data = hb.Comparisons.from_counts(pd.concat([data.to_frame(), pd.DataFrame(losers)]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hb.fit_hja(data, rank=0)
+    said = [str(w.message) for w in caught if "won or lost every comparison" in str(w.message)]
+    assert len(said) == 1
+    assert "weak19" in said[0] and "weak20" not in said[0] and " and 5 more won" in said[0]

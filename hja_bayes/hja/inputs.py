@@ -12,6 +12,7 @@ from ..graphs import item_graph, unbounded_items
 from ..likelihood import judge_totals
 from ..likelihood.outcomes import deprecated_ties
 from ..likelihood.terms import Position
+from ..summary import listed
 
 __all__ = ["LEFT_OUT_ON_REQUEST", "MIN_JUDGE_COMPARISONS", "check_fit_inputs", "deprecated_ties",
            "judges_to_leave_out", "separated_items", "separated_judges", "tie_only_judges",
@@ -221,7 +222,7 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     sep = separated_judges(data)
     if sep:
         warn(
-            f"judge(s) {sep}: every verdict agrees with one ordering of the models (perfect "
+            f"judge(s) {listed(sep)}: every verdict agrees with one ordering of the models (perfect "
             "separation), so their own maximum-likelihood scores are infinite; the ridge "
             "keeps them finite, and sets their scores as much as their verdicts do: where "
             "that ordering is the consensus's, read their sensitivity as 'at least this "
@@ -231,7 +232,7 @@ def check_fit_inputs(data, position_bias: bool) -> None:
     items = separated_items(data)
     if items:
         warn(
-            f"item(s) {items} won or lost every comparison (alone, or as a group, against "
+            f"item(s) {listed(items)} won or lost every comparison (alone, or as a group, against "
             "every other group: the verdicts do not join them to the rest by wins both "
             "ways): they have no finite maximum-likelihood score, so the ridge, not the "
             "data, sets their scores, and "
