@@ -60,6 +60,9 @@ def test_fit_then_report(csv_file, tmp_path, capsys):
                  "--quiet"]) == 0
     assert (tmp_path / "fit" / "report" / "report.html").exists()
     assert "Elo" in (tmp_path / "fit" / "report" / "report.md").read_text(encoding="utf-8")
+    assert (tmp_path / "fit" / "report" / "pairwise.csv").exists()  # 4 models: by default
+    assert main(["report", str(tmp_path / "fit"), "--no-pairwise", "--quiet"]) == 0
+    assert not (tmp_path / "fit" / "report" / "pairwise.csv").exists()
 
 
 def test_a_second_fit_into_a_folder_says_it_replaces_the_first(csv_file, tmp_path, capsys):

@@ -176,3 +176,53 @@ def test_json_is_strict_where_a_number_is_not_finite(tmp_path, capsys):
                  "--format", "json", "--quiet", "--out", str(tmp_path / "fit")]) == 0
     said = strict(capsys.readouterr().out)
     assert said["leaderboard"]["meta"]["joint_df"] is None
+
+
+def test_the_pairwise_files_are_left_out_above_a_size_unless_asked_for(tmp_path, monkeypatch):
+    """Above PAIRWISE_FILE_MODELS models the report writes no pairwise.csv/json (N(N-1)
+    rows: 378 MB at 1,000 models) and says so in its footer; pairwise=True writes them,
+    pairwise=False leaves them out at any size, and a pairwise file an earlier report left
+    in the folder goes (it would describe another fit)."""
+    from hja_bayes.reporting import content
+
+    fit = small_fit()
+    N = len(fit.items)
+    hb.report(fit, tmp_path)  # this size: written
+    assert (tmp_path / "pairwise.csv").exists() and (tmp_path / "pairwise.json").exists()
+    monkeypatch.setattr(content, "PAIRWISE_FILE_MODELS", N - 1)
+    files = hb.report(fit, tmp_path)
+    assert not (tmp_path / "pairwise.csv").exists() and not (tmp_path / "pairwise.json").exists()
+    assert not any(p.name.startswith("pairwise") for p in files.tables)
+    footer = files.html.read_text(encoding="utf-8").split("<footer>")[1]
+    assert f"the pairwise table ({N * (N - 1):,} ordered pairs) is not written" in footer
+    assert "pairwise=True" in footer and "--pairwise" in footer
+    files = hb.report(fit, tmp_path, pairwise=True)
+    pairs = pd.read_csv(tmp_path / "pairwise.csv")
+    assert len(pairs) == N * (N - 1)
+    assert "the pairwise table is in pairwise.csv" in files.html.read_text(encoding="utf-8")
+    monkeypatch.setattr(content, "PAIRWISE_FILE_MODELS", N)
+    hb.report(fit, tmp_path, pairwise=False)
+    assert not (tmp_path / "pairwise.csv").exists()
+    with pytest.raises(hb.ParameterError, match="pairwise"):
+        hb.report(fit, tmp_path, pairwise="no")
+
+
+def test_the_pairwise_table_holds_every_ordered_pair_in_leaderboard_order():
+    """pairwise_table against the Wald inference read pair by pair."""
+    from hja_bayes.reporting import pairwise_table
+
+    fit = small_fit()
+    table = pairwise_table(fit, 0.9)
+    board = hb.leaderboard(fit, level=0.9)
+    order = list(board["model"])
+    expected = [(a, b) for a in order for b in order if a != b]
+    assert list(zip(table["model_a"], table["model_b"])) == expected
+    mu = dict(zip(fit.items, np.asarray(fit.mu)))
+    np.testing.assert_allclose(table["difference"], [mu[a] - mu[b] for a, b in expected],
+                               atol=1e-9)
+    np.testing.assert_allclose(table["p_win"], 1 / (1 + np.exp(-table["difference"])),
+                               rtol=1e-12)
+    assert ((table["lower"] < table["difference"]) & (table["difference"] < table["upper"])).all()
+    # the reversed pair's interval is this one's, negated
+    reverse = table.set_index(["model_b", "model_a"]).loc[expected]
+    np.testing.assert_allclose(table["lower"], -reverse["upper"], atol=1e-12)

@@ -175,6 +175,8 @@ def test_figures_of_many_models_show_the_top_ones_and_say_so(monkeypatch):
     said = captions(fit, 0.95)
     assert said["win_probability"].endswith("The figure shows 8 of the 12 models; "
                                             "pairwise.csv has them all.")
+    assert captions(fit, 0.95, pairwise_file=False)["win_probability"].endswith(
+        "the pairwise table (pairwise_table(fit), or the report with --pairwise) has them all.")
     assert "10 of the 12 models; leaderboard.csv" in said["forest"]
     assert said["forest"].startswith("Consensus scores with 95% Wald intervals, best first")
     assert captions(fit, 0.95, bayes=True)["forest"].startswith(  # the plot draws both

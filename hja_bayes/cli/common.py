@@ -164,9 +164,10 @@ def print_table(df: pd.DataFrame, limit: int | None = None, noun: str = "row",
 
 
 def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = True,
-               baseline: bool = False) -> None:
+               baseline: bool = False, pairwise: bool = False) -> None:
     """Register the options every table-printing command shares: ``--level``, and
-    ``--scale`` and ``--rows`` unless turned off (``--baseline`` where asked for)."""
+    ``--scale`` and ``--rows`` unless turned off (``--baseline`` and the report's
+    ``--pairwise`` where asked for)."""
     p.add_argument("--level", type=level_arg, default=0.95,
                    help="level of every interval (default 0.95)")
     if scale:
@@ -176,6 +177,10 @@ def add_common(p: argparse.ArgumentParser, *, scale: bool = True, rows: bool = T
         p.add_argument("--baseline", type=baseline_arg, default=None, metavar="MODEL=SCORE",
                        help="pin one model's score, e.g. gpt-4=1200 with --scale elo (every "
                             "other interval is then that of the difference to it)")
+    if pairwise:
+        p.add_argument("--pairwise", action=argparse.BooleanOptionalAction, default=None,
+                       help="write the report's pairwise table, every ordered pair of models "
+                            "(default: up to 300 models; N(N-1) rows, 378 MB at 1,000)")
     if rows:
         p.add_argument("--rows", type=lambda text: positive_int(text, least=0), default=SHOW_ROWS, metavar="N",
                        help=f"rows of each table printed on the terminal, the top ones; 0 prints "

@@ -211,7 +211,7 @@ def publish(data, fit, args, progress, name, out: Path, idata=None, plain=None) 
         files = report(fit, out / "report", idata, level=args.level, scale=args.scale,
                        inference=inference, title=args.title or f"{name}: "
                        + default_title(fit.data), uncontrolled=plain, fragility=fragile,
-                       agreement=agree, baseline=args.baseline)
+                       agreement=agree, baseline=args.baseline, pairwise=args.pairwise)
         progress(f"report written: {files.html}")
     elif (out / "report").exists():
         progress(f"{out / 'report'} still shows the fit before: --report (or 'hja-bayes "
@@ -242,7 +242,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # the folder's name stands for the data's, which a saved fit does not keep
     title = args.title or f"{fit_dir.resolve().name}: {default_title(fit.data)}"
     files = report(fit, out, idata, level=args.level, scale=args.scale, title=title,
-                   agreement=agree, baseline=args.baseline, uncontrolled=plain)
+                   agreement=agree, baseline=args.baseline, uncontrolled=plain,
+                   pairwise=args.pairwise)
     progress("done")
     print(files.html)
     return 0
@@ -407,7 +408,7 @@ def add_panel_commands(sub) -> None:
                           "would put another model first, each set confirmed by an exact "
                           "refit (printed, in the JSON and in the report)")
     add_agreement(fit)
-    add_common(fit, baseline=True)
+    add_common(fit, baseline=True, pairwise=True)
     fit.set_defaults(run=_cmd_fit)
 
     rep = sub.add_parser(
@@ -423,7 +424,7 @@ def add_panel_commands(sub) -> None:
     rep.add_argument("--title", default=None, help="report title (default: the folder's "
                                                    "name and the data's counts)")
     add_agreement(rep)
-    add_common(rep, rows=False, baseline=True)
+    add_common(rep, rows=False, baseline=True, pairwise=True)
     rep.set_defaults(run=_cmd_report)
 
     demo = sub.add_parser(

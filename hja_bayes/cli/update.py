@@ -125,5 +125,5 @@ def add_update_command(sub) -> None:
     upd.add_argument("--format", choices=("text", "json"), default="text",
                      help="stdout: tables as text, or one JSON object (as 'fit')")
     add_agreement(upd)
-    add_common(upd, baseline=True)
+    add_common(upd, baseline=True, pairwise=True)
     upd.set_defaults(run=_cmd_update)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..checks import check_level
+from ..checks import check_flag, check_level
 from ..hja.inputs import unused_levels
 from ..inference import WaldInference
 from ..inference.clusters import FEW_CLUSTERS, models_on_few_prompts
@@ -48,7 +48,12 @@ from .sentences import (
     prompt_method_sentence,
 )
 
-__all__ = ["Report", "build_report"]
+__all__ = ["PAIRWISE_FILE_MODELS", "Report", "build_report"]
+
+#: Above this many models a report leaves the pairwise table (every ordered pair, N(N - 1)
+#: rows) out of its folder unless asked for: at 1,000 models its CSV and JSON held 378 MB
+#: and took 30 s of a 47 s report; ``pairwise_table(fit)`` gives it in a process.
+PAIRWISE_FILE_MODELS = 300
 
 
 class Report(NamedTuple):
@@ -92,6 +97,8 @@ class Report(NamedTuple):
     biases : DataFrame or None
         The judge-bias table (:func:`~hja_bayes.reporting.biases.bias_table`) of a fit with
         bias terms beyond the position bias (style, self-preference).
+    pairwise_file : bool
+        Whether the pairwise table goes beside the report (``pairwise.csv`` and ``.json``).
     """
 
     title: str
@@ -113,6 +120,7 @@ class Report(NamedTuple):
     agreement: object | None = None
     biases: pd.DataFrame | None = None
     fragility: tuple = ()
+    pairwise_file: bool = True
 
     @property
     def bayes(self) -> bool:
@@ -138,6 +146,7 @@ def build_report(
     uncontrolled=None,
     fragility=(),
     baseline: tuple[str, float] | None = None,
+    pairwise: bool | None = None,
 ) -> Report:
     """Collect the tables, figures and notes of a report (nothing is written).
 
@@ -167,6 +176,10 @@ def build_report(
         (:meth:`hja_bayes.hja.HJAFit.fragility`), said in the report.
     baseline : (str, float), optional
         Pin one model's score on ``scale`` (:func:`~hja_bayes.reporting.leaderboard`).
+    pairwise : bool, optional
+        Whether the pairwise table is to be written beside the report (``Report.pairwise_file``,
+        said in the captions and the footer; :func:`~hja_bayes.reporting.report` follows it).
+        Default: up to :data:`PAIRWISE_FILE_MODELS` models.
 
     Returns
     -------
@@ -186,6 +199,9 @@ def build_report(
                              "leaderboard(fit)")
     level = check_level(level)
     scale = check_scale(scale)
+    if pairwise is None:
+        pairwise = len(fit.items) <= PAIRWISE_FILE_MODELS
+    check_flag(pairwise, "pairwise")
     _check_agreement(agreement, fit)
     inference = wald(fit, inference)
     board = leaderboard(fit, idata, level=level, scale=scale, inference=inference,
@@ -264,10 +280,12 @@ def build_report(
         title=title or default_title(fit.data),
         leaderboard=board, judges=judges, pairwise=pairs, rank_table=rank_table,
         intervals=intervals, convergence=convergence, matrices=matrices, figures=figures,
-        captions=captions(fit, level, idata is not None, board.attrs.get("meta")), sentences=sentences,
+        captions=captions(fit, level, idata is not None, board.attrs.get("meta"),
+                          pairwise_file=pairwise), sentences=sentences,
         notes=tuple(notes),
         data_summary=str(fit.data.summary()), fit_summary=fit.summary(), level=level,
         scale=scale, agreement=agreement, biases=biases, fragility=fragility,
+        pairwise_file=pairwise,
     )
 
 

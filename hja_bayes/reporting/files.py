@@ -130,12 +130,15 @@ def report(
     uncontrolled=None,
     fragility=(),
     baseline: tuple[str, float] | None = None,
+    pairwise: bool | None = None,
 ) -> ReportFiles:
     """Write the full report of a fitted model to the folder ``out_dir``.
 
     Files written: ``report.html`` (self-contained: figures inline, no external assets,
     every user string escaped), ``report.md`` with ``figures/*.png``; the tables
-    ``leaderboard``, ``judges``, ``pairwise`` (and ``rank_table`` when the rank was
+    ``leaderboard``, ``judges``, ``pairwise`` (up to
+    :data:`~hja_bayes.reporting.content.PAIRWISE_FILE_MODELS` models unless ``pairwise``
+    says otherwise; the footer says which) (and ``rank_table`` when the rank was
     selected, ``intervals`` and ``convergence`` with a posterior) as ``.csv`` and as
     ``.json`` -- ``{"meta": {...}, "rows": [...]}``, the rows as records (NaN as null) and
     the meta saying what they are (level, scale, interval method and covariance type, tie
@@ -175,6 +178,10 @@ def report(
     baseline : (str, float), optional
         Pin one model's score on ``scale``, e.g. ``("gpt-4", 1200)`` with ``scale="elo"``
         (:func:`~hja_bayes.reporting.leaderboard`).
+    pairwise : bool, optional
+        Whether to write the pairwise table (every ordered pair: N(N - 1) rows); default up
+        to :data:`~hja_bayes.reporting.content.PAIRWISE_FILE_MODELS` models.  A pairwise
+        file an earlier report left in the folder is removed when it is not written.
 
     Returns
     -------
@@ -190,7 +197,7 @@ def report(
         raise ParameterError(f"{folder} is a file: the report goes to a folder (out_dir)")
     rep = build_report(fit, idata, level, scale, title=title, inference=inference,
                        agreement=agreement, uncontrolled=uncontrolled, fragility=fragility,
-                       baseline=baseline)
+                       baseline=baseline, pairwise=pairwise)
     folder.mkdir(parents=True, exist_ok=True)
     figure_dir = folder / "figures"
     figure_dir.mkdir(exist_ok=True)
@@ -217,7 +224,11 @@ def report(
         return {**first, **df.attrs.get("meta", {}), "table": name, **extra}
 
     tables = [(name, df, meta(name, df)) for name, df in (
-        ("leaderboard", rep.leaderboard), ("judges", rep.judges), ("pairwise", rep.pairwise))]
+        ("leaderboard", rep.leaderboard), ("judges", rep.judges), ("pairwise", rep.pairwise))
+        if name != "pairwise" or rep.pairwise_file]
+    if not rep.pairwise_file:  # an earlier report's, of another fit perhaps
+        for stale in ("pairwise.csv", "pairwise.json"):
+            (folder / stale).unlink(missing_ok=True)
     if rep.rank_table is not None:
         tables.append(("rank_table", rep.rank_table, meta("rank_table", rep.rank_table)))
     if rep.intervals is not None:

@@ -152,6 +152,11 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
     if "fragility" in rep.sentences:
         fragility = f'<p class="glance">Fragility: {e(rep.sentences["fragility"])}</p>'
 
+    N = len(rep.leaderboard)
+    pairwise_words = ("; the pairwise table is in pairwise.csv" if rep.pairwise_file else
+                      f"; the pairwise table ({N * (N - 1):,} ordered pairs) is not written at "
+                      "this size: report(..., pairwise=True) or 'hja-bayes report --pairwise' "
+                      "writes it")
     rank_section = ""
     if rep.rank_table is not None:
         rank_section = ("<h3>Rank selection</h3>"
@@ -230,8 +235,7 @@ def render_html(rep: Report, images: dict[str, bytes] | None = None) -> str:
 <h2>Reading the tables</h2>
 <dl>{terms}</dl>
 <footer>Written by hja_bayes {e(__version__)}. Every table is also beside this file as CSV and
-as JSON (with a "meta" block saying what its intervals are); the pairwise table is in
-pairwise.csv.</footer>
+as JSON (with a "meta" block saying what its intervals are){pairwise_words}.</footer>
 </body>
 </html>
 """

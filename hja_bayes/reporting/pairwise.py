@@ -83,9 +83,12 @@ def pairwise_table(
     est = sc.difference
     lo, hi = est - z * sc.difference_se, est + z * sc.difference_se
     order = np.argsort(-sc.estimate, kind="stable")
-    rows = [(sc.items[a], sc.items[b], est[a, b], lo[a, b], hi[a, b])
-            for a in order for b in order if a != b]
-    table = pd.DataFrame(rows, columns=["model_a", "model_b", "difference", "lower", "upper"])
+    first, second = np.repeat(order, len(order)), np.tile(order, len(order))
+    keep = first != second  # every ordered pair, both in leaderboard order
+    a, b = first[keep], second[keep]
+    items = np.asarray(sc.items, dtype=object)
+    table = pd.DataFrame({"model_a": items[a], "model_b": items[b], "difference": est[a, b],
+                          "lower": lo[a, b], "upper": hi[a, b]})
     table["p_win"] = expit(table["difference"])
     table["p_win_lower"] = expit(table["lower"])
     table["p_win_upper"] = expit(table["upper"])

@@ -289,10 +289,11 @@ def named(names, of: int, most: int = 20, table: str = "the judges table") -> st
             f"{of}; {table} has them all)")
 
 
-def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -> dict[str, str]:
+def captions(fit, level: float, bayes: bool = False, meta: dict | None = None, *,
+             pairwise_file: bool = True) -> dict[str, str]:
     """Figure name -> caption (``bayes``: the forest plot and the judge figure also draw
     credible intervals; ``meta``: the leaderboard's metadata, naming the intervals' covariance
-    and a pinned baseline)."""
+    and a pinned baseline; ``pairwise_file``: whether pairwise.csv is beside the report)."""
     from .plots import FOREST_MODELS, HEATMAP_MODELS
 
     meta = meta or {}
@@ -340,7 +341,9 @@ def captions(fit, level: float, bayes: bool = False, meta: dict | None = None) -
     }
     for name, shown, file in (("forest", FOREST_MODELS, "leaderboard"),
                               ("residual", HEATMAP_MODELS, "the saved fit (its U, V)"),
-                              ("win_probability", HEATMAP_MODELS, "pairwise"),
+                              ("win_probability", HEATMAP_MODELS, "pairwise" if pairwise_file
+                               else "the pairwise table (pairwise_table(fit), or the report "
+                                    "with --pairwise)"),
                               ("observed_win_fraction", HEATMAP_MODELS, "observed_win_fraction"),
                               ("battle_counts", HEATMAP_MODELS, "battle_counts")):
         if N > shown:
