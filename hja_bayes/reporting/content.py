@@ -52,7 +52,7 @@ __all__ = ["PAIRWISE_FILE_MODELS", "Report", "build_report"]
 
 #: Above this many models a report leaves the pairwise table (every ordered pair, N(N - 1)
 #: rows) out of its folder unless asked for: at 1,000 models its CSV and JSON held 378 MB
-#: and took 30 s of a 47 s report; ``pairwise_table(fit)`` gives it in a process.
+#: and two thirds of a 43 s report; ``pairwise_table(fit)`` gives it in a process.
 PAIRWISE_FILE_MODELS = 300
 
 
