@@ -212,6 +212,7 @@ def test_a_crowds_judge_lists_name_the_first_twenty_and_count_the_rest():
     many = [f"j{i}" for i in range(45)]
     assert named(many, 300) == (", ".join(many[:20]) + " and 25 more (45 of 300; the judges "
                                 "table has them all)")
+    assert named(many, 1000).endswith("(45 of 1,000; the judges table has them all)")
     fit = small_fit()
     judges = pd.DataFrame({"judge": fit.judges, "gamma": 0.1, "gamma_lower": -1.0,
                            "gamma_upper": 1.0})

@@ -285,8 +285,8 @@ def named(names, of: int, most: int = 20, table: str = "the judges table") -> st
     names = [str(n) for n in names]
     if len(names) <= most:
         return ", ".join(names)
-    return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names)} of "
-            f"{of}; {table} has them all)")
+    return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names):,} of "
+            f"{of:,}; {table} has them all)")
 
 
 def captions(fit, level: float, bayes: bool = False, meta: dict | None = None, *,
