@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..diagnostics import RHO_THRESHOLD
-from ..summary import about
+from ..summary import about, listed
 from .fitted import interval_name
 from .formatting import format_value
 from .pairwise import win_probability_meaning
@@ -282,11 +282,10 @@ def named(names, of: int, most: int = 20, table: str = "the judges table") -> st
     """``names`` joined by commas, the first ``most`` of them and a count of the rest (a
     crowd's judge list would fill the page), ``of`` saying how many there are in all and
     ``table`` where they are all listed."""
-    names = [str(n) for n in names]
+    names = list(names)
     if len(names) <= most:
-        return ", ".join(names)
-    return (", ".join(names[:most]) + f" and {len(names) - most} more ({len(names):,} of "
-            f"{of:,}; {table} has them all)")
+        return listed(names)
+    return f"{listed(names, most)} ({len(names):,} of {of:,}; {table} has them all)"
 
 
 def captions(fit, level: float, bayes: bool = False, meta: dict | None = None, *,
