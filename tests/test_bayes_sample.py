@@ -17,6 +17,7 @@ from hja_bayes import (
     simulate,
 )
 from hja_bayes.bayes.diagnose import warn_on_diagnostics
+from hja_bayes.bayes.mixing import rank_rhat
 
 from .bayes_support import panel as shared_panel
 from .bayes_support import quiet_sample
@@ -200,7 +201,28 @@ def test_r_hat_of_chains_stuck_apart_is_counted_among_the_quantities(monkeypatch
     monkeypatch.setattr(diagnose, "rank_rhat_by_chance", stuck)
     idata = _fake_idata(shift=0.0, diverging=False)
     with pytest.warns(ConvergenceWarning, match=r"1 quantity\(ies\) of 3: mu\[c\] \(inf\) "
-                                                r"\(inf: a chain that did not move"):
+                                                r"\(1,000 or more, or inf: a chain that did "
+                                                r"not move"):
+        warn_on_diagnostics(idata)
+
+
+def test_chains_each_stuck_at_its_own_value_warn():
+    """Two chains that never moved, each at its own value: ArviZ's rank R-hat is about 1e16
+    (the bulk part; every folded draw is the same distance from the median, so the folded
+    part is 0/0).  The larger of the two had been taken with NaN passed through, and the
+    quantity went unreported."""
+    rng = np.random.default_rng(0)
+    mu = rng.normal(size=(2, 200, 3))
+    mu[0, :, 2], mu[1, :, 2] = 0.3, -0.4
+    with warnings.catch_warnings():  # ArviZ's own folded part divides 0 by 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = az.rhat(az.convert_to_dataset(mu[..., 2]), method="rank")["x"].item()
+    assert expected > 1e10
+    assert rank_rhat(mu)[2] > 1e10
+    idata = az.from_dict(posterior={"mu": mu}, sample_stats={"diverging": np.zeros((2, 200), bool)},
+                         coords={"item": list("abc")}, dims={"mu": ["item"]})
+    with pytest.warns(ConvergenceWarning, match=r"1 quantity\(ies\) of 3: mu\[c\] "
+                      r"\(\d\.\d\de\+\d\d\) \(1,000 or more, or inf: a chain that did not move"):
         warn_on_diagnostics(idata)
 
 

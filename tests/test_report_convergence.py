@@ -1,5 +1,7 @@
 """The convergence table flags chains that disagree and counts divergences."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,30 @@ def test_convergence_table_flags_disagreeing_chains_and_counts_divergences():
     # one chain: no R-hat, said in words (it had printed "largest R-hat nan")
     one = convergence_sentence(convergence_table(idata.isel(chain=[0])))
     assert "R-hat not computed" in one and "nan" not in one
+
+
+def test_chains_stuck_apart_are_reported_as_such_not_as_r_hat_not_computed():
+    """Two chains each frozen at its own value (R-hat about 1e16; inf where a chain did not
+    move at all): the report had said "R-hat not computed" for inf."""
+    from hja_bayes.reporting.sentences import convergence_sentence
+
+    az = import_arviz()
+    rng = np.random.default_rng(2)
+    mu = rng.standard_normal((2, 200, 3))
+    mu[0, :, 2], mu[1, :, 2] = 0.3, -0.4
+    table = convergence_table(az.from_dict(
+        posterior={"mu": mu}, sample_stats={"diverging": np.zeros((2, 200), dtype=bool)}))
+    assert table["max_rhat"].max() > 1e10
+    sentence = convergence_sentence(table)
+    assert "R-hat not computed" not in sentence
+    assert re.search(r"largest R-hat \d\.\d\de\+\d\d \(above 1.01 in 1 of 3 entries.*; "
+                     r"1,000 or more, or inf: a chain that did not move", sentence), sentence
+    from hja_bayes.reporting.formatting import format_value
+
+    assert re.fullmatch(r"\d\.\d\de\+\d\d", format_value(table["max_rhat"].iloc[0], "max_rhat", "logit"))
+    assert format_value(np.float64(1.0032), "max_rhat", "logit") == "1.003"
+    table["max_rhat"] = [np.inf]
+    assert "largest R-hat inf (above" in convergence_sentence(table)
 
 
 def test_the_sentence_says_how_the_answer_effects_were_handled_and_why():

@@ -12,14 +12,24 @@ import numpy as np
 from ..errors import ConvergenceWarning, warn
 from .mixing import rank_rhat_by_chance
 
-__all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "divergence_report",
-           "warn_on_diagnostics", "labels"]
+__all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "STUCK_RHAT", "divergence_report",
+           "warn_on_diagnostics", "labels", "rhat_text"]
 
 #: R-hat above this produces a ConvergenceWarning naming the quantities.
 RHAT_LIMIT = 1.01
 #: A share of draws above this whose U, V columns had to be reordered to match the MAP's,
 #: or matched it only weakly, produces a ConvergenceWarning.
 ALIGNMENT_LIMIT = 0.1
+#: An R-hat this large (or inf) says a chain did not move or the chains never met; it is
+#: shown to 3 significant digits (chains each stuck at its own value: about 1e16).
+STUCK_RHAT = 1000.0
+STUCK_MEANING = f"{STUCK_RHAT:,.0f} or more, or inf: a chain that did not move, or chains stuck apart"
+
+
+def rhat_text(value: float) -> str:
+    """An R-hat as the warnings and reports show it: 3 decimals, 3 significant digits from
+    :data:`STUCK_RHAT` on ("9.86e+15"), "inf"."""
+    return f"{value:.3f}" if value < STUCK_RHAT else f"{value:.3g}"
 
 
 def labels(da) -> list[str]:
@@ -129,21 +139,23 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
              "sampler converged; run more (num_chains= / num_samples=; hja-bayes fit --chains "
              "/ --samples)", ConvergenceWarning)
         return
-    bad, defined, expected = [], 0, 0.0
+    bad, worst, defined, expected = [], 0.0, 0, 0.0
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
         values, chance = (v.ravel() for v in rank_rhat_by_chance(da.values, limit))
         defined += int((~np.isnan(values)).sum())  # inf: chains stuck apart, counted
         expected += float(np.nansum(chance))
         if np.any(values > limit):  # label the entries only then
+            worst = max(worst, float(np.nanmax(values)))
             entries = da.isel(chain=0, draw=0, drop=True)
-            bad += [f"{lab} ({v:.3f})" for lab, v in zip(labels(entries), values) if v > limit]
+            bad += [f"{lab} ({rhat_text(v)})" for lab, v in zip(labels(entries), values)
+                    if v > limit]
     if bad:
         from ..summary import about
 
         shown = ", ".join(bad[:12]) + (f" and {len(bad) - 12} more" if len(bad) > 12 else "")
-        if any(b.endswith("(inf)") for b in bad):
-            shown += " (inf: a chain that did not move, or chains stuck apart)"
+        if worst >= STUCK_RHAT:
+            shown += f" ({STUCK_MEANING})"
         warn(f"R-hat above {limit} for {len(bad)} quantity(ies) of {defined:,}: {shown}. "
              f"Chains that agree would show about {about(expected)} such at these effective "
              "sample sizes (hja_bayes.bayes.mixing.rhat_by_chance): a few just above the limit "

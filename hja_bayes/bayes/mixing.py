@@ -138,7 +138,9 @@ def _rhat(x: np.ndarray, bulk_scores: np.ndarray, folded_scores: np.ndarray) -> 
     from numpyro.diagnostics import gelman_rubin
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        rhat = np.maximum(gelman_rubin(bulk_scores), gelman_rubin(folded_scores))
+        # fmax: chains each stuck at its own value have every folded score tied, a folded
+        # R-hat of 0/0, and the bulk one is what says they never met
+        rhat = np.fmax(gelman_rubin(bulk_scores), gelman_rubin(folded_scores))
     return np.where(_varies(x), rhat, np.nan)
 
 

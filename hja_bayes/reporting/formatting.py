@@ -15,6 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..bayes.diagnose import rhat_text
+
 __all__ = ["COLUMN_LABELS", "POSTERIOR_PROBABILITIES", "column_label", "csv_safe", "format_value",
            "html_table",
            "is_text", "md_escape", "md_table", "shown_columns"]
@@ -107,6 +109,8 @@ def format_value(value, column: str, scale: str, n_draws: int | None = None) -> 
 
 def _float_text(x: float, column: str, scale: str, n_draws: int | None) -> str:
     """A finite number of ``column`` as :func:`format_value` writes it."""
+    if column == "max_rhat":
+        return rhat_text(x)  # 3 decimals; chains stuck apart (about 1e16) as 9.86e+15
     if column.startswith("min_ess"):
         return f"{x:,.0f}"  # an effective sample size: its decimals mean nothing
     if column in _COUNTS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..bayes.diagnose import STUCK_MEANING, STUCK_RHAT, rhat_text
 from ..diagnostics import RHO_THRESHOLD
 from ..summary import about, listed
 from .fitted import interval_name
@@ -165,7 +166,9 @@ def convergence_sentence(table: pd.DataFrame) -> str:
                       f"agree would put about {about(a['rhat_by_chance'])} there by chance at "
                       "these effective sample sizes")
         above += ")"
-    rhat = f"largest R-hat {worst:.3f}{above}" if np.isfinite(worst) else (
+    if worst >= STUCK_RHAT:
+        above = above[:-1] + f"; {STUCK_MEANING})"
+    rhat = f"largest R-hat {rhat_text(worst)}{above}" if not np.isnan(worst) else (
         "R-hat not computed (it compares 2 or more chains of at least 4 draws: nothing checks "
         "that the sampler converged)")
     return (f"{plural(a['n_draws'], 'draw')} from {plural(a['n_chains'], 'chain')}, "
