@@ -436,6 +436,9 @@ def test_a_shared_style_fit_matches_a_direct_logistic_regression_under_every_cov
     for lookup in (fit.wald.coefficients, fit.coefficient):  # a typo is an argument's error
         with pytest.raises(ParameterError, match="no term coefficient 'style:lenght'; it has"):
             lookup("style:lenght")
+    for lookup in (fit.wald.panel_coefficient, fit.wald.coefficient_excess):  # as they do
+        with pytest.raises(ParameterError, match="no per-judge coefficient 'style:lenght'"):
+            lookup("style:lenght")
 
 
 def test_a_feature_that_is_a_function_of_the_models_is_refused_not_called_precise():

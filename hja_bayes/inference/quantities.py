@@ -71,8 +71,12 @@ class Quantities:
 
     def gamma(self, level: float = 0.95) -> Interval:
         """Judge sensitivities gamma_k (``sum(gamma) = K``); a judge that tied every verdict
-        gets NaN for its se and bounds (the ridge alone sets its gamma: under the half model
-        it is 0, with cluster scores of 0, and a cluster-robust check would refuse it)."""
+        gets NaN for its se and bounds.  Under the half model its gamma is 0 (half a win each
+        way is no preference at all) and no interval describes it: the Fisher one reads its
+        verdicts as coin flips (an se of about 0.3 on a small panel, whatever the ridge), a
+        sandwich or cluster-robust one is made of its residuals of 0 (width about 0).  Under
+        Davidson or an ordinal model the ridge alone sets its tie parameter and its gamma is
+        not identified."""
         N, K = len(self.items), len(self.judges)
         index = np.arange(N, N + K)
         tied = np.zeros(K, bool) if self.tied_judges is None else np.asarray(self.tied_judges)
@@ -128,7 +132,8 @@ class Quantities:
 
     def panel_coefficient(self, name: str, level: float = 0.95) -> Interval:
         """The panel's value of a term coefficient: the mean over the judges that have it of a
-        per-judge coefficient (per-judge style ``theta = mean_k theta_k``), or the shared one."""
+        per-judge coefficient (per-judge style ``theta = mean_k theta_k``), or the shared one.
+        A name the fit does not have raises ParameterError, as in :meth:`coefficients`."""
         if name in self.theta_names:
             return self.coefficients(name, level)
         return self._judge_contrast(name, level, excess=False)
@@ -140,8 +145,8 @@ class Quantities:
 
     def _judge_contrast(self, name: str, level: float, excess: bool) -> Interval:
         if name not in self.coef_names:
-            raise IdentifiabilityError(f"the fit has no per-judge coefficient {name!r}; it has "
-                                       f"{list(self.coef_names)}")
+            raise ParameterError(f"the fit has no per-judge coefficient {name!r}; it has "
+                                 f"{list(self.coef_names)}")
         c = self.coef_names.index(name)
         have = np.asarray(self.coef_free)[:, c]
         weights = have / have.sum()

@@ -90,7 +90,7 @@ class WaldInference(Quantities):
     theta : ndarray (g,)
         The panel-wide coefficients (shared style), named by ``theta_names``.
     tied_judges : ndarray of bool (K,) or None
-        Judges that tied every verdict: the ridge alone sets their gamma (no interval).
+        Judges that tied every verdict: no interval for their gamma (:meth:`gamma`).
     """
 
     chart: FactorChart

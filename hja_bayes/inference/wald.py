@@ -382,7 +382,7 @@ def wald_inference(
 
 def _tied_judges(data) -> np.ndarray:
     """Judges (bool, (K,)) whose every verdict is a tie (middle grades of an ordered scale
-    included): the ridge alone sets their gamma."""
+    included): their gamma gets no interval (``Quantities.gamma`` says why)."""
     from ..categories import collapse_counts
 
     three = collapse_counts(data.counts)
