@@ -226,6 +226,15 @@ def test_chains_each_stuck_at_its_own_value_warn():
         warn_on_diagnostics(idata)
 
 
+def test_draws_that_are_not_finite_are_named():
+    """A NaN draw had made its entry's R-hat NaN, counted as undefined and not mentioned."""
+    idata = _fake_idata(shift=0.0, diverging=False)
+    idata.posterior["mu"][1, 7, 2] = np.nan
+    with pytest.warns(ConvergenceWarning, match=r"1 quantity\(ies\) have draws that are not "
+                                                r"finite \(NaN or inf\): mu\[c\];"):
+        warn_on_diagnostics(idata)
+
+
 def test_divergences_warn():
     with pytest.warns(ConvergenceWarning, match="1 divergent transition"):
         warn_on_diagnostics(_fake_idata(shift=0.0, diverging=True))

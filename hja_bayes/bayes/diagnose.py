@@ -139,9 +139,13 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
              "sampler converged; run more (num_chains= / num_samples=; hja-bayes fit --chains "
              "/ --samples)", ConvergenceWarning)
         return
-    bad, worst, defined, expected = [], 0.0, 0, 0.0
+    bad, worst, defined, expected, broken = [], 0.0, 0, 0.0, []
     for da in idata.posterior.data_vars.values():
         da = da.transpose("chain", "draw", ...)
+        finite = np.isfinite(da.values).all(axis=(0, 1)).ravel()
+        if not finite.all():  # R-hat is NaN there: say so rather than count it as undefined
+            broken += [lab for lab, ok in zip(labels(da.isel(chain=0, draw=0, drop=True)),
+                                              finite) if not ok]
         values, chance = (v.ravel() for v in rank_rhat_by_chance(da.values, limit))
         defined += int((~np.isnan(values)).sum())  # inf: chains stuck apart, counted
         expected += float(np.nansum(chance))
@@ -150,6 +154,13 @@ def warn_on_diagnostics(idata, limit: float = RHAT_LIMIT) -> None:
             entries = da.isel(chain=0, draw=0, drop=True)
             bad += [f"{lab} ({rhat_text(v)})" for lab, v in zip(labels(entries), values)
                     if v > limit]
+    if broken:
+        from ..summary import listed
+
+        warn(f"{len(broken)} quantity(ies) have draws that are not finite (NaN or inf): "
+             f"{listed(broken, 12)}; their R-hat and summaries mean nothing. The sampler met "
+             "numerical trouble: check the data and priors, or try a smaller rank",
+             ConvergenceWarning)
     if bad:
         from ..summary import about
 
