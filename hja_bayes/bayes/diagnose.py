@@ -12,8 +12,8 @@ import numpy as np
 from ..errors import ConvergenceWarning, warn
 from .mixing import rank_rhat_by_chance
 
-__all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "STUCK_RHAT", "divergence_report",
-           "warn_on_diagnostics", "labels", "rhat_text"]
+__all__ = ["RHAT_LIMIT", "ALIGNMENT_LIMIT", "SAFE_TARGET", "STUCK_MEANING", "STUCK_RHAT",
+           "divergence_report", "warn_on_diagnostics", "labels", "rhat_text"]
 
 #: R-hat above this produces a ConvergenceWarning naming the quantities.
 RHAT_LIMIT = 1.01
@@ -23,7 +23,9 @@ ALIGNMENT_LIMIT = 0.1
 #: An R-hat this large (or inf) says a chain did not move or the chains never met; it is
 #: shown to 3 significant digits (chains each stuck at its own value: about 1e16).
 STUCK_RHAT = 1000.0
-STUCK_MEANING = f"{STUCK_RHAT:,.0f} or more, or inf: a chain that did not move, or chains stuck apart"
+#: What such an R-hat means, as the warnings and reports say it.
+STUCK_MEANING = (f"{STUCK_RHAT:,.0f} or more, or inf: a chain that did not move, or chains "
+                 "stuck apart")
 
 
 def rhat_text(value: float) -> str:
