@@ -103,6 +103,28 @@ def test_order_fills_the_rarer_side_first():
         assert abs(after) <= max(abs(before), 1)
 
 
+def test_data_without_an_order_get_new_verdicts_balanced_among_themselves():
+    """Folded data (first < second in every cell, no presentation order): their verdicts had
+    been counted as all shown one way, so 50 of 60 new verdicts went the other way."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=150, seed=5)
+    fit = hb.fit_hja(data.fold_order(), rank=1)
+    out = hb.next_comparisons(fit, 60, goal="pairs")
+    assert len(out) == 60
+    for (judge, a, b), n in out.groupby(["judge", "model_a", "model_b"]).size().items():
+        back = ((out.judge == judge) & (out.model_a == b) & (out.model_b == a)).sum()
+        assert abs(n - back) <= 1, (judge, a, b, n, back)
+
+
+@pytest.mark.parametrize("budget, max_cost", [(2000, 3), (5000, 15), (7, 5)])
+def test_max_cost_is_spent_to_the_last_verdict_that_fits(budget, max_cost):
+    """A budget above the search's steps is chosen in blocks (here 4 and 10 verdicts); a
+    block had been priced whole, so a cap of 3 placed nothing (and warned that no verdict
+    was affordable) and a cap of 15 placed 10."""
+    data, _ = hb.simulate(n_judges=3, n_items=5, rank=1, comparisons_per_judge=150, seed=5)
+    out = hb.next_comparisons(hb.fit_hja(data, rank=1), budget, max_cost=max_cost)
+    assert len(out) == max_cost and out.cost.sum() == max_cost
+
+
 def _dense_variances(fit, goal_pairs, judge, first, second):
     """Fisher variance of every goal contrast before and after one verdict of ``judge`` on
     (``first`` shown first, ``second``), from the dense information in the orthonormal
@@ -362,6 +384,15 @@ def test_cli_next_names_the_prompt_column_as_the_fit_and_reads_costs_with_care(t
 def test_clear_errors(fit, kwargs, message):
     with pytest.raises(ParameterError, match=message):
         hb.next_comparisons(fit, 5, **kwargs)
+
+
+def test_a_judge_the_fit_left_out_is_named_as_such():
+    data = _balanced_panel()
+    fit = hb.fit_hja(data, rank=0, leave_out=["judge2"])
+    said = r"does not have.*\(the fit left judges out: judge2 was left out on request\)"
+    for kwargs in (dict(cost={"judge0": 1, "judge1": 1, "judge2": 3}), dict(judges=["judge2"])):
+        with pytest.raises(ParameterError, match=said):
+            hb.next_comparisons(fit, 5, **kwargs)
 
 
 def test_budget_and_fit_are_checked(fit):

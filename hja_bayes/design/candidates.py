@@ -77,8 +77,15 @@ class Candidates(NamedTuple):
         return len(self.judge)
 
 
-def _costs(cost, judges) -> np.ndarray:
-    """Per-judge costs from a mapping judge -> cost (every judge named), or ones."""
+def _left_out(names, left_out) -> str:
+    """What the fit said of the judges among ``names`` it left out ("" for none)."""
+    said = [f"{n} {left_out[n]}" for n in names if n in left_out]
+    return f" (the fit left judges out: {'; '.join(said)})" if said else ""
+
+
+def _costs(cost, judges, left_out=None) -> np.ndarray:
+    """Per-judge costs from a mapping judge -> cost (every judge named), or ones;
+    ``left_out``: the fit's ``excluded_judges``, named where a cost names one."""
     K = len(judges)
     if cost is None:
         return np.ones(K)
@@ -96,7 +103,7 @@ def _costs(cost, judges) -> np.ndarray:
     unknown = sorted(str(j) for j in cost if j not in judges)
     if unknown:
         raise ParameterError(f"cost names judges the fit does not have: {unknown[:5]}; the "
-                             f"judges are {list(judges)}")
+                             f"judges are {list(judges)}" + _left_out(unknown, left_out or {}))
     out = np.full(K, np.nan)
     for j, value in cost.items():
         try:
@@ -109,9 +116,10 @@ def _costs(cost, judges) -> np.ndarray:
     return out
 
 
-def _allowed(judges_arg, judge_names, items) -> np.ndarray:
+def _allowed(judges_arg, judge_names, items, left_out=None) -> np.ndarray:
     """(K, N) bool: which models each judge may see (``judges``: mapping judge -> models or
-    None for all; judges not in the mapping are not asked at all)."""
+    None for all; judges not in the mapping are not asked at all; ``left_out`` as in
+    :func:`_costs`)."""
     K, N = len(judge_names), len(items)
     if judges_arg is None:
         return np.ones((K, N), dtype=bool)
@@ -122,6 +130,9 @@ def _allowed(judges_arg, judge_names, items) -> np.ndarray:
         judges_arg = {j: None for j in judges_arg}
     out = np.zeros((K, N), dtype=bool)
     for j, models in judges_arg.items():
+        if j in (left_out or {}) and j not in judge_names:
+            raise ParameterError(f"judges names {j!r}, which the fit does not have"
+                                 + _left_out([j], left_out))
         k = index_of(j, judge_names, "judge")
         if models is None:
             out[k] = True
@@ -291,8 +302,8 @@ def candidate_units(fit, *, judges=None, cost=None, candidates=None) -> Units:
     """
     judge_names, items = tuple(fit.judges), tuple(fit.items)
     K, N = len(judge_names), len(items)
-    per_judge_cost = _costs(cost, judge_names)
-    allowed = _allowed(judges, judge_names, items)
+    per_judge_cost = _costs(cost, judge_names, fit.excluded_judges)
+    allowed = _allowed(judges, judge_names, items, fit.excluded_judges)
     if cost is not None:
         missing = [judge_names[k] for k in range(K) if allowed[k].any() and np.isnan(per_judge_cost[k])]
         if missing:
@@ -329,7 +340,11 @@ def cell_counts(data) -> tuple[np.ndarray, np.ndarray]:
 
 def held(data, k, first, second, table=None) -> np.ndarray:
     """Verdicts the data hold on each (judge, first, second) (``table``: the data's
-    :func:`cell_counts`, when the caller has them)."""
+    :func:`cell_counts`, when the caller has them); 0 where the data do not know the
+    presentation order (folded: their cells' first and second are no order, and counting
+    them as shown so would send every new verdict to the other order)."""
+    if not data.order_known:
+        return np.zeros(np.broadcast(np.asarray(k), np.asarray(first)).shape)
     uniq, total = cell_counts(data) if table is None else table
     N = data.n_items
     query = (np.asarray(k, np.int64) * N + first) * N + second

@@ -130,7 +130,8 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
         Breaks ties between equally good candidates, and decides which order gets the odd
         verdict of a block.
     max_cost : float, optional
-        Stop before the total cost would exceed it.
+        Stop before the total cost would exceed it (a block takes fewer verdicts where a
+        whole one would).
 
     Returns
     -------
@@ -148,6 +149,9 @@ def greedy_allocation(sigma, G, goal: Goal, cand: Candidates, budget: int, *, bl
     chosen = spent = 0.0
     while chosen < budget:
         s = min(block, budget - chosen)
+        if max_cost is not None:  # a block shrinks to what the cost left allows
+            s = np.clip(np.minimum(s, np.floor((max_cost * (1 + 1e-12) - spent) / cand.cost)),
+                        0, None)
         s1, s2 = _split(s, n1, n2, limit1, limit2, odd_first)
         size = s1 + s2
         price = size * cand.cost
