@@ -63,6 +63,12 @@ def test_power_curve_and_the_smallest_size():
     curve = hb.plan(SCORES, judges=2, power=0.8, comparisons_per_judge=[T - 1, T, 2 * T]).curve
     assert curve.power_all.iloc[0] < 0.8 <= curve.power_all.iloc[1] < curve.power_all.iloc[2]
     assert plan.total_comparisons == 2 * T
+    # sizes that all fall short: the table at the largest of them, and a note says so (the
+    # table had been at the last size given, and the repr pointed to a note that was not there)
+    short = hb.plan(SCORES, judges=2, power=0.8, comparisons_per_judge=[T - 1, T // 2])
+    assert short.comparisons_per_judge is None and short.table.attrs["comparisons_per_judge"] == T - 1
+    assert f"power 0.8 is not reached at the sizes asked (up to {T - 1:,} comparisons" in \
+        " ".join(short.notes)
     each = hb.plan(SCORES, judges=2, power=0.8, target="each")
     assert each.comparisons_per_judge <= T  # the weakest pair alone needs no more than all
     # a larger gap needs fewer comparisons; a stricter multiplicity rule needs more

@@ -377,6 +377,9 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
                                  f"{comparisons_per_judge!r}")
         hit = [int(s) for s in sizes if achieved(s) >= power]
         best = min(hit) if hit else None
+        if best is None:
+            notes.append(f"power {power} is not reached at the sizes asked (up to "
+                         f"{int(sizes.max()):,} comparisons per judge)")
     else:
         best = _smallest(lambda T: achieved(T) >= power, 1, max_per_judge)
         if best is None:
@@ -402,7 +405,7 @@ def plan(source, *, gap=None, pairs="adjacent", k: int = 3, level: float = 0.95,
     curve = pd.DataFrame(curve, columns=["comparisons_per_judge", "power_all", "power_min",
                                          "design_effect"])
     # out of reach: the table at the largest size asked, or at the cap of the search
-    at = best if best is not None else (int(sizes[-1]) if comparisons_per_judge is not None
+    at = best if best is not None else (int(sizes.max()) if comparisons_per_judge is not None
                                         else max_per_judge)
     joint, each, sd, critical, deff = evaluate(at)
     items = np.asarray(fit.items, dtype=object)
