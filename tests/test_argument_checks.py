@@ -225,12 +225,24 @@ def test_the_samplers_settings_are_checked_before_it_runs(small):
            ({"seed": 2 ** 70}, r"seed must be below 2\*\*63"),
            ({"keep_alpha": True, "prompt_effects": False}, "keep_alpha acts with integrated"),
            ({"keep_alpha": False, "prompt_effects": "Sampled"}, "always kept"),
-           ({"keep_alpha": "no", "prompt_effects": "integrated"}, "keep_alpha must be True")]
+           ({"keep_alpha": "no", "prompt_effects": "integrated"}, "keep_alpha must be True"),
+           # one node is the Laplace approximation, which the warning about it did not see
+           ({"quadrature": (24, 1)}, "quadrature's node counts must be at least 2"),
+           # a rule where nothing is integrated had been dropped without a word
+           ({"quadrature": (3,), "prompt_effects": False},
+            "quadrature acts with integrated prompt effects only; this call has no prompt"),
+           ({"quadrature": (3,), "prompt_effects": "sampled"}, "samples the answer effects")]
     for kwargs, message in bad:
         with pytest.raises(hb.ParameterError, match=message):
             hb.sample_hja(data, 1, init=fit, **{"num_warmup": 5, "num_samples": 5,
                                                 "num_chains": 1, "progress_bar": False,
                                                 **kwargs})
+    from hja_bayes.bayes.problem import prompt_setting
+    from hja_bayes.bayes.settings import check_quadrature_use
+
+    with pytest.warns(UserWarning, match="quadrature has no effect: the automatic choice"):
+        check_quadrature_use((3,), "sampled", automatic=True)
+    assert prompt_setting(data, np.False_) == (False, "turned off")  # had been refused
 
 
 def test_warmup_counted_without_warmup_and_parallel_chains_without_devices(small):

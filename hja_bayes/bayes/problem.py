@@ -378,6 +378,8 @@ def prompt_setting(data, prompt_effects, quadrature=QUADRATURE) -> tuple[bool | 
     ParameterError
         For an unknown method, or prompt effects asked for on data without clusters.
     """
+    if isinstance(prompt_effects, np.bool_):
+        prompt_effects = bool(prompt_effects)
     if prompt_effects is None:
         if data.clusters is None:
             return False, "no prompts (clusters) in the data"

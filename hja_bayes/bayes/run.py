@@ -77,7 +77,7 @@ from .problem import (
     warn_laplace_prompts,
 )
 from .prompts import marginal_consensus, prompt_start
-from .settings import chain_method_for, check_keep_alpha, check_settings
+from .settings import chain_method_for, check_keep_alpha, check_quadrature_use, check_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     import arviz as az
@@ -223,7 +223,9 @@ def sample_hja(
         whose effects have 1, 2, ... free dimensions (an answer fewer than the prompt has
         answers); larger prompts get the Laplace approximation (default (24, 9, 5, 4);
         ``()``: the Laplace approximation everywhere, which biases tau where prompts have
-        few verdicts).
+        few verdicts); node counts of at least 2.  Another rule than the default is an
+        error without prompt effects or with sampled ones asked for, a warning where "auto"
+        chose sampled ones.
     keep_alpha : bool, optional
         With integrated prompt effects: store the recovered answer effects in the
         posterior as ``alpha`` (default: when draws x answers is at most
@@ -291,6 +293,7 @@ def sample_hja(
     check_probability(target_accept_prob, "target_accept_prob", open_low=True, open_high=True)
     prompt, prompt_reason = prompt_setting(data, prompt_effects, quadrature)
     keep_alpha = check_keep_alpha(keep_alpha, prompt, prompt_reason != "asked for")
+    check_quadrature_use(quadrature, prompt, prompt_reason != "asked for")
     if prompt == "integrated":
         warn_laplace_prompts(data, quadrature)
     outcome = init.outcome_model

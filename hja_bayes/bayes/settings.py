@@ -13,7 +13,8 @@ import numpy as np
 from ..checks import check_choice, check_flag, check_integer
 from ..errors import ParameterError
 
-__all__ = ["SEED_LIMIT", "Settings", "chain_method_for", "check_keep_alpha", "check_settings"]
+__all__ = ["SEED_LIMIT", "Settings", "chain_method_for", "check_keep_alpha", "check_quadrature_use",
+           "check_settings"]
 
 #: Seeds must be below this: JAX's random keys take a signed 64-bit integer.
 SEED_LIMIT = 2 ** 63
@@ -55,6 +56,10 @@ def check_settings(num_warmup, num_samples, num_chains, seed, *, max_pointwise, 
         raise ParameterError(f"quadrature must be a sequence of node counts, e.g. (24, 9, 5, 4), "
                              f"got {quadrature!r}")
     rules = tuple(check_integer(m, "quadrature's node counts", 1) for m in quadrature)
+    if 1 in rules:  # one node is the Laplace approximation, which the warnings would not see
+        raise ParameterError(f"quadrature's node counts must be at least 2, got {quadrature!r}: "
+                             "one node is the Laplace approximation, which prompts beyond the "
+                             "sequence get (a shorter sequence, or () for it everywhere)")
     return Settings(check_integer(num_warmup, "num_warmup"),
                     check_integer(num_samples, "num_samples", 1),
                     check_integer(num_chains, "num_chains", 1), seed,
@@ -84,6 +89,23 @@ def check_keep_alpha(keep_alpha, prompt, automatic: bool) -> bool | None:
                       "pass prompt_effects='integrated' to integrate them out",
                       UserWarning, stacklevel=3)
     return keep_alpha
+
+
+def check_quadrature_use(quadrature, prompt, automatic: bool) -> None:
+    """``quadrature`` acts with integrated prompt effects only: other than the default, an
+    error where the call has no prompt effects or asked for sampled ones, a warning where
+    the ``automatic`` choice was sampled ones."""
+    from .blocks import QUADRATURE
+
+    if tuple(quadrature) == tuple(QUADRATURE) or prompt == "integrated":
+        return
+    if not prompt or not automatic:
+        raise ParameterError("quadrature acts with integrated prompt effects only; this call "
+                             + ("has no prompt effects" if not prompt else
+                                "samples the answer effects"))
+    warnings.warn("quadrature has no effect: the automatic choice was sampled prompt effects; "
+                  "pass prompt_effects='integrated' to integrate them out", UserWarning,
+                  stacklevel=3)
 
 
 def chain_method_for(chain_method, num_chains: int) -> str:
