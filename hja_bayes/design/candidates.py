@@ -130,7 +130,7 @@ def _allowed(judges_arg, judge_names, items, left_out=None) -> np.ndarray:
         judges_arg = {j: None for j in judges_arg}
     out = np.zeros((K, N), dtype=bool)
     for j, models in judges_arg.items():
-        if j in (left_out or {}) and j not in judge_names:
+        if j in (left_out or {}):  # a judge the fit left out is not among judge_names
             raise ParameterError(f"judges names {j!r}, which the fit does not have"
                                  + _left_out([j], left_out))
         k = index_of(j, judge_names, "judge")
